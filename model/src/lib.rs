@@ -1,0 +1,14 @@
+//! walcheck's models: pure state machines of PostgreSQL's WAL pointers and logical slots and of
+//! the CDC connectors that acknowledge them, each checkable system a `stateright::Model`.
+//!
+//! This crate has no I/O, no clock and no randomness: the checker, the simulator and the
+//! model-based tests all drive the same transition functions. It is not a PostgreSQL emulator:
+//! it keeps only the pointers and positions the acknowledgement logic depends on, and every
+//! function that models upstream behaviour names the source file, function and version.
+
+pub mod lsn;
+pub mod olake;
+pub mod pg;
+pub mod systems;
+
+pub use lsn::{Lsn, ParseLsnError};

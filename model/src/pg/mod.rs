@@ -1,0 +1,12 @@
+//! PostgreSQL 15's WAL pointers, logical slots and server life cycle, as pure functions.
+//!
+//! Every function here names the PostgreSQL source it models. Sizes are bytes; the checker moves
+//! the pointers in whole WAL pages, the simulator in bytes.
+
+pub mod server;
+pub mod slot;
+pub mod wal;
+
+pub use server::{Role, Server, WalFunctionError};
+pub use slot::{AdvanceError, SavedSlot, Slot};
+pub use wal::{CommitMode, Wal};

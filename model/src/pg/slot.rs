@@ -1,0 +1,260 @@
+//! A logical replication slot: its in-memory position and the copy saved to disk.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Lsn;
+
+/// The slot's positions as last written to `pg_replslot/<name>/state`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SavedSlot {
+    pub confirmed_flush: Lsn,
+    pub restart_lsn: Lsn,
+}
+
+/// A logical slot (`pg_replication_slots`): `confirmed_flush` and `restart_lsn` in shared memory,
+/// and the copy saved to disk, which is what survives a crash.
+///
+/// Invariants: `restart_lsn ≤ confirmed_flush`; `saved.confirmed_flush ≤ confirmed_flush`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Slot {
+    pub confirmed_flush: Lsn,
+    pub restart_lsn: Lsn,
+    pub saved: SavedSlot,
+}
+
+/// Why `pg_replication_slot_advance` raised an error. `Display` gives PostgreSQL's message.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum AdvanceError {
+    /// The target was `0/0`: `ERROR: invalid target WAL LSN` (SQLSTATE XX000, as measured on
+    /// PostgreSQL 15.20).
+    InvalidTarget,
+    /// The clamped target was below the slot's `confirmed_flush`:
+    /// `ERROR: cannot advance replication slot to X, minimum is Y` (SQLSTATE 55000).
+    BelowMinimum { moveto: Lsn, minimum: Lsn },
+}
+
+impl fmt::Display for AdvanceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdvanceError::InvalidTarget => write!(f, "invalid target WAL LSN"),
+            AdvanceError::BelowMinimum { moveto, minimum } => {
+                write!(
+                    f,
+                    "cannot advance replication slot to {moveto}, minimum is {minimum}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for AdvanceError {}
+
+impl Slot {
+    /// A slot created at `at` and saved there (`pg_create_logical_replication_slot` saves the
+    /// new slot before returning).
+    pub const fn created_at(at: Lsn) -> Slot {
+        Slot {
+            confirmed_flush: at,
+            restart_lsn: at,
+            saved: SavedSlot {
+                confirmed_flush: at,
+                restart_lsn: at,
+            },
+        }
+    }
+
+    /// Whether `restart_lsn ≤ confirmed_flush` and the saved copy is not ahead of memory.
+    pub fn is_ordered(&self) -> bool {
+        self.restart_lsn <= self.confirmed_flush
+            && self.saved.restart_lsn <= self.saved.confirmed_flush
+            && self.saved.confirmed_flush <= self.confirmed_flush
+    }
+
+    /// `pg_replication_slot_advance(slot, target)` on a logical slot; returns `end_lsn`.
+    ///
+    /// PostgreSQL 15 `slotfuncs.c:pg_replication_slot_advance`, in its order:
+    /// 1. `target = 0/0` → `invalid target WAL LSN`.
+    /// 2. Clamp: `moveto = Min(target, limit)`, where `limit` is `GetFlushRecPtr()` on a primary
+    ///    and `GetXLogReplayRecPtr()` during recovery ("We can't move slot past what's been
+    ///    flushed/replayed"). The caller passes the right one ([`crate::pg::Server::advance_limit`]).
+    /// 3. `moveto < confirmed_flush` → `cannot advance replication slot to moveto, minimum is
+    ///    confirmed_flush`; `moveto == confirmed_flush` is allowed and changes nothing.
+    /// 4. `slotfuncs.c:pg_logical_replication_slot_advance` decodes in fast-forward mode up to
+    ///    `moveto` and calls `logical.c:LogicalConfirmReceivedLocation(moveto)`, which never moves
+    ///    `confirmed_flush` backwards; `end_lsn` is the slot's `confirmed_flush` afterwards.
+    ///
+    /// Whether `restart_lsn` moves depends on where the decoder met an `xl_running_xacts` record,
+    /// which the model does not track: the caller chooses (`restart_moves`). When it moves,
+    /// `LogicalConfirmReceivedLocation` saves the slot at once (`ReplicationSlotSave`); otherwise
+    /// the new `confirmed_flush` is only in memory until the next checkpoint (measured on
+    /// PostgreSQL 15.20: an immediate shutdown after such an advance loses it). The model puts the
+    /// moved `restart_lsn` at the new `confirmed_flush`, the furthest it can go.
+    pub fn slot_advance(
+        &mut self,
+        target: Lsn,
+        limit: Lsn,
+        restart_moves: bool,
+    ) -> Result<Lsn, AdvanceError> {
+        if !target.is_valid() {
+            return Err(AdvanceError::InvalidTarget);
+        }
+        let moveto = target.min(limit);
+        if moveto < self.confirmed_flush {
+            return Err(AdvanceError::BelowMinimum {
+                moveto,
+                minimum: self.confirmed_flush,
+            });
+        }
+        if moveto > self.confirmed_flush {
+            self.confirmed_flush = moveto;
+            if restart_moves {
+                self.restart_lsn = moveto;
+                self.save();
+            }
+        }
+        debug_assert!(self.is_ordered(), "{self:?}");
+        Ok(self.confirmed_flush)
+    }
+
+    /// Whether an advance to `target` under `limit` would move `confirmed_flush`, so that
+    /// `restart_lsn` may move with it.
+    pub fn advance_would_move(&self, target: Lsn, limit: Lsn) -> bool {
+        target.is_valid() && target.min(limit) > self.confirmed_flush
+    }
+
+    /// Writes the slot's current positions to disk.
+    ///
+    /// PostgreSQL 15 `slot.c:CheckPointReplicationSlots` saves every dirty slot at each
+    /// checkpoint and restartpoint (and at a clean shutdown) through `SaveSlotToPath`.
+    pub fn save(&mut self) {
+        self.saved = SavedSlot {
+            confirmed_flush: self.confirmed_flush,
+            restart_lsn: self.restart_lsn,
+        };
+    }
+
+    /// After a crash the slot is what was saved.
+    ///
+    /// PostgreSQL 15 `slot.c:StartupReplicationSlots` → `RestoreSlotFromDisk` reads
+    /// `pg_replslot/<name>/state`; whatever was only in shared memory is gone.
+    pub fn restore_saved(&mut self) {
+        self.confirmed_flush = self.saved.confirmed_flush;
+        self.restart_lsn = self.saved.restart_lsn;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CF: Lsn = Lsn(0x153_E240);
+
+    fn slot() -> Slot {
+        Slot::created_at(CF)
+    }
+
+    #[test]
+    fn advance_clamps_to_the_limit_and_returns_confirmed_flush() {
+        let mut s = slot();
+        let end_lsn = s
+            .slot_advance(CF.plus(0x3000), CF.plus(0x1000), false)
+            .unwrap();
+        assert_eq!(end_lsn, CF.plus(0x1000));
+        assert_eq!(s.confirmed_flush, end_lsn);
+    }
+
+    #[test]
+    fn advance_within_the_limit_reaches_the_target() {
+        let mut s = slot();
+        assert_eq!(
+            s.slot_advance(CF.plus(0x1000), CF.plus(0x3000), false),
+            Ok(CF.plus(0x1000))
+        );
+    }
+
+    #[test]
+    fn target_below_confirmed_flush_is_an_error_and_changes_nothing() {
+        let mut s = slot();
+        let err = s
+            .slot_advance(CF.minus(8), CF.plus(0x1000), false)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot advance replication slot to 0/153E238, minimum is 0/153E240"
+        );
+        assert_eq!(s, slot());
+    }
+
+    #[test]
+    fn clamped_target_below_confirmed_flush_is_an_error() {
+        let mut s = slot();
+        let err = s
+            .slot_advance(CF.plus(0x1000), CF.minus(0x40), false)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            AdvanceError::BelowMinimum {
+                moveto: CF.minus(0x40),
+                minimum: CF
+            }
+        );
+    }
+
+    #[test]
+    fn target_equal_to_confirmed_flush_is_a_no_op() {
+        let mut s = slot();
+        assert_eq!(s.slot_advance(CF, CF.plus(0x1000), true), Ok(CF));
+        assert_eq!(s, slot());
+    }
+
+    #[test]
+    fn invalid_target_is_an_error() {
+        let mut s = slot();
+        let err = s
+            .slot_advance(Lsn::INVALID, CF.plus(0x1000), false)
+            .unwrap_err();
+        assert_eq!(err.to_string(), "invalid target WAL LSN");
+        assert_eq!(s, slot());
+    }
+
+    #[test]
+    fn target_beyond_the_insert_pointer_is_clamped_without_error() {
+        let mut s = slot();
+        assert_eq!(
+            s.slot_advance(Lsn(u64::MAX), CF.plus(0x2000), false),
+            Ok(CF.plus(0x2000))
+        );
+    }
+
+    #[test]
+    fn advance_without_restart_move_is_memory_only() {
+        let mut s = slot();
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+            .unwrap();
+        assert_eq!(s.saved.confirmed_flush, CF);
+        s.restore_saved();
+        assert_eq!(s.confirmed_flush, CF);
+    }
+
+    #[test]
+    fn advance_that_moves_restart_lsn_is_saved_at_once() {
+        let mut s = slot();
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), true)
+            .unwrap();
+        assert_eq!(s.saved.confirmed_flush, CF.plus(0x1000));
+        s.restore_saved();
+        assert_eq!(s.confirmed_flush, CF.plus(0x1000));
+    }
+
+    #[test]
+    fn checkpoint_saves_the_slot() {
+        let mut s = slot();
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+            .unwrap();
+        s.save();
+        s.restore_saved();
+        assert_eq!(s.confirmed_flush, CF.plus(0x1000));
+    }
+}

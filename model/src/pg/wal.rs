@@ -1,0 +1,212 @@
+//! The WAL pointers of one PostgreSQL cluster: insert ≥ write ≥ flush, and a standby's replay.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Lsn;
+
+/// How a transaction's commit waits for its WAL (the `synchronous_commit` setting).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommitMode {
+    /// `synchronous_commit = on`: the backend flushes through its commit record before returning.
+    Sync,
+    /// `synchronous_commit = off`: the commit returns unflushed; the walwriter flushes it later.
+    Async,
+}
+
+/// The WAL pointers, in bytes.
+///
+/// - `insert`: end of WAL reserved and copied into `wal_buffers` (`pg_current_wal_insert_lsn()`).
+/// - `write`: end of WAL written to the kernel (`pg_current_wal_lsn()`).
+/// - `flush`: end of WAL fsynced to disk (`pg_current_wal_flush_lsn()`).
+/// - `replay`: on a standby, end of WAL replayed (`pg_last_wal_replay_lsn()`); the standby
+///   receives only WAL the primary has flushed, so `replay ≤ flush`. On a primary it stays at its
+///   initial value and nothing reads it.
+///
+/// Invariant, asserted by PostgreSQL 15 `xlog.c` and here after every change:
+/// `replay ≤ flush ≤ write ≤ insert`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Wal {
+    pub insert: Lsn,
+    pub write: Lsn,
+    pub flush: Lsn,
+    pub replay: Lsn,
+}
+
+impl Wal {
+    /// A quiet cluster: every pointer at `at`.
+    pub const fn at(at: Lsn) -> Wal {
+        Wal {
+            insert: at,
+            write: at,
+            flush: at,
+            replay: at,
+        }
+    }
+
+    /// Whether `replay ≤ flush ≤ write ≤ insert`.
+    pub fn is_ordered(&self) -> bool {
+        self.replay <= self.flush && self.flush <= self.write && self.write <= self.insert
+    }
+
+    /// A statement inserts `bytes` of WAL; when the unwritten WAL no longer fits in
+    /// `wal_buffers_bytes`, the inserting backend writes the oldest buffers out itself, without
+    /// flushing them.
+    ///
+    /// PostgreSQL 15 `xlog.c:AdvanceXLInsertBuffer`: before a page is copied into the buffer that
+    /// still holds unwritten WAL from `wal_buffers` pages earlier, the backend calls
+    /// `XLogWrite` with `WriteRqst.Flush = 0` (counted in `pg_stat_wal.wal_buffers_full`). The
+    /// page the insert pointer is on needs its buffer, so after the insertion the write pointer
+    /// is at least `page_ceil(insert) − wal_buffers_bytes`. The model makes the statement's
+    /// insertion and these writes one step: PostgreSQL does them inside the insertion, so no
+    /// state with more unwritten WAL than `wal_buffers` is ever visible.
+    pub fn append(&mut self, bytes: u64, page_bytes: u64, wal_buffers_bytes: u64) {
+        self.insert = self.insert.plus(bytes);
+        let must_write = self.insert.page_ceil(page_bytes).minus(wal_buffers_bytes);
+        self.write = self.write.max(must_write.min(self.insert));
+        debug_assert!(self.is_ordered(), "{self:?}");
+    }
+
+    /// A synchronous commit flushes through its commit record.
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit` calls `xlog.c:XLogFlush(XactLastRecEnd)`,
+    /// which writes and fsyncs up to the current insert position in one `XLogWrite`
+    /// (`WriteRqst.Write = WriteRqst.Flush = insertpos`), so afterwards write == flush.
+    pub fn commit_flush(&mut self) {
+        self.write = self.insert;
+        self.flush = self.insert;
+        debug_assert!(self.is_ordered(), "{self:?}");
+    }
+
+    /// The walwriter writes completed pages out without flushing them: a cycle of
+    /// `XLogBackgroundFlush` in which the flush is not yet due.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogBackgroundFlush`: it writes up to `LogwrtRqst.Write` rounded down
+    /// to a page boundary and flushes only on its first call, when `wal_writer_delay` has passed
+    /// since the last flush, or when `wal_writer_flush_after` blocks are unflushed; otherwise
+    /// `WriteRqst.Flush = 0` ("no flushing, this time round"). Returns whether anything moved.
+    pub fn walwriter_write(&mut self, page_bytes: u64) -> bool {
+        let target = self.insert.page_floor(page_bytes);
+        if target <= self.write {
+            return false;
+        }
+        self.write = target;
+        debug_assert!(self.is_ordered(), "{self:?}");
+        true
+    }
+
+    /// The walwriter writes and flushes: a cycle of `XLogBackgroundFlush` in which the flush is
+    /// due (see [`Wal::walwriter_write`]); asynchronous commits reach disk this way.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogBackgroundFlush`: when completed pages are already flushed it
+    /// writes up to `asyncXactLSN` instead, so an asynchronous commit's partial page is flushed
+    /// too; the model flushes through the insert pointer. Returns whether anything moved.
+    pub fn walwriter_flush(&mut self) -> bool {
+        if self.flush == self.insert {
+            return false;
+        }
+        self.commit_flush();
+        true
+    }
+
+    /// A checkpoint flushes all WAL inserted so far (its checkpoint record's `XLogFlush`).
+    ///
+    /// PostgreSQL 15 `xlog.c:CreateCheckPoint` inserts the checkpoint record and calls
+    /// `XLogFlush` on it; the record's own bytes are below a page and are not modelled.
+    pub fn checkpoint_flush(&mut self) {
+        self.commit_flush();
+    }
+
+    /// Immediate shutdown and restart (`pg_ctl -m immediate`, not an operating-system crash):
+    /// WAL written to the kernel survives, WAL only in `wal_buffers` is lost, and recovery ends
+    /// with all surviving WAL flushed.
+    ///
+    /// PostgreSQL 15 `xlog.c:StartupXLOG` replays to the end of valid WAL and the end-of-recovery
+    /// checkpoint flushes it; the kernel page cache kept every written byte.
+    pub fn crash_restart(&mut self) {
+        self.insert = self.write;
+        self.flush = self.write;
+        self.replay = self.replay.min(self.flush);
+        debug_assert!(self.is_ordered(), "{self:?}");
+    }
+
+    /// A standby replays the WAL its primary has flushed and streamed to it.
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendPhysical` sends up to `GetFlushRecPtr()`; the startup
+    /// process (`xlogrecovery.c:PerformWalRecovery`) applies it. Returns whether anything moved.
+    pub fn replay_to_flush(&mut self) -> bool {
+        if self.replay == self.flush {
+            return false;
+        }
+        self.replay = self.flush;
+        debug_assert!(self.is_ordered(), "{self:?}");
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 8192;
+    const BASE: Lsn = Lsn(0x100_0000);
+
+    #[test]
+    fn a_statement_larger_than_wal_buffers_writes_without_flushing() {
+        let mut wal = Wal::at(BASE);
+        wal.append(3 * PAGE, PAGE, 2 * PAGE);
+        assert_eq!(wal.insert, BASE.plus(3 * PAGE));
+        assert_eq!(wal.write, BASE.plus(PAGE));
+        assert_eq!(wal.flush, BASE);
+    }
+
+    #[test]
+    fn a_statement_that_fits_writes_nothing() {
+        let mut wal = Wal::at(BASE);
+        wal.append(2 * PAGE, PAGE, 2 * PAGE);
+        assert_eq!(wal.write, BASE);
+    }
+
+    #[test]
+    fn a_partial_page_still_needs_its_buffer() {
+        let mut wal = Wal::at(BASE);
+        wal.append(2 * PAGE + 100, PAGE, 2 * PAGE);
+        assert_eq!(wal.write, BASE.plus(PAGE));
+    }
+
+    #[test]
+    fn commit_flush_closes_the_gap() {
+        let mut wal = Wal::at(BASE);
+        wal.append(3 * PAGE, PAGE, 2 * PAGE);
+        wal.commit_flush();
+        assert_eq!((wal.write, wal.flush), (wal.insert, wal.insert));
+    }
+
+    #[test]
+    fn walwriter_writes_whole_pages_only() {
+        let mut wal = Wal::at(BASE);
+        wal.append(PAGE + 10, PAGE, 4 * PAGE);
+        assert!(wal.walwriter_write(PAGE));
+        assert_eq!(wal.write, BASE.plus(PAGE));
+        assert_eq!(wal.flush, BASE);
+        assert!(!wal.walwriter_write(PAGE));
+        assert!(wal.walwriter_flush());
+        assert_eq!(wal.flush, wal.insert);
+    }
+
+    #[test]
+    fn crash_keeps_written_wal_and_loses_buffered_wal() {
+        let mut wal = Wal::at(BASE);
+        wal.append(3 * PAGE, PAGE, 2 * PAGE);
+        wal.crash_restart();
+        assert_eq!(
+            wal,
+            Wal {
+                insert: BASE.plus(PAGE),
+                write: BASE.plus(PAGE),
+                flush: BASE.plus(PAGE),
+                replay: BASE
+            }
+        );
+    }
+}

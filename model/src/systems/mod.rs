@@ -1,0 +1,115 @@
+//! Each checkable system as a `stateright::Model`, with the metadata the checker, the catalogue
+//! and `walcheck list` read: bounds with their ranges, properties with their kinds and needs.
+
+pub mod olake_bootstrap;
+
+use std::fmt;
+
+/// How a property is checked (stateright's `Expectation`, by the names reports use).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// Safety: must hold in every reachable state; violated by a counterexample.
+    Always,
+    /// A witness: some reachable state must satisfy it, or the check is vacuous.
+    Sometimes,
+    /// Liveness: every path must reach it.
+    Eventually,
+}
+
+impl Kind {
+    /// The name used in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Always => "always",
+            Kind::Sometimes => "sometimes",
+            Kind::Eventually => "eventually",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A property a system declares: its stable id, its kind, and what a configuration needs for the
+/// property to apply (witnesses say which knob or fault they need).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PropertyInfo {
+    pub id: &'static str,
+    pub kind: Kind,
+    /// `None`, or the knob or fault the property needs, as `fault:NAME` or `KNOB=VALUE`.
+    pub needs: Option<&'static str>,
+    /// One line: what it means.
+    pub doc: &'static str,
+}
+
+/// A bound or knob of a system's configuration, as `walcheck list` shows it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BoundInfo {
+    pub name: &'static str,
+    /// A whole number in `min..=max`, or one of `values`.
+    pub default: BoundValue,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    pub values: &'static [&'static str],
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// A bound's value: a count or size, or a named choice.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BoundValue {
+    Number(u64),
+    Name(&'static str),
+}
+
+impl fmt::Display for BoundValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoundValue::Number(n) => write!(f, "{n}"),
+            BoundValue::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+impl BoundInfo {
+    /// Parses `text` as a value of this bound, or says in one line why not.
+    pub fn parse(&self, text: &str) -> Result<BoundValue, String> {
+        if !self.values.is_empty() {
+            return self
+                .values
+                .iter()
+                .find(|v| **v == text)
+                .map(|v| BoundValue::Name(v))
+                .ok_or_else(|| {
+                    format!(
+                        "bound {} takes one of {}, not {text:?}",
+                        self.name,
+                        self.values.join(", ")
+                    )
+                });
+        }
+        let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
+        let n: u64 = text.parse().map_err(|_| {
+            format!(
+                "bound {} takes a whole number from {min} to {max}, not {text:?}",
+                self.name
+            )
+        })?;
+        if n < min || n > max {
+            return Err(format!(
+                "bound {}={n} is outside its range {min}..={max} ({})",
+                self.name, self.unit
+            ));
+        }
+        Ok(BoundValue::Number(n))
+    }
+}
+
+/// A state's variables by name, as text (LSNs in `X/Y`), for traces and step tables.
+pub trait Variables {
+    /// Every variable, in a fixed order.
+    fn variables(&self) -> Vec<(&'static str, String)>;
+}

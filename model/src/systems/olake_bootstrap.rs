@@ -1,0 +1,701 @@
+//! System `olake-bootstrap`: OLake's first-sync bootstrap against PostgreSQL's WAL and slot.
+//!
+//! Upstream: OLake master `2b1f68a9` (v0.9.4), PR #854 `8ad23875`, PR #1084 `08e917b4`
+//! ([`crate::olake`]); PostgreSQL 15's WAL pointers and `pg_replication_slot_advance`
+//! ([`crate::pg`]). The bug (OLake #1084): PreCDC takes its target from `pg_current_wal_lsn()`,
+//! the *write* pointer, but the advance clamps to the *flush* pointer and reports where it
+//! stopped only in `end_lsn`; when write is ahead of flush the state file and
+//! `confirmed_flush_lsn` differ and `validateGlobalState` fails the sync for good.
+//!
+//! State: the server (WAL pointers, slot, a pending synchronous commit), the state file, the
+//! connector process, and counters bounding the workload and the faults. Actions interleave a
+//! client workload, the walwriter, checkpoints, the connector's steps and the faults; each
+//! delegates to one function of [`crate::pg`] or [`crate::olake`], so the simulator and the tests
+//! run the same semantics.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use stateright::{Model, Property};
+
+use super::{BoundInfo, BoundValue, Kind, PropertyInfo, Variables};
+use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
+use crate::pg::{CommitMode, Role, Server};
+use crate::Lsn;
+
+/// The system's name on the command line and in reports.
+pub const NAME: &str = "olake-bootstrap";
+
+/// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
+pub const INITIAL_LSN: Lsn = Lsn(0x100_0000);
+
+/// Which faults the checker may inject.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Faults {
+    None,
+    /// The connector process dies between any two of its steps, then restarts from the state file.
+    ConnectorCrash,
+    /// PostgreSQL crashes (immediate shutdown) and restarts.
+    PgCrash,
+    All,
+}
+
+impl Faults {
+    /// Every fault set, in catalogue order.
+    pub const ALL: [Faults; 4] = [
+        Faults::None,
+        Faults::ConnectorCrash,
+        Faults::PgCrash,
+        Faults::All,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Faults::None => "none",
+            Faults::ConnectorCrash => "connector-crash",
+            Faults::PgCrash => "pg-crash",
+            Faults::All => "all",
+        }
+    }
+
+    /// The fault set called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Faults> {
+        Faults::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Whether the connector may crash.
+    pub const fn connector_crash(self) -> bool {
+        matches!(self, Faults::ConnectorCrash | Faults::All)
+    }
+
+    /// Whether PostgreSQL may crash.
+    pub const fn pg_crash(self) -> bool {
+        matches!(self, Faults::PgCrash | Faults::All)
+    }
+}
+
+impl fmt::Display for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The bounds and knobs, with defaults and ranges (`walcheck list`).
+pub const BOUNDS: &[BoundInfo] = &[
+    BoundInfo {
+        name: "server",
+        default: BoundValue::Name("primary"),
+        min: None,
+        max: None,
+        values: &Role::NAMES,
+        unit: "role",
+        doc: "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070)",
+    },
+    number(
+        "page_bytes",
+        8192,
+        1024,
+        65536,
+        "bytes",
+        "WAL page size (XLOG_BLCKSZ); pointers move in whole pages",
+    ),
+    number(
+        "wal_buffers_pages",
+        2,
+        1,
+        64,
+        "pages",
+        "wal_buffers: unwritten WAL beyond it is written out by the inserting backend",
+    ),
+    number(
+        "stmt_pages_small",
+        1,
+        1,
+        64,
+        "pages",
+        "WAL of a small statement",
+    ),
+    number(
+        "stmt_pages_bulk",
+        3,
+        1,
+        64,
+        "pages",
+        "WAL of a bulk INSERT ... SELECT",
+    ),
+    number(
+        "statements",
+        2,
+        0,
+        8,
+        "statements",
+        "client statements in the whole run",
+    ),
+    number(
+        "syncs",
+        2,
+        1,
+        6,
+        "runs",
+        "connector runs: the first sync, restarts and later syncs",
+    ),
+    number(
+        "crashes",
+        1,
+        0,
+        3,
+        "crashes",
+        "faults injected in all (connector and PostgreSQL together)",
+    ),
+];
+
+const fn number(
+    name: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+    doc: &'static str,
+) -> BoundInfo {
+    BoundInfo {
+        name,
+        default: BoundValue::Number(default),
+        min: Some(min),
+        max: Some(max),
+        values: &[],
+        unit,
+        doc,
+    }
+}
+
+/// The properties, by stable id.
+pub const PROPERTIES: &[PropertyInfo] = &[
+    PropertyInfo {
+        id: "state-matches-slot",
+        kind: Kind::Always,
+        needs: None,
+        doc: "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
+    },
+    PropertyInfo {
+        id: "no-lsn-mismatch",
+        kind: Kind::Always,
+        needs: None,
+        doc: "validateGlobalState never fails",
+    },
+    PropertyInfo {
+        id: "wal-pointers-ordered",
+        kind: Kind::Always,
+        needs: None,
+        doc: "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
+    },
+    PropertyInfo {
+        id: "reach-write-ahead-at-read",
+        kind: Kind::Sometimes,
+        needs: Some("server=primary"),
+        doc: "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
+    },
+    PropertyInfo {
+        id: "reach-advance-clamped",
+        kind: Kind::Sometimes,
+        needs: Some("server=primary"),
+        doc: "an advance returns end_lsn below its target",
+    },
+    PropertyInfo {
+        id: "reach-bootstrap-complete",
+        kind: Kind::Sometimes,
+        needs: None,
+        doc: "a run bootstraps (or resumes) and passes validateGlobalState",
+    },
+    PropertyInfo {
+        id: "reach-connector-crash",
+        kind: Kind::Sometimes,
+        needs: Some("fault:connector-crash"),
+        doc: "the connector crashes mid-run",
+    },
+    PropertyInfo {
+        id: "reach-pg-crash-after-advance",
+        kind: Kind::Sometimes,
+        needs: Some("fault:pg-crash"),
+        doc: "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
+    },
+    PropertyInfo {
+        id: "reach-standby-bootstrap",
+        kind: Kind::Sometimes,
+        needs: Some("server=standby"),
+        doc: "a bootstrap on a standby passes validateGlobalState",
+    },
+];
+
+/// The variables a step table always shows, whether or not they change.
+pub const KEY_VARIABLES: &[&str] = &[
+    "insert",
+    "write",
+    "flush",
+    "confirmed_flush",
+    "saved_confirmed_flush",
+    "state_file",
+    "connector",
+];
+
+/// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub variant: Variant,
+    pub faults: Faults,
+    pub server: Role,
+    pub page_bytes: u64,
+    pub wal_buffers_pages: u64,
+    pub stmt_pages_small: u64,
+    pub stmt_pages_bulk: u64,
+    pub statements: u8,
+    pub syncs: u8,
+    pub crashes: u8,
+}
+
+impl Config {
+    /// `variant` with `faults` and every bound at its default.
+    pub const fn new(variant: Variant, faults: Faults) -> Config {
+        Config {
+            variant,
+            faults,
+            server: Role::Primary,
+            page_bytes: 8192,
+            wal_buffers_pages: 2,
+            stmt_pages_small: 1,
+            stmt_pages_bulk: 3,
+            statements: 2,
+            syncs: 2,
+            crashes: 1,
+        }
+    }
+
+    /// This configuration on a standby.
+    pub const fn on_standby(mut self) -> Config {
+        self.server = Role::Standby;
+        self
+    }
+
+    /// Sets bound `name` from its text, or says in one line why not (unknown bound, bad value,
+    /// out of range).
+    pub fn set_bound(&mut self, name: &str, text: &str) -> Result<(), String> {
+        let info = BOUNDS.iter().find(|b| b.name == name).ok_or_else(|| {
+            let names: Vec<_> = BOUNDS.iter().map(|b| b.name).collect();
+            format!(
+                "{NAME} has no bound {name:?}; its bounds are {}",
+                names.join(", ")
+            )
+        })?;
+        let number = |v: BoundValue| match v {
+            BoundValue::Number(n) => n,
+            BoundValue::Name(_) => unreachable!("numeric bound"),
+        };
+        let value = info.parse(text)?;
+        match name {
+            "server" => {
+                self.server = if value == BoundValue::Name("standby") {
+                    Role::Standby
+                } else {
+                    Role::Primary
+                }
+            }
+            "page_bytes" => self.page_bytes = number(value),
+            "wal_buffers_pages" => self.wal_buffers_pages = number(value),
+            "stmt_pages_small" => self.stmt_pages_small = number(value),
+            "stmt_pages_bulk" => self.stmt_pages_bulk = number(value),
+            // The ranges above keep these within u8.
+            "statements" => self.statements = number(value) as u8,
+            "syncs" => self.syncs = number(value) as u8,
+            "crashes" => self.crashes = number(value) as u8,
+            _ => unreachable!("bound {name} listed but not settable"),
+        }
+        Ok(())
+    }
+
+    /// Every bound's value, in [`BOUNDS`] order.
+    pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
+        let n = BoundValue::Number;
+        vec![
+            ("server", BoundValue::Name(self.server.name())),
+            ("page_bytes", n(self.page_bytes)),
+            ("wal_buffers_pages", n(self.wal_buffers_pages)),
+            ("stmt_pages_small", n(self.stmt_pages_small)),
+            ("stmt_pages_bulk", n(self.stmt_pages_bulk)),
+            ("statements", n(self.statements.into())),
+            ("syncs", n(self.syncs.into())),
+            ("crashes", n(self.crashes.into())),
+        ]
+    }
+
+    /// Whether property `needs` (as in [`PropertyInfo::needs`]) is met by this configuration.
+    pub fn meets(&self, needs: Option<&str>) -> bool {
+        match needs {
+            None => true,
+            Some("server=primary") => self.server == Role::Primary,
+            Some("server=standby") => self.server == Role::Standby,
+            Some("fault:connector-crash") => self.faults.connector_crash() && self.crashes > 0,
+            Some("fault:pg-crash") => self.faults.pg_crash() && self.crashes > 0,
+            Some(other) => unreachable!("unknown need {other}"),
+        }
+    }
+
+    fn wal_buffers_bytes(&self) -> u64 {
+        self.wal_buffers_pages * self.page_bytes
+    }
+}
+
+/// A state of the system.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct State {
+    pub server: Server,
+    /// The connector's state file: `global.state.lsn`, or none before the first bootstrap.
+    pub state_file: Option<Lsn>,
+    pub connector: Connector,
+    /// Client statements run so far.
+    pub statements: u8,
+    /// Faults injected so far.
+    pub crashes: u8,
+}
+
+/// An action of the system. Each is one atomic step of PostgreSQL, the workload or the connector.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// A client statement inserts `pages` WAL pages and commits with `commit`
+    /// ([`crate::pg::Wal::append`]; buffer-pressure writes happen inside it).
+    Append { pages: u64, commit: CommitMode },
+    /// The pending synchronous commit flushes through its record ([`crate::pg::Wal::commit_flush`]).
+    CommitFlush,
+    /// The walwriter writes completed pages without flushing ([`crate::pg::Wal::walwriter_write`]).
+    WalWriterWrite,
+    /// The walwriter writes and flushes ([`crate::pg::Wal::walwriter_flush`]).
+    WalWriterFlush,
+    /// `CHECKPOINT` ([`Server::checkpoint`]).
+    Checkpoint,
+    /// The standby replays what the primary flushed ([`crate::pg::Wal::replay_to_flush`]).
+    Replay,
+    /// PreCDC's `GetSlotPosition` ([`Connector::read_slot`]).
+    ReadSlot,
+    /// The state file gets W0 ([`Connector::seed_state`]).
+    SeedState,
+    /// `pg_replication_slot_advance(slot, W0)`; `restart_moves` is PostgreSQL's choice of whether
+    /// `restart_lsn` moves (and the slot is saved) ([`Connector::advance`]).
+    Advance { restart_moves: bool },
+    /// PR #1084 gives up after its 30 s deadline ([`Connector::give_up_advance`]).
+    AdvanceGiveUp,
+    /// `StreamChanges`' `validateGlobalState` ([`Connector::validate`]).
+    Validate,
+    /// The next sync starts after a finished or failed run ([`Connector::start_next_run`]).
+    NextSync,
+    /// Fault: the connector process dies ([`Connector::crash`]).
+    ConnectorCrash,
+    /// Fault: PostgreSQL crashes and restarts ([`Server::crash_restart`]).
+    PgCrash,
+    /// The crashed connector is restarted ([`Connector::start_next_run`]).
+    Restart,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Append { pages, commit } => {
+                let commit = match commit {
+                    CommitMode::Sync => "sync",
+                    CommitMode::Async => "async",
+                };
+                write!(f, "Append{{pages: {pages}, commit: {commit}}}")
+            }
+            Action::Advance { restart_moves } => {
+                write!(f, "Advance{{restart_moves: {restart_moves}}}")
+            }
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+/// The `olake-bootstrap` model for one configuration.
+#[derive(Clone, Debug)]
+pub struct OlakeBootstrap {
+    pub config: Config,
+}
+
+impl OlakeBootstrap {
+    pub const fn new(config: Config) -> OlakeBootstrap {
+        OlakeBootstrap { config }
+    }
+
+    /// The initial state: a quiet cluster with the slot created at [`INITIAL_LSN`], no state
+    /// file, the connector about to run its first sync.
+    pub fn initial_state(&self) -> State {
+        State {
+            server: Server::quiet_at(INITIAL_LSN),
+            state_file: None,
+            connector: Connector::first_run(),
+            statements: 0,
+            crashes: 0,
+        }
+    }
+
+    /// Applies `action` to `state`; the same transition the checker, the simulator and the tests
+    /// use. The caller must only apply enabled actions ([`Model::actions`]).
+    pub fn apply(&self, state: &mut State, action: Action) {
+        let cfg = &self.config;
+        let role = cfg.server;
+        match action {
+            Action::Append { pages, commit } => {
+                state.server.wal.append(
+                    pages * cfg.page_bytes,
+                    cfg.page_bytes,
+                    cfg.wal_buffers_bytes(),
+                );
+                state.server.commit_pending = commit == CommitMode::Sync;
+                state.statements += 1;
+            }
+            Action::CommitFlush => {
+                state.server.wal.commit_flush();
+                state.server.commit_pending = false;
+            }
+            Action::WalWriterWrite => {
+                state.server.wal.walwriter_write(cfg.page_bytes);
+            }
+            Action::WalWriterFlush => {
+                state.server.wal.walwriter_flush();
+            }
+            Action::Checkpoint => state.server.checkpoint(role),
+            Action::Replay => {
+                state.server.wal.replay_to_flush();
+            }
+            Action::ReadSlot => {
+                state
+                    .connector
+                    .read_slot(cfg.variant, role, &state.server, state.state_file)
+            }
+            Action::SeedState => state
+                .connector
+                .seed_state(cfg.variant, &mut state.state_file),
+            Action::Advance { restart_moves } => {
+                state
+                    .connector
+                    .advance(cfg.variant, role, &mut state.server, restart_moves)
+            }
+            Action::AdvanceGiveUp => state.connector.give_up_advance(),
+            Action::Validate => state.connector.validate(&state.server, state.state_file),
+            Action::NextSync | Action::Restart => state.connector.start_next_run(),
+            Action::ConnectorCrash => {
+                state.connector.crash();
+                state.crashes += 1;
+            }
+            Action::PgCrash => {
+                state.server.crash_restart(role);
+                state.connector.server_crashed();
+                state.crashes += 1;
+            }
+        }
+    }
+
+    /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
+    pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
+        let cfg = &self.config;
+        let server = &state.server;
+        let wal = &server.wal;
+        if state.statements < cfg.statements && !server.commit_pending {
+            let mut sizes = vec![cfg.stmt_pages_small, cfg.stmt_pages_bulk];
+            sizes.dedup();
+            for pages in sizes {
+                for commit in [CommitMode::Sync, CommitMode::Async] {
+                    actions.push(Action::Append { pages, commit });
+                }
+            }
+        }
+        if server.commit_pending {
+            actions.push(Action::CommitFlush);
+        }
+        if wal.insert.page_floor(cfg.page_bytes) > wal.write {
+            actions.push(Action::WalWriterWrite);
+        }
+        if wal.flush < wal.insert {
+            actions.push(Action::WalWriterFlush);
+        }
+        let slot_dirty = server.slot.saved.confirmed_flush != server.slot.confirmed_flush
+            || server.slot.saved.restart_lsn != server.slot.restart_lsn;
+        if slot_dirty || (cfg.server == Role::Primary && wal.flush < wal.insert) {
+            actions.push(Action::Checkpoint);
+        }
+        if cfg.server == Role::Standby && wal.replay < wal.flush {
+            actions.push(Action::Replay);
+        }
+        let connector = &state.connector;
+        let runs_left = connector.runs < cfg.syncs;
+        match connector.phase {
+            Phase::PreCdc => actions.push(Action::ReadSlot),
+            Phase::Bootstrap {
+                next: BootStep::SeedState,
+                ..
+            } => actions.push(Action::SeedState),
+            Phase::Bootstrap {
+                next: next @ (BootStep::Advance | BootStep::RetryAdvance),
+                w0,
+            } => {
+                actions.push(Action::Advance {
+                    restart_moves: false,
+                });
+                if server
+                    .slot
+                    .advance_would_move(w0, server.advance_limit(cfg.server))
+                {
+                    actions.push(Action::Advance {
+                        restart_moves: true,
+                    });
+                }
+                if next == BootStep::RetryAdvance {
+                    actions.push(Action::AdvanceGiveUp);
+                }
+            }
+            Phase::StreamChanges => actions.push(Action::Validate),
+            Phase::Validated | Phase::Failed(_) if runs_left => actions.push(Action::NextSync),
+            Phase::Crashed if runs_left => actions.push(Action::Restart),
+            Phase::Validated | Phase::Failed(_) | Phase::Crashed => {}
+        }
+        let crash_left = state.crashes < cfg.crashes;
+        if crash_left && cfg.faults.connector_crash() && connector.phase.is_running() {
+            actions.push(Action::ConnectorCrash);
+        }
+        if crash_left && cfg.faults.pg_crash() {
+            actions.push(Action::PgCrash);
+        }
+    }
+}
+
+impl Model for OlakeBootstrap {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![self.initial_state()]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        self.enabled(state, actions);
+    }
+
+    fn next_state(&self, state: &State, action: Action) -> Option<State> {
+        let mut next = state.clone();
+        self.apply(&mut next, action);
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("state-matches-slot", |_, s: &State| state_matches_slot(s)),
+            Property::always("no-lsn-mismatch", |_, s: &State| no_lsn_mismatch(s)),
+            Property::always("wal-pointers-ordered", |m: &OlakeBootstrap, s: &State| {
+                wal_pointers_ordered(&m.config, s)
+            }),
+            Property::sometimes("reach-write-ahead-at-read", |_, s: &State| {
+                write_ahead_at_read(s)
+            }),
+            Property::sometimes("reach-advance-clamped", |_, s: &State| advance_clamped(s)),
+            Property::sometimes("reach-bootstrap-complete", |_, s: &State| {
+                bootstrap_complete(s)
+            }),
+            Property::sometimes("reach-connector-crash", |_, s: &State| connector_crashed(s)),
+            Property::sometimes("reach-pg-crash-after-advance", |_, s: &State| {
+                pg_crash_lost_advance(s)
+            }),
+            Property::sometimes(
+                "reach-standby-bootstrap",
+                |m: &OlakeBootstrap, s: &State| {
+                    m.config.server == Role::Standby && bootstrap_complete(s)
+                },
+            ),
+        ]
+    }
+}
+
+/// `state-matches-slot`: once the state file holds an LSN and the connector is not inside PreCDC's
+/// bootstrap (so it will trust the file: a restarted run skips the bootstrap), the file equals the
+/// slot's `confirmed_flush`.
+pub fn state_matches_slot(state: &State) -> bool {
+    match state.state_file {
+        Some(lsn) if !matches!(state.connector.phase, Phase::Bootstrap { .. }) => {
+            lsn == state.server.slot.confirmed_flush
+        }
+        _ => true,
+    }
+}
+
+/// `no-lsn-mismatch`: `validateGlobalState` has not failed.
+pub fn no_lsn_mismatch(state: &State) -> bool {
+    !matches!(
+        state.connector.phase,
+        Phase::Failed(crate::olake::Failure::LsnMismatch { .. })
+    )
+}
+
+/// `wal-pointers-ordered`: `replay ≤ flush ≤ write ≤ insert`, the slot's own ordering, and
+/// `confirmed_flush` no further than the pointer an advance clamps to.
+pub fn wal_pointers_ordered(config: &Config, state: &State) -> bool {
+    let server = &state.server;
+    server.wal.is_ordered()
+        && server.slot.is_ordered()
+        && server.slot.confirmed_flush <= server.advance_limit(config.server)
+}
+
+/// Witness: the bootstrap's target W0 is ahead of the flush pointer.
+pub fn write_ahead_at_read(state: &State) -> bool {
+    matches!(state.connector.phase, Phase::Bootstrap { w0, .. } if w0 > state.server.wal.flush)
+}
+
+/// Witness: the last advance stopped short of its target.
+pub fn advance_clamped(state: &State) -> bool {
+    matches!(state.connector.last_advance, Some(AdvanceCall { target, end_lsn }) if end_lsn < target)
+}
+
+/// Witness: a run passed `validateGlobalState`.
+pub fn bootstrap_complete(state: &State) -> bool {
+    state.connector.phase == Phase::Validated
+}
+
+/// Witness: the connector crashed mid-run.
+pub fn connector_crashed(state: &State) -> bool {
+    state.connector.phase == Phase::Crashed
+}
+
+/// Witness: the slot is below an `end_lsn` this run was given: a PostgreSQL crash took back an
+/// advance that was only in memory.
+pub fn pg_crash_lost_advance(state: &State) -> bool {
+    matches!(state.connector.last_advance, Some(call) if call.end_lsn > state.server.slot.confirmed_flush)
+}
+
+impl Variables for State {
+    fn variables(&self) -> Vec<(&'static str, String)> {
+        let wal = &self.server.wal;
+        let slot = &self.server.slot;
+        let opt = |lsn: Option<Lsn>| lsn.map_or_else(|| "none".to_owned(), |l| l.to_string());
+        vec![
+            ("insert", wal.insert.to_string()),
+            ("write", wal.write.to_string()),
+            ("flush", wal.flush.to_string()),
+            ("replay", wal.replay.to_string()),
+            ("commit_pending", self.server.commit_pending.to_string()),
+            ("confirmed_flush", slot.confirmed_flush.to_string()),
+            ("restart_lsn", slot.restart_lsn.to_string()),
+            (
+                "saved_confirmed_flush",
+                slot.saved.confirmed_flush.to_string(),
+            ),
+            ("saved_restart_lsn", slot.saved.restart_lsn.to_string()),
+            ("state_file", opt(self.state_file)),
+            ("connector", self.connector.phase.to_string()),
+            ("run", self.connector.runs.to_string()),
+            (
+                "last_advance",
+                self.connector.last_advance.map_or_else(
+                    || "none".to_owned(),
+                    |c| format!("target {} end_lsn {}", c.target, c.end_lsn),
+                ),
+            ),
+            ("statements", self.statements.to_string()),
+            ("crashes", self.crashes.to_string()),
+        ]
+    }
+}
