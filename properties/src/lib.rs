@@ -1,1 +1,10 @@
-//! placeholder
+//! walcheck: the check catalogue, the checkers, the reports, and the command line's work.
+//!
+//! The `walcheck` binary only parses arguments and prints; everything it does is a call into this
+//! library, which the tests make too. Not for: models (`walcheck-model`), traces on disk
+//! (`walcheck-traces`) or timed simulation (`walcheck-sim`).
+
+pub mod catalogue;
+pub mod checker;
+pub mod report;
+pub mod run;

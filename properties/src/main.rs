@@ -1,1 +1,171 @@
-fn main() {}
+//! The `walcheck` command line: parses arguments, calls the library, prints.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use walcheck::catalogue::{self, Selection};
+use walcheck::checker::Budget;
+use walcheck::{report, run};
+
+/// Model checker for the pointer-and-acknowledgement logic of PostgreSQL CDC pipelines.
+#[derive(Parser)]
+#[command(name = "walcheck", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Systems, variants, faults, bounds and properties.
+    List {
+        /// Print the walcheck.list/1 JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the catalogue (or the SPECs given) and compare each verdict with its expectation.
+    ///
+    /// Exit 0: every verdict as expected; 1: a verdict differs; 2: bad usage or input;
+    /// 3: a budget ran out first.
+    Check {
+        /// system[:variant], e.g. olake-bootstrap:master; none means the whole catalogue.
+        specs: Vec<String>,
+        /// Only this fault set (none, connector-crash, pg-crash, all).
+        #[arg(long)]
+        faults: Option<String>,
+        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
+        #[arg(long = "bound", value_name = "NAME=VALUE")]
+        bounds: Vec<String>,
+        /// Threads to spread the checks over (1 to 64); results are the same at any count.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Stop searching after this many seconds; unfinished checks are inconclusive.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
+        /// Stop a search once it has stored this many distinct states.
+        #[arg(long, value_name = "N")]
+        max_states: Option<u64>,
+        /// Fail (exit 1) on any violated property, expected or not.
+        #[arg(long)]
+        strict: bool,
+        /// Print the walcheck.check/1 JSON.
+        #[arg(long)]
+        json: bool,
+        /// Where counterexample traces go.
+        #[arg(long, value_name = "DIR", default_value = "traces/out")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => {
+            // --help and --version.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            return usage_error(
+                err.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("bad usage")
+                    .trim_start_matches("error: "),
+            )
+        }
+    };
+    match cli.command {
+        Command::List { json } => {
+            let text = if json {
+                pretty(&report::list_json())
+            } else {
+                report::list_text()
+            };
+            print(&text)
+        }
+        Command::Check {
+            specs,
+            faults,
+            bounds,
+            threads,
+            timeout,
+            max_states,
+            strict,
+            json,
+            out,
+        } => {
+            if !(1..=64).contains(&threads) {
+                return usage_error(&format!("--threads takes 1 to 64, not {threads}"));
+            }
+            let timeout = match timeout {
+                None => None,
+                Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 1e6 => {
+                    Some(Duration::from_secs_f64(secs))
+                }
+                Some(secs) => {
+                    return usage_error(&format!(
+                        "--timeout takes seconds above 0 and at most 1000000, not {secs}"
+                    ))
+                }
+            };
+            if max_states == Some(0) {
+                return usage_error("--max-states takes a whole number above 0");
+            }
+            let entries = match catalogue::select(&Selection {
+                specs,
+                faults,
+                bounds,
+            }) {
+                Ok(entries) if entries.is_empty() => {
+                    return usage_error("the selection names no checks")
+                }
+                Ok(entries) => entries,
+                Err(err) => return usage_error(&err),
+            };
+            let budget = Budget {
+                max_states,
+                deadline: timeout.map(|t| Instant::now() + t),
+            };
+            let mut results = run::run_all(&entries, threads, &budget);
+            if let Err(err) = run::write_traces(&mut results, &out) {
+                return usage_error(&err);
+            }
+            let text = if json {
+                pretty(&report::check_json(&results))
+            } else {
+                report::check_text(&results, strict)
+            };
+            let printed = print(&text);
+            if printed != ExitCode::SUCCESS {
+                return printed;
+            }
+            ExitCode::from(report::exit_code(&results, strict) as u8)
+        }
+    }
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).expect("JSON values serialize") + "\n"
+}
+
+fn print(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`walcheck check | head`) is the reader's choice, not an error.
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err) => usage_error(&format!("cannot write output: {err}")),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("walcheck: error: {message}");
+    ExitCode::from(2)
+}

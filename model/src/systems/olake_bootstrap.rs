@@ -688,13 +688,11 @@ impl Variables for State {
             ("connector", self.connector.phase.to_string()),
             ("run", self.connector.runs.to_string()),
             (
-                "last_advance",
-                self.connector.last_advance.map_or_else(
-                    || "none".to_owned(),
-                    |c| format!("target {} end_lsn {}", c.target, c.end_lsn),
-                ),
+                "end_lsn",
+                self.connector
+                    .last_advance
+                    .map_or_else(|| "none".to_owned(), |c| c.end_lsn.to_string()),
             ),
-            ("statements", self.statements.to_string()),
             ("crashes", self.crashes.to_string()),
         ]
     }

@@ -1,0 +1,278 @@
+//! The check catalogue: every (system, variant, faults, knobs, property) walcheck checks by
+//! default, with the verdict upstream code leads us to expect and the upstream reason.
+//!
+//! It is the project's regression suite: `walcheck check` with no SPEC runs all of it, and exits
+//! 1 when a verdict differs from its expectation. Selecting with SPEC, `--faults` and `--bound`
+//! narrows or reconfigures it; expectations are a function of the configuration, so a
+//! reconfigured entry still has one.
+
+use walcheck_model::olake::Variant;
+use walcheck_model::pg::Role;
+use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
+use walcheck_model::systems::{BoundInfo, BoundValue, PropertyInfo};
+
+use crate::checker::Verdict;
+
+/// A system as `walcheck list` describes it.
+#[derive(Copy, Clone, Debug)]
+pub struct SystemInfo {
+    pub name: &'static str,
+    pub variants: &'static [&'static str],
+    pub faults: &'static [&'static str],
+    pub bounds: &'static [BoundInfo],
+    pub properties: &'static [PropertyInfo],
+    /// Variables every step table shows.
+    pub key_variables: &'static [&'static str],
+}
+
+/// Every system walcheck knows.
+pub const SYSTEMS: &[SystemInfo] = &[SystemInfo {
+    name: olake_bootstrap::NAME,
+    variants: &["master", "pr854", "pr1084"],
+    faults: &["none", "connector-crash", "pg-crash", "all"],
+    bounds: olake_bootstrap::BOUNDS,
+    properties: olake_bootstrap::PROPERTIES,
+    key_variables: olake_bootstrap::KEY_VARIABLES,
+}];
+
+/// The configuration of one system.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SystemConfig {
+    OlakeBootstrap(Config),
+}
+
+impl SystemConfig {
+    /// The system's description.
+    pub fn info(&self) -> &'static SystemInfo {
+        match self {
+            SystemConfig::OlakeBootstrap(_) => &SYSTEMS[0],
+        }
+    }
+
+    pub fn variant(&self) -> &'static str {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.variant.name(),
+        }
+    }
+
+    pub fn faults(&self) -> &'static str {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.faults.name(),
+        }
+    }
+
+    /// Every bound's value, in the system's order.
+    pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.bounds(),
+        }
+    }
+
+    /// The bounds whose value is not the default, as `name=value`.
+    pub fn non_default_bounds(&self) -> Vec<String> {
+        let info = self.info();
+        self.bounds()
+            .into_iter()
+            .filter(|(name, value)| {
+                info.bounds
+                    .iter()
+                    .any(|b| b.name == *name && b.default != *value)
+            })
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect()
+    }
+
+    /// Sets a bound from its text, or says in one line why not.
+    pub fn set_bound(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.set_bound(name, value),
+        }
+    }
+
+    /// Whether `property` applies to this configuration (a witness's knob or fault is there).
+    pub fn applies(&self, property: &PropertyInfo) -> bool {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.meets(property.needs),
+        }
+    }
+
+    /// The verdict expected for `property`, and why.
+    pub fn expected(&self, property: &PropertyInfo) -> (Verdict, &'static str) {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => olake_expected(c, property.id),
+        }
+    }
+}
+
+/// What upstream code leads us to expect of `olake-bootstrap`.
+fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
+    use Verdict::{Holds, Violated};
+    let standby = c.server == Role::Standby;
+    let needs_an_advance = [
+        "reach-bootstrap-complete",
+        "reach-standby-bootstrap",
+        "reach-pg-crash-after-advance",
+    ];
+    if c.variant == Variant::Pr854 && standby && needs_an_advance.contains(&property) {
+        return (Violated, "#854 predates #1070: pg_current_wal_lsn() fails on a standby (recovery is in progress), so no bootstrap runs");
+    }
+    match property {
+        "state-matches-slot" | "no-lsn-mismatch" => {}
+        "wal-pointers-ordered" => return (Holds, "PostgreSQL xlog.c asserts insert >= write >= flush; the advance clamps to flush/replay"),
+        _ => return (Holds, "witness: the behaviour the other verdicts depend on is reachable"),
+    }
+    if c.faults.pg_crash() && c.variant != Variant::Pr854 {
+        return (
+            Violated,
+            "slotfuncs.c: an advance that does not move restart_lsn is saved only at the next checkpoint; a crash before it takes the slot back below the state file",
+        );
+    }
+    match (c.variant, standby) {
+        (Variant::Master, false) => {
+            (Violated, "OLake #1084: the state gets pg_current_wal_lsn() (write pointer), the advance clamps to flush, end_lsn is discarded")
+        }
+        (Variant::Master, true) if c.faults.connector_crash() => {
+            (Violated, "OLake #853: master writes the state before the advance; a crash between them leaves the state ahead of the slot")
+        }
+        (Variant::Master, true) => (Holds, "on a standby the target is the replay pointer, which the advance's clamp cannot undercut"),
+        (Variant::Pr854, false) => (Violated, "OLake #854 advances first but still discards end_lsn: the clamp goes unnoticed"),
+        (Variant::Pr854, true) => (Holds, "#854 predates #1070: it never bootstraps on a standby, so nothing can mismatch"),
+        (Variant::Pr1084, _) => (Holds, "OLake #1084: advances until end_lsn reaches the target and only then writes the state"),
+    }
+}
+
+/// One check: a configuration, a property, and what is expected of it.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub config: SystemConfig,
+    pub property: &'static PropertyInfo,
+    pub expected: Verdict,
+    pub reason: &'static str,
+}
+
+impl Entry {
+    pub fn system(&self) -> &'static str {
+        self.config.info().name
+    }
+}
+
+/// What to check: `system[:variant]` specs (none: everything), an optional fault set, and
+/// `--bound name=value` settings.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub specs: Vec<String>,
+    pub faults: Option<String>,
+    pub bounds: Vec<String>,
+}
+
+/// The entries `selection` names, in catalogue order, or a one-line reason it names none.
+///
+/// Each selected system runs every variant named (all without `:variant`), every fault set (or
+/// the one `--faults` names), on a primary and on a standby unless `--bound server=…` picks one,
+/// and every property that applies, with the other bounds set as given.
+pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
+    let mut wanted: Vec<(&'static SystemInfo, Option<&'static str>)> = Vec::new();
+    if selection.specs.is_empty() {
+        wanted.extend(SYSTEMS.iter().map(|s| (s, None)));
+    }
+    for spec in &selection.specs {
+        let (system, variant) = match spec.split_once(':') {
+            Some((system, variant)) => (system, Some(variant)),
+            None => (spec.as_str(), None),
+        };
+        let names: Vec<_> = SYSTEMS.iter().map(|s| s.name).collect();
+        let info = SYSTEMS.iter().find(|s| s.name == system).ok_or_else(|| {
+            format!(
+                "unknown system {system:?}; systems are {}",
+                names.join(", ")
+            )
+        })?;
+        let variant = match variant {
+            None => None,
+            Some(v) => Some(*info.variants.iter().find(|n| **n == v).ok_or_else(|| {
+                format!(
+                    "{} has no variant {v:?}; its variants are {}",
+                    info.name,
+                    info.variants.join(", ")
+                )
+            })?),
+        };
+        if !wanted
+            .iter()
+            .any(|(s, v)| s.name == info.name && (v.is_none() || *v == variant))
+        {
+            wanted.push((info, variant));
+        }
+    }
+    let mut bounds: Vec<(String, String)> = Vec::new();
+    for bound in &selection.bounds {
+        let (name, value) = bound
+            .split_once('=')
+            .filter(|(n, _)| !n.is_empty())
+            .ok_or_else(|| {
+                format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
+            })?;
+        bounds.push((name.to_owned(), value.to_owned()));
+    }
+
+    let mut entries = Vec::new();
+    for (info, variant) in wanted {
+        if let Some(faults) = &selection.faults {
+            if !info.faults.contains(&faults.as_str()) {
+                return Err(format!(
+                    "{} has no fault set {faults:?}; its fault sets are {}",
+                    info.name,
+                    info.faults.join(", ")
+                ));
+            }
+        }
+        for config in configurations(info, variant, selection.faults.as_deref(), &bounds)? {
+            for property in info.properties {
+                if !config.applies(property) {
+                    continue;
+                }
+                let (expected, reason) = config.expected(property);
+                entries.push(Entry {
+                    config,
+                    property,
+                    expected,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(entries)
+}
+
+fn configurations(
+    info: &SystemInfo,
+    variant: Option<&str>,
+    faults: Option<&str>,
+    bounds: &[(String, String)],
+) -> Result<Vec<SystemConfig>, String> {
+    let mut configs = Vec::new();
+    for v in Variant::ALL
+        .into_iter()
+        .filter(|v| variant.is_none_or(|name| v.name() == name))
+    {
+        for f in Faults::ALL
+            .into_iter()
+            .filter(|f| faults.is_none_or(|name| f.name() == name))
+        {
+            for role in [Role::Primary, Role::Standby] {
+                let mut config = SystemConfig::OlakeBootstrap(Config::new(v, f));
+                if role == Role::Standby {
+                    config.set_bound("server", "standby")?;
+                }
+                for (name, value) in bounds {
+                    config.set_bound(name, value)?;
+                }
+                if !configs.contains(&config) {
+                    configs.push(config);
+                }
+            }
+        }
+    }
+    debug_assert!(configs.iter().all(|c| c.info().name == info.name));
+    Ok(configs)
+}

@@ -1,0 +1,249 @@
+//! walcheck's own breadth-first checker over any `stateright::Model`.
+//!
+//! Why not stateright's BFS: in 0.31 it keeps one discovery per property and overwrites earlier
+//! ones while another property is pending, so its paths are often not the shortest; it ignores
+//! `.timeout()` with one thread and overshoots `target_state_count`. This checker searches for one
+//! property at a time, single-threaded and in action order, so that
+//! - a counterexample (or witness) is a shortest path, and among the shortest the one with the
+//!   smallest action indices, step by step (breadth-first order is lexicographic order of paths);
+//! - the same model gives the same result, byte for byte, on every run;
+//! - a budget (`max_states`, a deadline) stops the search at once and reports it inconclusive.
+//!
+//! stateright's own checkers (DFS with threads and symmetry, simulation, Explorer) stay usable on
+//! the same models.
+
+use std::collections::VecDeque;
+use std::hash::Hash;
+use std::time::Instant;
+
+use indexmap::IndexMap;
+use stateright::{Expectation, Model, Property};
+
+/// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Budget {
+    /// Stop once this many unique states are stored.
+    pub max_states: Option<u64>,
+    /// Stop at this instant.
+    pub deadline: Option<Instant>,
+}
+
+/// What a search concluded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// `always`: no reachable state violates it. `sometimes`: a reachable state satisfies it.
+    Holds,
+    /// `always`: a reachable state violates it. `sometimes`: no reachable state satisfies it.
+    Violated,
+    /// A budget ran out first.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The name reports use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Violated => "violated",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// A path from an initial state: the initial state, then each action with the state it led to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Path<S, A> {
+    pub init: S,
+    pub steps: Vec<(A, S)>,
+}
+
+impl<S, A> Path<S, A> {
+    /// The state the path ends in.
+    pub fn last_state(&self) -> &S {
+        self.steps.last().map_or(&self.init, |(_, s)| s)
+    }
+
+    /// The actions, in order.
+    pub fn actions(&self) -> impl Iterator<Item = &A> {
+        self.steps.iter().map(|(a, _)| a)
+    }
+}
+
+/// The result of one search.
+#[derive(Clone, Debug)]
+pub struct Outcome<S, A> {
+    pub verdict: Verdict,
+    /// States generated, duplicates included (initial states count).
+    pub states: u64,
+    /// Distinct states stored.
+    pub unique_states: u64,
+    /// Steps from an initial state to the deepest state stored.
+    pub max_depth: u64,
+    /// The counterexample (`always` violated) or the witness (`sometimes` holds).
+    pub path: Option<Path<S, A>>,
+}
+
+/// Searches `model` breadth-first for `property` within `budget`.
+///
+/// `always` stops at the first violating state, `sometimes` at the first satisfying one; each
+/// returns the path to it. `eventually` is not decided by this checker (fair liveness is a later
+/// checker's): it returns `Err` naming the property.
+pub fn check<M>(
+    model: &M,
+    property: &Property<M>,
+    budget: &Budget,
+) -> Result<Outcome<M::State, M::Action>, String>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    let wanted = match property.expectation {
+        Expectation::Always => false,
+        Expectation::Sometimes => true,
+        Expectation::Eventually => {
+            return Err(format!("property {:?} is `eventually`: the breadth-first checker decides only always and sometimes", property.name));
+        }
+    };
+    let found = |s: &M::State| (property.condition)(model, s) == wanted;
+    let found_verdict = if wanted {
+        Verdict::Holds
+    } else {
+        Verdict::Violated
+    };
+    let exhausted_verdict = if wanted {
+        Verdict::Violated
+    } else {
+        Verdict::Holds
+    };
+
+    // Each stored state with the index of its parent and the action that first reached it.
+    let mut seen: IndexMap<M::State, Option<(usize, M::Action)>> = IndexMap::new();
+    let mut depth: Vec<u32> = Vec::new();
+    let mut queue = VecDeque::new();
+    let mut outcome = Outcome {
+        verdict: exhausted_verdict,
+        states: 0,
+        unique_states: 0,
+        max_depth: 0,
+        path: None,
+    };
+
+    let finish = |seen: &IndexMap<M::State, Option<(usize, M::Action)>>,
+                  index: usize,
+                  mut outcome: Outcome<M::State, M::Action>| {
+        outcome.verdict = found_verdict;
+        outcome.path = Some(path_to(seen, index));
+        outcome.unique_states = seen.len() as u64;
+        outcome
+    };
+
+    for init in model.init_states() {
+        outcome.states += 1;
+        if !model.within_boundary(&init) || seen.contains_key(&init) {
+            continue;
+        }
+        let (index, _) = seen.insert_full(init, None);
+        depth.push(0);
+        if found(seen.get_index(index).expect("just stored").0) {
+            return Ok(finish(&seen, index, outcome));
+        }
+        queue.push_back(index);
+    }
+
+    let mut actions = Vec::new();
+    let mut expanded: u64 = 0;
+    'search: while let Some(index) = queue.pop_front() {
+        expanded += 1;
+        if expanded % 256 == 0 && budget.deadline.is_some_and(|d| Instant::now() >= d) {
+            outcome.verdict = Verdict::Inconclusive;
+            break;
+        }
+        let state = seen
+            .get_index(index)
+            .expect("queued states are stored")
+            .0
+            .clone();
+        let next_depth = depth[index] + 1;
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            let Some(next) = model.next_state(&state, action.clone()) else {
+                continue;
+            };
+            outcome.states += 1;
+            if !model.within_boundary(&next) || seen.contains_key(&next) {
+                continue;
+            }
+            if budget
+                .max_states
+                .is_some_and(|max| seen.len() as u64 >= max)
+            {
+                outcome.verdict = Verdict::Inconclusive;
+                break 'search;
+            }
+            let (next_index, _) = seen.insert_full(next, Some((index, action)));
+            depth.push(next_depth);
+            outcome.max_depth = outcome.max_depth.max(next_depth.into());
+            if found(seen.get_index(next_index).expect("just stored").0) {
+                return Ok(finish(&seen, next_index, outcome));
+            }
+            queue.push_back(next_index);
+        }
+    }
+    outcome.unique_states = seen.len() as u64;
+    Ok(outcome)
+}
+
+fn path_to<S: Clone, A: Clone>(
+    seen: &IndexMap<S, Option<(usize, A)>>,
+    mut index: usize,
+) -> Path<S, A> {
+    let mut steps = Vec::new();
+    loop {
+        let (state, parent) = seen.get_index(index).expect("parents are stored");
+        match parent {
+            Some((parent, action)) => {
+                steps.push((action.clone(), state.clone()));
+                index = *parent;
+            }
+            None => {
+                steps.reverse();
+                return Path {
+                    init: state.clone(),
+                    steps,
+                };
+            }
+        }
+    }
+}
+
+/// Replays `actions` from `model`'s first initial state. Returns the path, or the index of the
+/// first action that is not enabled where it is taken.
+pub fn replay<M>(model: &M, actions: &[M::Action]) -> Result<Path<M::State, M::Action>, usize>
+where
+    M: Model,
+    M::Action: Clone + PartialEq,
+{
+    let init = model
+        .init_states()
+        .into_iter()
+        .next()
+        .expect("a model has an initial state");
+    let mut path = Path {
+        init,
+        steps: Vec::new(),
+    };
+    let mut enabled = Vec::new();
+    for (i, action) in actions.iter().enumerate() {
+        let state = path.last_state();
+        enabled.clear();
+        model.actions(state, &mut enabled);
+        if !enabled.contains(action) {
+            return Err(i);
+        }
+        let next = model.next_state(state, action.clone()).ok_or(i)?;
+        path.steps.push((action.clone(), next));
+    }
+    Ok(path)
+}
