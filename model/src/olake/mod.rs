@@ -1,7 +1,7 @@
 //! The OLake PostgreSQL connector's first-sync bootstrap and the validation that follows it.
 //!
 //! Modelled from OLake's `drivers/postgres/internal/cdc.go` (`PreCDC`, `StreamChanges`,
-//! `validateGlobalState`) and `pkg/waljs` (`GetSlotPosition`, `AdvanceLSN`):
+//! `validateGlobalState`) and `pkg/waljs/replicator.go` (`GetSlotPosition`, `AdvanceLSN`):
 //! - master `2b1f68a9` (v0.9.4): PreCDC reads the slot and `current_lsn` W0 in one query, writes the
 //!   state file with W0 (`SetGlobal`, then `ResetStreams`), then `AdvanceLSN(W0)`, which runs the
 //!   advance with `ExecContext` and discards its `end_lsn`.
@@ -77,7 +77,9 @@ impl fmt::Display for Variant {
     }
 }
 
-/// What made a connector run fail. `Display` gives the error text OLake logs.
+/// What made a connector run fail. `Display` gives the error text OLake logs; for the mismatch it
+/// is `validateGlobalState`'s own message, which OLake logs wrapped as `failed with non retryable
+/// error: invalid global state: failed with non retryable error: lsn mismatch, …`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Failure {
     /// `validateGlobalState`: the state file and the slot's `confirmed_flush_lsn` differ.
@@ -260,7 +262,7 @@ impl Connector {
 
     /// `AdvanceLSN(W0)`: `SELECT * FROM pg_replication_slot_advance(slot, W0)`.
     ///
-    /// OLake `pkg/waljs/waljs.go:AdvanceLSN`: master and #854 run it with `ExecContext` and drop
+    /// OLake `pkg/waljs/replicator.go:AdvanceLSN` (the SQL is `waljs.go:AdvanceLSNTemplate`): master and #854 run it with `ExecContext` and drop
     /// the returned `end_lsn`; #1084 scans `end_lsn` and is done only when `end_lsn ≥ W0`.
     pub fn advance(
         &mut self,

@@ -126,8 +126,11 @@ impl Server {
     /// record's flush also flushes all WAL inserted before it.
     ///
     /// PostgreSQL 15 `xlog.c:CreateCheckPoint` → `CheckPointGuts` → `slot.c:CheckPointReplicationSlots`,
-    /// then `XLogFlush` of the checkpoint record; `xlog.c:CreateRestartPoint` on a standby saves
-    /// slots the same way and writes no WAL.
+    /// then `XLogFlush` of the checkpoint record. On a standby `xlog.c:CreateRestartPoint` saves
+    /// slots the same way and writes no WAL, but only once a checkpoint record of the primary has
+    /// been replayed since the last restartpoint; the primary checkpoints on its own schedule
+    /// (`checkpoint_timeout`), which the model does not track, so it lets a restartpoint happen
+    /// at any step.
     pub fn checkpoint(&mut self, role: Role) {
         self.slot.save();
         if role == Role::Primary {

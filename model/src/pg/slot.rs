@@ -85,12 +85,21 @@ impl Slot {
     ///    `moveto` and calls `logical.c:LogicalConfirmReceivedLocation(moveto)`, which never moves
     ///    `confirmed_flush` backwards; `end_lsn` is the slot's `confirmed_flush` afterwards.
     ///
-    /// Whether `restart_lsn` moves depends on where the decoder met an `xl_running_xacts` record,
-    /// which the model does not track: the caller chooses (`restart_moves`). When it moves,
-    /// `LogicalConfirmReceivedLocation` saves the slot at once (`ReplicationSlotSave`); otherwise
-    /// the new `confirmed_flush` is only in memory until the next checkpoint (measured on
-    /// PostgreSQL 15.20: an immediate shutdown after such an advance loses it). The model puts the
-    /// moved `restart_lsn` at the new `confirmed_flush`, the furthest it can go.
+    /// Whether the advance saves the slot depends on WAL content the model does not track: the
+    /// caller chooses (`restart_moves`). Fast-forward decoding starts at `restart_lsn`; when it
+    /// meets an `xl_running_xacts` record, `LogicalConfirmReceivedLocation` may move `restart_lsn`
+    /// (or `catalog_xmin`) and then saves the slot at once (`ReplicationSlotMarkDirty` +
+    /// `ReplicationSlotSave`). Otherwise `pg_logical_replication_slot_advance` only marks the slot
+    /// dirty, and the new `confirmed_flush` is lost by a crash before the next checkpoint
+    /// (measured on PostgreSQL 15.20). This can happen even for a target equal to
+    /// `confirmed_flush` when `restart_lsn` lags behind it, which then saves a `confirmed_flush`
+    /// that was only in memory. The model puts a moved `restart_lsn` at `moveto`, the furthest it
+    /// can go (PostgreSQL uses the candidate found by decoding, usually earlier).
+    ///
+    /// `confirmed_flush` never moves backwards here: the clamp-and-minimum check in step 3 sees to
+    /// it whatever the minor release (the extra guard in `LogicalConfirmReceivedLocation` arrived
+    /// in 15.14). The call is instant in the model; PostgreSQL may wait in `read_local_xlog_page`
+    /// for the record straddling `moveto` to be flushed, which does not change `end_lsn`.
     pub fn slot_advance(
         &mut self,
         target: Lsn,
@@ -107,21 +116,20 @@ impl Slot {
                 minimum: self.confirmed_flush,
             });
         }
-        if moveto > self.confirmed_flush {
-            self.confirmed_flush = moveto;
-            if restart_moves {
-                self.restart_lsn = moveto;
-                self.save();
-            }
+        self.confirmed_flush = moveto;
+        if restart_moves && moveto > self.restart_lsn {
+            self.restart_lsn = moveto;
+            self.save();
         }
         debug_assert!(self.is_ordered(), "{self:?}");
         Ok(self.confirmed_flush)
     }
 
-    /// Whether an advance to `target` under `limit` would move `confirmed_flush`, so that
-    /// `restart_lsn` may move with it.
-    pub fn advance_would_move(&self, target: Lsn, limit: Lsn) -> bool {
-        target.is_valid() && target.min(limit) > self.confirmed_flush
+    /// Whether an advance to `target` under `limit` succeeds with room for `restart_lsn` to move
+    /// (and the slot to be saved): `restart_lsn` lags behind where the advance ends.
+    pub fn restart_can_move(&self, target: Lsn, limit: Lsn) -> bool {
+        let moveto = target.min(limit);
+        target.is_valid() && moveto >= self.confirmed_flush && moveto > self.restart_lsn
     }
 
     /// Writes the slot's current positions to disk.
@@ -205,8 +213,23 @@ mod tests {
     #[test]
     fn target_equal_to_confirmed_flush_is_a_no_op() {
         let mut s = slot();
-        assert_eq!(s.slot_advance(CF, CF.plus(0x1000), true), Ok(CF));
+        assert!(!s.restart_can_move(CF, CF.plus(0x1000)));
+        assert_eq!(s.slot_advance(CF, CF.plus(0x1000), false), Ok(CF));
         assert_eq!(s, slot());
+    }
+
+    #[test]
+    fn equal_target_can_still_save_a_lagging_restart_lsn() {
+        let mut s = slot();
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+            .unwrap();
+        assert_eq!(s.saved.confirmed_flush, CF);
+        assert!(s.restart_can_move(CF.plus(0x1000), CF.plus(0x1000)));
+        assert_eq!(
+            s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), true),
+            Ok(CF.plus(0x1000))
+        );
+        assert_eq!(s.saved.confirmed_flush, CF.plus(0x1000));
     }
 
     #[test]
@@ -256,5 +279,33 @@ mod tests {
         s.save();
         s.restore_saved();
         assert_eq!(s.confirmed_flush, CF.plus(0x1000));
+    }
+}
+
+#[cfg(test)]
+mod quickchecks {
+    use quickcheck::{quickcheck, TestResult};
+
+    use super::*;
+
+    quickcheck! {
+        /// The advance's whole contract against a direct statement of it: an error iff the clamped
+        /// target is below `confirmed_flush` (or the target is `0/0`); otherwise
+        /// `end_lsn = confirmed_flush = max(confirmed_flush, min(target, limit))`.
+        fn advance_contract(cf: u32, target: u32, limit: u32, restart_moves: bool) -> TestResult {
+            let (cf, target, limit) = (Lsn(cf.into()), Lsn(target.into()), Lsn(limit.into()));
+            if limit < cf {
+                return TestResult::discard(); // PostgreSQL keeps confirmed_flush <= flush/replay.
+            }
+            let mut slot = Slot::created_at(cf);
+            let result = slot.slot_advance(target, limit, restart_moves);
+            let moveto = target.min(limit);
+            let ok = match result {
+                Err(AdvanceError::InvalidTarget) => !target.is_valid(),
+                Err(AdvanceError::BelowMinimum { moveto: m, minimum }) => m == moveto && minimum == cf && moveto < cf,
+                Ok(end_lsn) => target.is_valid() && moveto >= cf && end_lsn == moveto && slot.confirmed_flush == moveto,
+            };
+            TestResult::from_bool(ok && slot.is_ordered())
+        }
     }
 }

@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::Lsn;
 
+/// `wal_segment_size`: 16 MiB, initdb's default. Writing past a segment's end fsyncs it.
+pub const WAL_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// How a transaction's commit waits for its WAL (the `synchronous_commit` setting).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -63,8 +66,25 @@ impl Wal {
     pub fn append(&mut self, bytes: u64, page_bytes: u64, wal_buffers_bytes: u64) {
         self.insert = self.insert.plus(bytes);
         let must_write = self.insert.page_ceil(page_bytes).minus(wal_buffers_bytes);
-        self.write = self.write.max(must_write.min(self.insert));
+        self.write_without_flush(must_write.min(self.insert));
         debug_assert!(self.is_ordered(), "{self:?}");
+    }
+
+    /// `XLogWrite` with `WriteRqst.Flush = 0`: write moves to `target`, flush stays, except that
+    /// finishing a segment fsyncs it.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogWrite`: when a write reaches the end of a segment
+    /// (`finishing_seg`) it calls `issue_xlog_fsync` and sets `LogwrtResult.Flush` to the write
+    /// position, so flush reaches the last segment boundary the write passed.
+    fn write_without_flush(&mut self, target: Lsn) {
+        if target <= self.write {
+            return;
+        }
+        let last_boundary = target.page_floor(WAL_SEGMENT_BYTES);
+        if last_boundary > self.write {
+            self.flush = self.flush.max(last_boundary);
+        }
+        self.write = target;
     }
 
     /// A synchronous commit flushes through its commit record.
@@ -90,7 +110,7 @@ impl Wal {
         if target <= self.write {
             return false;
         }
-        self.write = target;
+        self.write_without_flush(target);
         debug_assert!(self.is_ordered(), "{self:?}");
         true
     }
@@ -121,8 +141,10 @@ impl Wal {
     /// WAL written to the kernel survives, WAL only in `wal_buffers` is lost, and recovery ends
     /// with all surviving WAL flushed.
     ///
-    /// PostgreSQL 15 `xlog.c:StartupXLOG` replays to the end of valid WAL and the end-of-recovery
-    /// checkpoint flushes it; the kernel page cache kept every written byte.
+    /// PostgreSQL 15 `xlog.c:StartupXLOG` replays to the end of valid WAL, sets write and flush to
+    /// it (`EndOfLog`) and requests an end-of-recovery checkpoint; the kernel page cache kept every
+    /// written byte. `EndOfLog` is the end of the last complete record, which can be below the old
+    /// write pointer when a written page ends mid-record; the model's whole pages end on records.
     pub fn crash_restart(&mut self) {
         self.insert = self.write;
         self.flush = self.write;
@@ -192,6 +214,15 @@ mod tests {
         assert!(!wal.walwriter_write(PAGE));
         assert!(wal.walwriter_flush());
         assert_eq!(wal.flush, wal.insert);
+    }
+
+    #[test]
+    fn writing_past_a_segment_end_fsyncs_that_segment() {
+        let segment = Lsn(WAL_SEGMENT_BYTES);
+        let mut wal = Wal::at(segment.minus(PAGE));
+        wal.append(4 * PAGE, PAGE, 2 * PAGE);
+        assert_eq!(wal.write, segment.plus(PAGE));
+        assert_eq!(wal.flush, segment);
     }
 
     #[test]

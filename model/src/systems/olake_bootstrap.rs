@@ -299,6 +299,11 @@ impl Config {
                     Role::Primary
                 }
             }
+            "page_bytes" if !number(value).is_power_of_two() => {
+                return Err(format!(
+                    "bound page_bytes must be a power of two (XLOG_BLCKSZ), not {text}"
+                ));
+            }
             "page_bytes" => self.page_bytes = number(value),
             "wal_buffers_pages" => self.wal_buffers_pages = number(value),
             "stmt_pages_small" => self.stmt_pages_small = number(value),
@@ -540,7 +545,7 @@ impl OlakeBootstrap {
                 });
                 if server
                     .slot
-                    .advance_would_move(w0, server.advance_limit(cfg.server))
+                    .restart_can_move(w0, server.advance_limit(cfg.server))
                 {
                     actions.push(Action::Advance {
                         restart_moves: true,
