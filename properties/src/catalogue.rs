@@ -9,7 +9,8 @@
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::Role;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
-use walcheck_model::systems::{BoundInfo, BoundValue, PropertyInfo};
+use walcheck_model::systems::{BoundInfo, BoundValue, Lanes, PropertyInfo};
+use walcheck_traces::Header;
 
 use crate::checker::Verdict;
 
@@ -23,6 +24,8 @@ pub struct SystemInfo {
     pub properties: &'static [PropertyInfo],
     /// Variables every step table shows.
     pub key_variables: &'static [&'static str],
+    /// How its traces are drawn.
+    pub lanes: &'static Lanes,
 }
 
 /// Every system walcheck knows.
@@ -33,7 +36,44 @@ pub const SYSTEMS: &[SystemInfo] = &[SystemInfo {
     bounds: olake_bootstrap::BOUNDS,
     properties: olake_bootstrap::PROPERTIES,
     key_variables: olake_bootstrap::KEY_VARIABLES,
+    lanes: &olake_bootstrap::LANES,
 }];
+
+/// The system called `name`, or a one-line error listing the systems.
+pub fn system(name: &str) -> Result<&'static SystemInfo, String> {
+    SYSTEMS.iter().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<_> = SYSTEMS.iter().map(|s| s.name).collect();
+        format!("unknown system {name:?}; systems are {}", names.join(", "))
+    })
+}
+
+/// The configuration a trace header names, or a one-line error saying which part is unknown.
+pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
+    let info = system(&header.system)?;
+    let variant = Variant::from_name(&header.variant)
+        .filter(|v| info.variants.contains(&v.name()))
+        .ok_or_else(|| {
+            format!(
+                "{} has no variant {:?}; its variants are {}",
+                info.name,
+                header.variant,
+                info.variants.join(", ")
+            )
+        })?;
+    let faults = Faults::from_name(&header.faults).ok_or_else(|| {
+        format!(
+            "{} has no fault set {:?}; its fault sets are {}",
+            info.name,
+            header.faults,
+            info.faults.join(", ")
+        )
+    })?;
+    let mut config = SystemConfig::OlakeBootstrap(Config::new(variant, faults));
+    for (name, value) in &header.config {
+        config.set_bound(name, value)?;
+    }
+    Ok(config)
+}
 
 /// The configuration of one system.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -176,17 +216,11 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
         wanted.extend(SYSTEMS.iter().map(|s| (s, None)));
     }
     for spec in &selection.specs {
-        let (system, variant) = match spec.split_once(':') {
-            Some((system, variant)) => (system, Some(variant)),
+        let (name, variant) = match spec.split_once(':') {
+            Some((name, variant)) => (name, Some(variant)),
             None => (spec.as_str(), None),
         };
-        let names: Vec<_> = SYSTEMS.iter().map(|s| s.name).collect();
-        let info = SYSTEMS.iter().find(|s| s.name == system).ok_or_else(|| {
-            format!(
-                "unknown system {system:?}; systems are {}",
-                names.join(", ")
-            )
-        })?;
+        let info = system(name)?;
         let variant = match variant {
             None => None,
             Some(v) => Some(*info.variants.iter().find(|n| **n == v).ok_or_else(|| {

@@ -5,10 +5,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use walcheck::catalogue::{self, Selection};
 use walcheck::checker::Budget;
 use walcheck::{report, run};
+use walcheck_traces::render::{self, Cells};
+use walcheck_traces::Trace;
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Mermaid,
+    Svg,
+    Itf,
+}
 
 /// Model checker for the pointer-and-acknowledgement logic of PostgreSQL CDC pipelines.
 #[derive(Parser)]
@@ -20,6 +30,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Re-execute a trace against the model its header names.
+    ///
+    /// Exit 0: every step enabled, every state as recorded, the recorded verdict at the end;
+    /// 1: the first step that differs is named; 2: the file is not a walcheck trace.
+    Replay {
+        /// A trace file written by `walcheck check` (ITF JSON).
+        trace: PathBuf,
+    },
+    /// Render a trace for review.
+    Show {
+        /// A trace file written by `walcheck check` (ITF JSON).
+        trace: PathBuf,
+        /// text: step table of what changed; mermaid: sequenceDiagram; svg: timeline; itf: the
+        /// normalised file.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Systems, variants, faults, bounds and properties.
     List {
         /// Print the walcheck.list/1 JSON.
@@ -79,6 +106,59 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Replay { trace: path } => {
+            let trace = match Trace::read(&path) {
+                Ok(trace) => trace,
+                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+            };
+            match run::replay_trace(&trace) {
+                Err(err) => usage_error(&format!("{}: {err}", path.display())),
+                Ok(Err(mismatch)) => {
+                    let _ = print(&format!("replay of {} failed: {mismatch}\n", path.display()));
+                    ExitCode::from(1)
+                }
+                Ok(Ok(steps)) => print(&format!(
+                    "replayed {} ({} steps): every step enabled and as recorded; {} {} at step {steps}\n",
+                    path.display(),
+                    steps,
+                    trace.header.property,
+                    trace.header.verdict
+                )),
+            }
+        }
+        Command::Show {
+            trace: path,
+            format,
+        } => {
+            let trace = match Trace::read(&path) {
+                Ok(trace) => trace,
+                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+            };
+            let system = match catalogue::config_from_header(&trace.header) {
+                Ok(config) => config.info(),
+                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+            };
+            let text = match format {
+                Format::Text => {
+                    let h = &trace.header;
+                    format!(
+                        "{}:{} faults={}: {} ({}) {} after {} steps\n{}",
+                        h.system,
+                        h.variant,
+                        h.faults,
+                        h.property,
+                        h.kind,
+                        h.verdict,
+                        trace.len_actions(),
+                        render::step_table(&trace, system.key_variables, Cells::Changes)
+                    )
+                }
+                Format::Mermaid => render::mermaid(&trace, system.lanes, system.key_variables),
+                Format::Svg => render::svg(&trace, system.lanes),
+                Format::Itf => trace.to_text(),
+            };
+            print(&text)
+        }
         Command::List { json } => {
             let text = if json {
                 pretty(&report::list_json())

@@ -273,7 +273,11 @@ pub fn check_text(results: &[CheckResult], strict: bool) -> String {
                 .as_ref()
                 .map_or("not written".into(), |p| p.display().to_string()),
         );
-        out.push_str(&trace.step_table(e.config.info().key_variables));
+        out.push_str(&walcheck_traces::render::step_table(
+            trace,
+            e.config.info().key_variables,
+            walcheck_traces::render::Cells::All,
+        ));
         out.push('\n');
         shown.push((key, actions));
     }

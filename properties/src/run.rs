@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use stateright::Model;
 use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
 use walcheck_model::systems::Variables;
+use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::catalogue::{Entry, SystemConfig};
@@ -68,7 +69,7 @@ fn search<M>(model: &M, entry: &Entry, budget: &Budget) -> Searched
 where
     M: Model,
     M::State: std::hash::Hash + Eq + Clone + Variables,
-    M::Action: Clone + std::fmt::Display,
+    M::Action: Clone + PartialEq + std::fmt::Display,
 {
     let property = model
         .properties()
@@ -82,8 +83,18 @@ where
             )
         });
     let outcome = checker::check(model, &property, budget).unwrap_or_else(|e| panic!("{e}"));
-    let trace = outcome
-        .path
+    let path = outcome.path.map(|path| {
+        // Breadth-first paths are already shortest and canonical; minimising keeps that promise
+        // for any path, and checks it.
+        let actions: Vec<M::Action> = path.actions().cloned().collect();
+        let minimal = minimise(model, &property, &actions);
+        debug_assert!(
+            minimal == actions,
+            "a breadth-first path is shortest and canonical"
+        );
+        checker::replay(model, &minimal).expect("a minimised path replays")
+    });
+    let trace = path
         .as_ref()
         .map(|path| to_trace(entry, outcome.verdict, path));
     (
@@ -127,7 +138,12 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
         system: entry.system().to_owned(),
         variant: entry.config.variant().to_owned(),
         faults: entry.config.faults().to_owned(),
-        bounds: crate::report::bounds_json(&entry.config),
+        config: entry
+            .config
+            .bounds()
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v.to_string()))
+            .collect(),
         property: entry.property.id.to_owned(),
         kind: entry.property.kind.name().to_owned(),
         verdict: verdict.name().to_owned(),
@@ -201,4 +217,28 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
         result.trace_path = Some(path);
     }
     Ok(())
+}
+
+/// Replays `trace` against the model its header names. The outer `Err` is bad input (an unknown
+/// system, variant, fault set, bound or property in the header: exit 2); the inner one is where
+/// replay parted from the trace (exit 1). `Ok` is the number of steps replayed.
+pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
+    let config = crate::catalogue::config_from_header(&trace.header)?;
+    match config {
+        SystemConfig::OlakeBootstrap(config) => {
+            let model = OlakeBootstrap::new(config);
+            let property = model
+                .properties()
+                .into_iter()
+                .find(|p| p.name == trace.header.property)
+                .ok_or_else(|| {
+                    format!(
+                        "{} has no property {:?}",
+                        trace.header.system, trace.header.property
+                    )
+                })?;
+            Ok(walcheck_traces::replay::replay(&model, &property, trace)
+                .map(|actions| actions.len()))
+        }
+    }
 }

@@ -146,7 +146,7 @@ fn check_json_follows_the_contract() {
         "{trace_path}"
     );
     let trace: Value = serde_json::from_str(&std::fs::read_to_string(trace_path).unwrap()).unwrap();
-    assert_eq!(trace["#meta"]["walcheck"]["property"], "no-lsn-mismatch");
+    assert_eq!(trace["#meta"]["walcheck:property"], "no-lsn-mismatch");
     assert_eq!(trace["states"].as_array().unwrap().len(), 6);
     assert_eq!(trace["states"][5]["mbt::actionTaken"], "Validate");
     // A standby entry has a non-default bound: its file name carries their hash.
@@ -282,4 +282,192 @@ fn list_json_follows_the_contract() {
         .unwrap();
     assert_eq!(witness["kind"], "sometimes");
     assert_eq!(witness["needs"], "fault:connector-crash");
+}
+
+/// Writes master's no-lsn-mismatch counterexample into `dir` and returns its path.
+fn master_trace(dir: &std::path::Path) -> std::path::PathBuf {
+    let output = walcheck(
+        &[
+            "check",
+            "olake-bootstrap:master",
+            "--faults",
+            "none",
+            "--bound",
+            "server=primary",
+        ],
+        dir,
+    );
+    assert_eq!(output.status.code(), Some(0));
+    dir.join("olake-bootstrap__master__none__no-lsn-mismatch.itf.json")
+}
+
+#[test]
+fn replay_reproduces_a_written_trace_and_names_an_edited_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = master_trace(dir.path());
+    let output = walcheck(&["replay", path.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(stdout(&output)
+        .contains("every step enabled and as recorded; no-lsn-mismatch violated at step 5"));
+
+    // Edit one LSN: the state file written at step 3.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut itf: Value = serde_json::from_str(&text).unwrap();
+    itf["states"][3]["state_file"] = Value::String("0/1002001".into());
+    let edited = dir.path().join("edited.itf.json");
+    std::fs::write(&edited, serde_json::to_string_pretty(&itf).unwrap()).unwrap();
+    let output = walcheck(&["replay", edited.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "step 3 (SeedState) differs: state_file recorded 0/1002001 but replayed 0/1002000"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
+
+    // An action that is not enabled there.
+    itf["states"][3]["state_file"] = Value::String("0/1002000".into());
+    itf["states"][2]["mbt::actionTaken"] = Value::String("Validate".into());
+    std::fs::write(&edited, serde_json::to_string_pretty(&itf).unwrap()).unwrap();
+    let output = walcheck(&["replay", edited.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).starts_with(&format!(
+            "replay of {} failed: step 2: Validate is not enabled there",
+            edited.display()
+        )),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn show_renders_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = master_trace(dir.path());
+    let path = path.to_str().unwrap();
+    let text = walcheck(&["show", path], dir.path());
+    assert_eq!(text.status.code(), Some(0));
+    let text = stdout(&text);
+    assert!(
+        text.starts_with(
+            "olake-bootstrap:master faults=none: no-lsn-mismatch (always) violated after 5 steps\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("0/1002000*"), "{text}");
+    let mermaid = stdout(&walcheck(
+        &["show", path, "--format", "mermaid"],
+        dir.path(),
+    ));
+    assert!(mermaid.starts_with("sequenceDiagram\n"));
+    assert!(
+        mermaid.contains("connector->>slot: 5. Validate"),
+        "{mermaid}"
+    );
+    assert!(
+        mermaid
+            .trim_end()
+            .ends_with("no-lsn-mismatch VIOLATED (always) after step 5"),
+        "{mermaid}"
+    );
+    let svg = stdout(&walcheck(&["show", path, "--format", "svg"], dir.path()));
+    assert!(
+        svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    let itf = stdout(&walcheck(&["show", path, "--format", "itf"], dir.path()));
+    assert_eq!(itf, std::fs::read_to_string(path).unwrap());
+}
+
+#[test]
+fn bad_trace_files_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(master_trace(dir.path())).unwrap();
+    let cases: Vec<(&str, String)> = vec![
+        ("empty", String::new()),
+        ("not-json", "this is not json".into()),
+        ("truncated", good[..good.len() / 2].to_owned()),
+        ("not-itf", r#"{"hello": "world"}"#.into()),
+        (
+            "other-schema",
+            good.replace("walcheck.trace/1", "walcheck.trace/9"),
+        ),
+        (
+            "unknown-system",
+            good.replace(
+                "\"walcheck:system\": \"olake-bootstrap\"",
+                "\"walcheck:system\": \"kafka-connect\"",
+            ),
+        ),
+        (
+            "unknown-variant",
+            good.replace(
+                "\"walcheck:variant\": \"master\"",
+                "\"walcheck:variant\": \"pr9999\"",
+            ),
+        ),
+        (
+            "unknown-property",
+            good.replace(
+                "\"walcheck:property\": \"no-lsn-mismatch\"",
+                "\"walcheck:property\": \"no-such\"",
+            ),
+        ),
+        ("bad-bound", good.replace("statements=2", "statements=lots")),
+        ("binary", "\u{0}\u{1}\u{2}".into()),
+    ];
+    for (name, text) in cases {
+        let path = dir.path().join(format!("{name}.itf.json"));
+        std::fs::write(&path, text).unwrap();
+        for command in ["replay", "show"] {
+            if command == "show" && name == "unknown-property" {
+                continue; // show draws any property; replay needs it.
+            }
+            let output = walcheck(&[command, path.to_str().unwrap()], dir.path());
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert_eq!(output.status.code(), Some(2), "{command} {name}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{command} {name}: {stderr}");
+            assert!(
+                stderr.starts_with("walcheck: error: "),
+                "{command} {name}: {stderr}"
+            );
+        }
+    }
+    let missing = walcheck(
+        &["replay", dir.path().join("nope.json").to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn counterexamples_are_identical_across_thread_counts() {
+    let trace_files = |threads: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            walcheck(&["check", "--threads", threads], dir.path())
+                .status
+                .code(),
+            Some(0)
+        );
+        let mut files: Vec<(String, String)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&p).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let one = trace_files("1");
+    assert!(one.len() >= 20);
+    assert_eq!(one, trace_files("2"));
+    assert_eq!(one, trace_files("4"));
 }

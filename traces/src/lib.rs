@@ -1,45 +1,124 @@
-//! walcheck's traces: a counterexample or witness as a header plus one step per state, its JSON
-//! form on disk (shaped as an ITF trace, the Apalache/Quint trace format), and the text step
-//! table reviewers read.
+//! walcheck's traces: a counterexample or witness as a header plus one step per state; its form on
+//! disk, an ITF trace (the Apalache/Quint trace format) with the walcheck header in `#meta`;
+//! replaying and minimising it against a model; and rendering it for reviewers as a step table, a
+//! Mermaid sequence diagram or an SVG timeline.
 //!
-//! Not for: running models (the checker and `replay` do that) or choosing what to show beyond the
-//! variables a system names as key.
+//! Not for: searching (the checkers find traces) or knowing systems by name (the caller passes
+//! the model and its lanes).
+
+pub mod render;
+pub mod replay;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt;
 use std::io;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-/// The version of the on-disk form.
+/// The version of the on-disk form, in the header's `schema`.
 pub const SCHEMA: &str = "walcheck.trace/1";
 
-/// What a trace is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What a trace is about. On disk its fields are string entries of the ITF `#meta` object,
+/// `walcheck:schema`, `walcheck:system`, …, because ITF readers (the `itf` crate among them) take
+/// only strings there; the config is written `name=value,name=value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// [`SCHEMA`].
     pub schema: String,
     pub system: String,
     pub variant: String,
     pub faults: String,
-    /// Every bound and knob of the configuration, by name.
-    pub bounds: BTreeMap<String, Value>,
+    /// Every bound and knob of the configuration, by name, as `--bound` takes it.
+    pub config: BTreeMap<String, String>,
     pub property: String,
     /// `always`, `sometimes` or `eventually`.
     pub kind: String,
-    /// `holds` or `violated`.
+    /// `violated` for a counterexample, `holds` for a witness.
     pub verdict: String,
-    /// The simulation seed, or null for a checker's trace.
+    /// The simulation seed, or `None` for a checker's trace.
     pub seed: Option<u64>,
+}
+
+impl Header {
+    /// The `#meta` object: ITF's own `format`, `source` and `description`, then the header.
+    fn to_meta(&self) -> Value {
+        let config: Vec<String> = self
+            .config
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        json!({
+            "format": "ITF",
+            "source": "walcheck",
+            "description": format!("{}:{} faults={}: {} {}", self.system, self.variant, self.faults, self.property, self.verdict),
+            "walcheck:schema": self.schema,
+            "walcheck:system": self.system,
+            "walcheck:variant": self.variant,
+            "walcheck:faults": self.faults,
+            "walcheck:config": config.join(","),
+            "walcheck:property": self.property,
+            "walcheck:kind": self.kind,
+            "walcheck:verdict": self.verdict,
+            "walcheck:seed": self.seed.map_or_else(|| "none".to_owned(), |s| s.to_string()),
+        })
+    }
+
+    fn from_meta(meta: &Map<String, Value>) -> Result<Header, TraceError> {
+        let field = |name: &str| -> Result<String, TraceError> {
+            meta.get(&format!("walcheck:{name}"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| TraceError::NotItf(format!("#meta has no walcheck:{name} text")))
+        };
+        let schema = field("schema")?;
+        if schema != SCHEMA {
+            return Err(TraceError::Schema(schema));
+        }
+        let mut config = BTreeMap::new();
+        for pair in field("config")?.split(',').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').ok_or_else(|| {
+                TraceError::NotItf(format!("walcheck:config has {pair:?}, not name=value"))
+            })?;
+            config.insert(name.to_owned(), value.to_owned());
+        }
+        let seed = match field("seed")?.as_str() {
+            "none" => None,
+            text => Some(text.parse().map_err(|_| {
+                TraceError::NotItf(format!("walcheck:seed {text:?} is not a number or none"))
+            })?),
+        };
+        Ok(Header {
+            schema,
+            system: field("system")?,
+            variant: field("variant")?,
+            faults: field("faults")?,
+            config,
+            property: field("property")?,
+            kind: field("kind")?,
+            verdict: field("verdict")?,
+            seed,
+        })
+    }
 }
 
 /// One state of a trace and the action that led to it (`None` for the initial state).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// The action as the model displays it, e.g. `Append{pages: 3, commit: sync}`.
     pub action: Option<String>,
     /// Variables by name, in the system's order, as text (LSNs in `X/Y`).
     pub vars: Vec<(String, String)>,
+}
+
+impl Step {
+    /// The value of variable `name`, if the step has it.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A trace: its header and its steps, the initial state first.
@@ -49,14 +128,50 @@ pub struct Trace {
     pub steps: Vec<Step>,
 }
 
+/// Why a file is not a walcheck trace. `Display` is one line naming the file's problem.
+#[derive(Debug)]
+pub enum TraceError {
+    Io(io::Error),
+    Empty,
+    /// Not JSON at all (serde_json's message names the line and column).
+    NotJson(String),
+    /// JSON, but not an ITF trace with a walcheck header.
+    NotItf(String),
+    /// A walcheck trace of another schema version.
+    Schema(String),
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceError::Io(err) => write!(f, "cannot read trace: {err}"),
+            TraceError::Empty => write!(f, "trace file is empty"),
+            TraceError::NotJson(err) => write!(f, "trace is not JSON: {err}"),
+            TraceError::NotItf(why) => write!(f, "not a walcheck ITF trace: {why}"),
+            TraceError::Schema(found) => write!(
+                f,
+                "trace schema {found:?} is not {SCHEMA:?}, the one this walcheck reads"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
 impl Trace {
     /// The number of actions (steps after the initial state).
     pub fn len_actions(&self) -> usize {
         self.steps.len().saturating_sub(1)
     }
 
-    /// The ITF-shaped JSON: `#meta` (with the walcheck header), `vars`, and `states`, each with
-    /// its `#meta.index`, `mbt::actionTaken` (`init` for the first) and the variables.
+    /// The actions, in order.
+    pub fn actions(&self) -> impl Iterator<Item = &str> {
+        self.steps.iter().filter_map(|s| s.action.as_deref())
+    }
+
+    /// The ITF JSON: `#meta` (with the walcheck header under `walcheck`), `vars`, and `states`,
+    /// each with its `#meta.index`, `mbt::actionTaken` (`init` for the first) and the variables as
+    /// strings.
     pub fn to_itf(&self) -> Value {
         let vars: Vec<&str> = self.steps.first().map_or_else(Vec::new, |s| {
             s.vars.iter().map(|(n, _)| n.as_str()).collect()
@@ -79,109 +194,126 @@ impl Trace {
             })
             .collect();
         json!({
-            "#meta": { "format": "ITF", "source": "walcheck", "walcheck": self.header },
+            "#meta": self.header.to_meta(),
             "vars": vars,
             "states": states,
         })
     }
 
-    /// Writes the trace to `path` as pretty JSON, through a temporary file and a rename, so that
-    /// a reader never sees half a trace.
-    pub fn write(&self, path: &Path) -> io::Result<()> {
-        let text = serde_json::to_string_pretty(&self.to_itf()).map_err(io::Error::other)? + "\n";
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, path)
+    /// The trace's file text: pretty ITF JSON ending in a newline. The same trace always gives
+    /// the same bytes.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string_pretty(&self.to_itf()).expect("JSON values serialize") + "\n"
     }
 
-    /// The step table: one row per state, the action, then the `key` variables and every other
-    /// variable that changes somewhere in the trace; a value that changed at that step is marked
-    /// with `*`. The last column is the widest, so put free text (a phase) last in `key`.
-    pub fn step_table(&self, key: &[&str]) -> String {
-        let Some(first) = self.steps.first() else {
-            return String::new();
-        };
-        let changes = |name: &str| {
-            let value = |s: &Step| {
-                s.vars
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.clone())
+    /// Parses ITF JSON written by [`Trace::to_itf`], checking its shape: the header and its
+    /// schema version, `vars`, and every state's index, action and variables.
+    pub fn from_itf(itf: &Value) -> Result<Trace, TraceError> {
+        let bad = |why: String| TraceError::NotItf(why);
+        let object = itf
+            .as_object()
+            .ok_or_else(|| bad("the top level is not an object".into()))?;
+        let meta = object
+            .get("#meta")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("no #meta object".into()))?;
+        let header = Header::from_meta(meta)?;
+        let vars: Vec<String> = object
+            .get("vars")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no vars array".into()))?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad("a var name is not a string".into()))
+            })
+            .collect::<Result<_, _>>()?;
+        let states = object
+            .get("states")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no states array".into()))?;
+        if states.is_empty() {
+            return Err(bad("no states".into()));
+        }
+        let mut steps = Vec::with_capacity(states.len());
+        for (i, state) in states.iter().enumerate() {
+            let state = state
+                .as_object()
+                .ok_or_else(|| bad(format!("state {i} is not an object")))?;
+            if state
+                .get("#meta")
+                .and_then(|m| m.get("index"))
+                .and_then(Value::as_u64)
+                != Some(i as u64)
+            {
+                return Err(bad(format!("state {i} has no #meta.index {i}")));
+            }
+            let action = state
+                .get("mbt::actionTaken")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad(format!("state {i} has no mbt::actionTaken")))?;
+            let action = match (i, action) {
+                (0, "init") => None,
+                (0, other) => return Err(bad(format!("state 0 was taken by {other:?}, not init"))),
+                (_, action) => Some(action.to_owned()),
             };
-            self.steps.windows(2).any(|w| value(&w[0]) != value(&w[1]))
-        };
-        let mut columns: Vec<&str> = first
-            .vars
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .filter(|n| !key.contains(n) && changes(n))
-            .collect();
-        // Key variables first, in the order given, free text last.
-        let mut ordered: Vec<&str> = key
-            .iter()
-            .copied()
-            .filter(|k| first.vars.iter().any(|(n, _)| n == k))
-            .collect();
-        let last = ordered.pop();
-        ordered.append(&mut columns);
-        ordered.extend(last);
+            let mut values = Vec::with_capacity(vars.len());
+            for name in &vars {
+                let value = state
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad(format!("state {i} has no text value for {name}")))?;
+                values.push((name.clone(), value.to_owned()));
+            }
+            let extra = state
+                .keys()
+                .find(|k| !k.starts_with("#meta") && !k.starts_with("mbt::") && !vars.contains(k));
+            if let Some(extra) = extra {
+                return Err(bad(format!(
+                    "state {i} has {extra:?}, which is not in vars"
+                )));
+            }
+            steps.push(Step {
+                action,
+                vars: values,
+            });
+        }
+        Ok(Trace { header, steps })
+    }
 
-        let mut rows: Vec<Vec<String>> = vec![std::iter::once("#".to_owned())
-            .chain(std::iter::once("action".to_owned()))
-            .chain(ordered.iter().map(|c| (*c).to_owned()))
-            .collect()];
-        let mut previous: Option<&Step> = None;
-        for (i, step) in self.steps.iter().enumerate() {
-            let mut row = vec![
-                i.to_string(),
-                step.action
-                    .clone()
-                    .unwrap_or_else(|| "(initial state)".into()),
-            ];
-            for column in &ordered {
-                let value = step
-                    .vars
-                    .iter()
-                    .find(|(n, _)| n == column)
-                    .map_or("", |(_, v)| v.as_str());
-                let before = previous
-                    .and_then(|p| p.vars.iter().find(|(n, _)| n == column))
-                    .map(|(_, v)| v.as_str());
-                let mark = if before.is_some_and(|b| b != value) {
-                    "*"
-                } else {
-                    ""
-                };
-                row.push(format!("{value}{mark}"));
-            }
-            rows.push(row);
-            previous = Some(step);
+    /// Parses a trace file's text.
+    pub fn from_text(text: &str) -> Result<Trace, TraceError> {
+        if text.trim().is_empty() {
+            return Err(TraceError::Empty);
         }
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-            .collect();
-        let mut out = String::new();
-        for row in &rows {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                if c + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    let _ = write!(line, "{cell:<width$}  ", width = widths[c]);
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| TraceError::NotJson(e.to_string()))?;
+        Trace::from_itf(&value)
+    }
+
+    /// Reads the trace at `path`.
+    pub fn read(path: &Path) -> Result<Trace, TraceError> {
+        let bytes = std::fs::read(path).map_err(TraceError::Io)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| TraceError::NotJson(format!("not UTF-8 text: {e}")))?;
+        Trace::from_text(&text)
+    }
+
+    /// Writes the trace to `path` through a temporary file and a rename, so that a reader never
+    /// sees half a trace.
+    pub fn write(&self, path: &Path) -> io::Result<()> {
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, self.to_text())?;
+        std::fs::rename(&tmp, path)
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn trace() -> Trace {
+    pub(crate) fn trace() -> Trace {
         let step = |action: Option<&str>, a: &str, b: &str| Step {
             action: action.map(str::to_owned),
             vars: vec![
@@ -196,7 +328,7 @@ mod tests {
                 system: "s".into(),
                 variant: "v".into(),
                 faults: "none".into(),
-                bounds: BTreeMap::new(),
+                config: BTreeMap::from([("n".into(), "2".into())]),
                 property: "p".into(),
                 kind: "always".into(),
                 verdict: "violated".into(),
@@ -207,17 +339,69 @@ mod tests {
     }
 
     #[test]
-    fn table_marks_changes_and_drops_constant_non_key_columns() {
-        let table = trace().step_table(&["b"]);
-        assert_eq!(table, "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*  x\n");
-    }
-
-    #[test]
     fn itf_shape() {
         let itf = trace().to_itf();
         assert_eq!(itf["vars"], json!(["a", "b", "c"]));
+        assert_eq!(itf["states"][0]["mbt::actionTaken"], "init");
         assert_eq!(itf["states"][1]["mbt::actionTaken"], "Go");
         assert_eq!(itf["states"][1]["#meta"]["index"], 1);
-        assert_eq!(itf["#meta"]["walcheck"]["property"], "p");
+        assert_eq!(itf["#meta"]["walcheck:property"], "p");
+    }
+
+    #[test]
+    fn round_trips_through_text() {
+        let t = trace();
+        assert_eq!(Trace::from_text(&t.to_text()).unwrap(), t);
+    }
+
+    #[test]
+    fn the_itf_crate_reads_it() {
+        let text = trace().to_text();
+        let parsed: itf::Trace<itf::Value> = itf::trace_from_str(&text).unwrap();
+        assert_eq!(parsed.states.len(), 2);
+    }
+
+    #[test]
+    fn bad_input_is_named() {
+        let text = trace().to_text();
+        let other_schema = text.replace(SCHEMA, "walcheck.trace/0");
+        let cases: [(&str, &str); 7] = [
+            ("", "trace file is empty"),
+            ("{", "trace is not JSON"),
+            (
+                "[1, 2]",
+                "not a walcheck ITF trace: the top level is not an object",
+            ),
+            (
+                r#"{"vars": [], "states": []}"#,
+                "not a walcheck ITF trace: no #meta object",
+            ),
+            (
+                r##"{"#meta": {}, "vars": [], "states": []}"##,
+                "not a walcheck ITF trace: #meta has no walcheck:schema text",
+            ),
+            (&other_schema, "trace schema \"walcheck.trace/0\""),
+            (&text[..text.len() / 2], "trace is not JSON"),
+        ];
+        for (input, expected) in cases {
+            let err = Trace::from_text(input).unwrap_err().to_string();
+            assert!(err.starts_with(expected), "{err}");
+            assert_eq!(err.lines().count(), 1);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let _ = String::from_utf8(bytes).map(|s| Trace::from_text(&s));
+        }
+
+        #[test]
+        fn mutated_traces_never_panic(cut in 0usize..2000, byte in proptest::prelude::any::<u8>()) {
+            let mut text = trace().to_text().into_bytes();
+            let at = cut % text.len();
+            text[at] = byte;
+            let _ = String::from_utf8(text).map(|s| Trace::from_text(&s));
+        }
     }
 }

@@ -113,3 +113,15 @@ pub trait Variables {
     /// Every variable, in a fixed order.
     fn variables(&self) -> Vec<(&'static str, String)>;
 }
+
+/// How a system's traces are drawn as a sequence diagram: its participants, which participant
+/// each action goes from and to, and which participant each variable belongs to.
+#[derive(Copy, Clone, Debug)]
+pub struct Lanes {
+    /// `(id, label)` in left-to-right order; ids are plain words.
+    pub participants: &'static [(&'static str, &'static str)],
+    /// The participants an action (by its name: the text before `{`) goes from and to.
+    pub lane: fn(&str) -> (&'static str, &'static str),
+    /// The participant a variable belongs to, or none for bookkeeping counters.
+    pub owner: fn(&str) -> Option<&'static str>,
+}

@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{BoundInfo, BoundValue, Kind, PropertyInfo, Variables};
+use super::{BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Variables};
 use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use crate::pg::{CommitMode, Role, Server};
 use crate::Lsn;
@@ -237,6 +237,35 @@ pub const KEY_VARIABLES: &[&str] = &[
     "state_file",
     "connector",
 ];
+
+/// The sequence-diagram lanes of this system's traces.
+pub const LANES: Lanes = Lanes {
+    participants: &[
+        ("client", "client"),
+        ("pg", "PostgreSQL"),
+        ("slot", "slot"),
+        ("connector", "connector"),
+        ("statefile", "state file"),
+    ],
+    lane: |action| match action {
+        "Append" | "CommitFlush" => ("client", "pg"),
+        "WalWriterWrite" | "WalWriterFlush" | "Replay" | "PgCrash" => ("pg", "pg"),
+        "Checkpoint" => ("pg", "slot"),
+        "ReadSlot" => ("connector", "pg"),
+        "Advance" | "Validate" => ("connector", "slot"),
+        "SeedState" => ("connector", "statefile"),
+        _ => ("connector", "connector"),
+    },
+    owner: |var| match var {
+        "insert" | "write" | "flush" | "replay" | "commit_pending" => Some("pg"),
+        "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" | "saved_restart_lsn" => {
+            Some("slot")
+        }
+        "state_file" => Some("statefile"),
+        "connector" | "run" | "end_lsn" => Some("connector"),
+        _ => None,
+    },
+};
 
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,367 @@
+//! Trace renderings for reviewers: a step table (every value, or only what changed), a Mermaid
+//! `sequenceDiagram`, and an SVG timeline.
+
+use std::fmt::Write as _;
+
+use svg::node::element::{Line, Polygon, Rectangle, Text};
+use svg::Document;
+use walcheck_model::systems::Lanes;
+
+use crate::{Step, Trace};
+
+/// Which values a step table shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// Every value in every row; a value that changed at that step ends in `*`.
+    All,
+    /// The initial row in full, then only the values that changed, each ending in `*`.
+    Changes,
+}
+
+/// The step table: one row per state, the action, then the `key` variables (in that order, the
+/// last one as the final, widest column) and every other variable that changes somewhere.
+pub fn step_table(trace: &Trace, key: &[&str], cells: Cells) -> String {
+    let Some(first) = trace.steps.first() else {
+        return String::new();
+    };
+    let changes = |name: &str| {
+        trace
+            .steps
+            .windows(2)
+            .any(|w| w[0].var(name) != w[1].var(name))
+    };
+    let mut ordered: Vec<&str> = key
+        .iter()
+        .copied()
+        .filter(|k| first.var(k).is_some())
+        .collect();
+    let last = ordered.pop();
+    ordered.extend(
+        first
+            .vars
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !key.contains(n) && changes(n)),
+    );
+    ordered.extend(last);
+
+    let mut rows: Vec<Vec<String>> = vec![["#", "action"]
+        .iter()
+        .chain(ordered.iter())
+        .map(|c| (*c).to_owned())
+        .collect()];
+    let mut previous: Option<&Step> = None;
+    for (i, step) in trace.steps.iter().enumerate() {
+        let mut row = vec![
+            i.to_string(),
+            step.action
+                .clone()
+                .unwrap_or_else(|| "(initial state)".into()),
+        ];
+        for column in &ordered {
+            let value = step.var(column).unwrap_or("");
+            let changed = previous.is_some_and(|p| p.var(column) != Some(value));
+            row.push(match (changed, cells, previous) {
+                (true, _, _) => format!("{value}*"),
+                (false, Cells::Changes, Some(_)) => String::new(),
+                (false, _, _) => value.to_owned(),
+            });
+        }
+        rows.push(row);
+        previous = Some(step);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let _ = write!(line, "{cell:<width$}  ", width = widths[c]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The variables that changed at step `i` (none for the initial state), grouped by the
+/// participant that owns them, in `lanes` order.
+fn changed_by_owner<'t>(
+    trace: &'t Trace,
+    i: usize,
+    lanes: &Lanes,
+) -> Vec<(&'static str, Vec<(&'t str, &'t str)>)> {
+    let step = &trace.steps[i];
+    let before = i.checked_sub(1).map(|p| &trace.steps[p]);
+    let mut groups: Vec<(&'static str, Vec<(&str, &str)>)> = lanes
+        .participants
+        .iter()
+        .map(|(id, _)| (*id, Vec::new()))
+        .collect();
+    for (name, value) in &step.vars {
+        if before.is_some_and(|b| b.var(name) != Some(value.as_str())) {
+            if let Some(owner) = (lanes.owner)(name) {
+                if let Some(group) = groups.iter_mut().find(|(id, _)| *id == owner) {
+                    group.1.push((name.as_str(), value.as_str()));
+                }
+            }
+        }
+    }
+    groups.retain(|(_, vars)| !vars.is_empty());
+    groups
+}
+
+/// The action's name: the text before `{`.
+fn action_name(action: &str) -> &str {
+    action.split('{').next().unwrap_or(action)
+}
+
+/// Text safe inside a Mermaid message or note: no statement separators or entity starts.
+fn mermaid_text(text: &str) -> String {
+    text.replace(';', ",")
+        .replace('#', "no. ")
+        .replace(['\n', '\r'], " ")
+}
+
+/// `name value`, or just the value when the variable is named after its participant (the
+/// connector's phase under the connector).
+fn named(owner: &str, name: &str, value: &str) -> String {
+    if owner == name {
+        value.to_owned()
+    } else {
+        format!("{name} {value}")
+    }
+}
+
+/// A Mermaid `sequenceDiagram`: the `lanes` participants, a note with the `key` variables'
+/// initial values, one arrow per action (numbered as in the step table) with a note of the values
+/// that changed, and a closing note naming the property and its verdict.
+pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
+    let h = &trace.header;
+    let mut out = String::from("sequenceDiagram\n");
+    for (id, label) in lanes.participants {
+        let _ = writeln!(out, "    participant {id} as {}", mermaid_text(label));
+    }
+    let (first, last) = (
+        lanes.participants[0].0,
+        lanes.participants[lanes.participants.len() - 1].0,
+    );
+    if let Some(init) = trace.steps.first() {
+        let values: Vec<String> = key
+            .iter()
+            .filter_map(|k| init.var(k).map(|v| format!("{k} {v}")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    Note over {first},{last}: {} {} faults={}, initially {}",
+            h.system,
+            h.variant,
+            h.faults,
+            mermaid_text(&values.join(", "))
+        );
+    }
+    for (i, step) in trace.steps.iter().enumerate().skip(1) {
+        let action = step.action.as_deref().unwrap_or("?");
+        let (from, to) = (lanes.lane)(action_name(action));
+        let _ = writeln!(out, "    {from}->>{to}: {i}. {}", mermaid_text(action));
+        for (owner, vars) in changed_by_owner(trace, i, lanes) {
+            let text: Vec<String> = vars.iter().map(|(n, v)| named(owner, n, v)).collect();
+            let _ = writeln!(
+                out,
+                "    Note over {owner}: {}",
+                mermaid_text(&text.join(", "))
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "    Note over {first},{last}: {} {} ({}) after step {}",
+        h.property,
+        h.verdict.to_uppercase(),
+        h.kind,
+        trace.len_actions()
+    );
+    out
+}
+
+/// An SVG timeline of the same diagram: a lifeline per participant, an arrow per action, the
+/// values that changed under it, and the verdict at the bottom.
+pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
+    const LANE_PX: usize = 210;
+    const ROW_PX: usize = 18;
+    const LEFT_PX: usize = 40;
+    let lane_x = |id: &str| {
+        LEFT_PX
+            + LANE_PX / 2
+            + LANE_PX
+                * lanes
+                    .participants
+                    .iter()
+                    .position(|(p, _)| *p == id)
+                    .unwrap_or(0)
+    };
+    let width = LEFT_PX * 2 + LANE_PX * lanes.participants.len();
+
+    let mut nodes: Vec<Box<dyn svg::Node>> = Vec::new();
+    // The right edge of the widest text so far, at about 7.3 px per monospace character.
+    let right_px = std::cell::Cell::new(width);
+    let text = |x: usize, y: usize, s: &str, anchor: &str, weight: &str| -> Box<dyn svg::Node> {
+        if anchor == "start" {
+            right_px.set(right_px.get().max(x + s.chars().count() * 73 / 10 + 20));
+        }
+        Box::new(
+            Text::new(s)
+                .set("x", x)
+                .set("y", y)
+                .set("text-anchor", anchor)
+                .set("font-family", "monospace")
+                .set("font-size", 12)
+                .set("font-weight", weight),
+        )
+    };
+    let h = &trace.header;
+    nodes.push(text(
+        LEFT_PX,
+        20,
+        &format!(
+            "{} {} faults={}: {} {}",
+            h.system, h.variant, h.faults, h.property, h.verdict
+        ),
+        "start",
+        "bold",
+    ));
+    let mut y = 50;
+    for (id, label) in lanes.participants {
+        let x = lane_x(id);
+        nodes.push(Box::new(
+            Rectangle::new()
+                .set("x", x - 70)
+                .set("y", y - 15)
+                .set("width", 140)
+                .set("height", 22)
+                .set("fill", "#eef")
+                .set("stroke", "#446"),
+        ));
+        nodes.push(text(x, y, label, "middle", "bold"));
+    }
+    let top = y + 10;
+    y += 30;
+    for (i, step) in trace.steps.iter().enumerate().skip(1) {
+        let action = step.action.as_deref().unwrap_or("?");
+        let (from, to) = (lanes.lane)(action_name(action));
+        let (x1, x2) = (lane_x(from), lane_x(to));
+        nodes.push(text(8, y + 4, &i.to_string(), "start", "normal"));
+        if x1 == x2 {
+            nodes.push(Box::new(
+                Rectangle::new()
+                    .set("x", x1)
+                    .set("y", y - 6)
+                    .set("width", 24)
+                    .set("height", 12)
+                    .set("fill", "none")
+                    .set("stroke", "#000"),
+            ));
+            nodes.push(text(x1 + 30, y + 4, action, "start", "normal"));
+        } else {
+            nodes.push(Box::new(
+                Line::new()
+                    .set("x1", x1)
+                    .set("y1", y)
+                    .set("x2", x2)
+                    .set("y2", y)
+                    .set("stroke", "#000"),
+            ));
+            let dir: i64 = if x2 > x1 { -1 } else { 1 };
+            let tip = x2 as i64;
+            let head = format!(
+                "{},{} {},{} {},{}",
+                tip,
+                y,
+                tip + dir * 8,
+                y - 4,
+                tip + dir * 8,
+                y + 4
+            );
+            nodes.push(Box::new(
+                Polygon::new().set("points", head).set("fill", "#000"),
+            ));
+            nodes.push(text(x1.min(x2) + 6, y - 4, action, "start", "normal"));
+        }
+        y += ROW_PX;
+        for (owner, vars) in changed_by_owner(trace, i, lanes) {
+            let line: Vec<String> = vars.iter().map(|(n, v)| named(owner, n, v)).collect();
+            nodes.push(text(
+                lane_x(owner) + 4,
+                y,
+                &line.join(", "),
+                "start",
+                "normal",
+            ));
+            y += ROW_PX;
+        }
+        y += 6;
+    }
+    let verdict = format!(
+        "{} {} ({}) after step {}",
+        h.property,
+        h.verdict.to_uppercase(),
+        h.kind,
+        trace.len_actions()
+    );
+    let verdict = text(LEFT_PX, y + 20, &verdict, "start", "bold");
+    let width = right_px.get();
+    let mut document = Document::new()
+        .set("width", width)
+        .set("height", y + 30)
+        .set("viewBox", (0, 0, width, y + 30));
+    document = document.add(
+        Rectangle::new()
+            .set("width", "100%")
+            .set("height", "100%")
+            .set("fill", "#fff"),
+    );
+    // Lifelines first, so that arrows and text draw over them.
+    for (id, _) in lanes.participants {
+        let x = lane_x(id);
+        document = document.add(
+            Line::new()
+                .set("x1", x)
+                .set("y1", top)
+                .set("x2", x)
+                .set("y2", y)
+                .set("stroke", "#99a")
+                .set("stroke-dasharray", "4 3"),
+        );
+    }
+    for node in nodes {
+        document = document.add(node);
+    }
+    document = document.add(verdict);
+    document.to_string() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::trace;
+
+    #[test]
+    fn table_marks_changes_and_drops_constant_non_key_columns() {
+        let table = step_table(&trace(), &["b"], Cells::All);
+        assert_eq!(table, "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*  x\n");
+    }
+
+    #[test]
+    fn changes_table_blanks_unchanged_values() {
+        let table = step_table(&trace(), &["b"], Cells::Changes);
+        assert_eq!(
+            table,
+            "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*\n"
+        );
+    }
+}
