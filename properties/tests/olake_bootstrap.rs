@@ -393,3 +393,43 @@ fn deeper_bounds_keep_the_verdicts() {
         .iter()
         .all(|a| !matches!(a, Append { pages: 3, .. })));
 }
+
+/// Delta debugging shrinks a padded story to the minimal canonical one.
+#[test]
+fn minimise_shrinks_a_padded_counterexample_to_the_canonical_one() {
+    use walcheck_model::pg::CommitMode::Async;
+    let e = entry("olake-bootstrap:master", "none", &[], "no-lsn-mismatch");
+    let model = model_of(&e);
+    let property = model.properties().into_iter().find(|p| p.name == "no-lsn-mismatch").unwrap();
+    let padded = [
+        Append { pages: 1, commit: Async },
+        WalWriterFlush,
+        Append { pages: 3, commit: Sync },
+        WalWriterWrite,
+        ReadSlot,
+        SeedState,
+        Advance { restart_moves: false },
+        Validate,
+        NextSync,
+    ];
+    let minimal = walcheck_traces::replay::minimise(&model, &property, &padded);
+    assert_eq!(minimal, [MASTER_SEED_ADVANCE.to_vec(), vec![Validate]].concat());
+}
+
+/// A depth-first discovery (stateright's DFS) minimises to a 1-minimal story: still violating,
+/// no longer, and no single step can go. (Only breadth-first search promises the shortest.)
+#[test]
+fn a_depth_first_counterexample_minimises_to_a_one_minimal_one() {
+    let model = OlakeBootstrap::new(Config::new(Variant::Master, Faults::All));
+    let dfs = model.clone().checker().spawn_dfs().join();
+    let found: Vec<Action> = dfs.discovery("no-lsn-mismatch").unwrap().into_actions();
+    let property = model.properties().into_iter().find(|p| p.name == "no-lsn-mismatch").unwrap();
+    let minimal = walcheck_traces::replay::minimise(&model, &property, &found);
+    assert!(minimal.len() <= found.len(), "{found:?} -> {minimal:?}");
+    assert_eq!(walcheck_traces::replay::reaches(&model, &property, &minimal), Some(minimal.clone()));
+    for i in 0..minimal.len() {
+        let mut shorter = minimal.clone();
+        shorter.remove(i);
+        assert_eq!(walcheck_traces::replay::reaches(&model, &property, &shorter), None, "{minimal:?} without {i}");
+    }
+}
