@@ -24,6 +24,8 @@ pub struct SystemInfo {
     pub properties: &'static [PropertyInfo],
     /// Variables every step table shows.
     pub key_variables: &'static [&'static str],
+    /// Variables step tables leave out.
+    pub counters: &'static [&'static str],
     /// How its traces are drawn.
     pub lanes: &'static Lanes,
 }
@@ -36,6 +38,7 @@ pub const SYSTEMS: &[SystemInfo] = &[SystemInfo {
     bounds: olake_bootstrap::BOUNDS,
     properties: olake_bootstrap::PROPERTIES,
     key_variables: olake_bootstrap::KEY_VARIABLES,
+    counters: olake_bootstrap::COUNTERS,
     lanes: &olake_bootstrap::LANES,
 }];
 
@@ -144,40 +147,83 @@ impl SystemConfig {
     }
 }
 
-/// What upstream code leads us to expect of `olake-bootstrap`.
+/// What upstream code leads us to expect of `olake-bootstrap`, given every bound that decides it:
+/// the variant and role, whether any WAL is written (`statements`), whether a fault can happen
+/// (`faults`, `crashes`), and whether a later run validates what a crash left (`syncs`).
 fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
     use Verdict::{Holds, Violated};
     let standby = c.server == Role::Standby;
-    let needs_an_advance = [
-        "reach-bootstrap-complete",
-        "reach-standby-bootstrap",
-        "reach-pg-crash-after-advance",
-    ];
-    if c.variant == Variant::Pr854 && standby && needs_an_advance.contains(&property) {
-        return (Violated, "#854 predates #1070: pg_current_wal_lsn() fails on a standby (recovery is in progress), so no bootstrap runs");
-    }
+    let wal = c.statements > 0;
+    let connector_crash = c.faults.connector_crash() && c.crashes > 0;
+    let pg_crash = c.faults.pg_crash() && c.crashes > 0;
+    let later_run = c.syncs > 1;
+    let no_standby_read = c.variant == Variant::Pr854 && standby;
+    const NO_STANDBY_READ: &str =
+        "#854 predates #1070: pg_current_wal_lsn() fails on a standby (recovery is in progress), so it never bootstraps there";
+    const NO_WAL: &str =
+        "statements=0: no WAL is written, so write never passes flush and the slot never moves";
+    const NO_FAULT: &str = "crashes=0: no fault can be injected";
+    const NO_LATER_RUN: &str = "syncs=1: no later run validates the state the crash left behind";
+    let reached = |possible: bool, why_not: &'static str| {
+        if possible {
+            (
+                Holds,
+                "witness: the behaviour the safety verdicts depend on is reachable",
+            )
+        } else {
+            (Violated, why_not)
+        }
+    };
     match property {
+        "wal-pointers-ordered" => {
+            return (Holds, "PostgreSQL 15 xlog.c keeps insert >= write >= flush; the advance clamps to flush or replay");
+        }
+        "reach-write-ahead-at-read" | "reach-advance-clamped" => return reached(wal, NO_WAL),
+        "reach-bootstrap-complete" | "reach-standby-bootstrap" => {
+            return reached(!no_standby_read, NO_STANDBY_READ)
+        }
+        "reach-connector-crash" => return reached(connector_crash, NO_FAULT),
+        "reach-pg-crash-after-advance" => {
+            return match (no_standby_read, wal) {
+                (true, _) => (Violated, NO_STANDBY_READ),
+                (false, false) => (Violated, NO_WAL),
+                (false, true) => reached(pg_crash, NO_FAULT),
+            };
+        }
         "state-matches-slot" | "no-lsn-mismatch" => {}
-        "wal-pointers-ordered" => return (Holds, "PostgreSQL xlog.c asserts insert >= write >= flush; the advance clamps to flush/replay"),
-        _ => return (Holds, "witness: the behaviour the other verdicts depend on is reachable"),
+        other => unreachable!("olake-bootstrap has no property {other}"),
     }
-    if c.faults.pg_crash() && c.variant != Variant::Pr854 {
-        return (
-            Violated,
-            "slotfuncs.c: an advance that does not move restart_lsn is saved only at the next checkpoint; a crash before it takes the slot back below the state file",
-        );
-    }
+    // Violated in the crashed run itself; the mismatch needs a later run to validate.
+    let crash_window = |why: &'static str| {
+        if property == "no-lsn-mismatch" && !later_run {
+            (Holds, NO_LATER_RUN)
+        } else {
+            (Violated, why)
+        }
+    };
     match (c.variant, standby) {
-        (Variant::Master, false) => {
-            (Violated, "OLake #1084: the state gets pg_current_wal_lsn() (write pointer), the advance clamps to flush, end_lsn is discarded")
+        _ if no_standby_read => (Holds, NO_STANDBY_READ),
+        _ if !wal => (Holds, NO_WAL),
+        (Variant::Master, false) => (
+            Violated,
+            "OLake #1084: the state gets pg_current_wal_lsn() (the write pointer), the advance clamps to flush, end_lsn is discarded",
+        ),
+        (Variant::Pr854, false) => {
+            (Violated, "OLake #854 advances first but still discards end_lsn: the clamp to flush goes unnoticed")
         }
-        (Variant::Master, true) if c.faults.connector_crash() => {
-            (Violated, "OLake #853: master writes the state before the advance; a crash between them leaves the state ahead of the slot")
+        (Variant::Master, true) if connector_crash || pg_crash => crash_window(
+            "OLake #853: master writes the state before the advance; a crash between them leaves the state ahead of the slot",
+        ),
+        (Variant::Master, true) => {
+            (Holds, "on a standby the target is the replay pointer, which the advance's clamp cannot undercut")
         }
-        (Variant::Master, true) => (Holds, "on a standby the target is the replay pointer, which the advance's clamp cannot undercut"),
-        (Variant::Pr854, false) => (Violated, "OLake #854 advances first but still discards end_lsn: the clamp goes unnoticed"),
-        (Variant::Pr854, true) => (Holds, "#854 predates #1070: it never bootstraps on a standby, so nothing can mismatch"),
-        (Variant::Pr1084, _) => (Holds, "OLake #1084: advances until end_lsn reaches the target and only then writes the state"),
+        (Variant::Pr1084, _) if pg_crash => crash_window(
+            "slotfuncs.c: an advance that does not move restart_lsn is saved only at the next checkpoint; a PostgreSQL crash before it takes the slot back below the state file",
+        ),
+        (Variant::Pr1084, _) => {
+            (Holds, "OLake #1084: advances until end_lsn reaches the target, and only then writes the state")
+        }
+        (Variant::Pr854, true) => unreachable!("handled as no_standby_read"),
     }
 }
 
@@ -246,6 +292,9 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| {
                 format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
             })?;
+        if bounds.iter().any(|(n, _)| n == name) {
+            return Err(format!("--bound {name} is given twice"));
+        }
         bounds.push((name.to_owned(), value.to_owned()));
     }
 

@@ -67,13 +67,13 @@ enum Command {
         #[arg(long = "bound", value_name = "NAME=VALUE")]
         bounds: Vec<String>,
         /// Threads to spread the checks over (1 to 64); results are the same at any count.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
         /// Stop searching after this many seconds; unfinished checks are inconclusive.
-        #[arg(long, value_name = "SECS")]
+        #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
         timeout: Option<f64>,
         /// Stop a search once it has stored this many distinct states.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
         max_states: Option<u64>,
         /// Fail (exit 1) on any violated property, expected or not.
         #[arg(long)]
@@ -94,6 +94,13 @@ fn main() -> ExitCode {
             // --help and --version.
             let _ = err.print();
             return ExitCode::SUCCESS;
+        }
+        Err(err)
+            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            return usage_error(
+                "a command is required: list, check, replay or show (see walcheck --help)",
+            );
         }
         Err(err) => {
             return usage_error(
@@ -150,7 +157,12 @@ fn main() -> ExitCode {
                         h.kind,
                         h.verdict,
                         trace.len_actions(),
-                        render::step_table(&trace, system.key_variables, Cells::Changes)
+                        render::step_table(
+                            &trace,
+                            system.key_variables,
+                            system.counters,
+                            Cells::Changes
+                        )
                     )
                 }
                 Format::Mermaid => render::mermaid(&trace, system.lanes, system.key_variables),
@@ -186,10 +198,8 @@ fn main() -> ExitCode {
                 Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 1e6 => {
                     Some(Duration::from_secs_f64(secs))
                 }
-                Some(secs) => {
-                    return usage_error(&format!(
-                        "--timeout takes seconds above 0 and at most 1000000, not {secs}"
-                    ))
+                Some(_) => {
+                    return usage_error("--timeout takes seconds above 0 and at most 1000000")
                 }
             };
             if max_states == Some(0) {
@@ -210,16 +220,21 @@ fn main() -> ExitCode {
                 max_states,
                 deadline: timeout.map(|t| Instant::now() + t),
             };
+            let started = Instant::now();
             let mut results = run::run_all(&entries, threads, &budget);
-            if let Err(err) = run::write_traces(&mut results, &out) {
-                return usage_error(&err);
-            }
+            let wall = started.elapsed();
+            // A trace that cannot be written costs its file, not the verdicts: report them all,
+            // then say what failed and exit 2.
+            let written = run::write_traces(&mut results, &out);
             let text = if json {
                 pretty(&report::check_json(&results))
             } else {
-                report::check_text(&results, strict)
+                report::check_text(&results, strict, wall)
             };
             let printed = print(&text);
+            if let Err(err) = written {
+                return usage_error(&err);
+            }
             if printed != ExitCode::SUCCESS {
                 return printed;
             }
@@ -246,6 +261,7 @@ fn print(text: &str) -> ExitCode {
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("walcheck: error: {message}");
+    // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
+    let _ = writeln!(std::io::stderr(), "walcheck: error: {message}");
     ExitCode::from(2)
 }

@@ -140,7 +140,7 @@ pub fn check_json(results: &[CheckResult]) -> Value {
 /// `walcheck check` for a terminal: per system, one row per configuration with a column per
 /// `always` property and one for the witnesses; then each distinct counterexample's step table
 /// (entries whose counterexample is the same action sequence share one); then a summary line.
-pub fn check_text(results: &[CheckResult], strict: bool) -> String {
+pub fn check_text(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
     let mut out = String::new();
     let mut systems: Vec<&str> = results.iter().map(|r| r.entry.system()).collect();
     systems.dedup();
@@ -276,6 +276,7 @@ pub fn check_text(results: &[CheckResult], strict: bool) -> String {
         out.push_str(&walcheck_traces::render::step_table(
             trace,
             e.config.info().key_variables,
+            e.config.info().counters,
             walcheck_traces::render::Cells::All,
         ));
         out.push('\n');
@@ -292,17 +293,13 @@ pub fn check_text(results: &[CheckResult], strict: bool) -> String {
         .filter(|r| r.verdict == Verdict::Violated)
         .count();
     let unique: u64 = results.iter().map(|r| r.unique_states).sum();
-    let total_ms: f64 = results
-        .iter()
-        .map(|r| r.elapsed.as_secs_f64() * 1000.0)
-        .sum();
     let _ = writeln!(
         out,
-        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated{}; {unique} states in {:.0} ms of search",
+        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated{}; {unique} distinct states over all searches in {:.2} s",
         results.len(),
         results.len() - differ - inconclusive,
         if strict { " (--strict: any violation fails)" } else { "" },
-        total_ms,
+        wall.as_secs_f64(),
     );
     out
 }
@@ -347,5 +344,62 @@ pub fn exit_code(results: &[CheckResult], strict: bool) -> i32 {
         3
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::catalogue::{self, Selection};
+
+    fn result(verdict: Verdict, expected: Verdict) -> CheckResult {
+        let mut entry = catalogue::select(&Selection {
+            specs: vec!["olake-bootstrap:pr1084".into()],
+            faults: Some("none".into()),
+            bounds: vec!["server=primary".into()],
+        })
+        .unwrap()
+        .remove(0);
+        entry.expected = expected;
+        CheckResult {
+            entry,
+            verdict,
+            states: 1,
+            unique_states: 1,
+            max_depth: 0,
+            elapsed: Duration::ZERO,
+            trace: None,
+            trace_path: None,
+        }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_contract_and_its_precedence() {
+        use Verdict::{Holds, Inconclusive, Violated};
+        assert_eq!(exit_code(&[result(Holds, Holds)], false), 0);
+        assert_eq!(exit_code(&[result(Violated, Violated)], false), 0);
+        assert_eq!(exit_code(&[result(Violated, Violated)], true), 1);
+        assert_eq!(exit_code(&[result(Holds, Violated)], false), 1);
+        assert_eq!(exit_code(&[result(Inconclusive, Holds)], false), 3);
+        assert_eq!(
+            exit_code(
+                &[result(Inconclusive, Holds), result(Holds, Violated)],
+                false
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn a_differing_verdict_is_flagged_in_the_table() {
+        let text = check_text(
+            &[result(Verdict::Holds, Verdict::Violated)],
+            false,
+            Duration::ZERO,
+        );
+        assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
+        assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
     }
 }

@@ -174,8 +174,9 @@ pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckR
         .collect()
 }
 
-/// The file name of `result`'s counterexample: `SYSTEM__VARIANT__FAULTS__PROPERTY.itf.json`, with
-/// `__` and a short hash of the non-default bounds before `.itf.json` when there are any.
+/// The file name of `entry`'s counterexample: `SYSTEM__VARIANT__FAULTS__PROPERTY.itf.json`, with
+/// `__` and the non-default bounds (`__server=standby,statements=3`) before `.itf.json` when there
+/// are any, or a short hash of them when they would make the name long.
 pub fn trace_file_name(entry: &Entry) -> String {
     let mut name = format!(
         "{}__{}__{}__{}",
@@ -184,12 +185,11 @@ pub fn trace_file_name(entry: &Entry) -> String {
         entry.config.faults(),
         entry.property.id
     );
-    let non_default = entry.config.non_default_bounds();
-    if !non_default.is_empty() {
-        name.push_str(&format!(
-            "__{:08x}",
-            fnv1a32(non_default.join(",").as_bytes())
-        ));
+    let non_default = entry.config.non_default_bounds().join(",");
+    if non_default.len() > 48 {
+        name.push_str(&format!("__{:08x}", fnv1a32(non_default.as_bytes())));
+    } else if !non_default.is_empty() {
+        name.push_str(&format!("__{non_default}"));
     }
     name + ".itf.json"
 }
@@ -201,22 +201,38 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     })
 }
 
-/// Writes every counterexample under `dir` (created if missing) and records its path.
+/// Writes every counterexample under `dir` (created if missing) and records its path; removes the
+/// file of every checked entry that no longer has a counterexample, so no stale trace stays
+/// beside fresh ones. Carries on past a failed write and returns the first error, so that the
+/// caller can still report every verdict.
 pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), String> {
-    if !results.iter().any(CheckResult::is_counterexample) {
-        return Ok(());
+    let mut first_error = None;
+    if results.iter().any(CheckResult::is_counterexample) {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Err(format!(
+                "cannot create trace directory {}: {e}",
+                dir.display()
+            ));
+        }
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create trace directory {}: {e}", dir.display()))?;
-    for result in results.iter_mut().filter(|r| r.is_counterexample()) {
+    for result in results.iter_mut() {
         let path = dir.join(trace_file_name(&result.entry));
+        if !result.is_counterexample() {
+            if result.verdict != Verdict::Inconclusive && path.is_file() {
+                let _ = std::fs::remove_file(&path);
+            }
+            continue;
+        }
         let trace = result.trace.as_ref().expect("counterexamples have traces");
-        trace
-            .write(&path)
-            .map_err(|e| format!("cannot write trace {}: {e}", path.display()))?;
-        result.trace_path = Some(path);
+        match trace.write(&path) {
+            Ok(()) => result.trace_path = Some(path),
+            Err(e) => {
+                first_error
+                    .get_or_insert_with(|| format!("cannot write trace {}: {e}", path.display()));
+            }
+        }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 /// Replays `trace` against the model its header names. The outer `Err` is bad input (an unknown

@@ -15,6 +15,7 @@ use std::io;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
+use walcheck_model::systems::Var;
 
 /// The version of the on-disk form, in the header's `schema`.
 pub const SCHEMA: &str = "walcheck.trace/1";
@@ -108,16 +109,35 @@ pub struct Step {
     /// The action as the model displays it, e.g. `Append{pages: 3, commit: sync}`.
     pub action: Option<String>,
     /// Variables by name, in the system's order, as text (LSNs in `X/Y`).
-    pub vars: Vec<(String, String)>,
+    pub vars: Vec<(String, Var)>,
 }
 
 impl Step {
     /// The value of variable `name`, if the step has it.
-    pub fn var(&self, name: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+    pub fn var(&self, name: &str) -> Option<&Var> {
+        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// A value as ITF writes it: text as a string, a flag as a boolean, a count as a number.
+fn var_to_json(var: &Var) -> Value {
+    match var {
+        Var::Text(text) => Value::String(text.clone()),
+        Var::Bool(flag) => Value::Bool(*flag),
+        Var::Int(n) => json!(n),
+    }
+}
+
+/// An ITF value walcheck writes: a string, a boolean, a whole number (plain or `#bigint`).
+fn var_from_json(value: &Value) -> Option<Var> {
+    match value {
+        Value::String(text) => Some(Var::Text(text.clone())),
+        Value::Bool(flag) => Some(Var::Bool(*flag)),
+        Value::Number(n) => n.as_u64().map(Var::Int),
+        Value::Object(big) if big.len() == 1 => {
+            big.get("#bigint")?.as_str()?.parse().ok().map(Var::Int)
+        }
+        _ => None,
     }
 }
 
@@ -188,7 +208,7 @@ impl Trace {
                     Value::String(step.action.clone().unwrap_or_else(|| "init".into())),
                 );
                 for (name, value) in &step.vars {
-                    state.insert(name.clone(), Value::String(value.clone()));
+                    state.insert(name.clone(), var_to_json(value));
                 }
                 Value::Object(state)
             })
@@ -260,11 +280,12 @@ impl Trace {
             };
             let mut values = Vec::with_capacity(vars.len());
             for name in &vars {
-                let value = state
-                    .get(name)
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| bad(format!("state {i} has no text value for {name}")))?;
-                values.push((name.clone(), value.to_owned()));
+                let value = state.get(name).and_then(var_from_json).ok_or_else(|| {
+                    bad(format!(
+                        "state {i} has no string, boolean or whole-number value for {name}"
+                    ))
+                })?;
+                values.push((name.clone(), value));
             }
             let extra = state
                 .keys()
@@ -302,10 +323,21 @@ impl Trace {
 
     /// Writes the trace to `path` through a temporary file and a rename, so that a reader never
     /// sees half a trace.
+    ///
+    /// The temporary file is named after this process, so concurrent writers of the same trace
+    /// never rename each other's file; it is removed if the write fails.
     pub fn write(&self, path: &Path) -> io::Result<()> {
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, self.to_text())?;
-        std::fs::rename(&tmp, path)
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written =
+            std::fs::write(&tmp, self.to_text()).and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 }
 
@@ -317,9 +349,11 @@ pub(crate) mod tests {
         let step = |action: Option<&str>, a: &str, b: &str| Step {
             action: action.map(str::to_owned),
             vars: vec![
-                ("a".into(), a.into()),
-                ("b".into(), b.into()),
-                ("c".into(), "same".into()),
+                ("a".into(), Var::Text(a.into())),
+                ("b".into(), Var::Text(b.into())),
+                ("c".into(), Var::Text("same".into())),
+                ("n".into(), Var::Int(7)),
+                ("f".into(), Var::Bool(true)),
             ],
         };
         Trace {
@@ -341,7 +375,9 @@ pub(crate) mod tests {
     #[test]
     fn itf_shape() {
         let itf = trace().to_itf();
-        assert_eq!(itf["vars"], json!(["a", "b", "c"]));
+        assert_eq!(itf["vars"], json!(["a", "b", "c", "n", "f"]));
+        assert_eq!(itf["states"][0]["n"], 7);
+        assert_eq!(itf["states"][0]["f"], true);
         assert_eq!(itf["states"][0]["mbt::actionTaken"], "init");
         assert_eq!(itf["states"][1]["mbt::actionTaken"], "Go");
         assert_eq!(itf["states"][1]["#meta"]["index"], 1);

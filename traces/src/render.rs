@@ -19,8 +19,9 @@ pub enum Cells {
 }
 
 /// The step table: one row per state, the action, then the `key` variables (in that order, the
-/// last one as the final, widest column) and every other variable that changes somewhere.
-pub fn step_table(trace: &Trace, key: &[&str], cells: Cells) -> String {
+/// last one as the final, widest column) and every other variable that changes somewhere, except
+/// the `hide` ones (bookkeeping counters the actions already show).
+pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> String {
     let Some(first) = trace.steps.first() else {
         return String::new();
     };
@@ -41,7 +42,7 @@ pub fn step_table(trace: &Trace, key: &[&str], cells: Cells) -> String {
             .vars
             .iter()
             .map(|(n, _)| n.as_str())
-            .filter(|n| !key.contains(n) && changes(n)),
+            .filter(|n| !key.contains(n) && !hide.contains(n) && changes(n)),
     );
     ordered.extend(last);
 
@@ -59,8 +60,9 @@ pub fn step_table(trace: &Trace, key: &[&str], cells: Cells) -> String {
                 .unwrap_or_else(|| "(initial state)".into()),
         ];
         for column in &ordered {
-            let value = step.var(column).unwrap_or("");
-            let changed = previous.is_some_and(|p| p.var(column) != Some(value));
+            let var = step.var(column);
+            let value = var.map(ToString::to_string).unwrap_or_default();
+            let changed = previous.is_some_and(|p| p.var(column) != var);
             row.push(match (changed, cells, previous) {
                 (true, _, _) => format!("{value}*"),
                 (false, Cells::Changes, Some(_)) => String::new(),
@@ -95,19 +97,19 @@ fn changed_by_owner<'t>(
     trace: &'t Trace,
     i: usize,
     lanes: &Lanes,
-) -> Vec<(&'static str, Vec<(&'t str, &'t str)>)> {
+) -> Vec<(&'static str, Vec<(&'t str, String)>)> {
     let step = &trace.steps[i];
     let before = i.checked_sub(1).map(|p| &trace.steps[p]);
-    let mut groups: Vec<(&'static str, Vec<(&str, &str)>)> = lanes
+    let mut groups: Vec<(&'static str, Vec<(&str, String)>)> = lanes
         .participants
         .iter()
         .map(|(id, _)| (*id, Vec::new()))
         .collect();
     for (name, value) in &step.vars {
-        if before.is_some_and(|b| b.var(name) != Some(value.as_str())) {
+        if before.is_some_and(|b| b.var(name) != Some(value)) {
             if let Some(owner) = (lanes.owner)(name) {
                 if let Some(group) = groups.iter_mut().find(|(id, _)| *id == owner) {
-                    group.1.push((name.as_str(), value.as_str()));
+                    group.1.push((name.as_str(), value.to_string()));
                 }
             }
         }
@@ -352,13 +354,13 @@ mod tests {
 
     #[test]
     fn table_marks_changes_and_drops_constant_non_key_columns() {
-        let table = step_table(&trace(), &["b"], Cells::All);
+        let table = step_table(&trace(), &["b"], &[], Cells::All);
         assert_eq!(table, "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*  x\n");
     }
 
     #[test]
     fn changes_table_blanks_unchanged_values() {
-        let table = step_table(&trace(), &["b"], Cells::Changes);
+        let table = step_table(&trace(), &["b"], &[], Cells::Changes);
         assert_eq!(
             table,
             "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*\n"

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use stateright::{Expectation, Model, Property};
-use walcheck_model::systems::Variables;
+use walcheck_model::systems::{Var, Variables};
 
 use crate::Trace;
 
@@ -15,8 +15,8 @@ use crate::Trace;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VarDiff {
     pub name: String,
-    pub recorded: Option<String>,
-    pub replayed: Option<String>,
+    pub recorded: Option<Var>,
+    pub replayed: Option<Var>,
 }
 
 /// Where replay parted from the trace. `Display` is one line naming the step.
@@ -61,8 +61,10 @@ impl fmt::Display for Mismatch {
                 let diffs: Vec<String> = diffs
                     .iter()
                     .map(|d| {
-                        let show =
-                            |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+                        let show = |v: &Option<Var>| {
+                            v.as_ref()
+                                .map_or_else(|| "(none)".into(), ToString::to_string)
+                        };
                         format!(
                             "{} recorded {} but replayed {}",
                             d.name,
@@ -92,7 +94,7 @@ fn shows<M: Model>(model: &M, property: &Property<M>, state: &M::State) -> bool 
     }
 }
 
-fn diff<S: Variables>(recorded: &[(String, String)], state: &S) -> Vec<VarDiff> {
+fn diff<S: Variables>(recorded: &[(String, Var)], state: &S) -> Vec<VarDiff> {
     let replayed = state.variables();
     let mut diffs = Vec::new();
     for (name, value) in recorded {

@@ -24,7 +24,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pg::{AdvanceError, Role, Server, WalFunctionError};
+use crate::pg::{AdvanceError, Server, WalFunctionError};
 use crate::Lsn;
 
 /// Which OLake code is modelled.
@@ -215,18 +215,12 @@ impl Connector {
     /// OLake `pkg/waljs/replicator.go:ReplicationSlotTempl` and `cdc.go:PreCDC`; `current_lsn` is
     /// `pg_current_wal_lsn()` (the write pointer) on a primary and, from #1070 on,
     /// `pg_last_wal_replay_lsn()` on a standby.
-    pub fn read_slot(
-        &mut self,
-        variant: Variant,
-        role: Role,
-        server: &Server,
-        state_file: Option<Lsn>,
-    ) {
+    pub fn read_slot(&mut self, variant: Variant, server: &Server, state_file: Option<Lsn>) {
         debug_assert_eq!(self.phase, Phase::PreCdc);
         let current_lsn = if variant.reads_replay_on_standby() {
-            Ok(server.current_or_replay_lsn(role))
+            Ok(server.current_or_replay_lsn())
         } else {
-            server.current_wal_lsn(role)
+            server.current_wal_lsn()
         };
         self.phase = match (current_lsn, state_file) {
             (Err(err), _) => Phase::Failed(Failure::SlotPosition(err)),
@@ -264,13 +258,7 @@ impl Connector {
     ///
     /// OLake `pkg/waljs/replicator.go:AdvanceLSN` (the SQL is `waljs.go:AdvanceLSNTemplate`): master and #854 run it with `ExecContext` and drop
     /// the returned `end_lsn`; #1084 scans `end_lsn` and is done only when `end_lsn ≥ W0`.
-    pub fn advance(
-        &mut self,
-        variant: Variant,
-        role: Role,
-        server: &mut Server,
-        restart_moves: bool,
-    ) {
+    pub fn advance(&mut self, variant: Variant, server: &mut Server, restart_moves: bool) {
         let Phase::Bootstrap {
             next: BootStep::Advance | BootStep::RetryAdvance,
             w0,
@@ -278,7 +266,7 @@ impl Connector {
         else {
             unreachable!("advance outside its step: {:?}", self.phase)
         };
-        let end_lsn = match server.slot_advance(role, w0, restart_moves) {
+        let end_lsn = match server.slot_advance(w0, restart_moves) {
             Ok(end_lsn) => end_lsn,
             Err(err) => {
                 self.phase = Phase::Failed(Failure::Advance(err));

@@ -55,13 +55,15 @@ impl fmt::Display for WalFunctionError {
 
 impl std::error::Error for WalFunctionError {}
 
-/// The server: its WAL pointers, the connector's logical slot, and a backend whose synchronous
-/// commit has not flushed yet.
+/// The server: its role, its WAL pointers, the connector's logical slot, and a backend whose
+/// synchronous commit has not flushed yet.
 ///
 /// On a standby, `wal.insert/write/flush` are the primary's pointers (the standby receives what
-/// the primary flushed) and `wal.replay` is the standby's own.
+/// the primary flushed) and `wal.replay` is the standby's own. On a primary `wal.replay` is
+/// `0/0`: `pg_last_wal_replay_lsn()` is NULL there.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Server {
+    pub role: Role,
     pub wal: Wal,
     pub slot: Slot,
     /// A synchronous commit has inserted its record and waits in `XLogFlush`.
@@ -70,9 +72,14 @@ pub struct Server {
 
 impl Server {
     /// A quiet server whose slot was created at `at`, with every WAL pointer there too.
-    pub const fn quiet_at(at: Lsn) -> Server {
+    pub const fn quiet_at(role: Role, at: Lsn) -> Server {
+        let mut wal = Wal::at(at);
+        if let Role::Primary = role {
+            wal.replay = Lsn::INVALID;
+        }
         Server {
-            wal: Wal::at(at),
+            role,
+            wal,
             slot: Slot::created_at(at),
             commit_pending: false,
         }
@@ -82,8 +89,8 @@ impl Server {
     ///
     /// PostgreSQL 15 `xlogfuncs.c:pg_current_wal_lsn` returns `GetXLogWriteRecPtr()` and fails
     /// with `recovery is in progress` on a standby.
-    pub fn current_wal_lsn(&self, role: Role) -> Result<Lsn, WalFunctionError> {
-        match role {
+    pub fn current_wal_lsn(&self) -> Result<Lsn, WalFunctionError> {
+        match self.role {
             Role::Primary => Ok(self.wal.write),
             Role::Standby => Err(WalFunctionError::RecoveryInProgress),
         }
@@ -93,8 +100,8 @@ impl Server {
     /// `current_lsn` column since #1070 (`CASE WHEN pg_is_in_recovery() …`).
     ///
     /// PostgreSQL 15 `xlogfuncs.c:pg_last_wal_replay_lsn` returns `GetXLogReplayRecPtr()`.
-    pub fn current_or_replay_lsn(&self, role: Role) -> Lsn {
-        match role {
+    pub fn current_or_replay_lsn(&self) -> Lsn {
+        match self.role {
             Role::Primary => self.wal.write,
             Role::Standby => self.wal.replay,
         }
@@ -104,21 +111,16 @@ impl Server {
     ///
     /// PostgreSQL 15 `slotfuncs.c:pg_replication_slot_advance`: `GetFlushRecPtr()` unless
     /// `RecoveryInProgress()`, then `GetXLogReplayRecPtr()`.
-    pub fn advance_limit(&self, role: Role) -> Lsn {
-        match role {
+    pub fn advance_limit(&self) -> Lsn {
+        match self.role {
             Role::Primary => self.wal.flush,
             Role::Standby => self.wal.replay,
         }
     }
 
     /// `pg_replication_slot_advance(slot, target)`; returns `end_lsn`. See [`Slot::slot_advance`].
-    pub fn slot_advance(
-        &mut self,
-        role: Role,
-        target: Lsn,
-        restart_moves: bool,
-    ) -> Result<Lsn, AdvanceError> {
-        let limit = self.advance_limit(role);
+    pub fn slot_advance(&mut self, target: Lsn, restart_moves: bool) -> Result<Lsn, AdvanceError> {
+        let limit = self.advance_limit();
         self.slot.slot_advance(target, limit, restart_moves)
     }
 
@@ -131,9 +133,9 @@ impl Server {
     /// been replayed since the last restartpoint; the primary checkpoints on its own schedule
     /// (`checkpoint_timeout`), which the model does not track, so it lets a restartpoint happen
     /// at any step.
-    pub fn checkpoint(&mut self, role: Role) {
+    pub fn checkpoint(&mut self) {
         self.slot.save();
-        if role == Role::Primary {
+        if self.role == Role::Primary {
             self.wal.checkpoint_flush();
             self.commit_pending = false;
         }
@@ -146,8 +148,8 @@ impl Server {
     /// PostgreSQL 15 `xlog.c:StartupXLOG` and `slot.c:StartupReplicationSlots`. On a standby the
     /// primary's WAL is untouched and replay resumes where it was: the model does not show the
     /// replay pointer re-passing the redo point during the standby's own recovery.
-    pub fn crash_restart(&mut self, role: Role) {
-        if role == Role::Primary {
+    pub fn crash_restart(&mut self) {
+        if self.role == Role::Primary {
             self.wal.crash_restart();
         }
         self.slot.restore_saved();

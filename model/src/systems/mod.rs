@@ -92,12 +92,16 @@ impl BoundInfo {
                 });
         }
         let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
-        let n: u64 = text.parse().map_err(|_| {
+        let bad = || {
             format!(
                 "bound {} takes a whole number from {min} to {max}, not {text:?}",
                 self.name
             )
-        })?;
+        };
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let n: u64 = text.parse().map_err(|_| bad())?;
         if n < min || n > max {
             return Err(format!(
                 "bound {}={n} is outside its range {min}..={max} ({})",
@@ -108,10 +112,28 @@ impl BoundInfo {
     }
 }
 
-/// A state's variables by name, as text (LSNs in `X/Y`), for traces and step tables.
+/// A variable's value in a trace: text (LSNs in `X/Y`, phases), a flag, or a count.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Var {
+    Text(String),
+    Bool(bool),
+    Int(u64),
+}
+
+impl fmt::Display for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Var::Text(text) => f.write_str(text),
+            Var::Bool(flag) => write!(f, "{flag}"),
+            Var::Int(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// A state's variables by name, for traces and step tables.
 pub trait Variables {
     /// Every variable, in a fixed order.
-    fn variables(&self) -> Vec<(&'static str, String)>;
+    fn variables(&self) -> Vec<(&'static str, Var)>;
 }
 
 /// How a system's traces are drawn as a sequence diagram: its participants, which participant

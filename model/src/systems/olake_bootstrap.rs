@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Variables};
+use super::{BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
 use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use crate::pg::{CommitMode, Role, Server};
 use crate::Lsn;
@@ -90,23 +90,26 @@ pub const BOUNDS: &[BoundInfo] = &[
         max: None,
         values: &Role::NAMES,
         unit: "role",
-        doc: "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070)",
+        doc: "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070); \
+              `check` without --bound server= runs both",
     },
     number(
         "page_bytes",
         8192,
         1024,
-        65536,
+        32768,
         "bytes",
-        "WAL page size (XLOG_BLCKSZ); pointers move in whole pages",
+        "WAL page size (XLOG_BLCKSZ, a power of two); pointers move in whole pages",
     ),
+    // PostgreSQL 15 `xlog.c:check_wal_buffers` raises a wal_buffers below 4 blocks to 4.
     number(
         "wal_buffers_pages",
-        2,
-        1,
+        4,
+        4,
         64,
         "pages",
-        "wal_buffers: unwritten WAL beyond it is written out by the inserting backend",
+        "wal_buffers (PostgreSQL keeps at least 4 pages); unwritten WAL beyond it is written \
+         out by the inserting backend",
     ),
     number(
         "stmt_pages_small",
@@ -118,17 +121,17 @@ pub const BOUNDS: &[BoundInfo] = &[
     ),
     number(
         "stmt_pages_bulk",
-        3,
+        5,
         1,
         64,
         "pages",
-        "WAL of a bulk INSERT ... SELECT",
+        "WAL of a bulk INSERT ... SELECT (by default more than wal_buffers)",
     ),
     number(
         "statements",
         2,
         0,
-        8,
+        6,
         "statements",
         "client statements in the whole run",
     ),
@@ -136,7 +139,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         "syncs",
         2,
         1,
-        6,
+        4,
         "runs",
         "connector runs: the first sync, restarts and later syncs",
     ),
@@ -144,7 +147,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         "crashes",
         1,
         0,
-        3,
+        2,
         "crashes",
         "faults injected in all (connector and PostgreSQL together)",
     ),
@@ -258,6 +261,7 @@ pub const LANES: Lanes = Lanes {
     },
     owner: |var| match var {
         "insert" | "write" | "flush" | "replay" | "commit_pending" => Some("pg"),
+        "primary_insert" | "primary_write" | "primary_flush" => Some("pg"),
         "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" | "saved_restart_lsn" => {
             Some("slot")
         }
@@ -266,6 +270,9 @@ pub const LANES: Lanes = Lanes {
         _ => None,
     },
 };
+
+/// Bookkeeping counters a step table leaves out (the actions show them); traces keep them.
+pub const COUNTERS: &[&str] = &["statements", "crashes"];
 
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -290,9 +297,9 @@ impl Config {
             faults,
             server: Role::Primary,
             page_bytes: 8192,
-            wal_buffers_pages: 2,
+            wal_buffers_pages: 4,
             stmt_pages_small: 1,
-            stmt_pages_bulk: 3,
+            stmt_pages_bulk: 5,
             statements: 2,
             syncs: 2,
             crashes: 1,
@@ -367,8 +374,8 @@ impl Config {
             None => true,
             Some("server=primary") => self.server == Role::Primary,
             Some("server=standby") => self.server == Role::Standby,
-            Some("fault:connector-crash") => self.faults.connector_crash() && self.crashes > 0,
-            Some("fault:pg-crash") => self.faults.pg_crash() && self.crashes > 0,
+            Some("fault:connector-crash") => self.faults.connector_crash(),
+            Some("fault:pg-crash") => self.faults.pg_crash(),
             Some(other) => unreachable!("unknown need {other}"),
         }
     }
@@ -461,7 +468,7 @@ impl OlakeBootstrap {
     /// file, the connector about to run its first sync.
     pub fn initial_state(&self) -> State {
         State {
-            server: Server::quiet_at(INITIAL_LSN),
+            server: Server::quiet_at(self.config.server, INITIAL_LSN),
             state_file: None,
             connector: Connector::first_run(),
             statements: 0,
@@ -473,7 +480,6 @@ impl OlakeBootstrap {
     /// use. The caller must only apply enabled actions ([`Model::actions`]).
     pub fn apply(&self, state: &mut State, action: Action) {
         let cfg = &self.config;
-        let role = cfg.server;
         match action {
             Action::Append { pages, commit } => {
                 state.server.wal.append(
@@ -494,14 +500,14 @@ impl OlakeBootstrap {
             Action::WalWriterFlush => {
                 state.server.wal.walwriter_flush();
             }
-            Action::Checkpoint => state.server.checkpoint(role),
+            Action::Checkpoint => state.server.checkpoint(),
             Action::Replay => {
                 state.server.wal.replay_to_flush();
             }
             Action::ReadSlot => {
                 state
                     .connector
-                    .read_slot(cfg.variant, role, &state.server, state.state_file)
+                    .read_slot(cfg.variant, &state.server, state.state_file)
             }
             Action::SeedState => state
                 .connector
@@ -509,7 +515,7 @@ impl OlakeBootstrap {
             Action::Advance { restart_moves } => {
                 state
                     .connector
-                    .advance(cfg.variant, role, &mut state.server, restart_moves)
+                    .advance(cfg.variant, &mut state.server, restart_moves)
             }
             Action::AdvanceGiveUp => state.connector.give_up_advance(),
             Action::Validate => state.connector.validate(&state.server, state.state_file),
@@ -519,7 +525,7 @@ impl OlakeBootstrap {
                 state.crashes += 1;
             }
             Action::PgCrash => {
-                state.server.crash_restart(role);
+                state.server.crash_restart();
                 state.connector.server_crashed();
                 state.crashes += 1;
             }
@@ -572,10 +578,7 @@ impl OlakeBootstrap {
                 actions.push(Action::Advance {
                     restart_moves: false,
                 });
-                if server
-                    .slot
-                    .restart_can_move(w0, server.advance_limit(cfg.server))
-                {
+                if server.slot.restart_can_move(w0, server.advance_limit()) {
                     actions.push(Action::Advance {
                         restart_moves: true,
                     });
@@ -621,8 +624,8 @@ impl Model for OlakeBootstrap {
         vec![
             Property::always("state-matches-slot", |_, s: &State| state_matches_slot(s)),
             Property::always("no-lsn-mismatch", |_, s: &State| no_lsn_mismatch(s)),
-            Property::always("wal-pointers-ordered", |m: &OlakeBootstrap, s: &State| {
-                wal_pointers_ordered(&m.config, s)
+            Property::always("wal-pointers-ordered", |_, s: &State| {
+                wal_pointers_ordered(s)
             }),
             Property::sometimes("reach-write-ahead-at-read", |_, s: &State| {
                 write_ahead_at_read(s)
@@ -667,11 +670,11 @@ pub fn no_lsn_mismatch(state: &State) -> bool {
 
 /// `wal-pointers-ordered`: `replay ≤ flush ≤ write ≤ insert`, the slot's own ordering, and
 /// `confirmed_flush` no further than the pointer an advance clamps to.
-pub fn wal_pointers_ordered(config: &Config, state: &State) -> bool {
+pub fn wal_pointers_ordered(state: &State) -> bool {
     let server = &state.server;
     server.wal.is_ordered()
         && server.slot.is_ordered()
-        && server.slot.confirmed_flush <= server.advance_limit(config.server)
+        && server.slot.confirmed_flush <= server.advance_limit()
 }
 
 /// Witness: the bootstrap's target W0 is ahead of the flush pointer.
@@ -701,33 +704,43 @@ pub fn pg_crash_lost_advance(state: &State) -> bool {
 }
 
 impl Variables for State {
-    fn variables(&self) -> Vec<(&'static str, String)> {
+    /// On a standby the WAL pointers are the primary's and named so (`primary_insert`, …), beside
+    /// the standby's `replay`; on a primary there is no replay pointer.
+    fn variables(&self) -> Vec<(&'static str, Var)> {
         let wal = &self.server.wal;
         let slot = &self.server.slot;
-        let opt = |lsn: Option<Lsn>| lsn.map_or_else(|| "none".to_owned(), |l| l.to_string());
-        vec![
-            ("insert", wal.insert.to_string()),
-            ("write", wal.write.to_string()),
-            ("flush", wal.flush.to_string()),
-            ("replay", wal.replay.to_string()),
-            ("commit_pending", self.server.commit_pending.to_string()),
-            ("confirmed_flush", slot.confirmed_flush.to_string()),
-            ("restart_lsn", slot.restart_lsn.to_string()),
-            (
-                "saved_confirmed_flush",
-                slot.saved.confirmed_flush.to_string(),
-            ),
-            ("saved_restart_lsn", slot.saved.restart_lsn.to_string()),
+        let lsn = |l: Lsn| Var::Text(l.to_string());
+        let opt =
+            |l: Option<Lsn>| Var::Text(l.map_or_else(|| "none".to_owned(), |l| l.to_string()));
+        let mut vars = match self.server.role {
+            Role::Primary => vec![
+                ("insert", lsn(wal.insert)),
+                ("write", lsn(wal.write)),
+                ("flush", lsn(wal.flush)),
+            ],
+            Role::Standby => vec![
+                ("primary_insert", lsn(wal.insert)),
+                ("primary_write", lsn(wal.write)),
+                ("primary_flush", lsn(wal.flush)),
+                ("replay", lsn(wal.replay)),
+            ],
+        };
+        vars.extend([
+            ("commit_pending", Var::Bool(self.server.commit_pending)),
+            ("confirmed_flush", lsn(slot.confirmed_flush)),
+            ("restart_lsn", lsn(slot.restart_lsn)),
+            ("saved_confirmed_flush", lsn(slot.saved.confirmed_flush)),
+            ("saved_restart_lsn", lsn(slot.saved.restart_lsn)),
             ("state_file", opt(self.state_file)),
-            ("connector", self.connector.phase.to_string()),
-            ("run", self.connector.runs.to_string()),
+            ("connector", Var::Text(self.connector.phase.to_string())),
+            ("run", Var::Int(self.connector.runs.into())),
             (
                 "end_lsn",
-                self.connector
-                    .last_advance
-                    .map_or_else(|| "none".to_owned(), |c| c.end_lsn.to_string()),
+                opt(self.connector.last_advance.map(|c| c.end_lsn)),
             ),
-            ("crashes", self.crashes.to_string()),
-        ]
+            ("statements", Var::Int(self.statements.into())),
+            ("crashes", Var::Int(self.crashes.into())),
+        ]);
+        vars
     }
 }
