@@ -6,6 +6,7 @@
 //! it keeps only the pointers and positions the acknowledgement logic depends on, and every
 //! function that models upstream behaviour names the source file, function and version.
 
+pub mod electric;
 pub mod lsn;
 pub mod olake;
 pub mod pg;

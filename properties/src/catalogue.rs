@@ -6,8 +6,10 @@
 //! narrows or reconfigures it; expectations are a function of the configuration, so a
 //! reconfigured entry still has one.
 
+use walcheck_model::electric;
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::Role;
+use walcheck_model::systems::electric_flush;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
 use walcheck_model::systems::{BoundInfo, BoundValue, Lanes, PropertyInfo};
 use walcheck_traces::Header;
@@ -28,19 +30,44 @@ pub struct SystemInfo {
     pub counters: &'static [&'static str],
     /// How its traces are drawn.
     pub lanes: &'static Lanes,
+    /// A knob the default catalogue runs at its default and at this other value (unless
+    /// `--bound` sets it): olake-bootstrap's `server=standby`, electric-flush's `timer_order=any`.
+    pub also: (&'static str, &'static str),
 }
 
 /// Every system walcheck knows.
-pub const SYSTEMS: &[SystemInfo] = &[SystemInfo {
-    name: olake_bootstrap::NAME,
-    variants: &["master", "pr854", "pr1084"],
-    faults: &["none", "connector-crash", "pg-crash", "all"],
-    bounds: olake_bootstrap::BOUNDS,
-    properties: olake_bootstrap::PROPERTIES,
-    key_variables: olake_bootstrap::KEY_VARIABLES,
-    counters: olake_bootstrap::COUNTERS,
-    lanes: &olake_bootstrap::LANES,
-}];
+pub const SYSTEMS: &[SystemInfo] = &[
+    SystemInfo {
+        name: olake_bootstrap::NAME,
+        variants: &["master", "pr854", "pr1084"],
+        faults: &["none", "connector-crash", "pg-crash", "all"],
+        bounds: olake_bootstrap::BOUNDS,
+        properties: olake_bootstrap::PROPERTIES,
+        key_variables: olake_bootstrap::KEY_VARIABLES,
+        counters: olake_bootstrap::COUNTERS,
+        lanes: &olake_bootstrap::LANES,
+        also: ("server", "standby"),
+    },
+    SystemInfo {
+        name: electric_flush::NAME,
+        variants: &[
+            "v1.4.15",
+            "pr4064",
+            "head",
+            "fix1-notify-after-hibernate",
+            "fix2-close-returns-offset",
+            "fix3-periodic-recheck",
+            "fix4-flush-returns-offset",
+        ],
+        faults: &["none", "consumer-kill", "suspend", "all"],
+        bounds: electric_flush::BOUNDS,
+        properties: electric_flush::PROPERTIES,
+        key_variables: electric_flush::KEY_VARIABLES,
+        counters: electric_flush::COUNTERS,
+        lanes: &electric_flush::LANES,
+        also: ("timer_order", "any"),
+    },
+];
 
 /// The system called `name`, or a one-line error listing the systems.
 pub fn system(name: &str) -> Result<&'static SystemInfo, String> {
@@ -53,25 +80,7 @@ pub fn system(name: &str) -> Result<&'static SystemInfo, String> {
 /// The configuration a trace header names, or a one-line error saying which part is unknown.
 pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
     let info = system(&header.system)?;
-    let variant = Variant::from_name(&header.variant)
-        .filter(|v| info.variants.contains(&v.name()))
-        .ok_or_else(|| {
-            format!(
-                "{} has no variant {:?}; its variants are {}",
-                info.name,
-                header.variant,
-                info.variants.join(", ")
-            )
-        })?;
-    let faults = Faults::from_name(&header.faults).ok_or_else(|| {
-        format!(
-            "{} has no fault set {:?}; its fault sets are {}",
-            info.name,
-            header.faults,
-            info.faults.join(", ")
-        )
-    })?;
-    let mut config = SystemConfig::OlakeBootstrap(Config::new(variant, faults));
+    let mut config = SystemConfig::new(info, &header.variant, &header.faults)?;
     for (name, value) in &header.config {
         config.set_bound(name, value)?;
     }
@@ -82,25 +91,58 @@ pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SystemConfig {
     OlakeBootstrap(Config),
+    ElectricFlush(electric_flush::Config),
 }
 
 impl SystemConfig {
+    /// `info`'s system with the variant and fault set named, every bound at its default, or a
+    /// one-line error naming what is unknown.
+    pub fn new(info: &SystemInfo, variant: &str, faults: &str) -> Result<SystemConfig, String> {
+        let no_variant = || {
+            format!(
+                "{} has no variant {variant:?}; its variants are {}",
+                info.name,
+                info.variants.join(", ")
+            )
+        };
+        let no_faults = || {
+            format!(
+                "{} has no fault set {faults:?}; its fault sets are {}",
+                info.name,
+                info.faults.join(", ")
+            )
+        };
+        Ok(match info.name {
+            olake_bootstrap::NAME => SystemConfig::OlakeBootstrap(Config::new(
+                Variant::from_name(variant).ok_or_else(no_variant)?,
+                Faults::from_name(faults).ok_or_else(no_faults)?,
+            )),
+            _ => SystemConfig::ElectricFlush(electric_flush::Config::new(
+                electric::Variant::from_name(variant).ok_or_else(no_variant)?,
+                electric_flush::Faults::from_name(faults).ok_or_else(no_faults)?,
+            )),
+        })
+    }
+
     /// The system's description.
     pub fn info(&self) -> &'static SystemInfo {
         match self {
             SystemConfig::OlakeBootstrap(_) => &SYSTEMS[0],
+            SystemConfig::ElectricFlush(_) => &SYSTEMS[1],
         }
     }
 
     pub fn variant(&self) -> &'static str {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.variant.name(),
+            SystemConfig::ElectricFlush(c) => c.variant.name(),
         }
     }
 
     pub fn faults(&self) -> &'static str {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.faults.name(),
+            SystemConfig::ElectricFlush(c) => c.faults.name(),
         }
     }
 
@@ -108,6 +150,7 @@ impl SystemConfig {
     pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.bounds(),
+            SystemConfig::ElectricFlush(c) => c.bounds(),
         }
     }
 
@@ -129,6 +172,7 @@ impl SystemConfig {
     pub fn set_bound(&mut self, name: &str, value: &str) -> Result<(), String> {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.set_bound(name, value),
+            SystemConfig::ElectricFlush(c) => c.set_bound(name, value),
         }
     }
 
@@ -136,6 +180,7 @@ impl SystemConfig {
     pub fn applies(&self, property: &PropertyInfo) -> bool {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.meets(property.needs),
+            SystemConfig::ElectricFlush(c) => c.meets(property.needs),
         }
     }
 
@@ -143,6 +188,7 @@ impl SystemConfig {
     pub fn expected(&self, property: &PropertyInfo) -> (Verdict, &'static str) {
         match self {
             SystemConfig::OlakeBootstrap(c) => olake_expected(c, property.id),
+            SystemConfig::ElectricFlush(c) => electric_expected(c, property.id),
         }
     }
 }
@@ -227,6 +273,70 @@ fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
     }
 }
 
+/// What Electric's code leads us to expect of `electric-flush` (electric.md §2–4), given the
+/// bounds that decide it.
+fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'static str) {
+    use electric_flush::TimerOrder;
+    use Verdict::{Holds, Violated};
+    let bug_era = !c.variant.has_4064();
+    let head = c.variant == electric::Variant::Head;
+    let kill = c.faults.kill() && c.crashes > 0;
+    let suspend = c.faults.suspend();
+    let any_order = c.timer_order == TimerOrder::Any;
+    // T2's one line for shape 1 stays buffered (below the threshold) while keepalives may come.
+    let small_txn = c.shapes == 2 && c.txns >= 2 && c.inline_flush_lines >= 2;
+    const MECHANISM: &str = "#4064 mechanism: a non-commit fragment's :flushed is handled before the commit appends its mapping entry; align returns the raw offset, and nothing re-notifies";
+    const SUSPEND_LOSS: &str = "#3982: a suspended consumer's terminate flushes, and its :flushed is never handled (reachable only when the :timeout may fire under an armed flush timer)";
+    const DEAD_PINS: &str = "#3975: a dead consumer's entry pins the global offset until a publish finds it undeliverable (#4011); HEAD's monitor removes it (#4730)";
+    const STALE_TIMER: &str = "electric.md's latent quirk: a hibernate flush under an armed timer leaves write_timer stale, so a later append arms no timer and its data waits for the next :timeout";
+    const KEEPALIVE: &str = "#4731: outside a transaction a keepalive acknowledges wal_end while flush_up_to_date? is still true from the previous transaction";
+    match property {
+        "no-lost-flush-notification" | "wal-retention-bounded" => {
+            if head {
+                (Holds, "HEAD: #4064 plus the suspend guards (#4503) and the watchdog (#4730)")
+            } else if bug_era {
+                (Violated, MECHANISM)
+            } else if suspend && any_order && c.inline_flush_lines >= 2 {
+                (Violated, SUSPEND_LOSS)
+            } else if any_order && c.shapes == 2 && c.txns >= 3 && c.inline_flush_lines >= 2 {
+                (Violated, STALE_TIMER)
+            } else if kill && property == "wal-retention-bounded" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
+                (Violated, DEAD_PINS)
+            } else {
+                (Holds, "#4064: :flushed is deferred while the transaction is pending and released aligned at its commit")
+            }
+        }
+        "ack-within-flushed" => {
+            // In the bug era with two shapes, no suspension and T2 last, a stuck shape always keeps
+            // the client from being up to date before T2, so no keepalive acknowledges past it.
+            let masked = bug_era && c.shapes == 2 && !suspend && c.txns <= 2;
+            if head {
+                (Holds, "HEAD #4731: flush_up_to_date? is last_confirmed_flush_lsn == last_seen_txn_lsn")
+            } else if !small_txn {
+                (Holds, "no small transaction follows a fully flushed one (txns=1 or an inline flush at every line)")
+            } else if masked {
+                (Holds, "masked: the stuck shape keeps the client from ever being up to date")
+            } else {
+                (Violated, KEEPALIVE)
+            }
+        }
+        "notified-offset-is-txn-boundary" => {
+            (Holds, "entries complete only at last_sent, a commit's last_log_offset in every tracked fragment of this workload")
+        }
+        "global-flush-monotone" => (Holds, "update_global_offset takes the max; the client takes the max"),
+        "reach-hibernate-flush" if suspend && !head => {
+            (Violated, "with suspension on, every idle :timeout before HEAD stops the consumer instead of hibernating it")
+        }
+        "reach-timer-before-commit" if c.inline_flush_lines < 2 => {
+            (Violated, "inline_flush_lines=1: every line flushes inline, no timer flush happens")
+        }
+        "reach-inline-flush" if c.shapes < 2 && c.inline_flush_lines >= 2 => {
+            (Violated, "with one shape no fragment reaches the inline-flush threshold")
+        }
+        _ => (Holds, "witness: the behaviour the safety verdicts depend on is reachable"),
+    }
+}
+
 /// One check: a configuration, a property, and what is expected of it.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -254,7 +364,7 @@ pub struct Selection {
 /// The entries `selection` names, in catalogue order, or a one-line reason it names none.
 ///
 /// Each selected system runs every variant named (all without `:variant`), every fault set (or
-/// the one `--faults` names), on a primary and on a standby unless `--bound server=…` picks one,
+/// the one `--faults` names), at its `also` knob's default and other value unless `--bound` sets it,
 /// and every property that applies, with the other bounds set as given.
 pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
     let mut wanted: Vec<(&'static SystemInfo, Option<&'static str>)> = Vec::new();
@@ -334,18 +444,21 @@ fn configurations(
     bounds: &[(String, String)],
 ) -> Result<Vec<SystemConfig>, String> {
     let mut configs = Vec::new();
-    for v in Variant::ALL
-        .into_iter()
-        .filter(|v| variant.is_none_or(|name| v.name() == name))
+    let alsos: [Option<&str>; 2] = [None, Some(info.also.1)];
+    for v in info
+        .variants
+        .iter()
+        .filter(|v| variant.is_none_or(|name| **v == name))
     {
-        for f in Faults::ALL
-            .into_iter()
-            .filter(|f| faults.is_none_or(|name| f.name() == name))
+        for f in info
+            .faults
+            .iter()
+            .filter(|f| faults.is_none_or(|name| **f == name))
         {
-            for role in [Role::Primary, Role::Standby] {
-                let mut config = SystemConfig::OlakeBootstrap(Config::new(v, f));
-                if role == Role::Standby {
-                    config.set_bound("server", "standby")?;
+            for also in alsos {
+                let mut config = SystemConfig::new(info, v, f)?;
+                if let Some(value) = also {
+                    config.set_bound(info.also.0, value)?;
                 }
                 for (name, value) in bounds {
                     config.set_bound(name, value)?;
@@ -356,6 +469,5 @@ fn configurations(
             }
         }
     }
-    debug_assert!(configs.iter().all(|c| c.info().name == info.name));
     Ok(configs)
 }

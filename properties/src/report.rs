@@ -140,7 +140,12 @@ pub fn check_json(results: &[CheckResult]) -> Value {
 /// `walcheck check` for a terminal: per system, one row per configuration with a column per
 /// `always` property and one for the witnesses; then each distinct counterexample's step table
 /// (entries whose counterexample is the same action sequence share one); then a summary line.
-pub fn check_text(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
+pub fn check_text(
+    results: &[CheckResult],
+    strict: bool,
+    wall: std::time::Duration,
+    tables: bool,
+) -> String {
     let mut out = String::new();
     let mut systems: Vec<&str> = results.iter().map(|r| r.entry.system()).collect();
     systems.dedup();
@@ -209,7 +214,26 @@ pub fn check_text(results: &[CheckResult], strict: bool, wall: std::time::Durati
     }
 
     let mut shown: Vec<(String, Vec<String>)> = Vec::new();
-    for r in results.iter().filter(|r| r.is_counterexample()) {
+    let counterexamples = results.iter().filter(|r| r.is_counterexample());
+    if !tables {
+        let written: Vec<&CheckResult> = counterexamples
+            .clone()
+            .filter(|r| r.trace_path.is_some())
+            .collect();
+        if let Some(dir) = written
+            .first()
+            .and_then(|r| r.trace_path.as_ref())
+            .and_then(|p| p.parent())
+        {
+            let _ = writeln!(
+                out,
+                "{} counterexamples written under {} (`walcheck show FILE` renders one; `walcheck check SYSTEM:VARIANT` prints their step tables)\n",
+                written.len(),
+                dir.display()
+            );
+        }
+    }
+    for r in counterexamples.filter(|_| tables) {
         let trace = r.trace.as_ref().expect("counterexamples have traces");
         let e = &r.entry;
         let actions: Vec<String> = trace
@@ -398,6 +422,7 @@ mod tests {
             &[result(Verdict::Holds, Verdict::Violated)],
             false,
             Duration::ZERO,
+            true,
         );
         assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
         assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::Model;
+use walcheck_model::systems::electric_flush::ElectricFlush;
 use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
 use walcheck_model::systems::Variables;
 use walcheck_traces::replay::{minimise, Mismatch};
@@ -48,6 +49,10 @@ pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
     let (verdict, states, unique_states, max_depth, trace) = match entry.config {
         SystemConfig::OlakeBootstrap(config) => {
             let model = OlakeBootstrap::new(config);
+            search(&model, entry, budget)
+        }
+        SystemConfig::ElectricFlush(config) => {
+            let model = ElectricFlush::new(config);
             search(&model, entry, budget)
         }
     };
@@ -239,22 +244,27 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
 /// system, variant, fault set, bound or property in the header: exit 2); the inner one is where
 /// replay parted from the trace (exit 1). `Ok` is the number of steps replayed.
 pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
-    let config = crate::catalogue::config_from_header(&trace.header)?;
-    match config {
-        SystemConfig::OlakeBootstrap(config) => {
-            let model = OlakeBootstrap::new(config);
-            let property = model
-                .properties()
-                .into_iter()
-                .find(|p| p.name == trace.header.property)
-                .ok_or_else(|| {
-                    format!(
-                        "{} has no property {:?}",
-                        trace.header.system, trace.header.property
-                    )
-                })?;
-            Ok(walcheck_traces::replay::replay(&model, &property, trace)
-                .map(|actions| actions.len()))
-        }
+    match crate::catalogue::config_from_header(&trace.header)? {
+        SystemConfig::OlakeBootstrap(config) => replay_on(&OlakeBootstrap::new(config), trace),
+        SystemConfig::ElectricFlush(config) => replay_on(&ElectricFlush::new(config), trace),
     }
+}
+
+fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
+where
+    M: Model,
+    M::State: Variables,
+    M::Action: Clone + std::fmt::Display,
+{
+    let property = model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == trace.header.property)
+        .ok_or_else(|| {
+            format!(
+                "{} has no property {:?}",
+                trace.header.system, trace.header.property
+            )
+        })?;
+    Ok(walcheck_traces::replay::replay(model, &property, trace).map(|actions| actions.len()))
 }

@@ -1,6 +1,7 @@
 //! Each checkable system as a `stateright::Model`, with the metadata the checker, the catalogue
 //! and `walcheck list` read: bounds with their ranges, properties with their kinds and needs.
 
+pub mod electric_flush;
 pub mod olake_bootstrap;
 
 use std::fmt;
