@@ -8,3 +8,4 @@ pub mod catalogue;
 pub mod checker;
 pub mod report;
 pub mod run;
+pub mod triage;

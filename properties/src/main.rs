@@ -38,6 +38,14 @@ enum Command {
         /// A trace file written by `walcheck check` (ITF JSON).
         trace: PathBuf,
     },
+    /// Settle Electric #4058's hypotheses and fixes with checks on the electric-flush model.
+    Triage {
+        /// The system to triage: electric-flush.
+        system: String,
+        /// Print the walcheck.triage/1 JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render a trace for review.
     Show {
         /// A trace file written by `walcheck check` (ITF JSON).
@@ -168,6 +176,20 @@ fn main() -> ExitCode {
                 Format::Mermaid => render::mermaid(&trace, system.lanes, system.key_variables),
                 Format::Svg => render::svg(&trace, system.lanes),
                 Format::Itf => trace.to_text(),
+            };
+            print(&text)
+        }
+        Command::Triage { system, json } => {
+            if system != "electric-flush" {
+                return usage_error(&format!(
+                    "triage knows electric-flush (Electric #4058), not {system:?}"
+                ));
+            }
+            let (hypotheses, fixes) = walcheck::triage::triage(&Budget::default());
+            let text = if json {
+                pretty(&walcheck::triage::json(&hypotheses, &fixes))
+            } else {
+                walcheck::triage::text(&hypotheses, &fixes)
             };
             print(&text)
         }

@@ -101,11 +101,15 @@ pub struct Effects {
     /// A flush persisted data inline (the buffer reached the threshold).
     pub inline_flush: bool,
     /// `align_offset_to_txn_boundary` dropped an entry below the offset without notifying its
-    /// boundary, right after an inline flush cancelled the timer (#4058's H2).
+    /// boundary (#4058's H2: a later, higher flush — inline, after cancelling the timer — makes
+    /// older entries go unnotified).
     pub h2_dropped_entry: bool,
     /// `flush_buffer` ran on an empty buffer while a mapping entry was owed a notification
     /// (#4058's H4 amplifier).
     pub h4_empty_flush_owed: bool,
+    /// The hibernate flush persisted data, so a `:flushed` was queued at hibernation (the moment
+    /// #4058's H1 worries about).
+    pub hibernate_flushed_data: bool,
     /// The hibernate flush's `:flushed` was lost (H1 injected) or never sent (H4 injected).
     pub injected: bool,
 }
@@ -172,7 +176,7 @@ impl Consumer {
     /// `confirm_flushed_and_notify`: align, then `ShapeLogCollector.notify_flushed` (a cast).
     fn confirm_flushed_and_notify(&mut self, offset: Offset, effects: &mut Effects) {
         let (aligned, dropped) = self.align_offset_to_txn_boundary(offset);
-        effects.h2_dropped_entry |= dropped && effects.inline_flush;
+        effects.h2_dropped_entry |= dropped;
         self.notify(aligned, effects);
     }
 
@@ -326,7 +330,9 @@ impl Consumer {
             return effects;
         }
         let owed = self.owes_notification();
-        match (storage::hibernate(&mut self.writer), injection) {
+        let flushed = storage::hibernate(&mut self.writer);
+        effects.hibernate_flushed_data = flushed.is_some();
+        match (flushed, injection) {
             (Some(_), Injection::DropFlushedAtHibernate | Injection::SilentDrainAtHibernate) => {
                 effects.injected = true
             }

@@ -340,6 +340,8 @@ pub mod seen {
     pub const BAD_BOUNDARY: u16 = 1 << 8;
     /// The global offset, `flushed_wal` or `confirmed_flush` went back.
     pub const REGRESSED: u16 = 1 << 9;
+    /// A hibernate flush persisted data and queued a `:flushed`.
+    pub const H1: u16 = 1 << 10;
 }
 
 /// A state of the system.
@@ -646,6 +648,7 @@ impl ElectricFlush {
             (effects.h2_dropped_entry, seen::H2),
             (effects.h4_empty_flush_owed, seen::H4),
             (effects.injected, seen::INJECTED),
+            (effects.hibernate_flushed_data, seen::H1),
         ];
         for (happened, bit) in bits {
             if happened {
@@ -815,20 +818,34 @@ impl Model for ElectricFlush {
             Property::sometimes("reach-two-shapes", |_, s: &State| {
                 s.seen & seen::TWO_SHAPES != 0
             }),
+            Property::sometimes("occurs-h1", |_, s: &State| s.seen & seen::H1 != 0),
+            Property::sometimes("occurs-h2", |_, s: &State| s.seen & seen::H2 != 0),
+            Property::sometimes("occurs-h3", |_, s: &State| {
+                s.seen & seen::TIMER_BEFORE_COMMIT != 0
+            }),
+            Property::sometimes("occurs-h4", |_, s: &State| s.seen & seen::H4 != 0),
+            Property::always("lost-after-h1", |m: &ElectricFlush, s: &State| {
+                lost_after(m, s, seen::H1)
+            }),
             Property::always("lost-after-h2", |m: &ElectricFlush, s: &State| {
-                s.seen & seen::H2 == 0 || no_lost_flush_notification(m, s)
+                lost_after(m, s, seen::H2)
             }),
             Property::always("lost-after-h3", |m: &ElectricFlush, s: &State| {
-                s.seen & seen::TIMER_BEFORE_COMMIT == 0 || no_lost_flush_notification(m, s)
+                lost_after(m, s, seen::TIMER_BEFORE_COMMIT)
             }),
             Property::always("lost-after-h4", |m: &ElectricFlush, s: &State| {
-                s.seen & seen::H4 == 0 || no_lost_flush_notification(m, s)
+                lost_after(m, s, seen::H4)
             }),
             Property::always("lost-after-injection", |m: &ElectricFlush, s: &State| {
-                s.seen & seen::INJECTED == 0 || no_lost_flush_notification(m, s)
+                lost_after(m, s, seen::INJECTED)
             }),
         ]
     }
+}
+
+/// Holds unless a notification is lost on a path where history bit `bit` was set.
+fn lost_after(model: &ElectricFlush, state: &State, bit: u16) -> bool {
+    state.seen & bit == 0 || no_lost_flush_notification(model, state)
 }
 
 /// `no-lost-flush-notification`: at quiescence no live shape has a tracker entry, and no
