@@ -38,9 +38,10 @@ impl Offset {
     }
 }
 
+/// Printed as Electric prints a `LogOffset`: `tx_op`, e.g. `1_5`.
 impl fmt::Display for Offset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.tx, self.op)
+        write!(f, "{}_{}", self.tx, self.op)
     }
 }
 

@@ -173,6 +173,7 @@ pub const KEY_VARIABLES: &[&str] = &[
     "tracker.s0",
     "tracker.global",
     "confirmed_flush",
+    "retained_wal",
     "s0.consumer",
 ];
 
@@ -204,7 +205,7 @@ pub const LANES: Lanes = Lanes {
         v if v.starts_with("tracker.") => Some("tracker"),
         "collector.mailbox" => Some("collector"),
         "flushed_wal" | "client.mailbox" => Some("client"),
-        "confirmed_flush" | "wal_end" => Some("pg"),
+        "confirmed_flush" | "wal_end" | "retained_wal" => Some("pg"),
         _ => None,
     },
 };
@@ -967,6 +968,15 @@ impl Variables for State {
             (
                 "confirmed_flush",
                 Var::Int(self.client.confirmed_flush.into()),
+            ),
+            (
+                "retained_wal",
+                Var::Int(
+                    self.client
+                        .wal_end
+                        .saturating_sub(self.client.confirmed_flush)
+                        .into(),
+                ),
             ),
             ("crashes", Var::Int(self.crashes.into())),
         ]);
