@@ -71,11 +71,12 @@ pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
             info.faults.join(", ")
         )
     })?;
-    let mut config = SystemConfig::OlakeBootstrap(Config::new(variant, faults));
+    let mut config = Config::new(variant, faults);
     for (name, value) in &header.config {
-        config.set_bound(name, value)?;
+        // A simulated trace also carries the simulator's workload knobs.
+        config.set_knob(name, value)?;
     }
-    Ok(config)
+    Ok(SystemConfig::OlakeBootstrap(config))
 }
 
 /// The configuration of one system.
