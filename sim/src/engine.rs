@@ -111,8 +111,10 @@ pub struct Warmup {
     pub bootstrap_at_us: u64,
     /// Statements committed before it.
     pub statements: u64,
-    /// WAL inserted before it, in bytes.
-    pub wal_bytes: u64,
+    /// Whole statement cycles (one statement's start to the next one's) before it, and their
+    /// total length in microseconds: the client's achieved rate without the edges' bias.
+    pub cycles: u64,
+    pub cycles_us: u64,
 }
 
 /// A recorded step: the action (none for the initial state), the state after it, its time.
@@ -168,6 +170,10 @@ pub struct Sim {
     /// Rows of the running statement not inserted yet.
     rows_left: u64,
     statements: u64,
+    /// When the client sent its first and its latest statement, and how many it sent.
+    first_start_us: Option<u64>,
+    last_start_us: u64,
+    starts: u64,
     events: u64,
     bootstrap_at_us: u64,
     /// pr1084's `AdvanceLSN`: when its first advance ran and its deadline.
@@ -229,6 +235,9 @@ impl Sim {
             async_xact_lsn: system::INITIAL_LSN,
             rows_left: 0,
             statements: 0,
+            first_start_us: None,
+            last_start_us: 0,
+            starts: 0,
             events: 0,
             bootstrap_at_us,
             first_advance_us: None,
@@ -273,7 +282,8 @@ impl Sim {
         Ok(Warmup {
             bootstrap_at_us: self.bootstrap_at_us,
             statements: self.statements,
-            wal_bytes: self.state.server.wal.insert.0 - system::INITIAL_LSN.0,
+            cycles: self.starts.saturating_sub(1),
+            cycles_us: self.last_start_us - self.first_start_us.unwrap_or(self.last_start_us),
         })
     }
 
@@ -364,6 +374,9 @@ impl Sim {
 
     /// The client sends the level's statement: its rows start going into the WAL.
     fn statement_start(&mut self) {
+        self.first_start_us.get_or_insert(self.now_us);
+        self.last_start_us = self.now_us;
+        self.starts += 1;
         self.rows_left = self.level.rows;
         self.schedule_chunk();
     }
