@@ -99,7 +99,12 @@ enum Command {
         #[arg(long)]
         ladder: String,
         /// The run's seed [default: 1].
-        #[arg(long, value_name = "N", conflicts_with = "seeds", allow_negative_numbers = true)]
+        #[arg(
+            long,
+            value_name = "N",
+            conflicts_with = "seeds",
+            allow_negative_numbers = true
+        )]
         seed: Option<String>,
         /// Swarm mode: one run per seed in A..B (or A..=B), parameters not given here drawn per
         /// seed; reports each seed's worst level.
@@ -118,7 +123,12 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         trace_out: Option<PathBuf>,
         /// Traces per level and variant with --trace-out.
-        #[arg(long, value_name = "N", default_value = "1", allow_negative_numbers = true)]
+        #[arg(
+            long,
+            value_name = "N",
+            default_value = "1",
+            allow_negative_numbers = true
+        )]
         trace_limit: String,
         #[command(flatten)]
         params: ParamArgs,
@@ -134,7 +144,11 @@ impl FromArgMatches for ParamArgs {
         Ok(ParamArgs(
             PARAMS
                 .iter()
-                .filter_map(|p| matches.get_one::<String>(p.name).map(|v| (p.name, v.clone())))
+                .filter_map(|p| {
+                    matches
+                        .get_one::<String>(p.name)
+                        .map(|v| (p.name, v.clone()))
+                })
                 .collect(),
         ))
     }

@@ -110,6 +110,32 @@ pub const ASYNC_RATES: [Option<u64>; 7] = [
     None,
 ];
 
+/// OLake #1084's own measurements with the fixed code, per level: (bootstraps whose target was
+/// ahead of flush when read, bootstraps). Shared research `olake-ladders.md`; where the PR gives
+/// a range of bootstraps, the smaller count.
+pub const fn measured_write_ahead(kind: LadderKind) -> [(u64, u64); 7] {
+    match kind {
+        LadderKind::Sync => [
+            (0, 218),
+            (0, 82),
+            (0, 82),
+            (19, 75),
+            (23, 55),
+            (14, 31),
+            (13, 20),
+        ],
+        LadderKind::Async => [
+            (46, 183),
+            (79, 175),
+            (90, 97),
+            (56, 101),
+            (73, 131),
+            (107, 156),
+            (30, 44),
+        ],
+    }
+}
+
 /// One level of a ladder: the statements the client runs throughout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {

@@ -328,8 +328,7 @@ impl Params {
         }
         let pages = self.wal_buffers_bytes / self.page_bytes;
         if self.wal_buffers_bytes % self.page_bytes != 0
-            || pages < 4
-            || pages > WAL_BUFFERS_PAGES_MAX
+            || !(4..=WAL_BUFFERS_PAGES_MAX).contains(&pages)
         {
             return Err(format!(
                 "--wal-buffers-bytes must be a whole number of {}-byte pages from 4 to {WAL_BUFFERS_PAGES_MAX} (PostgreSQL's limits), not {}",

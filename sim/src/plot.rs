@@ -1,6 +1,7 @@
 //! `--plot F.svg`: per ladder, the share of bootstraps that ended in `lsn mismatch` at each level,
-//! one line per variant with its Wilson 95 % interval, and, dashed, the share whose target was
-//! ahead of flush when read (the same for every variant).
+//! one line per variant with its Wilson 95 % interval; dashed, the share whose target was ahead
+//! of flush when read (the same for every variant); and, as crosses, the share OLake #1084
+//! measured with its fixed code.
 //!
 //! plotters' SVG backend without its `ttf` feature measures text with a fixed estimate instead of
 //! loading system fonts: the file builds on a machine with no fonts and is the same bytes on
@@ -38,7 +39,11 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
     let areas = root.split_evenly((panels, 1));
     let o = &report.options;
     for (area, ladder) in areas.iter().zip(&report.ladders) {
-        let labels: Vec<String> = ladder.levels.iter().map(|l| l.level.label.clone()).collect();
+        let labels: Vec<String> = ladder
+            .levels
+            .iter()
+            .map(|l| l.level.label.clone())
+            .collect();
         let n = labels.len();
         let mut chart = ChartBuilder::on(area)
             .caption(
@@ -54,7 +59,8 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
             .margin(12)
             .x_label_area_size(48)
             .y_label_area_size(64)
-            .build_cartesian_2d((0..n).into_segmented(), 0f64..100f64)?;
+            // An integer range is inclusive in plotters: n levels are 0..n - 1.
+            .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0f64..100f64)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -65,6 +71,7 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
                 }
                 SegmentValue::Last => String::new(),
             })
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .y_desc("bootstraps, %")
             .x_desc(match ladder.kind {
                 crate::LadderKind::Sync => "rows per statement (about 1.15 kB of WAL each)",
@@ -86,9 +93,24 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
                     4,
                     ShapeStyle::from(&RGBColor(110, 110, 110)).stroke_width(2),
                 ))?
-                .label("target W0 ahead of flush when read (every variant)")
+                .label("simulated: target ahead of flush when read (every variant)")
                 .legend(|(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(110, 110, 110))
+                });
+        }
+        if ladder.levels.len() == 7 {
+            let measured = crate::ladder::measured_write_ahead(ladder.kind);
+            chart
+                .draw_series(measured.iter().enumerate().map(|(i, &(hits, n))| {
+                    Cross::new(
+                        (x(i), hits as f64 * 100.0 / n as f64),
+                        6,
+                        ShapeStyle::from(&BLACK).stroke_width(2),
+                    )
+                }))?
+                .label("OLake #1084 measured: target ahead of flush (fixed code)")
+                .legend(|(x, y)| {
+                    Cross::new((x + 10, y), 5, ShapeStyle::from(&BLACK).stroke_width(2))
                 });
         }
         for (v, &variant) in o.variants.iter().enumerate() {
@@ -104,7 +126,9 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
                     points.clone(),
                     ShapeStyle::from(&c).stroke_width(2),
                 ))?
-                .label(format!("{variant}: lsn mismatch (95% Wilson interval)"))
+                .label(format!(
+                    "simulated {variant}: lsn mismatch (95% Wilson interval)"
+                ))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
@@ -127,7 +151,12 @@ fn draw(report: &Report, text: &mut String) -> Result<(), Box<dyn std::error::Er
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            // Where the lines are not: above the quiet low levels of the sync ladder; in the
+            // async one, below the curves right of 10 statements/s (pixels in the plot area).
+            .position(match ladder.kind {
+                crate::LadderKind::Sync => SeriesLabelPosition::UpperLeft,
+                crate::LadderKind::Async => SeriesLabelPosition::Coordinate(330, 200),
+            })
             .border_style(BLACK)
             .background_style(WHITE.mix(0.85))
             .label_font(("sans-serif", 13))

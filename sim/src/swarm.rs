@@ -145,7 +145,11 @@ fn summarise(report: &Report) -> Vec<VariantSummary> {
 }
 
 /// Runs `base` once per seed in `seeds`, the parameters not in `fixed` drawn per seed.
-pub fn swarm(base: &Options, fixed: &[&'static str], seeds: Range<u64>) -> Result<SwarmReport, String> {
+pub fn swarm(
+    base: &Options,
+    fixed: &[&'static str],
+    seeds: Range<u64>,
+) -> Result<SwarmReport, String> {
     run::validate(base)?;
     let mut results = Vec::new();
     for seed in seeds.clone() {
@@ -192,8 +196,11 @@ fn worst_json(worst: &Option<Worst>) -> Value {
     }
 }
 
-/// The worst (seed, level) of each variant over the whole swarm.
-fn overall(report: &SwarmReport) -> Vec<(Variant, usize, Option<(u64, Worst)>)> {
+/// A variant over the whole swarm: in how many seeds it mismatched, and its worst (seed, level).
+type Overall = (Variant, usize, Option<(u64, Worst)>);
+
+/// Each variant over the whole swarm.
+fn overall(report: &SwarmReport) -> Vec<Overall> {
     let variants: Vec<Variant> = report
         .results
         .first()
