@@ -430,7 +430,8 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     let started = Instant::now();
     if let Some(seeds) = seeds {
         let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
-        let report = match swarm::swarm(&options, &fixed, seeds) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let report = match swarm::swarm(&options, &fixed, seeds, threads) {
             Ok(report) => report,
             Err(err) => return usage_error(&err),
         };

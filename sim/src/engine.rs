@@ -292,7 +292,6 @@ impl Sim {
         while !self.done {
             self.next_event(model)?;
         }
-        self.outcome.steps = self.record.as_ref().map_or(0, |r| r.len() - 1);
         self.outcome.end_us = self.now_us;
         Ok((self.outcome.clone(), self))
     }
@@ -338,6 +337,7 @@ impl Sim {
             ));
         }
         model.apply(&mut self.state, action);
+        self.outcome.steps += 1;
         let step = match &mut self.record {
             Some(record) => {
                 record.push(Recorded {
@@ -347,7 +347,7 @@ impl Sim {
                 });
                 record.len() - 1
             }
-            None => 0,
+            None => self.outcome.steps,
         };
         for (i, first) in self.outcome.first_violation.iter_mut().enumerate() {
             if first.is_none() && !safety_holds(i, &self.state) {

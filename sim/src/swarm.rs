@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -144,36 +146,59 @@ fn summarise(report: &Report) -> Vec<VariantSummary> {
         .collect()
 }
 
-/// Runs `base` once per seed in `seeds`, the parameters not in `fixed` drawn per seed.
+/// Runs seed `seed` of a swarm.
+fn run_seed(base: &Options, fixed: &[&'static str], seed: u64) -> Result<SeedResult, String> {
+    let params = params_for_seed(&base.params, fixed, seed);
+    let options = Options {
+        seed,
+        params,
+        ..base.clone()
+    };
+    let report = run::simulate(&options)?;
+    let traces = report
+        .ladders
+        .iter()
+        .flat_map(|l| &l.levels)
+        .flat_map(|l| l.traces.iter().flatten())
+        .map(|p| p.display().to_string())
+        .collect();
+    Ok(SeedResult {
+        seed,
+        params,
+        variants: summarise(&report),
+        traces,
+    })
+}
+
+/// Runs `base` once per seed in `seeds`, the parameters not in `fixed` drawn per seed, on up to
+/// `threads` threads; results come back in seed order whatever the thread count, and the first
+/// error (in seed order) is returned.
 pub fn swarm(
     base: &Options,
     fixed: &[&'static str],
     seeds: Range<u64>,
+    threads: usize,
 ) -> Result<SwarmReport, String> {
     run::validate(base)?;
-    let mut results = Vec::new();
-    for seed in seeds.clone() {
-        let params = params_for_seed(&base.params, fixed, seed);
-        let options = Options {
-            seed,
-            params,
-            ..base.clone()
-        };
-        let report = run::simulate(&options)?;
-        let traces = report
-            .ladders
-            .iter()
-            .flat_map(|l| &l.levels)
-            .flat_map(|l| l.traces.iter().flatten())
-            .map(|p| p.display().to_string())
-            .collect();
-        results.push(SeedResult {
-            seed,
-            params,
-            variants: summarise(&report),
-            traces,
-        });
-    }
+    let all: Vec<u64> = seeds.clone().collect();
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<Result<SeedResult, String>>>> = Mutex::new(vec![None; all.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, 64) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = all.get(i) else { break };
+                let result = run_seed(base, fixed, seed);
+                slots.lock().expect("no thread panics holding the lock")[i] = Some(result);
+            });
+        }
+    });
+    let results = slots
+        .into_inner()
+        .expect("threads joined")
+        .into_iter()
+        .map(|r| r.expect("every seed ran"))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(SwarmReport {
         seeds,
         fixed: fixed.to_vec(),
