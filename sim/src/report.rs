@@ -159,7 +159,10 @@ pub fn to_text(report: &Report) -> String {
         .iter()
         .map(|(info, value)| format!("{}={value}", info.name))
         .collect();
-    let _ = writeln!(out, "parameters: {}", params.join(" "));
+    let _ = writeln!(out, "parameters:");
+    for line in crate::swarm::wrap(&params.join(" "), 96) {
+        let _ = writeln!(out, "  {line}");
+    }
     for ladder in &report.ladders {
         let _ = writeln!(out, "\nladder {}: {}", ladder.kind, ladder.kind.describe());
         let mut rows = vec![[

@@ -341,8 +341,8 @@ pub fn to_text(report: &SwarmReport) -> String {
     let mut header = vec!["seed".to_owned()];
     header.extend(variants.iter().map(|v| format!("{v}: worst level")));
     header.push("gave up".to_owned());
-    header.push("parameters drawn (differing from the defaults)".to_owned());
     let mut rows = vec![header];
+    let mut drawn_lines = Vec::new();
     for r in &report.results {
         let mut row = vec![r.seed.to_string()];
         row.extend(r.variants.iter().map(|v| worst_text(&v.worst)));
@@ -364,10 +364,25 @@ pub fn to_text(report: &SwarmReport) -> String {
             .filter(|(info, value)| *value != info.default)
             .map(|(info, value)| format!("{}={value}", info.name))
             .collect();
-        row.push(drawn.join(" "));
+        drawn_lines.push(if drawn.is_empty() {
+            "defaults".to_owned()
+        } else {
+            drawn.join(" ")
+        });
         rows.push(row);
     }
-    out.push_str(&columns(&rows));
+    // Each seed's row, then the parameters it drew (those differing from the defaults).
+    let table = columns(&rows);
+    let mut lines = table.lines();
+    if let Some(header) = lines.next() {
+        let _ = writeln!(out, "{header}");
+    }
+    for (line, drawn) in lines.zip(&drawn_lines) {
+        let _ = writeln!(out, "{line}");
+        for wrapped in wrap(drawn, 96) {
+            let _ = writeln!(out, "      {wrapped}");
+        }
+    }
     out.push('\n');
     let total = report.results.len();
     for (variant, seeds_hit, worst) in overall(report) {
@@ -381,6 +396,21 @@ pub fn to_text(report: &SwarmReport) -> String {
         };
     }
     out
+}
+
+/// `text`'s space-separated words in lines of at most `width` characters (a longer word alone).
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
 }
 
 #[cfg(test)]
