@@ -390,7 +390,11 @@ impl Sim {
     }
 
     /// A chunk of rows enters the WAL; after the last, the commit record, and a synchronous
-    /// commit starts its flush.
+    /// commit starts its flush, which takes `fsync_latency_us`.
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: with `synchronous_commit = on` the backend
+    /// waits in `xlog.c:XLogFlush` (one `XLogWrite` that writes and fsyncs, publishing write and
+    /// flush together at its end); with it off, `XLogSetAsyncXactLSN` and the statement returns.
     fn insert_chunk(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
         let rows = self.params.chunk_rows.min(self.rows_left);
         self.apply(
