@@ -364,7 +364,8 @@ impl Params {
             let mut params = *self;
             for info in PARAMS {
                 if !fixed.contains(&info.name) {
-                    let choice = rng.random_range(0..info.swarm.len());
+                    // Drawn as u64, not usize: the same draw on 32- and 64-bit machines.
+                    let choice = rng.random_range(0..info.swarm.len() as u64) as usize;
                     *params.field(info.name) = info.swarm[choice];
                 }
             }
