@@ -717,6 +717,49 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_walwriter_hibernates_and_an_async_commit_wakes_it() {
+        let params = Params::default();
+        // One-row statements: less than a page of WAL each.
+        let level = Level {
+            rows: 1,
+            wal_bytes: params.row_wal_bytes,
+            ..LadderKind::Async.levels(&params)[0].clone()
+        };
+        let model = OlakeBootstrap::new(config(Variant::Master, &params, &level));
+        let mut sim = Sim::new(&model, &params, &level, id(LadderKind::Async, 0, 0));
+        sim.queue = EventQueue::new();
+        for cycle in 1..=LOOPS_UNTIL_HIBERNATE {
+            sim.walwriter_cycle(&model).unwrap();
+            // walwriter.c advertises sleeping at the top of the cycle that may hibernate.
+            assert_eq!(sim.walwriter.sleeping, cycle == LOOPS_UNTIL_HIBERNATE);
+            let (at_us, event) = sim.queue.pop().unwrap();
+            let timeout = if cycle < LOOPS_UNTIL_HIBERNATE {
+                params.wal_writer_delay_us
+            } else {
+                params.wal_writer_delay_us * HIBERNATE_FACTOR
+            };
+            assert_eq!(at_us, sim.now_us + timeout);
+            assert!(
+                matches!(event, Event::WalWriterWake { generation } if generation == sim.walwriter.generation)
+            );
+            sim.now_us = at_us;
+        }
+        assert_eq!(sim.now_us, 49 * 200_000 + 5_000_000);
+        // A small asynchronous commit, less than a page: only a sleeping walwriter is woken.
+        sim.rows_left = 1;
+        sim.insert_chunk(&model).unwrap();
+        let (at_us, event) = sim.queue.pop().unwrap();
+        assert_eq!(at_us, sim.now_us, "{event:?}");
+        assert!(
+            matches!(event, Event::WalWriterWake { generation } if generation == sim.walwriter.generation)
+        );
+        // Its first cycle after the long sleep flushes (wal_writer_delay has passed) and wakes up.
+        sim.walwriter_cycle(&model).unwrap();
+        assert_eq!(sim.state.server.wal.flush, sim.state.server.wal.insert);
+        assert_eq!(sim.walwriter.left_till_hibernate, LOOPS_UNTIL_HIBERNATE);
+    }
+
+    #[test]
     fn pr1084_retries_until_the_slot_confirms() {
         let params = Params::default();
         let level = &LadderKind::Async.levels(&params)[2];
