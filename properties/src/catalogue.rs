@@ -82,7 +82,8 @@ pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
     let info = system(&header.system)?;
     let mut config = SystemConfig::new(info, &header.variant, &header.faults)?;
     for (name, value) in &header.config {
-        config.set_bound(name, value)?;
+        // A simulated trace also carries the simulator's workload knobs.
+        config.set_knob(name, value)?;
     }
     Ok(config)
 }
@@ -172,6 +173,14 @@ impl SystemConfig {
     pub fn set_bound(&mut self, name: &str, value: &str) -> Result<(), String> {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.set_bound(name, value),
+            SystemConfig::ElectricFlush(c) => c.set_bound(name, value),
+        }
+    }
+
+    /// Sets a bound, or a knob only traces carry (the simulator's workload), from its text.
+    pub fn set_knob(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match self {
+            SystemConfig::OlakeBootstrap(c) => c.set_knob(name, value),
             SystemConfig::ElectricFlush(c) => c.set_bound(name, value),
         }
     }

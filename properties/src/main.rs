@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use walcheck::catalogue::{self, Selection};
 use walcheck::checker::Budget;
 use walcheck::{report, run};
+use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::Trace;
 
@@ -93,6 +94,102 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "traces/out")]
         out: PathBuf,
     },
+    /// Simulate first-sync bootstraps in virtual time under OLake #1084's load ladders.
+    ///
+    /// Every level runs --attempts bootstraps per variant, each variant facing the same workload
+    /// and bootstrap instants; the same seed gives the same output (elapsed_ms aside). Exit 0
+    /// when the run completes; 2 on bad usage.
+    Simulate {
+        /// olake-bootstrap[:variant]; without a variant, every variant.
+        spec: String,
+        /// sync (bulk INSERT ... SELECT, synchronous commit), async (100-row statements,
+        /// synchronous_commit = off) or both.
+        #[arg(long)]
+        ladder: String,
+        /// The run's seed [default: 1].
+        #[arg(
+            long,
+            value_name = "N",
+            conflicts_with = "seeds",
+            allow_negative_numbers = true
+        )]
+        seed: Option<String>,
+        /// Swarm mode: one run per seed in A..B (or A..=B), parameters not given here drawn per
+        /// seed; reports each seed's worst level.
+        #[arg(long, value_name = "A..B")]
+        seeds: Option<String>,
+        /// Bootstraps per level and variant [default: 200; 20 per seed in swarm mode].
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        attempts: Option<String>,
+        /// Print the walcheck.simulate/1 JSON (walcheck.swarm/1 with --seeds).
+        #[arg(long)]
+        json: bool,
+        /// Draw the hit probability per level, one line per variant, as SVG.
+        #[arg(long, value_name = "F.svg", conflicts_with = "seeds")]
+        plot: Option<PathBuf>,
+        /// Write ITF traces of violating attempts here (walcheck replay takes them).
+        #[arg(long, value_name = "DIR")]
+        trace_out: Option<PathBuf>,
+        /// Traces per level and variant with --trace-out.
+        #[arg(
+            long,
+            value_name = "N",
+            default_value = "1",
+            allow_negative_numbers = true
+        )]
+        trace_limit: String,
+        #[command(flatten)]
+        params: ParamArgs,
+    },
+}
+
+/// The simulation parameters as flags, one per entry of `walcheck_sim::PARAMS`
+/// (`--wal-buffers-bytes 4194304`), kept as text for the library to check.
+struct ParamArgs(Vec<(&'static str, String)>);
+
+impl FromArgMatches for ParamArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(ParamArgs(
+            PARAMS
+                .iter()
+                .filter_map(|p| {
+                    matches
+                        .get_one::<String>(p.name)
+                        .map(|v| (p.name, v.clone()))
+                })
+                .collect(),
+        ))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = ParamArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for ParamArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        PARAMS.iter().fold(command, |command, p| {
+            command.arg(
+                Arg::new(p.name)
+                    .long(p.flag)
+                    .value_name(match p.unit {
+                        "bytes" => "BYTES",
+                        "us" => "MICROSECONDS",
+                        "rows" => "ROWS",
+                        "rows/s" => "ROWS_PER_S",
+                        _ => "PERCENT",
+                    })
+                    .allow_negative_numbers(true)
+                    .help_heading("Simulation parameters")
+                    .help(format!("{} [default: {}]", p.doc, p.default)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        ParamArgs::augment_args(command)
+    }
 }
 
 fn main() -> ExitCode {
@@ -107,7 +204,7 @@ fn main() -> ExitCode {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, replay or show (see walcheck --help)",
+                "a command is required: list, check, replay, show or simulate (see walcheck --help)",
             );
         }
         Err(err) => {
@@ -264,7 +361,130 @@ fn main() -> ExitCode {
             }
             ExitCode::from(report::exit_code(&results, strict) as u8)
         }
+        Command::Simulate {
+            spec,
+            ladder,
+            seed,
+            seeds,
+            attempts,
+            json,
+            plot,
+            trace_out,
+            trace_limit,
+            params,
+        } => simulate(SimulateArgs {
+            spec,
+            ladder,
+            seed,
+            seeds,
+            attempts,
+            json,
+            plot,
+            trace_out,
+            trace_limit,
+            params,
+        }),
     }
+}
+
+struct SimulateArgs {
+    spec: String,
+    ladder: String,
+    seed: Option<String>,
+    seeds: Option<String>,
+    attempts: Option<String>,
+    json: bool,
+    plot: Option<PathBuf>,
+    trace_out: Option<PathBuf>,
+    trace_limit: String,
+    params: ParamArgs,
+}
+
+/// A whole number for `flag` from `min` to `max`, or a one-line error.
+fn whole(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, String> {
+    let bad = || format!("{flag} takes a whole number from {min} to {max}, not {text:?}");
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    text.parse()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(bad)
+}
+
+fn simulate(args: SimulateArgs) -> ExitCode {
+    let swarm_mode = args.seeds.is_some();
+    let options = (|| -> Result<_, String> {
+        let variants = walcheck_sim::parse_spec(&args.spec)?;
+        let ladders = LadderKind::parse(&args.ladder)?;
+        let mut params = Params::default();
+        for (name, value) in &args.params.0 {
+            params.set(name, value)?;
+        }
+        params.validate()?;
+        let seed = match &args.seed {
+            Some(text) => whole("--seed", text, 0, u64::MAX)?,
+            None => 1,
+        };
+        let max = u64::from(walcheck_sim::run::MAX_ATTEMPTS);
+        let attempts = match &args.attempts {
+            Some(text) => whole("--attempts", text, 1, max)? as u32,
+            None if swarm_mode => 20,
+            None => 200,
+        };
+        let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
+        let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
+        Ok((
+            walcheck_sim::Options {
+                variants,
+                ladders,
+                seed,
+                attempts,
+                params,
+                trace_out: args.trace_out.clone(),
+                trace_limit,
+            },
+            seeds,
+        ))
+    })();
+    let (options, seeds) = match options {
+        Ok(options) => options,
+        Err(err) => return usage_error(&err),
+    };
+    let started = Instant::now();
+    if let Some(seeds) = seeds {
+        let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let report = match swarm::swarm(&options, &fixed, seeds, threads) {
+            Ok(report) => report,
+            Err(err) => return usage_error(&err),
+        };
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        return print(&if args.json {
+            pretty(&swarm::to_json(&report, elapsed_ms))
+        } else {
+            swarm::to_text(&report)
+        });
+    }
+    let report = match walcheck_sim::simulate(&options) {
+        Ok(report) => report,
+        Err(err) => return usage_error(&err),
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    if let Some(path) = &args.plot {
+        let written = walcheck_sim::plot::svg(&report).and_then(|svg| {
+            std::fs::write(path, svg)
+                .map_err(|e| format!("cannot write plot {}: {e}", path.display()))
+        });
+        if let Err(err) = written {
+            return usage_error(&err);
+        }
+    }
+    print(&if args.json {
+        pretty(&walcheck_sim::report::to_json(&report, elapsed_ms))
+    } else {
+        walcheck_sim::report::to_text(&report)
+    })
 }
 
 fn pretty(value: &serde_json::Value) -> String {

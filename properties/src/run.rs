@@ -126,10 +126,12 @@ pub fn to_trace<S: Variables, A: std::fmt::Display>(
     let mut steps = vec![Step {
         action: None,
         vars: vars(&path.init),
+        time_us: None,
     }];
     steps.extend(path.steps.iter().map(|(a, s)| Step {
         action: Some(a.to_string()),
         vars: vars(s),
+        time_us: None,
     }));
     Trace {
         header: header(entry, verdict),
@@ -153,6 +155,7 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
         kind: entry.property.kind.name().to_owned(),
         verdict: verdict.name().to_owned(),
         seed: None,
+        simulation: None,
     }
 }
 

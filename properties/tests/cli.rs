@@ -450,3 +450,246 @@ fn counterexamples_are_identical_across_thread_counts() {
     assert_eq!(one, trace_files("2"));
     assert_eq!(one, trace_files("4"));
 }
+
+#[test]
+fn simulate_bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("p.svg");
+    let svg = svg.to_str().unwrap();
+    let sim = |extra: &[&'static str]| -> Vec<&str> {
+        let mut args = vec![
+            "simulate",
+            "olake-bootstrap",
+            "--ladder",
+            "sync",
+            "--attempts",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["simulate", "olake-bootstrap", "--ladder", "sideways"],
+        vec!["simulate", "olake-bootstrap"],
+        vec!["simulate", "electric-flush", "--ladder", "sync"],
+        vec!["simulate", "olake-bootstrap:pr9", "--ladder", "sync"],
+        sim(&["--wal-buffers-bytes", "-4194304"]),
+        sim(&["--row-wal-bytes", "-1"]),
+        sim(&["--wal-writer-delay-us", "0"]),
+        sim(&["--fsync-latency-us", "0"]),
+        sim(&["--wal-buffers-bytes", "10000"]),
+        sim(&["--page-bytes", "3000"]),
+        sim(&["--jitter-pct", "100"]),
+        sim(&["--rows-per-s", "fast"]),
+        sim(&["--attempts", "0"]),
+        sim(&["--attempts", "-3"]),
+        sim(&["--seed", "-1"]),
+        sim(&["--seed", "one"]),
+        sim(&["--seeds", "9..3"]),
+        sim(&["--seeds", "3"]),
+        sim(&["--seed", "1", "--seeds", "1..3"]),
+        vec![
+            "simulate",
+            "olake-bootstrap",
+            "--ladder",
+            "sync",
+            "--seeds",
+            "1..3",
+            "--plot",
+            svg,
+        ],
+        sim(&["--trace-limit", "0"]),
+        sim(&["--no-such-parameter", "1"]),
+    ];
+    for args in &cases {
+        let output = walcheck(args, dir.path());
+        let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("walcheck: error: "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn simulate_json_is_the_same_bytes_for_the_same_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "simulate",
+        "olake-bootstrap",
+        "--ladder",
+        "both",
+        "--seed",
+        "3",
+        "--attempts",
+        "10",
+        "--json",
+    ];
+    let runs: Vec<Output> = (0..2).map(|_| walcheck(&args, dir.path())).collect();
+    for output in &runs {
+        assert_eq!(output.status.code(), Some(0));
+    }
+    let strip = |s: String| {
+        s.lines()
+            .filter(|l| !l.contains("\"elapsed_ms\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(stdout(&runs[0])), strip(stdout(&runs[1])));
+    let report: Value = serde_json::from_str(&stdout(&runs[0])).unwrap();
+    assert_eq!(report["schema"], "walcheck.simulate/1");
+    assert_eq!(report["seed"], 3);
+    assert!(report["elapsed_ms"].is_u64());
+    assert_eq!(report["parameters"]["wal_buffers_bytes"], 4_194_304);
+    let ladders = report["ladders"].as_array().unwrap();
+    assert_eq!(ladders.len(), 2);
+    let sync_levels = ladders[0]["levels"].as_array().unwrap();
+    assert_eq!(sync_levels.len(), 7);
+    let row = &sync_levels[6]["variants"][2];
+    for key in [
+        "variant",
+        "attempts",
+        "write_ahead_at_read",
+        "stopped_short",
+        "lsn_mismatch",
+        "gave_up",
+        "hit_probability",
+        "hit_ci95",
+        "retries",
+        "traces",
+    ] {
+        assert!(row.get(key).is_some(), "{key} missing in {row}");
+    }
+    assert_eq!(row["variant"], "pr1084");
+    assert_eq!(row["lsn_mismatch"], 0);
+    assert!(row["retries"]["total"].as_u64().unwrap() > 0);
+    // Another seed is another run.
+    let other = walcheck(
+        &[
+            "simulate",
+            "olake-bootstrap",
+            "--ladder",
+            "both",
+            "--seed",
+            "4",
+            "--attempts",
+            "10",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_ne!(strip(stdout(&other)), strip(stdout(&runs[0])));
+}
+
+#[test]
+fn simulated_violations_are_traces_that_walcheck_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sim-traces");
+    let svg = dir.path().join("ladders.svg");
+    let output = walcheck(
+        &[
+            "simulate",
+            "olake-bootstrap:master",
+            "--ladder",
+            "async",
+            "--attempts",
+            "4",
+            "--trace-out",
+            out.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{:?}", output.stderr);
+    let text = stdout(&output);
+    assert!(text.contains("ladder async"), "{text}");
+    assert!(text.contains("traces of violating attempts:"), "{text}");
+    let mut files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("olake-bootstrap__master__none__"),
+            "{name}"
+        );
+        let replayed = walcheck(&["replay", file.to_str().unwrap()], dir.path());
+        assert_eq!(
+            replayed.status.code(),
+            Some(0),
+            "{name}: {:?}",
+            replayed.stderr
+        );
+        assert!(stdout(&replayed).contains("every step enabled and as recorded"));
+        let shown = walcheck(&["show", file.to_str().unwrap()], dir.path());
+        assert_eq!(shown.status.code(), Some(0));
+        assert!(stdout(&shown).contains("InsertWal{bytes: 115000}"));
+    }
+    // Edit one recorded pointer: replay names the step.
+    let mismatch = files
+        .iter()
+        .find(|f| f.to_string_lossy().contains("no-lsn-mismatch"))
+        .unwrap();
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(mismatch).unwrap()).unwrap();
+    let states = trace["states"].as_array().unwrap();
+    let last = states.len() - 1;
+    let mut edited = trace.clone();
+    edited["states"][last - 1]["state_file"] = Value::String("0/1".into());
+    let edited_path = dir.path().join("edited.itf.json");
+    std::fs::write(&edited_path, serde_json::to_string(&edited).unwrap()).unwrap();
+    let replayed = walcheck(&["replay", edited_path.to_str().unwrap()], dir.path());
+    assert_eq!(replayed.status.code(), Some(1));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+    assert!(svg.contains("simulated master: lsn mismatch"));
+}
+
+#[test]
+fn swarm_reports_each_seeds_worst_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "simulate",
+        "olake-bootstrap",
+        "--ladder",
+        "sync",
+        "--seeds",
+        "0..4",
+        "--attempts",
+        "4",
+        "--wal-buffers-bytes",
+        "1048576",
+        "--json",
+    ];
+    let output = walcheck(&args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{:?}", output.stderr);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["schema"], "walcheck.swarm/1");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for result in results {
+        // A parameter given on the command line is not drawn.
+        assert_eq!(result["parameters"]["wal_buffers_bytes"], 1_048_576);
+        let fixed = &result["variants"][2];
+        assert_eq!(fixed["variant"], "pr1084");
+        assert_eq!(fixed["lsn_mismatch"], 0);
+        assert_eq!(fixed["worst"], Value::Null);
+    }
+    let again = walcheck(&args, dir.path());
+    let strip = |s: String| {
+        s.lines()
+            .filter(|l| !l.contains("\"elapsed_ms\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(stdout(&output)), strip(stdout(&again)));
+    let text = walcheck(&args[..args.len() - 1], dir.path());
+    assert!(stdout(&text).contains("pr1084: no lsn mismatch in any of 4 seeds"));
+}

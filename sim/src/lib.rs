@@ -1,5 +1,26 @@
-//! walcheck-sim: timed deterministic simulation of walcheck's models under virtual time, the live
-//! PostgreSQL backend, and reference implementations of the fixed designs.
+//! walcheck-sim: timed deterministic simulation of walcheck's models.
 //!
-//! Not built yet: each arrives with its own issue, and each will drive the models in
-//! `walcheck-model` through their transition functions rather than a second semantics.
+//! `walcheck simulate` drives the `olake-bootstrap` model under a virtual clock in microseconds:
+//! an event queue ordered by (time, scheduling order), one ChaCha8 generator per attempt seeded
+//! from a u64, and a client workload, the walwriter and the connector whose events become the
+//! model's own actions, applied only when the model enables them. It reproduces OLake #1084's
+//! when-it-appears tables (the sync and async load ladders) in a second or two, exports any
+//! violating attempt as an ITF trace that `walcheck replay` re-executes, and in swarm mode draws
+//! the parameters per seed.
+//!
+//! Not for: deciding what a step does (the model does), searching every interleaving (the
+//! checker does), or measuring a real server (the live backend, a later issue).
+
+pub mod engine;
+pub mod ladder;
+pub mod params;
+pub mod plot;
+pub mod queue;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod swarm;
+
+pub use ladder::LadderKind;
+pub use params::{Params, PARAMS};
+pub use run::{parse_spec, simulate, Options, Report};

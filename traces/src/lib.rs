@@ -39,6 +39,9 @@ pub struct Header {
     pub verdict: String,
     /// The simulation seed, or `None` for a checker's trace.
     pub seed: Option<u64>,
+    /// For a simulated trace, which run of `walcheck simulate` it is and how to run it again
+    /// (`walcheck:simulation`, written only when set); `None` for a checker's trace.
+    pub simulation: Option<String>,
 }
 
 impl Header {
@@ -49,7 +52,7 @@ impl Header {
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        json!({
+        let mut meta = json!({
             "format": "ITF",
             "source": "walcheck",
             "description": format!("{}:{} faults={}: {} {}", self.system, self.variant, self.faults, self.property, self.verdict),
@@ -62,7 +65,11 @@ impl Header {
             "walcheck:kind": self.kind,
             "walcheck:verdict": self.verdict,
             "walcheck:seed": self.seed.map_or_else(|| "none".to_owned(), |s| s.to_string()),
-        })
+        });
+        if let Some(simulation) = &self.simulation {
+            meta["walcheck:simulation"] = Value::String(simulation.clone());
+        }
+        meta
     }
 
     fn from_meta(meta: &Map<String, Value>) -> Result<Header, TraceError> {
@@ -99,6 +106,13 @@ impl Header {
             kind: field("kind")?,
             verdict: field("verdict")?,
             seed,
+            simulation: match meta.get("walcheck:simulation") {
+                None => None,
+                Some(Value::String(text)) => Some(text.clone()),
+                Some(_) => {
+                    return Err(TraceError::NotItf("walcheck:simulation is not text".into()))
+                }
+            },
         })
     }
 }
@@ -110,6 +124,10 @@ pub struct Step {
     pub action: Option<String>,
     /// Variables by name, in the system's order, as text (LSNs in `X/Y`).
     pub vars: Vec<(String, Var)>,
+    /// For a simulated trace, the virtual time the step happened at, in microseconds
+    /// (`walcheck:time_us` in the state's `#meta`, text as ITF wants it); `None` for a
+    /// checker's trace, whose steps are untimed.
+    pub time_us: Option<u64>,
 }
 
 impl Step {
@@ -202,7 +220,11 @@ impl Trace {
             .enumerate()
             .map(|(index, step)| {
                 let mut state = Map::new();
-                state.insert("#meta".into(), json!({ "index": index }));
+                let mut meta = json!({ "index": index });
+                if let Some(time_us) = step.time_us {
+                    meta["walcheck:time_us"] = Value::String(time_us.to_string());
+                }
+                state.insert("#meta".into(), meta);
                 state.insert(
                     "mbt::actionTaken".into(),
                     Value::String(step.action.clone().unwrap_or_else(|| "init".into())),
@@ -269,6 +291,16 @@ impl Trace {
             {
                 return Err(bad(format!("state {i} has no #meta.index {i}")));
             }
+            let time_us = match state.get("#meta").and_then(|m| m.get("walcheck:time_us")) {
+                None => None,
+                Some(time) => {
+                    Some(time.as_str().and_then(|t| t.parse().ok()).ok_or_else(|| {
+                        bad(format!(
+                            "state {i} has a walcheck:time_us that is not a whole number"
+                        ))
+                    })?)
+                }
+            };
             let action = state
                 .get("mbt::actionTaken")
                 .and_then(Value::as_str)
@@ -298,6 +330,7 @@ impl Trace {
             steps.push(Step {
                 action,
                 vars: values,
+                time_us,
             });
         }
         Ok(Trace { header, steps })
@@ -347,6 +380,7 @@ pub(crate) mod tests {
 
     pub(crate) fn trace() -> Trace {
         let step = |action: Option<&str>, a: &str, b: &str| Step {
+            time_us: None,
             action: action.map(str::to_owned),
             vars: vec![
                 ("a".into(), Var::Text(a.into())),
@@ -367,6 +401,7 @@ pub(crate) mod tests {
                 kind: "always".into(),
                 verdict: "violated".into(),
                 seed: None,
+                simulation: None,
             },
             steps: vec![step(None, "0/1", "x"), step(Some("Go"), "0/2", "x")],
         }
@@ -388,6 +423,24 @@ pub(crate) mod tests {
     fn round_trips_through_text() {
         let t = trace();
         assert_eq!(Trace::from_text(&t.to_text()).unwrap(), t);
+    }
+
+    #[test]
+    fn simulated_traces_keep_their_times_and_origin() {
+        let mut t = trace();
+        t.header.seed = Some(7);
+        t.header.simulation = Some("ladder sync, attempt 3".into());
+        t.steps[0].time_us = Some(0);
+        t.steps[1].time_us = Some(412_345);
+        let itf = t.to_itf();
+        assert_eq!(itf["states"][1]["#meta"]["walcheck:time_us"], "412345");
+        assert_eq!(
+            itf["#meta"]["walcheck:simulation"],
+            "ladder sync, attempt 3"
+        );
+        assert_eq!(Trace::from_text(&t.to_text()).unwrap(), t);
+        let parsed: itf::Trace<itf::Value> = itf::trace_from_str(&t.to_text()).unwrap();
+        assert_eq!(parsed.states.len(), 2);
     }
 
     #[test]

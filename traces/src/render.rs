@@ -20,7 +20,8 @@ pub enum Cells {
 
 /// The step table: one row per state, the action, then the `key` variables (in that order, the
 /// last one as the final, widest column) and every other variable that changes somewhere, except
-/// the `hide` ones (bookkeeping counters the actions already show).
+/// the `hide` ones (bookkeeping counters the actions already show). A simulated trace's rows also
+/// give their virtual time, in milliseconds, after the step number.
 pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> String {
     let Some(first) = trace.steps.first() else {
         return String::new();
@@ -46,19 +47,29 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
     );
     ordered.extend(last);
 
-    let mut rows: Vec<Vec<String>> = vec![["#", "action"]
+    let timed = trace.steps.iter().any(|s| s.time_us.is_some());
+    let time_column: &[&str] = if timed { &["ms"] } else { &[] };
+    let mut rows: Vec<Vec<String>> = vec![["#"]
         .iter()
+        .chain(time_column)
+        .chain(&["action"])
         .chain(ordered.iter())
         .map(|c| (*c).to_owned())
         .collect()];
     let mut previous: Option<&Step> = None;
     for (i, step) in trace.steps.iter().enumerate() {
-        let mut row = vec![
-            i.to_string(),
+        let mut row = vec![i.to_string()];
+        if timed {
+            row.push(
+                step.time_us
+                    .map_or_else(String::new, |us| format!("{}.{:03}", us / 1000, us % 1000)),
+            );
+        }
+        row.push(
             step.action
                 .clone()
                 .unwrap_or_else(|| "(initial state)".into()),
-        ];
+        );
         for column in &ordered {
             let var = step.var(column);
             let value = var.map(ToString::to_string).unwrap_or_default();

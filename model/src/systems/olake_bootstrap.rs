@@ -101,12 +101,14 @@ pub const BOUNDS: &[BoundInfo] = &[
         "bytes",
         "WAL page size (XLOG_BLCKSZ, a power of two); pointers move in whole pages",
     ),
-    // PostgreSQL 15 `xlog.c:check_wal_buffers` raises a wal_buffers below 4 blocks to 4.
+    // PostgreSQL 15 `xlog.c:check_wal_buffers` raises a wal_buffers below 4 blocks to 4;
+    // `guc.c` caps it at INT_MAX / XLOG_BLCKSZ blocks (262143 at 8 KiB). The simulator runs the
+    // default, 4 MiB = 512 pages; the checker's statements stay small whatever the buffers.
     number(
         "wal_buffers_pages",
         4,
         4,
-        64,
+        262_143,
         "pages",
         "wal_buffers (PostgreSQL keeps at least 4 pages); unwritten WAL beyond it is written \
          out by the inserting backend",
@@ -171,6 +173,45 @@ const fn number(
         doc,
     }
 }
+
+/// The simulator's workload knobs (`walcheck simulate`): not bounds of the checker, which never
+/// sets them, but part of a simulated trace's configuration so that `walcheck replay` rebuilds
+/// it. Setting any of them switches the model to the [`DrivenWorkload`].
+pub const DRIVEN_KNOBS: &[BoundInfo] = &[
+    BoundInfo {
+        name: "commit",
+        default: BoundValue::Name("sync"),
+        min: None,
+        max: None,
+        values: &["sync", "async"],
+        unit: "synchronous_commit",
+        doc: "how every simulated statement commits (on: sync, off: async)",
+    },
+    number(
+        "commit_record_bytes",
+        40,
+        1,
+        1 << 20,
+        "bytes",
+        "WAL of a commit record",
+    ),
+    number(
+        "insert_chunk_bytes",
+        8192,
+        1,
+        1 << 30,
+        "bytes",
+        "WAL a running statement inserts in one step (a chunk of its rows)",
+    ),
+    number(
+        "insert_tail_bytes",
+        0,
+        0,
+        1 << 30,
+        "bytes",
+        "WAL of a statement's last, shorter chunk (0: statements are whole chunks)",
+    ),
+];
 
 /// The properties, by stable id.
 pub const PROPERTIES: &[PropertyInfo] = &[
@@ -251,7 +292,7 @@ pub const LANES: Lanes = Lanes {
         ("statefile", "state file"),
     ],
     lane: |action| match action {
-        "Append" | "CommitFlush" => ("client", "pg"),
+        "Append" | "CommitFlush" | "InsertWal" | "Commit" => ("client", "pg"),
         "WalWriterWrite" | "WalWriterFlush" | "Replay" | "PgCrash" => ("pg", "pg"),
         "Checkpoint" => ("pg", "slot"),
         "ReadSlot" => ("connector", "pg"),
@@ -287,6 +328,43 @@ pub struct Config {
     pub statements: u8,
     pub syncs: u8,
     pub crashes: u8,
+    /// The simulator's workload instead of the checker's [`Action::Append`]; `None` for the
+    /// checker, which never sets it.
+    pub driven: Option<DrivenWorkload>,
+}
+
+/// The workload `walcheck simulate` drives: one client backend runs statements whose rows enter
+/// the WAL a chunk at a time ([`Action::InsertWal`]) and that end in a commit record
+/// ([`Action::Commit`]). The model offers both whenever no synchronous commit is waiting; the
+/// simulator's clock decides which happens when, so buffer-pressure writes happen progressively
+/// while a large statement runs, and sizes are bytes, not pages.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DrivenWorkload {
+    /// WAL of one chunk of a statement's rows, in bytes.
+    pub chunk_bytes: u64,
+    /// WAL of a statement's last chunk when it is shorter, in bytes; 0 when there is none.
+    pub tail_bytes: u64,
+    /// WAL of a commit record, in bytes.
+    pub commit_record_bytes: u64,
+    /// `synchronous_commit` of every statement.
+    pub commit: CommitMode,
+}
+
+impl DrivenWorkload {
+    /// The knobs' defaults ([`DRIVEN_KNOBS`]).
+    pub const DEFAULT: DrivenWorkload = DrivenWorkload {
+        chunk_bytes: 8192,
+        tail_bytes: 0,
+        commit_record_bytes: 40,
+        commit: CommitMode::Sync,
+    };
+
+    /// The distinct sizes of [`Action::InsertWal`] it offers, chunk first.
+    fn insert_sizes(&self) -> impl Iterator<Item = u64> {
+        let tail = (self.tail_bytes != 0 && self.tail_bytes != self.chunk_bytes)
+            .then_some(self.tail_bytes);
+        std::iter::once(self.chunk_bytes).chain(tail)
+    }
 }
 
 impl Config {
@@ -303,6 +381,7 @@ impl Config {
             statements: 2,
             syncs: 2,
             crashes: 1,
+            driven: None,
         }
     }
 
@@ -353,10 +432,36 @@ impl Config {
         Ok(())
     }
 
-    /// Every bound's value, in [`BOUNDS`] order.
+    /// Sets bound `name` ([`BOUNDS`]) or, for a simulated trace's configuration, workload knob
+    /// `name` ([`DRIVEN_KNOBS`], which switches the model to the driven workload); or says in
+    /// one line why not. `walcheck check --bound` takes bounds only ([`Config::set_bound`]).
+    pub fn set_knob(&mut self, name: &str, text: &str) -> Result<(), String> {
+        let Some(info) = DRIVEN_KNOBS.iter().find(|k| k.name == name) else {
+            return self.set_bound(name, text);
+        };
+        let value = info.parse(text)?;
+        let driven = self.driven.get_or_insert(DrivenWorkload::DEFAULT);
+        match (name, value) {
+            ("commit", BoundValue::Name(mode)) => {
+                driven.commit = if mode == "async" {
+                    CommitMode::Async
+                } else {
+                    CommitMode::Sync
+                }
+            }
+            ("commit_record_bytes", BoundValue::Number(n)) => driven.commit_record_bytes = n,
+            ("insert_chunk_bytes", BoundValue::Number(n)) => driven.chunk_bytes = n,
+            ("insert_tail_bytes", BoundValue::Number(n)) => driven.tail_bytes = n,
+            _ => unreachable!("knob {name} listed but not settable"),
+        }
+        Ok(())
+    }
+
+    /// Every bound's value, in [`BOUNDS`] order, then the driven workload's knobs if it has one
+    /// (in [`DRIVEN_KNOBS`] order).
     pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
         let n = BoundValue::Number;
-        vec![
+        let mut bounds = vec![
             ("server", BoundValue::Name(self.server.name())),
             ("page_bytes", n(self.page_bytes)),
             ("wal_buffers_pages", n(self.wal_buffers_pages)),
@@ -365,7 +470,20 @@ impl Config {
             ("statements", n(self.statements.into())),
             ("syncs", n(self.syncs.into())),
             ("crashes", n(self.crashes.into())),
-        ]
+        ];
+        if let Some(driven) = self.driven {
+            let commit = match driven.commit {
+                CommitMode::Sync => "sync",
+                CommitMode::Async => "async",
+            };
+            bounds.extend([
+                ("commit", BoundValue::Name(commit)),
+                ("commit_record_bytes", n(driven.commit_record_bytes)),
+                ("insert_chunk_bytes", n(driven.chunk_bytes)),
+                ("insert_tail_bytes", n(driven.tail_bytes)),
+            ]);
+        }
+        bounds
     }
 
     /// Whether property `needs` (as in [`PropertyInfo::needs`]) is met by this configuration.
@@ -380,7 +498,8 @@ impl Config {
         }
     }
 
-    fn wal_buffers_bytes(&self) -> u64 {
+    /// `wal_buffers` in bytes.
+    pub fn wal_buffers_bytes(&self) -> u64 {
         self.wal_buffers_pages * self.page_bytes
     }
 }
@@ -406,6 +525,20 @@ pub enum Action {
     Append { pages: u64, commit: CommitMode },
     /// The pending synchronous commit flushes through its record ([`crate::pg::Wal::commit_flush`]).
     CommitFlush,
+    /// Driven workload only: the running statement inserts `bytes` of WAL, a chunk of its rows
+    /// ([`crate::pg::Wal::append`]; buffer-pressure writes happen inside it).
+    ///
+    /// PostgreSQL 15 `heapam.c:heap_insert` logs each row with `xloginsert.c:XLogInsert`;
+    /// `xlog.c:XLogInsertRecord` copies it into `wal_buffers` as the statement runs, and
+    /// `AdvanceXLInsertBuffer` writes out (without flushing) the buffer a new page needs.
+    InsertWal { bytes: u64 },
+    /// Driven workload only: the running statement inserts its commit record of `bytes` and
+    /// commits with `commit`; a synchronous commit then waits for [`Action::CommitFlush`].
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: `XactLogCommitRecord`, then
+    /// `XLogFlush(XactLastRecEnd)` under `synchronous_commit = on`, or
+    /// `XLogSetAsyncXactLSN(XactLastRecEnd)` (no flush; the walwriter's job) when it is off.
+    Commit { bytes: u64, commit: CommitMode },
     /// The walwriter writes completed pages without flushing ([`crate::pg::Wal::walwriter_write`]).
     WalWriterWrite,
     /// The walwriter writes and flushes ([`crate::pg::Wal::walwriter_flush`]).
@@ -447,6 +580,14 @@ impl fmt::Display for Action {
             }
             Action::Advance { restart_moves } => {
                 write!(f, "Advance{{restart_moves: {restart_moves}}}")
+            }
+            Action::InsertWal { bytes } => write!(f, "InsertWal{{bytes: {bytes}}}"),
+            Action::Commit { bytes, commit } => {
+                let commit = match commit {
+                    CommitMode::Sync => "sync",
+                    CommitMode::Async => "async",
+                };
+                write!(f, "Commit{{bytes: {bytes}, commit: {commit}}}")
             }
             other => write!(f, "{other:?}"),
         }
@@ -494,6 +635,19 @@ impl OlakeBootstrap {
                 state.server.wal.commit_flush();
                 state.server.commit_pending = false;
             }
+            Action::InsertWal { bytes } => {
+                state
+                    .server
+                    .wal
+                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
+            }
+            Action::Commit { bytes, commit } => {
+                state
+                    .server
+                    .wal
+                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
+                state.server.commit_pending = commit == CommitMode::Sync;
+            }
             Action::WalWriterWrite => {
                 state.server.wal.walwriter_write(cfg.page_bytes);
             }
@@ -537,14 +691,29 @@ impl OlakeBootstrap {
         let cfg = &self.config;
         let server = &state.server;
         let wal = &server.wal;
-        if state.statements < cfg.statements && !server.commit_pending {
-            let mut sizes = vec![cfg.stmt_pages_small, cfg.stmt_pages_bulk];
-            sizes.dedup();
-            for pages in sizes {
-                for commit in [CommitMode::Sync, CommitMode::Async] {
-                    actions.push(Action::Append { pages, commit });
+        match cfg.driven {
+            None if state.statements < cfg.statements && !server.commit_pending => {
+                let mut sizes = vec![cfg.stmt_pages_small, cfg.stmt_pages_bulk];
+                sizes.dedup();
+                for pages in sizes {
+                    for commit in [CommitMode::Sync, CommitMode::Async] {
+                        actions.push(Action::Append { pages, commit });
+                    }
                 }
             }
+            // One backend: while its synchronous commit waits in XLogFlush it inserts nothing.
+            Some(driven) if !server.commit_pending => {
+                actions.extend(
+                    driven
+                        .insert_sizes()
+                        .map(|bytes| Action::InsertWal { bytes }),
+                );
+                actions.push(Action::Commit {
+                    bytes: driven.commit_record_bytes,
+                    commit: driven.commit,
+                });
+            }
+            None | Some(_) => {}
         }
         if server.commit_pending {
             actions.push(Action::CommitFlush);

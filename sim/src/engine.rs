@@ -1,0 +1,786 @@
+//! One simulated bootstrap attempt under virtual time.
+//!
+//! A client backend runs the ladder level's statements, the walwriter wakes on its timer or on an
+//! asynchronous commit's latch, and at a random instant the connector starts its first sync.
+//! Every event becomes one action of the `olake-bootstrap` model, applied through
+//! [`OlakeBootstrap::apply`] and only when [`OlakeBootstrap::enabled`] lists it: the simulator
+//! decides *when* things happen, the model alone decides *what* they do. What the model leaves to
+//! time — the walwriter's last flush and hibernation, `asyncXactLSN`, the client's pacing, the
+//! connector's deadline — lives here, each citing the PostgreSQL or OLake code it follows.
+
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use walcheck_model::olake::{BootStep, Failure, Phase, Variant};
+use walcheck_model::pg::CommitMode;
+use walcheck_model::systems::olake_bootstrap::{
+    self as system, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, State,
+};
+use walcheck_model::Lsn;
+
+use crate::ladder::{LadderKind, Level};
+use crate::params::Params;
+use crate::queue::EventQueue;
+
+/// PostgreSQL 15 `walwriter.c`: `LOOPS_UNTIL_HIBERNATE`, idle cycles before the walwriter
+/// lengthens its sleep.
+pub const LOOPS_UNTIL_HIBERNATE: u32 = 50;
+
+/// PostgreSQL 15 `walwriter.c`: `HIBERNATE_FACTOR`, how much longer a hibernating walwriter
+/// sleeps (`wal_writer_delay × 25`: 5 s at the default).
+pub const HIBERNATE_FACTOR: u64 = 25;
+
+/// The most events one attempt may take before it is reported as not finishing.
+pub const MAX_EVENTS_PER_ATTEMPT: u64 = 20_000_000;
+
+/// The safety properties every step is checked against, in the model's order.
+pub const SAFETY: [&str; 3] = [
+    "state-matches-slot",
+    "no-lsn-mismatch",
+    "wal-pointers-ordered",
+];
+
+fn safety_holds(index: usize, state: &State) -> bool {
+    match index {
+        0 => system::state_matches_slot(state),
+        1 => system::no_lsn_mismatch(state),
+        _ => system::wal_pointers_ordered(state),
+    }
+}
+
+/// Which attempt: its place in the run, which fixes its random streams.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AttemptId {
+    pub seed: u64,
+    pub ladder: LadderKind,
+    pub level_index: usize,
+    pub attempt: u32,
+}
+
+impl AttemptId {
+    /// The generator of one source of randomness (0 workload and walwriter, 1 connector) of this
+    /// attempt: ChaCha8 seeded from the run's seed, one stream per (ladder, level, attempt,
+    /// source). Streams make every attempt independent of the others and of the order they run
+    /// in, and give every variant the same workload and the same bootstrap instant.
+    fn rng(&self, source: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let stream = (self.ladder.index() << 60)
+            | ((self.level_index as u64 & 0xff) << 52)
+            | (u64::from(self.attempt) << 4)
+            | source;
+        rng.set_stream(stream);
+        rng
+    }
+}
+
+/// What one attempt did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The bootstrap's target W0 (the write pointer) was ahead of the flush pointer when read.
+    pub write_ahead_at_read: bool,
+    /// An advance returned `end_lsn` below its target.
+    pub stopped_short: bool,
+    /// `validateGlobalState` failed: `lsn mismatch`.
+    pub lsn_mismatch: bool,
+    /// pr1084's `AdvanceLSN` passed its deadline (retryable; the next sync bootstraps again).
+    pub gave_up: bool,
+    /// `pg_replication_slot_advance` calls.
+    pub advance_calls: u32,
+    /// From the first advance to the one that confirmed the target, in microseconds; `None`
+    /// when no advance confirmed it.
+    pub confirm_us: Option<u64>,
+    /// Per safety property ([`SAFETY`]), the step at which it first failed.
+    pub first_violation: [Option<usize>; 3],
+    /// Model steps taken.
+    pub steps: usize,
+    /// Virtual time the attempt ended at, in microseconds.
+    pub end_us: u64,
+}
+
+impl Outcome {
+    /// Whether any safety property failed.
+    pub fn violated(&self) -> bool {
+        self.first_violation.iter().any(Option::is_some)
+    }
+}
+
+/// The client workload before the bootstrap started, the same for every variant.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Warmup {
+    /// When the connector's first step ran, in microseconds.
+    pub bootstrap_at_us: u64,
+    /// Statements committed before it.
+    pub statements: u64,
+    /// Whole statement cycles (one statement's start to the next one's) before it, and their
+    /// total length in microseconds: the client's achieved rate without the edges' bias.
+    pub cycles: u64,
+    pub cycles_us: u64,
+}
+
+/// A recorded step: the action (none for the initial state), the state after it, its time.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub action: Option<Action>,
+    pub state: State,
+    pub time_us: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Event {
+    /// The client sends its next statement.
+    StatementStart,
+    /// The running statement has produced its next chunk of rows.
+    InsertChunk,
+    /// The synchronous commit's `XLogFlush` has written and fsynced.
+    CommitFlushed,
+    /// The walwriter wakes, on its timer or its latch; one of an older generation was superseded.
+    WalWriterWake { generation: u64 },
+    /// The connector's next step is due.
+    ConnectorStep,
+}
+
+/// The walwriter's own state, which the model leaves to time.
+#[derive(Clone, Debug)]
+struct WalWriter {
+    /// `xlog.c:XLogBackgroundFlush`'s static `lastflush`, in microseconds; `None` before its
+    /// first call.
+    last_flush_us: Option<u64>,
+    /// `walwriter.c:WalWriterMain`'s `left_till_hibernate`.
+    left_till_hibernate: u32,
+    /// `XLogCtl->WalWriterSleeping`, as advertised at the top of its loop.
+    sleeping: bool,
+    /// The generation of its one pending wake-up.
+    generation: u64,
+}
+
+/// One attempt's simulation: the model's state, the clock, the queue, the timing state the model
+/// leaves out.
+#[derive(Clone, Debug)]
+pub struct Sim {
+    params: Params,
+    level: Level,
+    state: State,
+    now_us: u64,
+    queue: EventQueue<Event>,
+    workload_rng: ChaCha8Rng,
+    connector_rng: ChaCha8Rng,
+    walwriter: WalWriter,
+    /// `XLogCtl->asyncXactLSN`: the end of the latest asynchronous commit record.
+    async_xact_lsn: Lsn,
+    /// Rows of the running statement not inserted yet.
+    rows_left: u64,
+    statements: u64,
+    /// When the client sent its first and its latest statement, and how many it sent.
+    first_start_us: Option<u64>,
+    last_start_us: u64,
+    starts: u64,
+    events: u64,
+    bootstrap_at_us: u64,
+    /// pr1084's `AdvanceLSN`: when its first advance ran and its deadline.
+    first_advance_us: Option<u64>,
+    advance_deadline_us: u64,
+    outcome: Outcome,
+    record: Option<Vec<Recorded>>,
+    enabled: Vec<Action>,
+    done: bool,
+}
+
+/// The model configuration of one attempt: `variant` on a primary, no faults, one sync, the
+/// driven workload of `level`.
+pub fn config(variant: Variant, params: &Params, level: &Level) -> Config {
+    let mut config = Config::new(variant, Faults::None);
+    config.page_bytes = params.page_bytes;
+    config.wal_buffers_pages = params.wal_buffers_bytes / params.page_bytes;
+    config.statements = 0;
+    config.syncs = 1;
+    config.crashes = 0;
+    let chunk_rows = params.chunk_rows.min(level.rows);
+    config.driven = Some(DrivenWorkload {
+        chunk_bytes: chunk_rows * params.row_wal_bytes,
+        tail_bytes: (level.rows % chunk_rows) * params.row_wal_bytes,
+        commit_record_bytes: params.commit_record_bytes,
+        commit: level.commit,
+    });
+    config
+}
+
+impl Sim {
+    /// A new attempt at time 0: a quiet cluster, the client's first statement and the walwriter's
+    /// first wake-up at random instants within their first cycle, and the connector's first step
+    /// at a uniform instant in `[warmup, 2 × warmup)`.
+    pub fn new(model: &OlakeBootstrap, params: &Params, level: &Level, id: AttemptId) -> Sim {
+        let mut workload_rng = id.rng(0);
+        let connector_rng = id.rng(1);
+        let mut queue = EventQueue::new();
+        let bootstrap_at_us = params.warmup_us + workload_rng.random_range(0..params.warmup_us);
+        queue.push(bootstrap_at_us, Event::ConnectorStep);
+        let first_statement = workload_rng.random_range(0..=params.statement_gap_us);
+        queue.push(first_statement, Event::StatementStart);
+        let first_wake = workload_rng.random_range(0..params.wal_writer_delay_us);
+        queue.push(first_wake, Event::WalWriterWake { generation: 0 });
+        Sim {
+            params: *params,
+            level: level.clone(),
+            state: model.initial_state(),
+            now_us: 0,
+            queue,
+            workload_rng,
+            connector_rng,
+            walwriter: WalWriter {
+                last_flush_us: None,
+                left_till_hibernate: LOOPS_UNTIL_HIBERNATE,
+                sleeping: false,
+                generation: 0,
+            },
+            async_xact_lsn: system::INITIAL_LSN,
+            rows_left: 0,
+            statements: 0,
+            first_start_us: None,
+            last_start_us: 0,
+            starts: 0,
+            events: 0,
+            bootstrap_at_us,
+            first_advance_us: None,
+            advance_deadline_us: u64::MAX,
+            outcome: Outcome::default(),
+            record: None,
+            enabled: Vec::with_capacity(8),
+            done: false,
+        }
+    }
+
+    /// Records every step from now on (the initial state first), for a trace.
+    pub fn recording(mut self) -> Sim {
+        self.record = Some(vec![Recorded {
+            action: None,
+            state: self.state.clone(),
+            time_us: self.now_us,
+        }]);
+        self
+    }
+
+    /// The model state now.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The recorded steps, if recording.
+    pub fn recorded(&self) -> Option<&[Recorded]> {
+        self.record.as_deref()
+    }
+
+    /// Runs the events due before the bootstrap starts: the same for every variant, so one
+    /// warm-up can be cloned for each.
+    pub fn warm_up(&mut self, model: &OlakeBootstrap) -> Result<Warmup, String> {
+        while self
+            .queue
+            .peek_time_us()
+            .is_some_and(|t| t < self.bootstrap_at_us)
+        {
+            self.next_event(model)?;
+        }
+        Ok(Warmup {
+            bootstrap_at_us: self.bootstrap_at_us,
+            statements: self.statements,
+            cycles: self.starts.saturating_sub(1),
+            cycles_us: self.last_start_us - self.first_start_us.unwrap_or(self.last_start_us),
+        })
+    }
+
+    /// Runs until the connector's sync has validated or failed.
+    pub fn finish(mut self, model: &OlakeBootstrap) -> Result<(Outcome, Sim), String> {
+        while !self.done {
+            self.next_event(model)?;
+        }
+        self.outcome.end_us = self.now_us;
+        Ok((self.outcome.clone(), self))
+    }
+
+    fn next_event(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
+        self.events += 1;
+        if self.events > MAX_EVENTS_PER_ATTEMPT {
+            return Err(format!(
+                "an attempt at level {} took more than {MAX_EVENTS_PER_ATTEMPT} events without the bootstrap ending; the parameters make it too long to simulate",
+                self.level.label
+            ));
+        }
+        let Some((at_us, event)) = self.queue.pop() else {
+            return Err("the event queue ran dry before the bootstrap ended".into());
+        };
+        debug_assert!(at_us >= self.now_us, "time runs forward");
+        self.now_us = at_us;
+        match event {
+            Event::StatementStart => self.statement_start(),
+            Event::InsertChunk => self.insert_chunk(model)?,
+            Event::CommitFlushed => {
+                self.apply(model, Action::CommitFlush)?;
+                self.statement_done();
+            }
+            Event::WalWriterWake { generation } if generation == self.walwriter.generation => {
+                self.walwriter_cycle(model)?;
+            }
+            Event::WalWriterWake { .. } => {}
+            Event::ConnectorStep => self.connector_step(model)?,
+        }
+        Ok(())
+    }
+
+    /// Applies `action` through the model, which must list it as enabled, then checks the safety
+    /// properties and records the step.
+    fn apply(&mut self, model: &OlakeBootstrap, action: Action) -> Result<(), String> {
+        self.enabled.clear();
+        model.enabled(&self.state, &mut self.enabled);
+        if !self.enabled.contains(&action) {
+            return Err(format!(
+                "internal: the simulator chose {action} at {} us, which the model does not enable",
+                self.now_us
+            ));
+        }
+        model.apply(&mut self.state, action);
+        self.outcome.steps += 1;
+        let step = match &mut self.record {
+            Some(record) => {
+                record.push(Recorded {
+                    action: Some(action),
+                    state: self.state.clone(),
+                    time_us: self.now_us,
+                });
+                record.len() - 1
+            }
+            None => self.outcome.steps,
+        };
+        for (i, first) in self.outcome.first_violation.iter_mut().enumerate() {
+            if first.is_none() && !safety_holds(i, &self.state) {
+                *first = Some(step);
+            }
+        }
+        Ok(())
+    }
+
+    /// `base` microseconds give or take `jitter_pct` percent, drawn from `rng`.
+    fn jittered(rng: &mut ChaCha8Rng, jitter_pct: u64, base: u64) -> u64 {
+        if jitter_pct == 0 || base == 0 {
+            return base;
+        }
+        let factor = 100 - jitter_pct + rng.random_range(0..=2 * jitter_pct);
+        (base * factor / 100).max(1)
+    }
+
+    fn workload_delay(&mut self, base_us: u64) -> u64 {
+        Self::jittered(&mut self.workload_rng, self.params.jitter_pct, base_us)
+    }
+
+    // The client.
+
+    /// The client sends the level's statement: its rows start going into the WAL.
+    fn statement_start(&mut self) {
+        self.first_start_us.get_or_insert(self.now_us);
+        self.last_start_us = self.now_us;
+        self.starts += 1;
+        self.rows_left = self.level.rows;
+        self.schedule_chunk();
+    }
+
+    /// The next chunk's rows are in after the time the backend takes to insert them.
+    fn schedule_chunk(&mut self) {
+        let rows = self.params.chunk_rows.min(self.rows_left);
+        let base_us = (rows * 1_000_000 / self.params.rows_per_s).max(1);
+        let delay = self.workload_delay(base_us);
+        self.queue.push(self.now_us + delay, Event::InsertChunk);
+    }
+
+    /// A chunk of rows enters the WAL; after the last, the commit record, and a synchronous
+    /// commit starts its flush, which takes `fsync_latency_us`.
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: with `synchronous_commit = on` the backend
+    /// waits in `xlog.c:XLogFlush` (one `XLogWrite` that writes and fsyncs, publishing write and
+    /// flush together at its end); with it off, `XLogSetAsyncXactLSN` and the statement returns.
+    fn insert_chunk(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
+        let rows = self.params.chunk_rows.min(self.rows_left);
+        self.apply(
+            model,
+            Action::InsertWal {
+                bytes: rows * self.params.row_wal_bytes,
+            },
+        )?;
+        self.rows_left -= rows;
+        if self.rows_left > 0 {
+            self.schedule_chunk();
+            return Ok(());
+        }
+        self.apply(
+            model,
+            Action::Commit {
+                bytes: self.params.commit_record_bytes,
+                commit: self.level.commit,
+            },
+        )?;
+        match self.level.commit {
+            CommitMode::Sync => {
+                let fsync = self.workload_delay(self.params.fsync_latency_us);
+                self.queue.push(self.now_us + fsync, Event::CommitFlushed);
+            }
+            CommitMode::Async => {
+                self.set_async_xact_lsn();
+                self.statement_done();
+            }
+        }
+        Ok(())
+    }
+
+    /// The statement returned to the client, which sends the next one after its round trip and,
+    /// on a throttled level, a sleep of `1 s / rate`. The sleep-after-each-statement pacing is
+    /// inferred from #1084's achieved rates (100 → ~84, 250 → ~174 statements/s).
+    fn statement_done(&mut self) {
+        self.statements += 1;
+        let mut pause = self.workload_delay(self.params.statement_gap_us);
+        if let Some(rate) = self.level.rate_per_s {
+            pause += self.workload_delay(1_000_000 / rate);
+        }
+        self.queue.push(self.now_us + pause, Event::StatementStart);
+    }
+
+    // The walwriter.
+
+    /// An asynchronous commit publishes its LSN and nudges the walwriter.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogSetAsyncXactLSN`: raises `asyncXactLSN`; unless the walwriter
+    /// is sleeping (hibernating), returns when no full page past the flush pointer is
+    /// unflushed; otherwise sets the walwriter's latch, which wakes it at once.
+    fn set_async_xact_lsn(&mut self) {
+        let wal = self.state.server.wal;
+        self.async_xact_lsn = self.async_xact_lsn.max(wal.insert);
+        if !self.walwriter.sleeping
+            && self.async_xact_lsn.page_floor(self.params.page_bytes) <= wal.flush
+        {
+            return;
+        }
+        self.wake_walwriter_at(self.now_us);
+    }
+
+    /// The walwriter's next wake-up; the pending one is superseded.
+    fn wake_walwriter_at(&mut self, at_us: u64) {
+        self.walwriter.generation += 1;
+        self.queue.push(
+            at_us,
+            Event::WalWriterWake {
+                generation: self.walwriter.generation,
+            },
+        );
+    }
+
+    /// One cycle of the walwriter's loop.
+    ///
+    /// PostgreSQL 15 `walwriter.c:WalWriterMain`: advertise `WalWriterSleeping` when
+    /// `left_till_hibernate <= 1`; run `XLogBackgroundFlush`; if it found work reset
+    /// `left_till_hibernate` to `LOOPS_UNTIL_HIBERNATE`, else count it down; then
+    /// `WaitLatch(wal_writer_delay)`, or `wal_writer_delay × HIBERNATE_FACTOR` once it reached 0.
+    fn walwriter_cycle(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
+        self.walwriter.sleeping = self.walwriter.left_till_hibernate <= 1;
+        if self.background_flush(model)? {
+            self.walwriter.left_till_hibernate = LOOPS_UNTIL_HIBERNATE;
+        } else {
+            self.walwriter.left_till_hibernate =
+                self.walwriter.left_till_hibernate.saturating_sub(1);
+        }
+        let timeout = if self.walwriter.left_till_hibernate > 0 {
+            self.params.wal_writer_delay_us
+        } else {
+            self.params.wal_writer_delay_us * HIBERNATE_FACTOR
+        };
+        self.wake_walwriter_at(self.now_us + timeout);
+        Ok(())
+    }
+
+    /// `XLogBackgroundFlush`: returns whether it found WAL to write.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogBackgroundFlush`: the target is `LogwrtRqst.Write` (the insert
+    /// pointer, to the record) backed off to a page boundary, or `asyncXactLSN` when that is
+    /// already flushed; nothing to do when the target is flushed. It flushes on its first call,
+    /// when `wal_writer_flush_after` is 0, when `wal_writer_delay` has passed since `lastflush`,
+    /// or when the target is `wal_writer_flush_after` pages past the flush pointer; otherwise it
+    /// writes without flushing. The model's flush goes through the insert pointer and its write
+    /// to the last whole page ([`walcheck_model::pg::Wal::walwriter_flush`],
+    /// [`walcheck_model::pg::Wal::walwriter_write`]); a non-flexible write of `asyncXactLSN`'s
+    /// partial page without a flush is not modelled (write stays put).
+    ///
+    /// While a backend's synchronous commit is in `XLogFlush` it holds `WALWriteLock`; the
+    /// walwriter waits for it and then finds its target written and flushed, so it does nothing
+    /// this cycle (the wait itself, an fsync long, is not simulated).
+    fn background_flush(&mut self, model: &OlakeBootstrap) -> Result<bool, String> {
+        let wal = self.state.server.wal;
+        let page = self.params.page_bytes;
+        let mut target = wal.insert.page_floor(page);
+        if target <= wal.flush {
+            target = self.async_xact_lsn;
+        }
+        if target <= wal.flush {
+            return Ok(false);
+        }
+        let unflushed_pages = target.0 / page - wal.flush.0 / page;
+        let flush_after_pages = self.params.wal_writer_flush_after_bytes / page;
+        let due = match self.walwriter.last_flush_us {
+            None => true,
+            Some(_) if flush_after_pages == 0 => true,
+            Some(last) => {
+                self.now_us - last >= self.params.wal_writer_delay_us
+                    || unflushed_pages >= flush_after_pages
+            }
+        };
+        if due {
+            self.walwriter.last_flush_us = Some(self.now_us);
+        }
+        if self.state.server.commit_pending {
+            return Ok(true);
+        }
+        if due {
+            self.apply(model, Action::WalWriterFlush)?;
+        } else if wal.insert.page_floor(page) > wal.write {
+            self.apply(model, Action::WalWriterWrite)?;
+        }
+        Ok(true)
+    }
+
+    // The connector.
+
+    fn connector_delay(&mut self) -> u64 {
+        Self::jittered(
+            &mut self.connector_rng,
+            self.params.jitter_pct,
+            self.params.connector_step_us,
+        )
+    }
+
+    /// The connector's next step, chosen by its phase; the next one follows after its latency,
+    /// or, after a pr1084 advance that stopped short, after the retry delay.
+    ///
+    /// OLake `drivers/postgres/internal/cdc.go:PreCDC` and `StreamChanges` (see
+    /// [`walcheck_model::olake`]); PR #1084 `pkg/waljs/replicator.go:AdvanceLSN` runs under
+    /// `context.WithTimeout(ctx, 30s)` from its first call, sleeps 100 ms after each short
+    /// `end_lsn`, and returns `slot advance stopped at …` once the deadline passes.
+    fn connector_step(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
+        let action = match self.state.connector.phase {
+            Phase::PreCdc => Action::ReadSlot,
+            Phase::Bootstrap {
+                next: BootStep::SeedState,
+                ..
+            } => Action::SeedState,
+            Phase::Bootstrap {
+                next: BootStep::RetryAdvance,
+                ..
+            } if self.now_us >= self.advance_deadline_us => Action::AdvanceGiveUp,
+            // No crash is simulated, so whether the advance also saves the slot changes nothing.
+            Phase::Bootstrap { .. } => Action::Advance {
+                restart_moves: false,
+            },
+            Phase::StreamChanges => Action::Validate,
+            Phase::Validated | Phase::Failed(_) | Phase::Crashed => {
+                self.done = true;
+                return Ok(());
+            }
+        };
+        if let Action::Advance { .. } = action {
+            if self.first_advance_us.is_none() {
+                self.first_advance_us = Some(self.now_us);
+                self.advance_deadline_us = self.now_us + self.params.advance_timeout_us;
+            }
+            self.outcome.advance_calls += 1;
+        }
+        self.apply(model, action)?;
+        let state = &self.state;
+        match action {
+            Action::ReadSlot => {
+                self.outcome.write_ahead_at_read = system::write_ahead_at_read(state)
+            }
+            Action::Advance { .. } => {
+                let call = state.connector.last_advance;
+                if system::advance_clamped(state) {
+                    self.outcome.stopped_short = true;
+                } else if call.is_some() && self.outcome.confirm_us.is_none() {
+                    let first = self.first_advance_us.unwrap_or(self.now_us);
+                    self.outcome.confirm_us = Some(self.now_us - first);
+                }
+            }
+            _ => {}
+        }
+        match self.state.connector.phase {
+            Phase::Validated | Phase::Failed(_) | Phase::Crashed => {
+                self.outcome.lsn_mismatch = !system::no_lsn_mismatch(&self.state);
+                self.outcome.gave_up = matches!(
+                    self.state.connector.phase,
+                    Phase::Failed(Failure::AdvanceTimeout { .. })
+                );
+                self.done = true;
+            }
+            Phase::Bootstrap {
+                next: BootStep::RetryAdvance,
+                ..
+            } => {
+                let retry_at =
+                    (self.now_us + self.params.retry_delay_us).min(self.advance_deadline_us);
+                self.queue.push(retry_at, Event::ConnectorStep);
+            }
+            _ => {
+                let delay = self.connector_delay();
+                self.queue.push(self.now_us + delay, Event::ConnectorStep);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs attempt `id` for every variant in `variants`: one warm-up, cloned for each variant.
+/// Returns the warm-up and one outcome per variant, in `variants` order.
+pub fn run_attempt(
+    variants: &[Variant],
+    params: &Params,
+    level: &Level,
+    id: AttemptId,
+) -> Result<(Warmup, Vec<Outcome>), String> {
+    let models: Vec<OlakeBootstrap> = variants
+        .iter()
+        .map(|v| OlakeBootstrap::new(config(*v, params, level)))
+        .collect();
+    let Some(first) = models.first() else {
+        return Ok((Warmup::default(), Vec::new()));
+    };
+    let mut sim = Sim::new(first, params, level, id);
+    let warmup = sim.warm_up(first)?;
+    let mut outcomes = Vec::with_capacity(models.len());
+    for model in &models {
+        let (outcome, _) = sim.clone().finish(model)?;
+        outcomes.push(outcome);
+    }
+    Ok((warmup, outcomes))
+}
+
+/// Runs attempt `id` for `variant` alone, recording every step, for a trace.
+pub fn record_attempt(
+    variant: Variant,
+    params: &Params,
+    level: &Level,
+    id: AttemptId,
+) -> Result<(Outcome, Vec<Recorded>, OlakeBootstrap), String> {
+    let model = OlakeBootstrap::new(config(variant, params, level));
+    let mut sim = Sim::new(&model, params, level, id).recording();
+    sim.warm_up(&model)?;
+    let (outcome, sim) = sim.finish(&model)?;
+    let recorded = sim.record.unwrap_or_default();
+    Ok((outcome, recorded, model))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ladder::LadderKind;
+
+    fn id(ladder: LadderKind, level_index: usize, attempt: u32) -> AttemptId {
+        AttemptId {
+            seed: 1,
+            ladder,
+            level_index,
+            attempt,
+        }
+    }
+
+    #[test]
+    fn an_attempt_is_the_same_run_twice_and_recorded_or_not() {
+        let params = Params::default();
+        let level = &LadderKind::Sync.levels(&params)[4];
+        let variants = [Variant::Master, Variant::Pr1084];
+        let a = run_attempt(&variants, &params, level, id(LadderKind::Sync, 4, 3)).unwrap();
+        let b = run_attempt(&variants, &params, level, id(LadderKind::Sync, 4, 3)).unwrap();
+        assert_eq!(a, b);
+        let (recorded, steps, _) =
+            record_attempt(Variant::Master, &params, level, id(LadderKind::Sync, 4, 3)).unwrap();
+        assert_eq!(recorded.end_us, a.1[0].end_us);
+        assert_eq!(recorded.lsn_mismatch, a.1[0].lsn_mismatch);
+        assert_eq!(recorded.steps + 1, steps.len());
+        assert!(steps.windows(2).all(|w| w[0].time_us <= w[1].time_us));
+    }
+
+    #[test]
+    fn small_statements_never_leave_write_ahead_of_flush() {
+        let params = Params::default();
+        let level = &LadderKind::Sync.levels(&params)[0];
+        for attempt in 0..40 {
+            let (_, outcomes) = run_attempt(
+                &[Variant::Master],
+                &params,
+                level,
+                id(LadderKind::Sync, 0, attempt),
+            )
+            .unwrap();
+            assert!(!outcomes[0].write_ahead_at_read);
+            assert!(!outcomes[0].lsn_mismatch);
+        }
+    }
+
+    #[test]
+    fn an_idle_walwriter_hibernates_and_an_async_commit_wakes_it() {
+        let params = Params::default();
+        // One-row statements: less than a page of WAL each.
+        let level = Level {
+            rows: 1,
+            wal_bytes: params.row_wal_bytes,
+            ..LadderKind::Async.levels(&params)[0].clone()
+        };
+        let model = OlakeBootstrap::new(config(Variant::Master, &params, &level));
+        let mut sim = Sim::new(&model, &params, &level, id(LadderKind::Async, 0, 0));
+        sim.queue = EventQueue::new();
+        for cycle in 1..=LOOPS_UNTIL_HIBERNATE {
+            sim.walwriter_cycle(&model).unwrap();
+            // walwriter.c advertises sleeping at the top of the cycle that may hibernate.
+            assert_eq!(sim.walwriter.sleeping, cycle == LOOPS_UNTIL_HIBERNATE);
+            let (at_us, event) = sim.queue.pop().unwrap();
+            let timeout = if cycle < LOOPS_UNTIL_HIBERNATE {
+                params.wal_writer_delay_us
+            } else {
+                params.wal_writer_delay_us * HIBERNATE_FACTOR
+            };
+            assert_eq!(at_us, sim.now_us + timeout);
+            assert!(
+                matches!(event, Event::WalWriterWake { generation } if generation == sim.walwriter.generation)
+            );
+            sim.now_us = at_us;
+        }
+        assert_eq!(sim.now_us, 49 * 200_000 + 5_000_000);
+        // A small asynchronous commit, less than a page: only a sleeping walwriter is woken.
+        sim.rows_left = 1;
+        sim.insert_chunk(&model).unwrap();
+        let (at_us, event) = sim.queue.pop().unwrap();
+        assert_eq!(at_us, sim.now_us, "{event:?}");
+        assert!(
+            matches!(event, Event::WalWriterWake { generation } if generation == sim.walwriter.generation)
+        );
+        // Its first cycle after the long sleep flushes (wal_writer_delay has passed) and wakes up.
+        sim.walwriter_cycle(&model).unwrap();
+        assert_eq!(sim.state.server.wal.flush, sim.state.server.wal.insert);
+        assert_eq!(sim.walwriter.left_till_hibernate, LOOPS_UNTIL_HIBERNATE);
+    }
+
+    #[test]
+    fn pr1084_retries_until_the_slot_confirms() {
+        let params = Params::default();
+        let level = &LadderKind::Async.levels(&params)[2];
+        let mut retried = 0;
+        for attempt in 0..40 {
+            let (_, outcomes) = run_attempt(
+                &[Variant::Master, Variant::Pr1084],
+                &params,
+                level,
+                id(LadderKind::Async, 2, attempt),
+            )
+            .unwrap();
+            let (master, fixed) = (&outcomes[0], &outcomes[1]);
+            assert_eq!(master.write_ahead_at_read, fixed.write_ahead_at_read);
+            assert!(!fixed.lsn_mismatch && !fixed.violated());
+            if fixed.stopped_short {
+                retried += 1;
+                assert!(fixed.advance_calls >= 2);
+                assert!(fixed.confirm_us.unwrap() >= params.retry_delay_us);
+            }
+        }
+        assert!(retried > 0);
+    }
+}
