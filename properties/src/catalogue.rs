@@ -297,7 +297,6 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
     const MECHANISM: &str = "#4064 mechanism: a non-commit fragment's :flushed is handled before the commit appends its mapping entry; align returns the raw offset, and nothing re-notifies";
     const SUSPEND_LOSS: &str = "#3982: a suspended consumer's terminate flushes, and its :flushed is never handled (reachable only when the :timeout may fire under an armed flush timer)";
     const DEAD_PINS: &str = "#3975: a dead consumer's entry pins the global offset until a publish finds it undeliverable (#4011); HEAD's monitor removes it (#4730)";
-    const STALE_TIMER: &str = "electric.md's latent quirk: a hibernate flush under an armed timer leaves write_timer stale, so a later append arms no timer and its data waits for the next :timeout";
     const KEEPALIVE: &str = "#4731: outside a transaction a keepalive acknowledges wal_end while flush_up_to_date? is still true from the previous transaction";
     match property {
         "no-lost-flush-notification" | "wal-retention-bounded" => {
@@ -307,8 +306,7 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
                 (Violated, MECHANISM)
             } else if suspend && any_order && c.inline_flush_lines >= 2 {
                 (Violated, SUSPEND_LOSS)
-            } else if any_order && c.shapes == 2 && c.txns >= 3 && c.inline_flush_lines >= 2 {
-                (Violated, STALE_TIMER)
+
             } else if kill && property == "wal-retention-bounded" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
                 (Violated, DEAD_PINS)
             } else {
@@ -400,6 +398,10 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             .iter()
             .any(|(s, v)| s.name == info.name && (v.is_none() || *v == variant))
         {
+            if variant.is_none() {
+                // The whole system covers any of its variants named before.
+                wanted.retain(|(s, _)| s.name != info.name);
+            }
             wanted.push((info, variant));
         }
     }
@@ -417,6 +419,22 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
         bounds.push((name.to_owned(), value.to_owned()));
     }
 
+    // Without a SPEC, --faults and --bound apply to the systems that have them.
+    if selection.specs.is_empty() {
+        let fits = |info: &SystemInfo| {
+            selection
+                .faults
+                .as_deref()
+                .is_none_or(|f| info.faults.contains(&f))
+                && bounds
+                    .iter()
+                    .all(|(name, _)| info.bounds.iter().any(|b| b.name == name))
+        };
+        wanted.retain(|(info, _)| fits(info));
+        if wanted.is_empty() {
+            return Err("no system has all of the --faults and --bound given; name one with a SPEC (see walcheck list)".into());
+        }
+    }
     let mut entries = Vec::new();
     for (info, variant) in wanted {
         if let Some(faults) = &selection.faults {

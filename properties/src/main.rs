@@ -196,15 +196,21 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {
-            // --help and --version.
-            let _ = err.print();
+            // --help and --version; a stdout that cannot take them is an error too.
+            if err
+                .print()
+                .and_then(|()| std::io::stdout().flush())
+                .is_err()
+            {
+                return ExitCode::from(2);
+            }
             return ExitCode::SUCCESS;
         }
         Err(err)
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, replay, show or simulate (see walcheck --help)",
+                "a command is required: list, check, triage, simulate, replay or show (see walcheck --help)",
             );
         }
         Err(err) => {
@@ -246,7 +252,7 @@ fn main() -> ExitCode {
                 Ok(trace) => trace,
                 Err(err) => return usage_error(&format!("{}: {err}", path.display())),
             };
-            let system = match catalogue::config_from_header(&trace.header) {
+            let system = match run::check_trace(&trace) {
                 Ok(config) => config.info(),
                 Err(err) => return usage_error(&format!("{}: {err}", path.display())),
             };

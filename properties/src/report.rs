@@ -317,9 +317,11 @@ pub fn check_text(
         .filter(|r| r.verdict == Verdict::Violated)
         .count();
     let unique: u64 = results.iter().map(|r| r.unique_states).sum();
+    let counterexamples = results.iter().filter(|r| r.is_counterexample()).count();
+    let unreached = violated - counterexamples;
     let _ = writeln!(
         out,
-        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated{}; {unique} distinct states over all searches in {:.2} s",
+        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s",
         results.len(),
         results.len() - differ - inconclusive,
         if strict { " (--strict: any violation fails)" } else { "" },

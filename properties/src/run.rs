@@ -243,14 +243,85 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
     first_error.map_or(Ok(()), Err)
 }
 
-/// Replays `trace` against the model its header names. The outer `Err` is bad input (an unknown
-/// system, variant, fault set, bound or property in the header: exit 2); the inner one is where
-/// replay parted from the trace (exit 1). `Ok` is the number of steps replayed.
+/// Replays `trace` against the model its header names. The outer `Err` is bad input (see
+/// [`check_trace`]: exit 2); the inner one is where replay parted from the trace (exit 1). `Ok` is
+/// the number of steps replayed.
 pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
     match crate::catalogue::config_from_header(&trace.header)? {
         SystemConfig::OlakeBootstrap(config) => replay_on(&OlakeBootstrap::new(config), trace),
         SystemConfig::ElectricFlush(config) => replay_on(&ElectricFlush::new(config), trace),
     }
+}
+
+/// Checks that `trace` is one its header's system can have written, or says in one line why
+/// not: a known system, variant, fault set and bounds; a property of that system whose kind the
+/// header repeats; a counterexample (`always`, `violated`) or a witness (`sometimes`, `holds`);
+/// and exactly that system's variables.
+pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
+    let config = crate::catalogue::config_from_header(&trace.header)?;
+    match config {
+        SystemConfig::OlakeBootstrap(c) => check_against(&OlakeBootstrap::new(c), trace)?,
+        SystemConfig::ElectricFlush(c) => check_against(&ElectricFlush::new(c), trace)?,
+    }
+    Ok(config)
+}
+
+fn check_against<M>(model: &M, trace: &Trace) -> Result<(), String>
+where
+    M: Model,
+    M::State: Variables,
+{
+    let h = &trace.header;
+    let property = model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == h.property)
+        .ok_or_else(|| format!("{} has no property {:?}", h.system, h.property))?;
+    let kind = match property.expectation {
+        stateright::Expectation::Always => "always",
+        stateright::Expectation::Sometimes => "sometimes",
+        stateright::Expectation::Eventually => "eventually",
+    };
+    if h.kind != kind {
+        return Err(format!(
+            "{} is {kind}, but the trace header says {:?}",
+            h.property, h.kind
+        ));
+    }
+    match (kind, h.verdict.as_str()) {
+        ("always", "violated") | ("sometimes", "holds") => {}
+        (_, "holds" | "violated") => {
+            return Err(format!(
+                "a trace of an {kind} property is a {}, not {:?}",
+                if kind == "always" {
+                    "counterexample (violated)"
+                } else {
+                    "witness (holds)"
+                },
+                h.verdict
+            ));
+        }
+        (_, other) => return Err(format!("verdict {other:?} is neither holds nor violated")),
+    }
+    let init = model
+        .init_states()
+        .into_iter()
+        .next()
+        .expect("a model has an initial state");
+    let expected: Vec<&str> = init.variables().into_iter().map(|(n, _)| n).collect();
+    let found: Vec<&str> = trace.steps[0]
+        .vars
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if expected != found {
+        return Err(format!(
+            "its variables are not those of {} with this configuration ({})",
+            h.system,
+            expected.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
@@ -259,15 +330,11 @@ where
     M::State: Variables,
     M::Action: Clone + std::fmt::Display,
 {
+    check_against(model, trace)?;
     let property = model
         .properties()
         .into_iter()
         .find(|p| p.name == trace.header.property)
-        .ok_or_else(|| {
-            format!(
-                "{} has no property {:?}",
-                trace.header.system, trace.header.property
-            )
-        })?;
+        .expect("checked");
     Ok(walcheck_traces::replay::replay(model, &property, trace).map(|actions| actions.len()))
 }

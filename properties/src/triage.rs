@@ -107,7 +107,7 @@ pub const TRIAGE_TXNS: u8 = 3;
 
 const HYPOTHESES: [(&str, &str, Injection); 4] = [
     ("H1", "the :flushed queued by the hibernate flush is lost across hibernation", Injection::DropFlushedAtHibernate),
-    ("H2", "an inline flush cancels the timer and its higher offset drops older mapping entries unnotified", Injection::None),
+    ("H2", "a later, higher flush makes align drop older mapping entries without notifying their boundaries", Injection::None),
     ("H3", "the scheduled flush runs between a transaction's fragments, before signal_txn_commit!", Injection::None),
     ("H4", "an empty-buffer flush is a no-op while a notification is still owed", Injection::SilentDrainAtHibernate),
 ];

@@ -256,3 +256,45 @@ fn triage_settles_the_hypotheses_and_fixes() {
     // H2's dropped entries lose nothing on their own.
     assert_eq!(row("H2", "realistic").sufficient.verdict, Verdict::Holds);
 }
+
+/// Every electric-flush counterexample is minimal: deleting any one step either disables a later
+/// step or removes the violation.
+#[test]
+fn every_electric_counterexample_is_minimal() {
+    use walcheck::catalogue::SystemConfig;
+    let entries = catalogue::select(&Selection {
+        specs: vec!["electric-flush".into()],
+        ..Selection::default()
+    })
+    .unwrap();
+    let mut checked = 0;
+    for e in entries.iter().filter(|e| {
+        e.expected == Verdict::Violated && e.property.kind == walcheck_model::systems::Kind::Always
+    }) {
+        let SystemConfig::ElectricFlush(config) = e.config else {
+            unreachable!()
+        };
+        let model = ElectricFlush::new(config);
+        let property = model
+            .properties()
+            .into_iter()
+            .find(|p| p.name == e.property.id)
+            .unwrap();
+        let actions = counterexample(config, e.property.id);
+        for i in 0..actions.len() {
+            let mut shorter = actions.clone();
+            shorter.remove(i);
+            assert_eq!(
+                walcheck_traces::replay::reaches(&model, &property, &shorter),
+                None,
+                "{} {} {:?} {}: still violated without step {i}",
+                e.config.variant(),
+                e.config.faults(),
+                e.config.non_default_bounds(),
+                e.property.id
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 100, "{checked}");
+}

@@ -72,7 +72,10 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
         );
         for column in &ordered {
             let var = step.var(column);
-            let value = var.map(ToString::to_string).unwrap_or_default();
+            // One line per row, whatever a value holds.
+            let value = var
+                .map(|v| v.to_string().replace(['\n', '\r'], " "))
+                .unwrap_or_default();
             let changed = previous.is_some_and(|p| p.var(column) != var);
             row.push(match (changed, cells, previous) {
                 (true, _, _) => format!("{value}*"),

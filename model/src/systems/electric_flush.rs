@@ -469,17 +469,21 @@ impl ElectricFlush {
             .any(|(f, _)| f.commit && f.last_log_offset == offset)
     }
 
-    /// Quiescence as the issue defines it: every mailbox empty, no flush or suspend timer armed and
-    /// unfired, no pending transaction, nothing left to publish — only the idle `:timeout` could
-    /// still fire (keepalives aside). HEAD's watchdog would still act on a dead consumer or a
-    /// stalled shape, so those states are not quiescent there.
+    /// Quiescence: every mailbox empty, no flush or suspend timer armed and unfired, no pending
+    /// transaction, nothing left to publish — only the idle `:timeout` could still fire
+    /// (keepalives aside), and it would flush nothing (a running consumer with buffered lines is
+    /// waiting for that flush, which is a delay, not a loss). HEAD's watchdog would still act on a
+    /// dead consumer or a stalled shape, so those states are not quiescent there.
     pub fn quiescent(&self, state: &State) -> bool {
         let settled = state.shapes.iter().all(|c| {
             !c.status.has_process()
                 || (c.mailbox.is_empty()
                     && c.write_timer.is_none_or(|t| t.fired)
                     && c.pending_txn.is_none()
-                    && !c.suspend_timer_armed)
+                    && !c.suspend_timer_armed
+                    // A running consumer with buffered lines still has its :timeout's flush to
+                    // come: counting that state would call a wait for the idle timeout a loss.
+                    && !(c.status == Status::Running && c.writer.buffer_lines > 0))
         });
         let base = settled
             && state.collector.delivering.is_none()
