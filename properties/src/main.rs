@@ -93,6 +93,40 @@ enum Command {
         /// Where counterexample traces go.
         #[arg(long, value_name = "DIR", default_value = "traces/out")]
         out: PathBuf,
+        /// Also write a JUnit XML report here: one testcase per entry.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Run only shard I of N (every N-th entry from the I-th): N jobs with 1/N to N/N check
+        /// each entry once; `walcheck merge` joins their --json reports.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Join the --json reports of `walcheck check --shard 1/N ... N/N` into the unsharded report.
+    ///
+    /// Exit 0, 1 or 3 as `walcheck check` would for the joined verdicts; 2 when the reports are
+    /// not one run's shards.
+    Merge {
+        /// The shards' JSON reports, in any order.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+    },
+    /// Serve stateright's Explorer on one configuration and print a link to each
+    /// counterexample; runs until stopped (Ctrl-C).
+    Explore {
+        /// system[:variant], e.g. electric-flush:v1.4.15 (default: the first variant).
+        spec: String,
+        /// The fault set [default: none].
+        #[arg(long)]
+        faults: Option<String>,
+        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
+        #[arg(long = "bound", value_name = "NAME=VALUE")]
+        bounds: Vec<String>,
+        /// Where to listen; loopback only unless --allow-remote.
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
+        addr: String,
+        /// Allow a non-loopback --addr: whoever reaches it can drive the checker.
+        #[arg(long)]
+        allow_remote: bool,
     },
     /// Simulate first-sync bootstraps in virtual time under OLake #1084's load ladders.
     ///
@@ -204,7 +238,7 @@ fn main() -> ExitCode {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, replay, show or simulate (see walcheck --help)",
+                "a command is required: list, check, merge, replay, show, simulate, triage or explore (see walcheck --help)",
             );
         }
         Err(err) => {
@@ -308,6 +342,8 @@ fn main() -> ExitCode {
             strict,
             json,
             out,
+            junit,
+            shard,
         } => {
             if !(1..=64).contains(&threads) {
                 return usage_error(&format!("--threads takes 1 to 64, not {threads}"));
@@ -337,18 +373,40 @@ fn main() -> ExitCode {
                 Ok(entries) => entries,
                 Err(err) => return usage_error(&err),
             };
+            let shard = match shard.as_deref().map(run::parse_shard).transpose() {
+                Ok(shard) => shard,
+                Err(err) => return usage_error(&err),
+            };
+            let entries = match shard {
+                Some((index, count)) => run::shard(entries, index, count),
+                None => entries,
+            };
             let budget = Budget {
                 max_states,
                 deadline: timeout.map(|t| Instant::now() + t),
             };
             let started = Instant::now();
-            let mut results = run::run_all(&entries, threads, &budget);
+            let mut results = match walcheck::progress::Lines::wanted(json) {
+                Some(color) => {
+                    let lines = walcheck::progress::Lines::new(entries.len(), color);
+                    run::run_all_observed(&entries, threads, &budget, &lines)
+                }
+                None => run::run_all(&entries, threads, &budget),
+            };
             let wall = started.elapsed();
             // A trace that cannot be written costs its file, not the verdicts: report them all,
             // then say what failed and exit 2.
             let written = run::write_traces(&mut results, &out);
+            let junit_written = junit.as_ref().map(|path| {
+                std::fs::write(path, walcheck::ci::junit(&results, strict))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
             let text = if json {
-                pretty(&report::check_json(&results))
+                pretty(&walcheck::ci::check_report(
+                    &results,
+                    shard,
+                    walcheck::ci::peak_rss_bytes(),
+                ))
             } else {
                 report::check_text(&results, strict, wall, tables)
             };
@@ -356,10 +414,75 @@ fn main() -> ExitCode {
             if let Err(err) = written {
                 return usage_error(&err);
             }
+            if let Some(Err(err)) = junit_written {
+                return usage_error(&err);
+            }
             if printed != ExitCode::SUCCESS {
                 return printed;
             }
             ExitCode::from(report::exit_code(&results, strict) as u8)
+        }
+        Command::Merge { reports } => {
+            let mut read = Vec::new();
+            for path in &reports {
+                let parsed = std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+                    });
+                match parsed {
+                    Ok(value) => read.push((path.display().to_string(), value)),
+                    Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+                }
+            }
+            match walcheck::ci::merge(&read) {
+                Ok(merged) => {
+                    let printed = print(&pretty(&merged));
+                    if printed != ExitCode::SUCCESS {
+                        return printed;
+                    }
+                    ExitCode::from(walcheck::ci::report_exit_code(&merged) as u8)
+                }
+                Err(err) => usage_error(&err),
+            }
+        }
+        Command::Explore {
+            spec,
+            faults,
+            bounds,
+            addr,
+            allow_remote,
+        } => {
+            let config = match walcheck::explore::config(&spec, faults.as_deref(), &bounds) {
+                Ok(config) => config,
+                Err(err) => return usage_error(&err),
+            };
+            let addr = match walcheck::explore::address(&addr, allow_remote) {
+                Ok(addr) => addr,
+                Err(err) => return usage_error(&err),
+            };
+            let links = walcheck::explore::links(&config, &walcheck::explore::link_budget());
+            let mut text = format!(
+                "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
+                config.info().name,
+                config.variant(),
+                config.faults()
+            );
+            if links.is_empty() {
+                text.push_str("no counterexample or example found within the link budget\n");
+            }
+            for link in &links {
+                text.push_str(&format!(
+                    "{} {} {} ({} steps): http://{addr}/{}\n",
+                    link.what, link.expectation, link.property, link.steps, link.fragment
+                ));
+            }
+            let printed = print(&text);
+            if printed != ExitCode::SUCCESS {
+                return printed;
+            }
+            walcheck::explore::serve(&config, addr);
+            ExitCode::SUCCESS
         }
         Command::Simulate {
             spec,
