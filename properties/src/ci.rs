@@ -257,7 +257,10 @@ pub fn junit(results: &[CheckResult], strict: bool) -> String {
                     ("message", message.as_str()),
                     ("type", "verdict-mismatch"),
                 ])));
-                emit(Event::Text(BytesText::new(&text)));
+                // Text needs only `<` and `&` escaped; quotes stay readable.
+                emit(Event::Text(BytesText::from_escaped(
+                    quick_xml::escape::partial_escape(&text),
+                )));
                 emit(Event::End(BytesEnd::new("failure")));
                 emit(Event::End(BytesEnd::new("testcase")));
             } else if r.verdict == Verdict::Inconclusive {
