@@ -43,14 +43,42 @@ pub fn check_report(
 /// `walcheck merge`: the reports of shards 1/N to N/N of one selection (in any order) joined into
 /// the report the unsharded run prints: rows back in catalogue order, the largest peak RSS, no
 /// shard. A one-line error when the reports are not exactly one run's N shards.
+///
+/// The reports of a sharded swarm (`walcheck simulate --seeds A..B --shard I/N --json`,
+/// `walcheck.swarm/1`) join the same way: seeds back in order, the summary recomputed over all
+/// of them, the longest `elapsed_ms`.
 pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
+    let schema = reports
+        .first()
+        .and_then(|(_, r)| r.get("schema"))
+        .and_then(Value::as_str)
+        .filter(|s| *s == "walcheck.check/1" || *s == "walcheck.swarm/1")
+        .unwrap_or("walcheck.check/1");
     let mut shards: Vec<Option<&Vec<Value>>> = Vec::new();
     let mut peak: Option<u64> = None;
+    let mut elapsed_ms: u64 = 0;
     for (name, report) in reports {
         let object = report
             .as_object()
-            .filter(|o| o.get("schema") == Some(&json!("walcheck.check/1")))
-            .ok_or_else(|| format!("{name}: not a walcheck.check/1 report"))?;
+            .filter(|o| o.get("schema") == Some(&json!(schema)))
+            .ok_or_else(|| format!("{name}: not a {schema} report"))?;
+        if schema == "walcheck.swarm/1" {
+            let (_, first) = &reports[0];
+            for (key, value) in object {
+                let own = matches!(key.as_str(), "results" | "summary" | "shard" | "elapsed_ms");
+                if !own && first.get(key) != Some(value) {
+                    return Err(format!(
+                        "{name}: its {key} differs from the first report's: not the same swarm"
+                    ));
+                }
+            }
+            elapsed_ms = elapsed_ms.max(
+                object
+                    .get("elapsed_ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            );
+        }
         let rows = object
             .get("results")
             .and_then(Value::as_array)
@@ -111,6 +139,14 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
             })?;
         rows.push(row.clone());
     }
+    if schema == "walcheck.swarm/1" {
+        let mut merged = reports[0].1.as_object().expect("checked above").clone();
+        merged.remove("shard");
+        merged.insert("summary".into(), swarm_summary(&rows));
+        merged.insert("results".into(), Value::Array(rows));
+        merged.insert("elapsed_ms".into(), json!(elapsed_ms));
+        return Ok(Value::Object(merged));
+    }
     let mut merged = Map::new();
     merged.insert("schema".into(), json!("walcheck.check/1"));
     merged.insert("results".into(), Value::Array(rows));
@@ -118,9 +154,62 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
     Ok(Value::Object(merged))
 }
 
+/// A swarm's `summary` from its `results` rows in seed order, as `walcheck_sim::swarm` computes
+/// it: per variant, the seeds with a mismatch and the worst level (the highest hit share, the
+/// earliest seed among equals).
+fn swarm_summary(rows: &[Value]) -> Value {
+    let variants: Vec<Value> = rows
+        .first()
+        .and_then(|r| r["variants"].as_array())
+        .map(|vs| vs.iter().map(|v| v["variant"].clone()).collect())
+        .unwrap_or_default();
+    let share = |w: &Value| {
+        (
+            u128::from(w["lsn_mismatch"].as_u64().unwrap_or(0)),
+            u128::from(w["attempts"].as_u64().unwrap_or(0)),
+        )
+    };
+    let summary: Vec<Value> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, variant)| {
+            let mut seeds_hit = 0;
+            let mut worst: Option<(&Value, &Value)> = None;
+            for row in rows {
+                let v = &row["variants"][i];
+                if v["lsn_mismatch"].as_u64().unwrap_or(0) > 0 {
+                    seeds_hit += 1;
+                }
+                let w = &v["worst"];
+                if w.is_null() {
+                    continue;
+                }
+                let better = worst.is_none_or(|(_, best)| {
+                    let ((a, b), (c, d)) = (share(w), share(best));
+                    a * d > c * b
+                });
+                if better {
+                    worst = Some((&row["seed"], w));
+                }
+            }
+            json!({
+                "variant": variant,
+                "seeds_with_mismatch": seeds_hit,
+                "worst_seed": worst.map(|(seed, _)| seed.clone()),
+                "worst": worst.map_or(Value::Null, |(_, w)| w.clone()),
+            })
+        })
+        .collect();
+    Value::Array(summary)
+}
+
 /// The exit code of a (merged) JSON report, as `walcheck check` would give it without --strict:
 /// 1 when a verdict differs from its expectation, else 3 when one is inconclusive, else 0.
 pub fn report_exit_code(report: &Value) -> i32 {
+    if report["schema"] == "walcheck.swarm/1" {
+        // A swarm reports measurements, not verdicts: it completed.
+        return 0;
+    }
     let rows = report["results"].as_array().map_or(&[][..], Vec::as_slice);
     let verdict = |row: &Value| row["verdict"].as_str().unwrap_or("").to_owned();
     if rows

@@ -161,6 +161,10 @@ enum Command {
         /// Draw the hit probability per level, one line per variant, as SVG.
         #[arg(long, value_name = "F.svg", conflicts_with = "seeds")]
         plot: Option<PathBuf>,
+        /// Swarm mode: run only shard I of N of the seeds (every N-th from the I-th); `walcheck
+        /// merge` joins the N --json reports.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
         /// Write ITF traces of violating attempts here (walcheck replay takes them).
         #[arg(long, value_name = "DIR")]
         trace_out: Option<PathBuf>,
@@ -492,10 +496,12 @@ fn main() -> ExitCode {
             attempts,
             json,
             plot,
+            shard,
             trace_out,
             trace_limit,
             params,
         } => simulate(SimulateArgs {
+            shard,
             spec,
             ladder,
             seed,
@@ -511,6 +517,7 @@ fn main() -> ExitCode {
 }
 
 struct SimulateArgs {
+    shard: Option<String>,
     spec: String,
     ladder: String,
     seed: Option<String>,
@@ -557,6 +564,10 @@ fn simulate(args: SimulateArgs) -> ExitCode {
         };
         let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
         let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
+        let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
+        if shard.is_some() && seeds.is_none() {
+            return Err("--shard splits a swarm run's seeds: give --seeds A..B too".into());
+        }
         Ok((
             walcheck_sim::Options {
                 variants,
@@ -568,9 +579,10 @@ fn simulate(args: SimulateArgs) -> ExitCode {
                 trace_limit,
             },
             seeds,
+            shard,
         ))
     })();
-    let (options, seeds) = match options {
+    let (options, seeds, shard) = match options {
         Ok(options) => options,
         Err(err) => return usage_error(&err),
     };
@@ -578,13 +590,23 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     if let Some(seeds) = seeds {
         let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let report = match swarm::swarm(&options, &fixed, seeds, threads) {
+        let part = shard.unwrap_or((1, 1));
+        let report = match swarm::swarm_shard(&options, &fixed, seeds, part, threads) {
             Ok(report) => report,
             Err(err) => return usage_error(&err),
         };
         let elapsed_ms = started.elapsed().as_millis() as u64;
         return print(&if args.json {
-            pretty(&swarm::to_json(&report, elapsed_ms))
+            let mut json = swarm::to_json(&report, elapsed_ms);
+            if let Some((index, count)) = shard {
+                json.as_object_mut()
+                    .expect("a swarm report is an object")
+                    .insert(
+                        "shard".into(),
+                        serde_json::json!({ "index": index, "count": count }),
+                    );
+            }
+            pretty(&json)
         } else {
             swarm::to_text(&report)
         });

@@ -120,6 +120,68 @@ fn sharded_reports_merge_into_the_unsharded_report() {
 }
 
 #[test]
+fn sharded_swarm_reports_merge_into_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let swarm = |shard: Option<&str>| {
+        let mut args = vec![
+            "simulate",
+            "olake-bootstrap",
+            "--ladder",
+            "sync",
+            "--seeds",
+            "0..7",
+            "--attempts",
+            "5",
+            "--json",
+        ];
+        if let Some(shard) = shard {
+            args.extend(["--shard", shard]);
+        }
+        let output = walcheck(&args);
+        assert_eq!(output.status.code(), Some(0), "{shard:?}");
+        output
+    };
+    let without_elapsed = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("elapsed_ms");
+        v
+    };
+    let whole = json(&swarm(None));
+    let mut files = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let file = dir.path().join(format!("swarm-{}.json", &shard[..1]));
+        std::fs::write(&file, swarm(Some(shard)).stdout).unwrap();
+        files.push(file.to_str().unwrap().to_owned());
+    }
+    let merged = walcheck(&["merge", &files[1], &files[2], &files[0]]);
+    assert_eq!(merged.status.code(), Some(0));
+    assert_eq!(without_elapsed(json(&merged)), without_elapsed(whole));
+
+    // --shard needs a swarm; a check report and a swarm report do not merge.
+    let output = walcheck(&[
+        "simulate",
+        "olake-bootstrap",
+        "--ladder",
+        "sync",
+        "--shard",
+        "1/3",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let check = dir.path().join("check.json");
+    let report = walcheck(&[
+        "check",
+        "olake-bootstrap:pr1084",
+        "--json",
+        "--shard",
+        "2/3",
+        "--out",
+        dir.path().join("traces").to_str().unwrap(),
+    ]);
+    std::fs::write(&check, report.stdout).unwrap();
+    let output = walcheck(&["merge", &files[0], check.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
 fn a_small_state_budget_is_inconclusive_and_exit_3() {
     let dir = tempfile::tempdir().unwrap();
     let output = walcheck(&[
