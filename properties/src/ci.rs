@@ -264,14 +264,14 @@ pub fn junit(results: &[CheckResult], strict: bool) -> String {
             .expect("writing XML to memory cannot fail")
     };
     emit(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
-    let (tests, failures, skipped) = counts(&all);
+    let (tests, failures, _) = counts(&all);
+    // Jenkins' junit-10 schema has no `skipped` count on <testsuites>: the suites carry it.
     emit(Event::Start(BytesStart::new("testsuites").with_attributes(
         [
             ("name", "walcheck check"),
             ("tests", tests.as_str()),
             ("failures", failures.as_str()),
             ("errors", "0"),
-            ("skipped", skipped.as_str()),
             ("time", seconds(&all).as_str()),
         ],
     )));
