@@ -19,6 +19,9 @@ use std::time::Instant;
 use indexmap::IndexMap;
 use stateright::{Expectation, Model, Property};
 
+/// How many expanded states pass between deadline checks and progress reports.
+pub const OBSERVE_EVERY: u64 = 256;
+
 /// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Budget {
@@ -83,6 +86,17 @@ pub struct Outcome<S, A> {
     pub path: Option<Path<S, A>>,
 }
 
+/// How far a running search has got, for progress lines.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// States generated so far, duplicates included.
+    pub states: u64,
+    /// Distinct states stored so far.
+    pub unique_states: u64,
+    /// The deepest state stored so far.
+    pub max_depth: u64,
+}
+
 /// Searches `model` breadth-first for `property` within `budget`.
 ///
 /// `always` stops at the first violating state, `sometimes` at the first satisfying one; each
@@ -92,6 +106,22 @@ pub fn check<M>(
     model: &M,
     property: &Property<M>,
     budget: &Budget,
+) -> Result<Outcome<M::State, M::Action>, String>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    check_observed(model, property, budget, &mut |_| {})
+}
+
+/// [`check`], telling `observe` how far the search has got every [`OBSERVE_EVERY`] expanded
+/// states. Observing never changes the outcome.
+pub fn check_observed<M>(
+    model: &M,
+    property: &Property<M>,
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
 ) -> Result<Outcome<M::State, M::Action>, String>
 where
     M: Model,
@@ -155,9 +185,16 @@ where
     let mut expanded: u64 = 0;
     'search: while let Some(index) = queue.pop_front() {
         expanded += 1;
-        if expanded % 256 == 0 && budget.deadline.is_some_and(|d| Instant::now() >= d) {
-            outcome.verdict = Verdict::Inconclusive;
-            break;
+        if expanded % OBSERVE_EVERY == 0 {
+            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+                outcome.verdict = Verdict::Inconclusive;
+                break;
+            }
+            observe(Progress {
+                states: outcome.states,
+                unique_states: seen.len() as u64,
+                max_depth: outcome.max_depth,
+            });
         }
         let state = seen
             .get_index(index)

@@ -6,6 +6,9 @@
 
 pub mod catalogue;
 pub mod checker;
+pub mod ci;
+pub mod explore;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod triage;

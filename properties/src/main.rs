@@ -93,6 +93,40 @@ enum Command {
         /// Where counterexample traces go.
         #[arg(long, value_name = "DIR", default_value = "traces/out")]
         out: PathBuf,
+        /// Also write a JUnit XML report here: one testcase per entry.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Run only shard I of N (every N-th entry from the I-th): N jobs with 1/N to N/N check
+        /// each entry once; `walcheck merge` joins their --json reports.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Join the --json reports of `walcheck check --shard 1/N ... N/N` into the unsharded report.
+    ///
+    /// Exit 0, 1 or 3 as `walcheck check` would for the joined verdicts; 2 when the reports are
+    /// not one run's shards.
+    Merge {
+        /// The shards' JSON reports, in any order.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+    },
+    /// Serve stateright's Explorer on one configuration and print a link to each
+    /// counterexample; runs until stopped (Ctrl-C).
+    Explore {
+        /// system[:variant], e.g. electric-flush:v1.4.15 (default: the first variant).
+        spec: String,
+        /// The fault set [default: none].
+        #[arg(long)]
+        faults: Option<String>,
+        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
+        #[arg(long = "bound", value_name = "NAME=VALUE")]
+        bounds: Vec<String>,
+        /// Where to listen; loopback only unless --allow-remote.
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
+        addr: String,
+        /// Allow a non-loopback --addr: whoever reaches it can drive the checker.
+        #[arg(long)]
+        allow_remote: bool,
     },
     /// Simulate first-sync bootstraps in virtual time under OLake #1084's load ladders.
     ///
@@ -127,6 +161,10 @@ enum Command {
         /// Draw the hit probability per level, one line per variant, as SVG.
         #[arg(long, value_name = "F.svg", conflicts_with = "seeds")]
         plot: Option<PathBuf>,
+        /// Swarm mode: run only shard I of N of the seeds (every N-th from the I-th); `walcheck
+        /// merge` joins the N --json reports.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
         /// Write ITF traces of violating attempts here (walcheck replay takes them).
         #[arg(long, value_name = "DIR")]
         trace_out: Option<PathBuf>,
@@ -210,7 +248,7 @@ fn main() -> ExitCode {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, triage, simulate, replay or show (see walcheck --help)",
+                "a command is required: list, check, triage, simulate, explore, merge, replay or show (see walcheck --help)",
             );
         }
         Err(err) => {
@@ -314,6 +352,8 @@ fn main() -> ExitCode {
             strict,
             json,
             out,
+            junit,
+            shard,
         } => {
             if !(1..=64).contains(&threads) {
                 return usage_error(&format!("--threads takes 1 to 64, not {threads}"));
@@ -343,18 +383,40 @@ fn main() -> ExitCode {
                 Ok(entries) => entries,
                 Err(err) => return usage_error(&err),
             };
+            let shard = match shard.as_deref().map(run::parse_shard).transpose() {
+                Ok(shard) => shard,
+                Err(err) => return usage_error(&err),
+            };
+            let entries = match shard {
+                Some((index, count)) => run::shard(entries, index, count),
+                None => entries,
+            };
             let budget = Budget {
                 max_states,
                 deadline: timeout.map(|t| Instant::now() + t),
             };
             let started = Instant::now();
-            let mut results = run::run_all(&entries, threads, &budget);
+            let mut results = match walcheck::progress::Lines::wanted(json) {
+                Some(color) => {
+                    let lines = walcheck::progress::Lines::new(entries.len(), color);
+                    run::run_all_observed(&entries, threads, &budget, &lines)
+                }
+                None => run::run_all(&entries, threads, &budget),
+            };
             let wall = started.elapsed();
             // A trace that cannot be written costs its file, not the verdicts: report them all,
             // then say what failed and exit 2.
             let written = run::write_traces(&mut results, &out);
+            let junit_written = junit.as_ref().map(|path| {
+                std::fs::write(path, walcheck::ci::junit(&results, strict))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
             let text = if json {
-                pretty(&report::check_json(&results))
+                pretty(&walcheck::ci::check_report(
+                    &results,
+                    shard,
+                    walcheck::ci::peak_rss_bytes(),
+                ))
             } else {
                 report::check_text(&results, strict, wall, tables)
             };
@@ -362,10 +424,75 @@ fn main() -> ExitCode {
             if let Err(err) = written {
                 return usage_error(&err);
             }
+            if let Some(Err(err)) = junit_written {
+                return usage_error(&err);
+            }
             if printed != ExitCode::SUCCESS {
                 return printed;
             }
             ExitCode::from(report::exit_code(&results, strict) as u8)
+        }
+        Command::Merge { reports } => {
+            let mut read = Vec::new();
+            for path in &reports {
+                let parsed = std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| {
+                        serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+                    });
+                match parsed {
+                    Ok(value) => read.push((path.display().to_string(), value)),
+                    Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+                }
+            }
+            match walcheck::ci::merge(&read) {
+                Ok(merged) => {
+                    let printed = print(&pretty(&merged));
+                    if printed != ExitCode::SUCCESS {
+                        return printed;
+                    }
+                    ExitCode::from(walcheck::ci::report_exit_code(&merged) as u8)
+                }
+                Err(err) => usage_error(&err),
+            }
+        }
+        Command::Explore {
+            spec,
+            faults,
+            bounds,
+            addr,
+            allow_remote,
+        } => {
+            let config = match walcheck::explore::config(&spec, faults.as_deref(), &bounds) {
+                Ok(config) => config,
+                Err(err) => return usage_error(&err),
+            };
+            let addr = match walcheck::explore::address(&addr, allow_remote) {
+                Ok(addr) => addr,
+                Err(err) => return usage_error(&err),
+            };
+            let links = walcheck::explore::links(&config, &walcheck::explore::link_budget());
+            let mut text = format!(
+                "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
+                config.info().name,
+                config.variant(),
+                config.faults()
+            );
+            if links.is_empty() {
+                text.push_str("no counterexample or example found within the link budget\n");
+            }
+            for link in &links {
+                text.push_str(&format!(
+                    "{} {} {} ({} steps): http://{addr}/{}\n",
+                    link.what, link.expectation, link.property, link.steps, link.fragment
+                ));
+            }
+            let printed = print(&text);
+            if printed != ExitCode::SUCCESS {
+                return printed;
+            }
+            walcheck::explore::serve(&config, addr);
+            ExitCode::SUCCESS
         }
         Command::Simulate {
             spec,
@@ -375,10 +502,12 @@ fn main() -> ExitCode {
             attempts,
             json,
             plot,
+            shard,
             trace_out,
             trace_limit,
             params,
         } => simulate(SimulateArgs {
+            shard,
             spec,
             ladder,
             seed,
@@ -394,6 +523,7 @@ fn main() -> ExitCode {
 }
 
 struct SimulateArgs {
+    shard: Option<String>,
     spec: String,
     ladder: String,
     seed: Option<String>,
@@ -440,6 +570,10 @@ fn simulate(args: SimulateArgs) -> ExitCode {
         };
         let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
         let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
+        let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
+        if shard.is_some() && seeds.is_none() {
+            return Err("--shard splits a swarm run's seeds: give --seeds A..B too".into());
+        }
         Ok((
             walcheck_sim::Options {
                 variants,
@@ -451,9 +585,10 @@ fn simulate(args: SimulateArgs) -> ExitCode {
                 trace_limit,
             },
             seeds,
+            shard,
         ))
     })();
-    let (options, seeds) = match options {
+    let (options, seeds, shard) = match options {
         Ok(options) => options,
         Err(err) => return usage_error(&err),
     };
@@ -461,13 +596,23 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     if let Some(seeds) = seeds {
         let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let report = match swarm::swarm(&options, &fixed, seeds, threads) {
+        let part = shard.unwrap_or((1, 1));
+        let report = match swarm::swarm_shard(&options, &fixed, seeds, part, threads) {
             Ok(report) => report,
             Err(err) => return usage_error(&err),
         };
         let elapsed_ms = started.elapsed().as_millis() as u64;
         return print(&if args.json {
-            pretty(&swarm::to_json(&report, elapsed_ms))
+            let mut json = swarm::to_json(&report, elapsed_ms);
+            if let Some((index, count)) = shard {
+                json.as_object_mut()
+                    .expect("a swarm report is an object")
+                    .insert(
+                        "shard".into(),
+                        serde_json::json!({ "index": index, "count": count }),
+                    );
+            }
+            pretty(&json)
         } else {
             swarm::to_text(&report)
         });

@@ -14,7 +14,7 @@ use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::catalogue::{Entry, SystemConfig};
-use crate::checker::{self, Budget, Path as ModelPath, Verdict};
+use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
 
 /// The outcome of one entry.
 #[derive(Clone, Debug)]
@@ -43,17 +43,46 @@ impl CheckResult {
     }
 }
 
+/// Watches a catalogue run: told when an entry starts, how its search progresses, and when it
+/// ends. Used for progress lines; it never changes a result.
+pub trait Observer: Sync {
+    /// Entry `index` of the run starts on some thread.
+    fn started(&self, index: usize, entry: &Entry);
+    /// Entry `index`'s search has got this far.
+    fn progress(&self, index: usize, progress: Progress);
+    /// Entry `index` has its result.
+    fn finished(&self, index: usize, result: &CheckResult);
+}
+
+/// The observer that watches nothing.
+pub struct Unobserved;
+
+impl Observer for Unobserved {
+    fn started(&self, _: usize, _: &Entry) {}
+    fn progress(&self, _: usize, _: Progress) {}
+    fn finished(&self, _: usize, _: &CheckResult) {}
+}
+
 /// Runs one entry within `budget`.
 pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
+    run_entry_observed(entry, budget, &mut |_| {})
+}
+
+/// [`run_entry`], telling `observe` how far the search has got.
+pub fn run_entry_observed(
+    entry: &Entry,
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
+) -> CheckResult {
     let start = Instant::now();
     let (verdict, states, unique_states, max_depth, trace) = match entry.config {
         SystemConfig::OlakeBootstrap(config) => {
             let model = OlakeBootstrap::new(config);
-            search(&model, entry, budget)
+            search(&model, entry, budget, observe)
         }
         SystemConfig::ElectricFlush(config) => {
             let model = ElectricFlush::new(config);
-            search(&model, entry, budget)
+            search(&model, entry, budget, observe)
         }
     };
     CheckResult {
@@ -70,7 +99,12 @@ pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
 
 type Searched = (Verdict, u64, u64, u64, Option<Trace>);
 
-fn search<M>(model: &M, entry: &Entry, budget: &Budget) -> Searched
+fn search<M>(
+    model: &M,
+    entry: &Entry,
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
+) -> Searched
 where
     M: Model,
     M::State: std::hash::Hash + Eq + Clone + Variables,
@@ -87,7 +121,8 @@ where
                 entry.property.id
             )
         });
-    let outcome = checker::check(model, &property, budget).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = checker::check_observed(model, &property, budget, observe)
+        .unwrap_or_else(|e| panic!("{e}"));
     let path = outcome.path.map(|path| {
         // Breadth-first paths are already shortest and canonical; minimising keeps that promise
         // for any path, and checks it.
@@ -162,6 +197,16 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
 /// Runs `entries` on `threads` threads. Entries not started by `budget.deadline` are
 /// inconclusive. Results come back in `entries` order.
 pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
+    run_all_observed(entries, threads, budget, &Unobserved)
+}
+
+/// [`run_all`], with `observer` watching each entry.
+pub fn run_all_observed(
+    entries: &[Entry],
+    threads: usize,
+    budget: &Budget,
+    observer: &dyn Observer,
+) -> Vec<CheckResult> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<CheckResult>>> = Mutex::new(vec![None; entries.len()]);
     std::thread::scope(|scope| {
@@ -169,7 +214,9 @@ pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckR
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(entry) = entries.get(i) else { break };
-                let result = run_entry(entry, budget);
+                observer.started(i, entry);
+                let result = run_entry_observed(entry, budget, &mut |p| observer.progress(i, p));
+                observer.finished(i, &result);
                 results.lock().expect("no thread panics holding the lock")[i] = Some(result);
             });
         }
@@ -180,6 +227,31 @@ pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckR
         .into_iter()
         .map(|r| r.expect("every entry ran"))
         .collect()
+}
+
+/// The entries of shard `index` of `count` (both from 1): every `count`-th entry of `entries`,
+/// starting at the `index`-th. The `count` shards of one selection cover each entry exactly once,
+/// and [`crate::report::merge`] puts their results back in catalogue order.
+pub fn shard(entries: Vec<Entry>, index: usize, count: usize) -> Vec<Entry> {
+    assert!((1..=count).contains(&index), "shard {index}/{count}");
+    entries.into_iter().skip(index - 1).step_by(count).collect()
+}
+
+/// Parses `--shard I/N`: whole numbers with 1 ≤ I ≤ N ≤ 1000.
+pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard takes I/N with 1 <= I <= N <= 1000, e.g. 2/3, not {text:?}");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let number = |t: &str| -> Result<usize, String> {
+        if t.is_empty() || t.len() > 4 || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        t.parse().map_err(|_| bad())
+    };
+    let (i, n) = (number(i)?, number(n)?);
+    if i == 0 || i > n || n > 1000 {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 /// The file name of `entry`'s counterexample: `SYSTEM__VARIANT__FAULTS__PROPERTY.itf.json`, with

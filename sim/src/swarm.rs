@@ -179,8 +179,21 @@ pub fn swarm(
     seeds: Range<u64>,
     threads: usize,
 ) -> Result<SwarmReport, String> {
+    swarm_shard(base, fixed, seeds, (1, 1), threads)
+}
+
+/// [`swarm`] over shard `index` of `count` (both from 1) of `seeds`: every `count`-th seed from
+/// the `index`-th, so that `count` runs cover each seed once. The report keeps the whole range.
+pub fn swarm_shard(
+    base: &Options,
+    fixed: &[&'static str],
+    seeds: Range<u64>,
+    (index, count): (usize, usize),
+    threads: usize,
+) -> Result<SwarmReport, String> {
+    assert!((1..=count).contains(&index), "shard {index}/{count}");
     run::validate(base)?;
-    let all: Vec<u64> = seeds.clone().collect();
+    let all: Vec<u64> = seeds.clone().skip(index - 1).step_by(count).collect();
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<Result<SeedResult, String>>>> = Mutex::new(vec![None; all.len()]);
     std::thread::scope(|scope| {

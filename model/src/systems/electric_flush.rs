@@ -345,8 +345,9 @@ pub mod seen {
     pub const H1: u16 = 1 << 10;
 }
 
-/// A state of the system.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A state of the system. Its `Debug` is its [`Variables`], one `name: value` a line, as
+/// stateright's Explorer shows it.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
     pub shapes: Vec<Consumer>,
     pub collector: Collector,
@@ -774,9 +775,20 @@ impl ElectricFlush {
     }
 }
 
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        super::fmt_variables(&self.variables(), f)
+    }
+}
+
 impl Model for ElectricFlush {
     type State = State;
     type Action = Action;
+
+    /// Actions as traces print them (`Advance{target=0/3}`), not as `Debug` would.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
 
     fn init_states(&self) -> Vec<State> {
         vec![self.initial_state()]

@@ -131,6 +131,18 @@ impl fmt::Display for Var {
     }
 }
 
+/// Writes `vars` one a line as `name: value` (LSNs as `X/Y`): how states read in the Explorer and
+/// in `Debug` output.
+pub fn fmt_variables(vars: &[(&'static str, Var)], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    for (i, (name, value)) in vars.iter().enumerate() {
+        if i > 0 {
+            f.write_str("\n")?;
+        }
+        write!(f, "{name}: {value}")?;
+    }
+    Ok(())
+}
+
 /// A state's variables by name, for traces and step tables.
 pub trait Variables {
     /// Every variable, in a fixed order.

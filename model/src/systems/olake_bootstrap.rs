@@ -504,8 +504,9 @@ impl Config {
     }
 }
 
-/// A state of the system.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A state of the system. Its `Debug` is its [`Variables`], one `name: value` a line, as
+/// stateright's Explorer shows it.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
     pub server: Server,
     /// The connector's state file: `global.state.lsn`, or none before the first bootstrap.
@@ -771,9 +772,20 @@ impl OlakeBootstrap {
     }
 }
 
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        super::fmt_variables(&self.variables(), f)
+    }
+}
+
 impl Model for OlakeBootstrap {
     type State = State;
     type Action = Action;
+
+    /// Actions as traces print them (`Advance{target=0/3}`), not as `Debug` would.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
 
     fn init_states(&self) -> Vec<State> {
         vec![self.initial_state()]

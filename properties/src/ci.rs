@@ -1,0 +1,375 @@
+//! What CI reads from a catalogue run: the JUnit XML file, the JSON reports of a sharded run
+//! joined back into one, and the process's peak memory.
+
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::Writer;
+use serde_json::{json, Map, Value};
+
+use crate::checker::Verdict;
+use crate::report;
+use crate::run::CheckResult;
+
+/// The process's peak resident set size in bytes (Linux's `VmHWM`), or `None` where the system
+/// does not say.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// `walcheck check --json`: the `walcheck.check/1` object of [`report::check_json`] with the
+/// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N}`).
+pub fn check_report(
+    results: &[CheckResult],
+    shard: Option<(usize, usize)>,
+    peak_rss_bytes: Option<u64>,
+) -> Value {
+    let mut report = report::check_json(results);
+    let object = report.as_object_mut().expect("a check report is an object");
+    object.insert("peak_rss_bytes".into(), json!(peak_rss_bytes));
+    if let Some((index, count)) = shard {
+        object.insert("shard".into(), json!({ "index": index, "count": count }));
+    }
+    report
+}
+
+/// `walcheck merge`: the reports of shards 1/N to N/N of one selection (in any order) joined into
+/// the report the unsharded run prints: rows back in catalogue order, the largest peak RSS, no
+/// shard. A one-line error when the reports are not exactly one run's N shards.
+///
+/// The reports of a sharded swarm (`walcheck simulate --seeds A..B --shard I/N --json`,
+/// `walcheck.swarm/1`) join the same way: seeds back in order, the summary recomputed over all
+/// of them, the longest `elapsed_ms`.
+pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
+    let schema = reports
+        .first()
+        .and_then(|(_, r)| r.get("schema"))
+        .and_then(Value::as_str)
+        .filter(|s| *s == "walcheck.check/1" || *s == "walcheck.swarm/1")
+        .unwrap_or("walcheck.check/1");
+    let mut shards: Vec<Option<&Vec<Value>>> = Vec::new();
+    let mut peak: Option<u64> = None;
+    let mut elapsed_ms: u64 = 0;
+    for (name, report) in reports {
+        let object = report
+            .as_object()
+            .filter(|o| o.get("schema") == Some(&json!(schema)))
+            .ok_or_else(|| format!("{name}: not a {schema} report"))?;
+        if schema == "walcheck.swarm/1" {
+            let (_, first) = &reports[0];
+            for (key, value) in object {
+                let own = matches!(key.as_str(), "results" | "summary" | "shard" | "elapsed_ms");
+                if !own && first.get(key) != Some(value) {
+                    return Err(format!(
+                        "{name}: its {key} differs from the first report's: not the same swarm"
+                    ));
+                }
+            }
+            elapsed_ms = elapsed_ms.max(
+                object
+                    .get("elapsed_ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            );
+        }
+        let rows = object
+            .get("results")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("{name}: the report has no results array"))?;
+        let shard = object.get("shard").ok_or_else(|| {
+            format!("{name}: not a sharded report (run walcheck check --shard I/N --json)")
+        })?;
+        let field = |key: &str| {
+            shard
+                .get(key)
+                .and_then(Value::as_u64)
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("{name}: its shard has no whole {key} from 1"))
+        };
+        let (index, count) = (field("index")? as usize, field("count")? as usize);
+        if index > count {
+            return Err(format!("{name}: shard {index}/{count} does not exist"));
+        }
+        if shards.is_empty() {
+            shards = vec![None; count];
+        } else if shards.len() != count {
+            return Err(format!(
+                "{name}: shard {index}/{count} is from a run of {count} shards, the first report's of {}",
+                shards.len()
+            ));
+        }
+        if shards[index - 1].replace(rows).is_some() {
+            return Err(format!("{name}: shard {index}/{count} is given twice"));
+        }
+        if let Some(rss) = object.get("peak_rss_bytes").and_then(Value::as_u64) {
+            peak = Some(peak.map_or(rss, |p| p.max(rss)));
+        }
+    }
+    if shards.is_empty() {
+        return Err("merge needs the reports of a sharded run".into());
+    }
+    let missing: Vec<String> = (1..=shards.len())
+        .filter(|i| shards[i - 1].is_none())
+        .map(|i| format!("{i}/{}", shards.len()))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("shard {} is missing", missing.join(", ")));
+    }
+    let shards: Vec<&Vec<Value>> = shards.into_iter().flatten().collect();
+    let total: usize = shards.iter().map(|rows| rows.len()).sum();
+    // Shard I holds entries I-1, I-1+N, I-1+2N, ... of the selection (`run::shard`).
+    let mut rows = Vec::with_capacity(total);
+    for k in 0..total {
+        let row = shards[k % shards.len()]
+            .get(k / shards.len())
+            .ok_or_else(|| {
+                format!(
+                    "shard {}/{} has {} results, too few for its place in a run of {total}",
+                    k % shards.len() + 1,
+                    shards.len(),
+                    shards[k % shards.len()].len()
+                )
+            })?;
+        rows.push(row.clone());
+    }
+    if schema == "walcheck.swarm/1" {
+        let mut merged = reports[0].1.as_object().expect("checked above").clone();
+        merged.remove("shard");
+        merged.insert("summary".into(), swarm_summary(&rows));
+        merged.insert("results".into(), Value::Array(rows));
+        merged.insert("elapsed_ms".into(), json!(elapsed_ms));
+        return Ok(Value::Object(merged));
+    }
+    let mut merged = Map::new();
+    merged.insert("schema".into(), json!("walcheck.check/1"));
+    merged.insert("results".into(), Value::Array(rows));
+    merged.insert("peak_rss_bytes".into(), json!(peak));
+    Ok(Value::Object(merged))
+}
+
+/// A swarm's `summary` from its `results` rows in seed order, as `walcheck_sim::swarm` computes
+/// it: per variant, the seeds with a mismatch and the worst level (the highest hit share, the
+/// earliest seed among equals).
+fn swarm_summary(rows: &[Value]) -> Value {
+    let variants: Vec<Value> = rows
+        .first()
+        .and_then(|r| r["variants"].as_array())
+        .map(|vs| vs.iter().map(|v| v["variant"].clone()).collect())
+        .unwrap_or_default();
+    let share = |w: &Value| {
+        (
+            u128::from(w["lsn_mismatch"].as_u64().unwrap_or(0)),
+            u128::from(w["attempts"].as_u64().unwrap_or(0)),
+        )
+    };
+    let summary: Vec<Value> = variants
+        .iter()
+        .enumerate()
+        .map(|(i, variant)| {
+            let mut seeds_hit = 0;
+            let mut worst: Option<(&Value, &Value)> = None;
+            for row in rows {
+                let v = &row["variants"][i];
+                if v["lsn_mismatch"].as_u64().unwrap_or(0) > 0 {
+                    seeds_hit += 1;
+                }
+                let w = &v["worst"];
+                if w.is_null() {
+                    continue;
+                }
+                let better = worst.is_none_or(|(_, best)| {
+                    let ((a, b), (c, d)) = (share(w), share(best));
+                    a * d > c * b
+                });
+                if better {
+                    worst = Some((&row["seed"], w));
+                }
+            }
+            json!({
+                "variant": variant,
+                "seeds_with_mismatch": seeds_hit,
+                "worst_seed": worst.map(|(seed, _)| seed.clone()),
+                "worst": worst.map_or(Value::Null, |(_, w)| w.clone()),
+            })
+        })
+        .collect();
+    Value::Array(summary)
+}
+
+/// The exit code of a (merged) JSON report, as `walcheck check` would give it without --strict:
+/// 1 when a verdict differs from its expectation, else 3 when one is inconclusive, else 0.
+pub fn report_exit_code(report: &Value) -> i32 {
+    if report["schema"] == "walcheck.swarm/1" {
+        // A swarm reports measurements, not verdicts: it completed.
+        return 0;
+    }
+    let rows = report["results"].as_array().map_or(&[][..], Vec::as_slice);
+    let verdict = |row: &Value| row["verdict"].as_str().unwrap_or("").to_owned();
+    if rows
+        .iter()
+        .any(|r| verdict(r) != "inconclusive" && verdict(r) != r["expected"].as_str().unwrap_or(""))
+    {
+        1
+    } else if rows.iter().any(|r| verdict(r) == "inconclusive") {
+        3
+    } else {
+        0
+    }
+}
+
+/// Whether `r` fails the run: its verdict differs from the expectation or, with `strict`, it is
+/// a violation at all (as [`report::exit_code`] decides).
+fn fails(r: &CheckResult, strict: bool) -> bool {
+    !r.matches_expectation() || (strict && r.verdict == Verdict::Violated)
+}
+
+/// The JUnit XML file of `walcheck check --junit`: one `<testsuite>` per system, one
+/// `<testcase>` per entry named `variant/faults[/bounds]/property`. A verdict that fails the run
+/// is a `<failure>` whose text gives the mismatch and the trace's path; an inconclusive one is
+/// `<skipped>` with the states reached.
+pub fn junit(results: &[CheckResult], strict: bool) -> String {
+    let mut systems: Vec<&'static str> = Vec::new();
+    for r in results {
+        if !systems.contains(&r.entry.system()) {
+            systems.push(r.entry.system());
+        }
+    }
+    let seconds = |rs: &[&CheckResult]| {
+        format!(
+            "{:.3}",
+            rs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>()
+        )
+    };
+    let counts = |rs: &[&CheckResult]| {
+        (
+            rs.len().to_string(),
+            rs.iter().filter(|r| fails(r, strict)).count().to_string(),
+            rs.iter()
+                .filter(|r| r.verdict == Verdict::Inconclusive)
+                .count()
+                .to_string(),
+        )
+    };
+    let all: Vec<&CheckResult> = results.iter().collect();
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    let mut emit = |event: Event| {
+        w.write_event(event)
+            .expect("writing XML to memory cannot fail")
+    };
+    emit(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
+    let (tests, failures, _) = counts(&all);
+    // Jenkins' junit-10 schema has no `skipped` count on <testsuites>: the suites carry it.
+    emit(Event::Start(BytesStart::new("testsuites").with_attributes(
+        [
+            ("name", "walcheck check"),
+            ("tests", tests.as_str()),
+            ("failures", failures.as_str()),
+            ("errors", "0"),
+            ("time", seconds(&all).as_str()),
+        ],
+    )));
+    for system in systems {
+        let rs: Vec<&CheckResult> = all
+            .iter()
+            .copied()
+            .filter(|r| r.entry.system() == system)
+            .collect();
+        let (tests, failures, skipped) = counts(&rs);
+        emit(Event::Start(BytesStart::new("testsuite").with_attributes(
+            [
+                ("name", system),
+                ("tests", tests.as_str()),
+                ("failures", failures.as_str()),
+                ("errors", "0"),
+                ("skipped", skipped.as_str()),
+                ("time", seconds(&rs).as_str()),
+            ],
+        )));
+        for r in rs {
+            let e = &r.entry;
+            let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
+            let bounds = e.config.non_default_bounds();
+            if !bounds.is_empty() {
+                name.push('/');
+                name.push_str(&bounds.join(","));
+            }
+            name.push('/');
+            name.push_str(e.property.id);
+            let classname = format!("walcheck.{system}");
+            let time = seconds(&[r]);
+            let case = BytesStart::new("testcase").with_attributes([
+                ("name", name.as_str()),
+                ("classname", classname.as_str()),
+                ("time", time.as_str()),
+            ]);
+            let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
+            if fails(r, strict) {
+                emit(Event::Start(case));
+                let message = if r.matches_expectation() {
+                    format!(
+                        "{} is violated (--strict fails any violation)",
+                        e.property.id
+                    )
+                } else {
+                    format!(
+                        "verdict {}, expected {}",
+                        r.verdict.name(),
+                        e.expected.name()
+                    )
+                };
+                let mut text = format!(
+                    "{} {} on {}:{} faults={}: verdict {}, expected {} ({}).\n",
+                    e.property.kind.name(),
+                    e.property.id,
+                    system,
+                    e.config.variant(),
+                    e.config.faults(),
+                    r.verdict.name(),
+                    e.expected.name(),
+                    e.reason
+                );
+                match (&trace, &r.trace) {
+                    (Some(path), Some(t)) => text.push_str(&format!(
+                        "trace: {path} ({} steps); review with walcheck show {path}\n",
+                        t.len_actions()
+                    )),
+                    _ => text.push_str("trace: none (no counterexample or witness was found)\n"),
+                }
+                emit(Event::Start(BytesStart::new("failure").with_attributes([
+                    ("message", message.as_str()),
+                    ("type", "verdict-mismatch"),
+                ])));
+                // Text needs only `<` and `&` escaped; quotes stay readable.
+                emit(Event::Text(BytesText::from_escaped(
+                    quick_xml::escape::partial_escape(&text),
+                )));
+                emit(Event::End(BytesEnd::new("failure")));
+                emit(Event::End(BytesEnd::new("testcase")));
+            } else if r.verdict == Verdict::Inconclusive {
+                emit(Event::Start(case));
+                let message = format!(
+                    "inconclusive: a budget ran out after {} states ({} unique, depth {})",
+                    r.states, r.unique_states, r.max_depth
+                );
+                emit(Event::Empty(
+                    BytesStart::new("skipped").with_attributes([("message", message.as_str())]),
+                ));
+                emit(Event::End(BytesEnd::new("testcase")));
+            } else {
+                emit(Event::Empty(case));
+            }
+        }
+        emit(Event::End(BytesEnd::new("testsuite")));
+    }
+    emit(Event::End(BytesEnd::new("testsuites")));
+    let mut xml = String::from_utf8(w.into_inner()).expect("the XML written is UTF-8");
+    xml.push('\n');
+    xml
+}

@@ -1,0 +1,515 @@
+//! CI property runs as a CI job makes them: budgets that end in `inconclusive` and exit 3, shards
+//! that cover the catalogue once and merge back into the unsharded report, the JUnit file checked
+//! against the JUnit schema, and bad flags refused with exit 2.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use walcheck::catalogue::{self, Selection};
+use walcheck::run;
+
+fn walcheck(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("the report is JSON")
+}
+
+fn without_measurements(mut report: Value) -> Value {
+    report.as_object_mut().unwrap().remove("peak_rss_bytes");
+    for row in report["results"].as_array_mut().unwrap() {
+        row.as_object_mut().unwrap().remove("elapsed_ms");
+    }
+    report
+}
+
+/// The identity of a catalogue entry in a report row.
+fn key(row: &Value) -> String {
+    format!(
+        "{} {} {} {} {}",
+        row["system"], row["variant"], row["faults"], row["bounds"], row["property"]
+    )
+}
+
+#[test]
+fn shards_cover_the_catalogue_exactly_once() {
+    let entries = catalogue::select(&Selection::default()).unwrap();
+    let id = |e: &walcheck::catalogue::Entry| run::trace_file_name(e) + e.property.kind.name();
+    let ids: Vec<String> = entries.iter().map(id).collect();
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), ids.len(), "entries are told apart");
+    for count in [1, 2, 3, 7, entries.len(), entries.len() + 5] {
+        let mut seen = vec![0u32; entries.len()];
+        for index in 1..=count {
+            for entry in run::shard(entries.clone(), index, count) {
+                seen[ids.iter().position(|i| *i == id(&entry)).unwrap()] += 1;
+            }
+        }
+        assert!(seen.iter().all(|n| *n == 1), "{count} shards: {seen:?}");
+    }
+}
+
+#[test]
+fn sharded_reports_merge_into_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("traces");
+    let out = out.to_str().unwrap();
+    let whole = walcheck(&["check", "--threads", "2", "--json", "--out", out]);
+    assert_eq!(whole.status.code(), Some(0));
+    let whole = json(&whole);
+    assert!(whole["peak_rss_bytes"].as_u64().unwrap() > 0);
+
+    let mut files = Vec::new();
+    let mut covered: BTreeMap<String, u32> = BTreeMap::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let output = walcheck(&[
+            "check",
+            "--threads",
+            "2",
+            "--json",
+            "--shard",
+            shard,
+            "--out",
+            out,
+        ]);
+        assert_eq!(output.status.code(), Some(0), "shard {shard}");
+        let report = json(&output);
+        assert_eq!(report["shard"]["count"], 3);
+        for row in report["results"].as_array().unwrap() {
+            *covered.entry(key(row)).or_default() += 1;
+        }
+        let file = dir.path().join(format!("shard-{}.json", &shard[..1]));
+        std::fs::write(&file, &output.stdout).unwrap();
+        files.push(file.to_str().unwrap().to_owned());
+    }
+    let rows = whole["results"].as_array().unwrap();
+    assert_eq!(covered.len(), rows.len());
+    assert!(covered.values().all(|n| *n == 1));
+
+    // Any order of the shard files gives the same report.
+    let merged = walcheck(&["merge", &files[2], &files[0], &files[1]]);
+    assert_eq!(
+        merged.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(
+        without_measurements(json(&merged)),
+        without_measurements(whole)
+    );
+
+    // Not one run's shards: exit 2 with one line.
+    for bad in [
+        vec![files[0].as_str(), files[1].as_str()],
+        vec![files[0].as_str(), files[0].as_str(), files[1].as_str()],
+    ] {
+        let mut args = vec!["merge"];
+        args.extend(bad);
+        let output = walcheck(&args);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.starts_with("walcheck: error: ") && stderr.lines().count() == 1);
+    }
+}
+
+#[test]
+fn sharded_swarm_reports_merge_into_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let swarm = |shard: Option<&str>| {
+        let mut args = vec![
+            "simulate",
+            "olake-bootstrap",
+            "--ladder",
+            "sync",
+            "--seeds",
+            "0..7",
+            "--attempts",
+            "5",
+            "--json",
+        ];
+        if let Some(shard) = shard {
+            args.extend(["--shard", shard]);
+        }
+        let output = walcheck(&args);
+        assert_eq!(output.status.code(), Some(0), "{shard:?}");
+        output
+    };
+    let without_elapsed = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("elapsed_ms");
+        v
+    };
+    let whole = json(&swarm(None));
+    let mut files = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let file = dir.path().join(format!("swarm-{}.json", &shard[..1]));
+        std::fs::write(&file, swarm(Some(shard)).stdout).unwrap();
+        files.push(file.to_str().unwrap().to_owned());
+    }
+    let merged = walcheck(&["merge", &files[1], &files[2], &files[0]]);
+    assert_eq!(merged.status.code(), Some(0));
+    assert_eq!(without_elapsed(json(&merged)), without_elapsed(whole));
+
+    // --shard needs a swarm; a check report and a swarm report do not merge.
+    let output = walcheck(&[
+        "simulate",
+        "olake-bootstrap",
+        "--ladder",
+        "sync",
+        "--shard",
+        "1/3",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let check = dir.path().join("check.json");
+    let report = walcheck(&[
+        "check",
+        "olake-bootstrap:pr1084",
+        "--json",
+        "--shard",
+        "2/3",
+        "--out",
+        dir.path().join("traces").to_str().unwrap(),
+    ]);
+    std::fs::write(&check, report.stdout).unwrap();
+    let output = walcheck(&["merge", &files[0], check.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_small_state_budget_is_inconclusive_and_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = walcheck(&[
+        "check",
+        "--max-states",
+        "1000",
+        "--threads",
+        "2",
+        "--json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let report = json(&output);
+    let rows = report["results"].as_array().unwrap();
+    let inconclusive: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["verdict"] == "inconclusive")
+        .collect();
+    assert!(!inconclusive.is_empty());
+    for row in inconclusive {
+        // The states reached are reported; the budget held.
+        assert_eq!(row["unique_states"], 1000);
+        assert!(row["states"].as_u64().unwrap() >= 1000);
+        assert_eq!(row["trace"], Value::Null);
+    }
+    assert!(report["peak_rss_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_timeout_returns_soon_after_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = walcheck(&[
+        "check",
+        "olake-bootstrap",
+        "--faults",
+        "all",
+        "--bound",
+        "statements=6",
+        "--timeout",
+        "1",
+        "--json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(3));
+    // The limit is 1 s; the acceptance allows 2 s more for everything after it (process start,
+    // the searches noticing the deadline, writing the report).
+    assert!(
+        elapsed < Duration::from_secs(3),
+        "returned after {elapsed:?}"
+    );
+    assert!(json(&output)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["verdict"] == "inconclusive"));
+}
+
+#[test]
+fn bad_ci_flags_are_exit_2() {
+    for args in [
+        &["check", "--shard", "0/3"][..],
+        &["check", "--shard", "4/3"],
+        &["check", "--shard", "1/0"],
+        &["check", "--shard", "1"],
+        &["check", "--shard", "-1/3"],
+        &["check", "--timeout", "-1"],
+        &["check", "--timeout", "nan"],
+        &["merge"],
+        &["merge", "no-such-report.json"],
+        &["explore", "electric-flush", "--addr", "0.0.0.0:3000"],
+        &["explore", "electric-flush", "--addr", "127.0.0.1:0"],
+        &["explore", "electric-flush", "--addr", "not an address"],
+        &["explore", "no-such-system"],
+    ] {
+        let output = walcheck(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.starts_with("walcheck: error: ") && stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn no_progress_lines_off_a_terminal() {
+    // The tests' stdout is a pipe: progress lines would go nowhere, so there are none.
+    let dir = tempfile::tempdir().unwrap();
+    let output = walcheck(&[
+        "check",
+        "olake-bootstrap:pr1084",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty());
+    assert!(!String::from_utf8(output.stdout)
+        .unwrap()
+        .contains("states/s"));
+}
+
+/// The JUnit XML schema CI tools read: Jenkins xunit-plugin's `junit-10.xsd` (Surefire's format,
+/// which GitLab and the GitHub JUnit reporters also take), as data: each element with the
+/// elements it may appear under, its required and its optional attributes. Elements walcheck
+/// never writes (`error`, `properties`, `system-out`, reruns) are left out, so they fail too.
+struct Rule {
+    element: &'static str,
+    parents: &'static [&'static str],
+    required: &'static [&'static str],
+    optional: &'static [&'static str],
+}
+
+const JUNIT_SCHEMA: &[Rule] = &[
+    Rule {
+        element: "testsuites",
+        parents: &[],
+        required: &[],
+        optional: &["name", "time", "tests", "failures", "errors"],
+    },
+    Rule {
+        element: "testsuite",
+        parents: &["testsuites", "testsuite"],
+        required: &["name", "tests", "failures", "errors"],
+        optional: &[
+            "group",
+            "time",
+            "skipped",
+            "timestamp",
+            "hostname",
+            "id",
+            "package",
+            "file",
+            "log",
+            "url",
+        ],
+    },
+    Rule {
+        element: "testcase",
+        parents: &["testsuite"],
+        required: &["name"],
+        optional: &["time", "classname", "group"],
+    },
+    Rule {
+        element: "failure",
+        parents: &["testcase"],
+        required: &[],
+        optional: &["type", "message"],
+    },
+    Rule {
+        element: "skipped",
+        parents: &["testcase"],
+        required: &[],
+        optional: &["type", "message"],
+    },
+];
+
+/// Attributes walcheck writes as counts (the schema types them as strings; consumers parse them).
+const COUNTS: &[&str] = &["tests", "failures", "errors", "skipped"];
+
+/// The schema's `SUREFIRE_TIME` on suites (digits, optional thousands commas, an optional
+/// fraction); walcheck writes plain decimals, which is what this accepts.
+fn surefire_time(v: &str) -> bool {
+    let (whole, fraction) = v.split_once('.').unwrap_or((v, ""));
+    whole.bytes().all(|b| b.is_ascii_digit()) && fraction.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Checks `xml` against [`JUNIT_SCHEMA`]: well-formed, only known elements under their parents,
+/// required attributes present, no unknown ones, counts whole numbers, times decimals, and each
+/// suite's counts equal to its test cases.
+fn validate_junit(xml: &str) -> Result<(), String> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("not XML: {e}"))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "testsuites" {
+        return Err(format!("root is <{}>", root.tag_name().name()));
+    }
+    for node in root.descendants().filter(|n| n.is_element()) {
+        let name = node.tag_name().name();
+        let rule = JUNIT_SCHEMA
+            .iter()
+            .find(|r| r.element == name)
+            .ok_or_else(|| format!("unknown element <{name}>"))?;
+        let parent = node.parent_element().map(|p| p.tag_name().name());
+        match parent {
+            None if rule.parents.is_empty() => {}
+            Some(p) if rule.parents.contains(&p) => {}
+            _ => return Err(format!("<{name}> under {parent:?}")),
+        }
+        for required in rule.required {
+            if node.attribute(*required).is_none() {
+                return Err(format!("<{name}> lacks {required}"));
+            }
+        }
+        for attribute in node.attributes() {
+            let a = attribute.name();
+            if !rule.required.contains(&a) && !rule.optional.contains(&a) {
+                return Err(format!("<{name}> has unknown attribute {a}"));
+            }
+            let v = attribute.value();
+            if COUNTS.contains(&a) && v.parse::<u64>().is_err() {
+                return Err(format!("<{name} {a}={v:?}> is not a whole number"));
+            }
+            if a == "time" && name != "testcase" && !surefire_time(v) {
+                return Err(format!("<{name} time={v:?}> is not a SUREFIRE_TIME"));
+            }
+            if a == "time" && !v.parse::<f64>().is_ok_and(|t| t.is_finite() && t >= 0.0) {
+                return Err(format!("<{name} time={v:?}> is not a decimal"));
+            }
+        }
+        if name == "testsuite" || name == "testsuites" {
+            let cases: Vec<_> = node
+                .descendants()
+                .filter(|n| n.has_tag_name("testcase"))
+                .collect();
+            let with = |child: &str| {
+                cases
+                    .iter()
+                    .filter(|c| c.children().any(|n| n.has_tag_name(child)))
+                    .count()
+                    .to_string()
+            };
+            for (attribute, count) in [
+                ("tests", cases.len().to_string()),
+                ("failures", with("failure")),
+                ("skipped", with("skipped")),
+            ] {
+                if node.attribute(attribute).is_some_and(|v| v != count) {
+                    return Err(format!(
+                        "<{name}> says {attribute}={v:?}, has {count}",
+                        v = node.attribute(attribute)
+                    ));
+                }
+            }
+        }
+        if name == "testcase"
+            && node
+                .children()
+                .filter(|n| n.has_tag_name("failure") || n.has_tag_name("skipped"))
+                .count()
+                > 1
+        {
+            return Err("a testcase is both failed and skipped".into());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_junit_file_validates_with_a_testcase_per_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("walcheck.xml");
+    let output = walcheck(&[
+        "check",
+        "--max-states",
+        "1000",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--out",
+        dir.path().join("traces").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    validate_junit(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let entries = catalogue::select(&Selection::default()).unwrap();
+    assert_eq!(cases.len(), entries.len());
+    let names: std::collections::BTreeSet<(&str, &str)> = cases
+        .iter()
+        .map(|c| {
+            (
+                c.attribute("classname").unwrap(),
+                c.attribute("name").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names.len(), cases.len(), "testcase names are unique");
+    assert!(cases
+        .iter()
+        .any(|c| c.children().any(|n| n.has_tag_name("skipped"))));
+
+    // --strict turns every violation into a failure naming the mismatch and the trace.
+    let strict = dir.path().join("strict.xml");
+    let output = walcheck(&[
+        "check",
+        "electric-flush:v1.4.15",
+        "--faults",
+        "none",
+        "--strict",
+        "--junit",
+        strict.to_str().unwrap(),
+        "--out",
+        dir.path().join("traces").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&strict).unwrap();
+    validate_junit(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("a failure");
+    let text = failure.text().unwrap();
+    assert!(
+        text.contains("verdict violated, expected violated"),
+        "{text}"
+    );
+    let trace = text
+        .lines()
+        .find_map(|l| l.strip_prefix("trace: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap();
+    assert!(std::path::Path::new(trace).is_file(), "{text}");
+
+    // The validator itself rejects what consumers reject.
+    assert!(validate_junit("<testsuites><testcase name='x'/></testsuites>").is_err());
+    assert!(validate_junit(
+        "<testsuites><testsuite name='s' tests='2'><testcase name='x'/></testsuite></testsuites>"
+    )
+    .is_err());
+    assert!(validate_junit(
+        "<testsuites><testsuite name='s' tests='1'><testcase/></testsuite></testsuites>"
+    )
+    .is_err());
+}
