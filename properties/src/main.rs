@@ -252,13 +252,12 @@ fn main() -> ExitCode {
             );
         }
         Err(err) => {
-            return usage_error(
-                err.to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("bad usage")
-                    .trim_start_matches("error: "),
-            )
+            // clap's message up to its usage block, on one line (a missing argument is named on
+            // the line after "not provided:").
+            let text = err.to_string();
+            let message: Vec<&str> =
+                text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+            return usage_error(message.join(" ").trim_start_matches("error: "));
         }
     };
     match cli.command {
@@ -408,7 +407,7 @@ fn main() -> ExitCode {
             // then say what failed and exit 2.
             let written = run::write_traces(&mut results, &out);
             let junit_written = junit.as_ref().map(|path| {
-                std::fs::write(path, walcheck::ci::junit(&results, strict))
+                write_whole(path, &walcheck::ci::junit(&results, strict))
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))
             });
             let text = if json {
@@ -624,7 +623,7 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     let elapsed_ms = started.elapsed().as_millis() as u64;
     if let Some(path) = &args.plot {
         let written = walcheck_sim::plot::svg(&report).and_then(|svg| {
-            std::fs::write(path, svg)
+            write_whole(path, &svg)
                 .map_err(|e| format!("cannot write plot {}: {e}", path.display()))
         });
         if let Err(err) = written {
@@ -636,6 +635,18 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     } else {
         walcheck_sim::report::to_text(&report)
     })
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, so that a failed write never
+/// leaves half a file or destroys the one that was there.
+fn write_whole(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn pretty(value: &serde_json::Value) -> String {
