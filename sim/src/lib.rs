@@ -9,10 +9,14 @@
 //! the parameters per seed.
 //!
 //! Not for: deciding what a step does (the model does), searching every interleaving (the
-//! checker does), or measuring a real server (the live backend, a later issue).
+//! checker does), or measuring a real server (that is [`live`], whose observations [`observed`] replays against
+//! the model).
 
 pub mod engine;
 pub mod ladder;
+#[cfg(not(loom))]
+pub mod live;
+pub mod observed;
 pub mod params;
 pub mod plot;
 pub mod queue;
