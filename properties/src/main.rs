@@ -141,6 +141,47 @@ enum Command {
         #[command(flatten)]
         params: ParamArgs,
     },
+    /// Check the PostgreSQL model against a real server: a throwaway PostgreSQL started here
+    /// (initdb into a temporary directory, a free loopback port), or --pg-url.
+    Live {
+        #[command(subcommand)]
+        what: LiveCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LiveCommand {
+    /// One check per modelled PostgreSQL rule, each recording an observed trace replayed
+    /// against the model. Exit 0: every rule passes or skips (with its reason); 1: a rule fails;
+    /// 2: bad usage or no PostgreSQL.
+    Conformance {
+        /// An existing server, loopback only (postgresql://postgres@127.0.0.1:5432/postgres);
+        /// rules that restart the server or build a standby skip on it.
+        #[arg(long, value_name = "URL")]
+        pg_url: Option<String>,
+        /// Write each rule's observed trace here (walcheck replay takes them).
+        #[arg(long, value_name = "DIR")]
+        trace_out: Option<PathBuf>,
+    },
+    /// OLake #1084's ladders on the live server with each variant's real bootstrap statements,
+    /// in walcheck simulate's table, beside the simulator's prediction. Exit 0 when it completes.
+    Ladder {
+        /// An existing server, loopback only; without it a throwaway server is started.
+        #[arg(long, value_name = "URL")]
+        pg_url: Option<String>,
+        /// sync, async or both.
+        #[arg(long, default_value = "both")]
+        ladder: String,
+        /// Live bootstraps per level and variant (fewer when --level-ms runs out).
+        #[arg(long, value_name = "N", default_value = "10")]
+        attempts: String,
+        /// The most one level may take, in milliseconds.
+        #[arg(long, value_name = "MS", default_value = "6000")]
+        level_ms: String,
+        /// Simulated bootstraps per level and variant for the prediction.
+        #[arg(long, value_name = "N", default_value = "200")]
+        sim_attempts: String,
+    },
 }
 
 /// The simulation parameters as flags, one per entry of `walcheck_sim::PARAMS`
@@ -204,7 +245,7 @@ fn main() -> ExitCode {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, replay, show or simulate (see walcheck --help)",
+                "a command is required: list, check, replay, show, simulate or live (see walcheck --help)",
             );
         }
         Err(err) => {
@@ -361,6 +402,7 @@ fn main() -> ExitCode {
             }
             ExitCode::from(report::exit_code(&results, strict) as u8)
         }
+        Command::Live { what } => live_command(what),
         Command::Simulate {
             spec,
             ladder,
@@ -502,6 +544,91 @@ fn print(text: &str) -> ExitCode {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => usage_error(&format!("cannot write output: {err}")),
     }
+}
+
+/// `walcheck live …` (not built under `--cfg loom`, where the PostgreSQL client is absent).
+#[cfg(not(loom))]
+fn live_command(what: LiveCommand) -> ExitCode {
+    use walcheck_sim::live::{self, conformance, PgServer};
+    let start = |pg_url: &Option<String>| -> Result<PgServer, String> {
+        match pg_url {
+            Some(url) => PgServer::external(url),
+            None => PgServer::start_primary(&live::find_bindir()?),
+        }
+    };
+    let number = |name: &str, text: &str, max: u64| -> Result<u64, String> {
+        match text.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(format!("--{name} takes 1 to {max}, not {text:?}")),
+        }
+    };
+    match what {
+        LiveCommand::Conformance { pg_url, trace_out } => {
+            let server = match start(&pg_url) {
+                Ok(server) => server,
+                Err(e) => return usage_error(&e),
+            };
+            let results = conformance::run_all(&server);
+            if let Some(dir) = &trace_out {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    return usage_error(&format!("cannot create {}: {e}", dir.display()));
+                }
+                for (rule, result) in &results {
+                    if let Ok(conformance::Outcome::Pass {
+                        trace: Some(trace), ..
+                    }) = result
+                    {
+                        let path = dir.join(format!("pg-live__{}.itf.json", rule.name));
+                        if let Err(e) = trace.write(&path) {
+                            return usage_error(&format!("cannot write {}: {e}", path.display()));
+                        }
+                    }
+                }
+            }
+            let code = print(&conformance::to_text(&server, &results));
+            if results.iter().any(|(_, r)| r.is_err()) {
+                ExitCode::from(1)
+            } else {
+                code
+            }
+        }
+        LiveCommand::Ladder {
+            pg_url,
+            ladder,
+            attempts,
+            level_ms,
+            sim_attempts,
+        } => {
+            let options = (|| -> Result<live::ladder::LiveOptions, String> {
+                Ok(live::ladder::LiveOptions {
+                    ladders: LadderKind::parse(&ladder)?,
+                    variants: walcheck_model::olake::Variant::ALL.to_vec(),
+                    attempts: number("attempts", &attempts, 1_000)? as u32,
+                    level_ms_max: number("level-ms", &level_ms, 600_000)?,
+                    advance_timeout_ms: 2_000,
+                    sim_attempts: number("sim-attempts", &sim_attempts, 100_000)? as u32,
+                    seed: 1,
+                })
+            })();
+            let options = match options {
+                Ok(o) => o,
+                Err(e) => return usage_error(&e),
+            };
+            let server = match start(&pg_url) {
+                Ok(server) => server,
+                Err(e) => return usage_error(&e),
+            };
+            match live::ladder::run_live_ladder(&server, &options) {
+                Ok(result) => print(&live::ladder::to_text(&result)),
+                Err(e) => usage_error(&format!("live ladder: {e}")),
+            }
+        }
+    }
+}
+
+#[cfg(loom)]
+fn live_command(_: LiveCommand) -> ExitCode {
+    usage_error("walcheck live is not built under --cfg loom")
 }
 
 fn usage_error(message: &str) -> ExitCode {

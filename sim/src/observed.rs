@@ -283,3 +283,151 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
     }
     Ok(Ok(trace.steps.len() - 1))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use walcheck_traces::{Header, Step, Trace, OBSERVED, SCHEMA};
+
+    use super::*;
+
+    fn text(l: &str) -> Var {
+        Var::Text(l.to_owned())
+    }
+
+    fn step(action: Option<&str>, vars: &[(&str, &str)]) -> Step {
+        Step {
+            action: action.map(str::to_owned),
+            vars: vars
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), text(v)))
+                .collect(),
+            time_us: None,
+        }
+    }
+
+    /// A run as the live session records it: the advance clamped to a flush pointer that moved
+    /// during the call, a crash before any checkpoint, an advance, a checkpoint and a crash.
+    fn observed_run() -> Trace {
+        Trace {
+            header: Header {
+                schema: SCHEMA.into(),
+                system: SYSTEM.into(),
+                variant: "postgresql-15".into(),
+                faults: "none".into(),
+                config: BTreeMap::new(),
+                property: PROPERTY.into(),
+                kind: OBSERVED.into(),
+                verdict: "holds".into(),
+                seed: None,
+                simulation: None,
+            },
+            steps: vec![
+                step(
+                    None,
+                    &[
+                        ("insert", "0/1000"),
+                        ("write", "0/1000"),
+                        ("flush", "0/1000"),
+                        ("confirmed_flush", "0/1000"),
+                    ],
+                ),
+                step(
+                    Some("Observe"),
+                    &[
+                        ("insert", "0/9000"),
+                        ("write", "0/8000"),
+                        ("flush", "0/3000"),
+                    ],
+                ),
+                step(
+                    Some("Advance{target: 0/8000, restart_moves: false}"),
+                    &[
+                        ("insert", "0/9800"),
+                        ("write", "0/9000"),
+                        ("flush", "0/5000"),
+                        ("end_lsn", "0/4000"),
+                        ("error", "none"),
+                        ("confirmed_flush", "0/4000"),
+                    ],
+                ),
+                step(Some("PgCrash"), &[("confirmed_flush", "0/1000")]),
+                step(
+                    Some("Observe"),
+                    &[
+                        ("insert", "0/A000"),
+                        ("write", "0/A000"),
+                        ("flush", "0/A000"),
+                    ],
+                ),
+                step(
+                    Some("Advance{target: 0/1000, restart_moves: false}"),
+                    &[
+                        ("end_lsn", "none"),
+                        (
+                            "error",
+                            "cannot advance replication slot to 0/1000, minimum is 0/1000",
+                        ),
+                    ],
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn an_observed_run_replays_through_its_itf_text() {
+        let mut trace = observed_run();
+        // The last advance's error is wrong on purpose below; first make it right.
+        trace.steps[5] = step(
+            Some("Advance{target: 0/A000, restart_moves: true}"),
+            &[
+                ("end_lsn", "0/A000"),
+                ("error", "none"),
+                ("confirmed_flush", "0/A000"),
+            ],
+        );
+        trace.steps.push(step(Some("Checkpoint"), &[]));
+        trace
+            .steps
+            .push(step(Some("PgCrash"), &[("confirmed_flush", "0/A000")]));
+        let text = trace.to_text();
+        let read = Trace::from_text(&text).unwrap();
+        assert_eq!(read, trace, "absent variables stay absent");
+        assert_eq!(replay_observed(&read).unwrap(), Ok(7));
+    }
+
+    #[test]
+    fn a_wrong_observation_is_rejected_at_its_step() {
+        let trace = observed_run();
+        let mismatch = replay_observed(&trace).unwrap().unwrap_err();
+        assert_eq!(
+            mismatch.to_string(),
+            "step 5 (Advance{target: 0/1000, restart_moves: false}) differs: end_lsn recorded none \
+             but replayed 0/1000; error recorded cannot advance replication slot to 0/1000, \
+             minimum is 0/1000 but replayed none"
+        );
+        // An end_lsn beyond the flush pointer read after the call.
+        let mut trace = observed_run();
+        trace.steps[2].vars[3].1 = text("0/6000");
+        trace.steps[2].vars[5].1 = text("0/6000");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 2, .. })
+        ));
+        // A crash that kept the in-memory position.
+        let mut trace = observed_run();
+        trace.steps[3].vars[0].1 = text("0/4000");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 3, .. })
+        ));
+        // Pointers out of order.
+        let mut trace = observed_run();
+        trace.steps[1].vars[2].1 = text("0/8800");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+    }
+}

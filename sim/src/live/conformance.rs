@@ -21,7 +21,7 @@ pub enum Outcome {
     /// The server did what the model predicts; the detail says what was measured.
     Pass {
         detail: String,
-        trace: Option<Trace>,
+        trace: Option<Box<Trace>>,
     },
     /// The check cannot run on this server; the reason is recorded.
     Skip { reason: String },
@@ -116,7 +116,7 @@ fn pass(
     replays(&trace)?;
     Ok(Outcome::Pass {
         detail,
-        trace: Some(trace),
+        trace: Some(Box::new(trace)),
     })
 }
 
@@ -345,6 +345,11 @@ fn beyond_insert_clamped(server: &PgServer) -> Result<Outcome, String> {
 /// An advance, then an immediate shutdown before any checkpoint: after the restart the slot is
 /// where the model's saved copy is; then an advance, a CHECKPOINT and a crash keep the slot.
 fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
+    if !server.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it stops the server with -m immediate); not run with --pg-url".into(),
+        });
+    }
     let mut session = Session::open(server, "walcheck_crash")?;
     let created = session.confirmed_flush()?;
     let cf = advance_to_flush(&mut session)?;
@@ -386,6 +391,11 @@ fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
 /// On a standby (pg_basebackup of the primary), `pg_current_wal_lsn()` fails as the model says
 /// and `pg_last_wal_replay_lsn()` answers, as OLake #1070's query needs.
 fn standby_wal_functions(primary: &PgServer) -> Result<Outcome, String> {
+    if !primary.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it builds a standby with pg_basebackup); not run with --pg-url".into(),
+        });
+    }
     let standby = PgServer::start_standby(primary)?;
     let mut client = standby.connect()?;
     let (code, message) = match client.query_one("SELECT pg_current_wal_lsn()::text", &[]) {
@@ -444,6 +454,11 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
             ),
         });
     }
+    if !primary.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it builds a standby); not run with --pg-url".into(),
+        });
+    }
     let standby = PgServer::start_standby(primary)?;
     // PostgreSQL 16 creates a slot on a standby once it replays a running-xacts record.
     let logger = {
@@ -496,4 +511,46 @@ pub fn skip_or_fail(reason: &str) -> Result<String, String> {
     } else {
         Ok(format!("skipped: {reason}"))
     }
+}
+
+/// Runs every rule on `server`, in order: `(rule, outcome)`. Each rule uses its own slot and drops
+/// nothing it does not own.
+pub fn run_all(server: &PgServer) -> Vec<(&'static Rule, Result<Outcome, String>)> {
+    RULES
+        .iter()
+        .map(|rule| (rule, (rule.check)(server)))
+        .collect()
+}
+
+/// The conformance report: one row per rule (pass, skip or FAIL, and what the server did).
+pub fn to_text(server: &PgServer, results: &[(&'static Rule, Result<Outcome, String>)]) -> String {
+    let mut out = format!(
+        "live conformance on PostgreSQL {} (server_version_num; measured on this machine)\n",
+        server.version_num()
+    );
+    for (rule, result) in results {
+        let (status, detail) = match result {
+            Ok(Outcome::Pass { detail, .. }) => ("pass", detail.clone()),
+            Ok(Outcome::Skip { reason }) => ("skip", reason.clone()),
+            Err(e) => ("FAIL", e.clone()),
+        };
+        out.push_str(&format!(
+            "{status:<4}  {:<28} {detail}\n      model: {}\n",
+            rule.name, rule.source
+        ));
+    }
+    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+    out.push_str(&format!(
+        "{} rules: {} pass, {} skip, {failed} fail\n",
+        results.len(),
+        results
+            .iter()
+            .filter(|(_, r)| matches!(r, Ok(Outcome::Pass { .. })))
+            .count(),
+        results
+            .iter()
+            .filter(|(_, r)| matches!(r, Ok(Outcome::Skip { .. })))
+            .count(),
+    ));
+    out
 }

@@ -14,7 +14,7 @@ use super::server::PgServer;
 pub enum Workload {
     /// `INSERT … SELECT repeat('x', 1000) FROM generate_series(1, rows)`, committed synchronously.
     Bulk { rows: u32 },
-    /// `rows`-row statements under `synchronous_commit = off`, at most `per_s` a second
+    /// `rows`-row statements of `repeat('x', 1000)` under `synchronous_commit = off`, at most `per_s` a second
     /// (`None`: unthrottled).
     Async { rows: u32, per_s: Option<u32> },
 }
@@ -52,7 +52,7 @@ impl Load {
                         .map_err(|e| e.to_string())?;
                     (
                         format!(
-                            "INSERT INTO walcheck_load SELECT g, repeat('x', 100) \
+                            "INSERT INTO walcheck_load SELECT g, repeat('x', 1000) \
                              FROM generate_series(1, {rows}) g"
                         ),
                         per_s.map(|r| Duration::from_micros(1_000_000 / u64::from(r.max(1)))),

@@ -96,6 +96,8 @@ fn free_port() -> Result<u16, String> {
 
 /// One running throwaway server. Dropping it stops the server and deletes its directory.
 pub struct PgServer {
+    /// A server given by `--pg-url`: used as it is, never started, stopped or deleted.
+    external: Option<postgres::Config>,
     bindir: PathBuf,
     root: PathBuf,
     port: u16,
@@ -162,6 +164,7 @@ impl PgServer {
         std::fs::create_dir_all(root.join("sock"))
             .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
         let server = PgServer {
+            external: None,
             bindir: bindir.to_owned(),
             root,
             port: free_port()?,
@@ -182,8 +185,58 @@ impl PgServer {
                     String::from_utf8_lossy(&out.stderr).trim()
                 ));
             }
+            // The postgres user must reach the directory (a TMPDIR under /root would not do).
+            let reachable = Command::new("runuser")
+                .args(["-u", "postgres", "--", "test", "-w"])
+                .arg(&server.root)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !reachable {
+                return Err(format!(
+                    "the postgres user cannot write {} (set TMPDIR to a directory it can reach)",
+                    server.root.display()
+                ));
+            }
         }
         Ok(server)
+    }
+
+    /// An existing server at `url` (`postgresql://user@127.0.0.1:port/db`), loopback only. Checks
+    /// that need to restart the server or build a standby skip on it.
+    pub fn external(url: &str) -> Result<PgServer, String> {
+        let mut config: postgres::Config =
+            url.parse().map_err(|e| format!("--pg-url {url:?}: {e}"))?;
+        let loopback = !config.get_hosts().is_empty()
+            && config.get_hosts().iter().all(|h| match h {
+                postgres::config::Host::Tcp(name) => {
+                    matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1")
+                }
+                postgres::config::Host::Unix(_) => false,
+            });
+        if !loopback {
+            return Err(format!(
+                "--pg-url {url:?}: only a loopback host (127.0.0.1) is allowed"
+            ));
+        }
+        config
+            .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let mut server = PgServer {
+            external: Some(config),
+            bindir: PathBuf::new(),
+            root: PathBuf::new(),
+            port,
+            as_postgres: false,
+            version_num: 0,
+        };
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    /// Whether this server was started here (and may be restarted, copied and deleted).
+    pub fn is_throwaway(&self) -> bool {
+        self.external.is_none()
     }
 
     /// The loopback port it listens on.
@@ -214,6 +267,11 @@ impl PgServer {
 
     /// A new client session (loopback, trust authentication, statement timeout set).
     pub fn connect(&self) -> Result<postgres::Client, String> {
+        if let Some(config) = &self.external {
+            return config
+                .connect(postgres::NoTls)
+                .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port));
+        }
         postgres::Config::new()
             .host("127.0.0.1")
             .port(self.port)
@@ -298,6 +356,9 @@ impl PgServer {
     }
 
     fn run(&self, program: &str, args: &[&str]) -> Result<Output, String> {
+        if !self.is_throwaway() {
+            return Err(format!("{program} needs a throwaway server, not --pg-url"));
+        }
         let binary = self.bindir.join(program);
         let mut command = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -327,6 +388,9 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
+        if !self.is_throwaway() {
+            return;
+        }
         if self.postmaster_pid().is_some() && self.stop("fast").is_err() {
             let _ = self.stop("immediate");
         }
