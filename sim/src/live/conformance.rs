@@ -342,6 +342,22 @@ fn beyond_insert_clamped(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// Whether the last recorded advance moved `restart_lsn` (PostgreSQL's choice, in the action).
+fn last_advance_moved_restart(session: &Session) -> bool {
+    session
+        .trace("", 0)
+        .steps
+        .iter()
+        .rev()
+        .find_map(|s| {
+            s.action
+                .as_deref()
+                .filter(|a| a.starts_with("Advance"))
+                .map(|a| a.contains("restart_moves: true"))
+        })
+        .unwrap_or(false)
+}
+
 /// An advance, then an immediate shutdown before any checkpoint: after the restart the slot is
 /// where the model's saved copy is; then an advance, a CHECKPOINT and a crash keep the slot.
 fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
@@ -353,15 +369,7 @@ fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
     let mut session = Session::open(server, "walcheck_crash")?;
     let created = session.confirmed_flush()?;
     let cf = advance_to_flush(&mut session)?;
-    let restart_moved = match session
-        .trace("", 0)
-        .steps
-        .last()
-        .and_then(|s| s.action.clone())
-    {
-        Some(a) => a.contains("restart_moves: true"),
-        None => false,
-    };
+    let restart_moved = last_advance_moved_restart(&session);
     let after_crash = session.crash_restart(server)?;
     let predicted = if restart_moved { cf } else { created };
     ensure(after_crash == predicted, || {
@@ -377,13 +385,29 @@ fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
     ensure(after_second == cf2, || {
         format!("after CHECKPOINT and a crash confirmed_flush is {after_second}, not {cf2}")
     })?;
+    // Then with running-xacts records (each CHECKPOINT logs one) between restart_lsn and the
+    // target, so that the advance's decoding can move restart_lsn and save the slot at once.
+    session.checkpoint()?;
+    some_wal(&mut session)?;
+    session.checkpoint()?;
+    let cf3 = advance_to_flush(&mut session)?;
+    let moved3 = last_advance_moved_restart(&session);
+    let after_third = session.crash_restart(server)?;
+    let predicted3 = if moved3 { cf3 } else { cf2 };
+    ensure(after_third == predicted3, || {
+        format!(
+            "after the third crash confirmed_flush is {after_third}; the model says {predicted3} \
+             (restart_lsn moved: {moved3})"
+        )
+    })?;
     pass(
         &session,
         server,
         "crash_before_checkpoint",
         format!(
             "advance {created} -> {cf} (restart_lsn moved: {restart_moved}), crash: {after_crash}; \
-             advance -> {cf2}, CHECKPOINT, crash: {after_second}"
+             advance -> {cf2}, CHECKPOINT, crash: {after_second}; CHECKPOINT twice, advance -> \
+             {cf3} (restart_lsn moved: {moved3}), crash: {after_third}"
         ),
     )
 }
