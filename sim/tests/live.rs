@@ -180,3 +180,42 @@ fn recorded_trace_replays_and_an_edited_one_is_rejected() {
         other => panic!("edited trace: {other:?}"),
     }
 }
+
+/// `--pg-url`: the rules run on an existing loopback server, those that restart it or build a
+/// standby skip, and no slot is left behind.
+#[test]
+fn rules_on_an_existing_server_leave_no_slot() {
+    let Some(server) = primary("rules_on_an_existing_server") else {
+        return;
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let external = PgServer::external(&url).unwrap();
+    assert!(!external.is_throwaway());
+    let results = conformance::run_all(&external);
+    for (rule, result) in &results {
+        match (rule.name, result) {
+            (
+                "crash_before_checkpoint" | "standby_wal_functions" | "standby_slot_clamp",
+                Ok(Outcome::Skip { .. }),
+            ) => {}
+            (_, Ok(Outcome::Pass { .. })) => {}
+            (name, other) => panic!("{name}: {other:?}"),
+        }
+    }
+    let slots: i64 = server
+        .connect()
+        .unwrap()
+        .query_one("SELECT count(*) FROM pg_replication_slots", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(slots, 0);
+    drop(external);
+    assert!(
+        server.postmaster_pid().is_some(),
+        "an external server is not stopped"
+    );
+    let Err(e) = PgServer::external("postgresql://postgres@192.0.2.1:5432/postgres") else {
+        panic!("a non-loopback --pg-url was accepted")
+    };
+    assert!(e.contains("only a loopback host"), "{e}");
+}

@@ -222,15 +222,6 @@ impl Session {
         Ok(confirmed_flush)
     }
 
-    /// Drops the slot (the server's directory goes on drop anyway; this leaves none behind even
-    /// on a server that outlives the session).
-    pub fn drop_slot(&mut self) -> Result<(), String> {
-        self.client
-            .execute("SELECT pg_drop_replication_slot($1)", &[&self.slot])
-            .map(|_| ())
-            .map_err(|e| format!("drop slot {}: {e}", self.slot))
-    }
-
     /// The observations so far as an observed trace named after `rule`.
     pub fn trace(&self, rule: &str, version_num: u32) -> Trace {
         let mut config = BTreeMap::new();
@@ -251,5 +242,15 @@ impl Session {
             },
             steps: self.steps.clone(),
         }
+    }
+}
+
+impl Drop for Session {
+    /// Drops the session's slot: a throwaway server's directory goes anyway, but a `--pg-url`
+    /// server outlives the session and must not keep a slot (it would hold WAL back).
+    fn drop(&mut self) {
+        let _ = self
+            .client
+            .execute("SELECT pg_drop_replication_slot($1)", &[&self.slot]);
     }
 }
