@@ -179,6 +179,47 @@ enum Command {
         #[command(flatten)]
         params: ParamArgs,
     },
+    /// Check the PostgreSQL model against a real server: a throwaway PostgreSQL started here
+    /// (initdb into a temporary directory, a free loopback port), or --pg-url.
+    Live {
+        #[command(subcommand)]
+        what: LiveCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LiveCommand {
+    /// One check per modelled PostgreSQL rule, each recording an observed trace replayed
+    /// against the model. Exit 0: every rule passes or skips (with its reason); 1: a rule fails;
+    /// 2: bad usage or no PostgreSQL.
+    Conformance {
+        /// An existing server, loopback only (postgresql://postgres@127.0.0.1:5432/postgres);
+        /// rules that restart the server or build a standby skip on it.
+        #[arg(long, value_name = "URL")]
+        pg_url: Option<String>,
+        /// Write each rule's observed trace here (walcheck replay takes them).
+        #[arg(long, value_name = "DIR")]
+        trace_out: Option<PathBuf>,
+    },
+    /// OLake #1084's ladders on the live server with each variant's real bootstrap statements,
+    /// in walcheck simulate's table, beside the simulator's prediction. Exit 0 when it completes.
+    Ladder {
+        /// An existing server, loopback only; without it a throwaway server is started.
+        #[arg(long, value_name = "URL")]
+        pg_url: Option<String>,
+        /// sync, async or both.
+        #[arg(long, default_value = "both")]
+        ladder: String,
+        /// Live bootstraps per level and variant (fewer when --level-ms runs out).
+        #[arg(long, value_name = "N", default_value = "10")]
+        attempts: String,
+        /// The most one level may take, in milliseconds.
+        #[arg(long, value_name = "MS", default_value = "6000")]
+        level_ms: String,
+        /// Simulated bootstraps per level and variant for the prediction.
+        #[arg(long, value_name = "N", default_value = "200")]
+        sim_attempts: String,
+    },
 }
 
 /// The simulation parameters as flags, one per entry of `walcheck_sim::PARAMS`
@@ -248,15 +289,18 @@ fn main() -> ExitCode {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             return usage_error(
-                "a command is required: list, check, triage, simulate, explore, merge, replay or show (see walcheck --help)",
+                "a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see walcheck --help)",
             );
         }
         Err(err) => {
             // clap's message up to its usage block, on one line (a missing argument is named on
             // the line after "not provided:").
             let text = err.to_string();
-            let message: Vec<&str> =
-                text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+            let message: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
             return usage_error(message.join(" ").trim_start_matches("error: "));
         }
     };
@@ -289,7 +333,13 @@ fn main() -> ExitCode {
                 Ok(trace) => trace,
                 Err(err) => return usage_error(&format!("{}: {err}", path.display())),
             };
-            let system = match run::check_trace(&trace) {
+            // An observed (live) trace carries only the variables a run could see.
+            let checked = if trace.header.is_observed() {
+                catalogue::config_from_header(&trace.header)
+            } else {
+                run::check_trace(&trace)
+            };
+            let system = match checked {
                 Ok(config) => config.info(),
                 Err(err) => return usage_error(&format!("{}: {err}", path.display())),
             };
@@ -493,6 +543,7 @@ fn main() -> ExitCode {
             walcheck::explore::serve(&config, addr);
             ExitCode::SUCCESS
         }
+        Command::Live { what } => live_command(what),
         Command::Simulate {
             spec,
             ladder,
@@ -640,7 +691,10 @@ fn simulate(args: SimulateArgs) -> ExitCode {
 /// Writes `text` to `path` through a temporary file and a rename, so that a failed write never
 /// leaves half a file or destroys the one that was there.
 fn write_whole(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
@@ -664,6 +718,91 @@ fn print(text: &str) -> ExitCode {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => usage_error(&format!("cannot write output: {err}")),
     }
+}
+
+/// `walcheck live …` (not built under `--cfg loom`, where the PostgreSQL client is absent).
+#[cfg(not(loom))]
+fn live_command(what: LiveCommand) -> ExitCode {
+    use walcheck_sim::live::{self, conformance, PgServer};
+    let start = |pg_url: &Option<String>| -> Result<PgServer, String> {
+        match pg_url {
+            Some(url) => PgServer::external(url),
+            None => PgServer::start_primary(&live::find_bindir()?),
+        }
+    };
+    let number = |name: &str, text: &str, max: u64| -> Result<u64, String> {
+        match text.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(format!("--{name} takes 1 to {max}, not {text:?}")),
+        }
+    };
+    match what {
+        LiveCommand::Conformance { pg_url, trace_out } => {
+            let server = match start(&pg_url) {
+                Ok(server) => server,
+                Err(e) => return usage_error(&e),
+            };
+            let results = conformance::run_all(&server);
+            if let Some(dir) = &trace_out {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    return usage_error(&format!("cannot create {}: {e}", dir.display()));
+                }
+                for (rule, result) in &results {
+                    if let Ok(conformance::Outcome::Pass {
+                        trace: Some(trace), ..
+                    }) = result
+                    {
+                        let path = dir.join(format!("pg-live__{}.itf.json", rule.name));
+                        if let Err(e) = trace.write(&path) {
+                            return usage_error(&format!("cannot write {}: {e}", path.display()));
+                        }
+                    }
+                }
+            }
+            let code = print(&conformance::to_text(&server, &results));
+            if results.iter().any(|(_, r)| r.is_err()) {
+                ExitCode::from(1)
+            } else {
+                code
+            }
+        }
+        LiveCommand::Ladder {
+            pg_url,
+            ladder,
+            attempts,
+            level_ms,
+            sim_attempts,
+        } => {
+            let options = (|| -> Result<live::ladder::LiveOptions, String> {
+                Ok(live::ladder::LiveOptions {
+                    ladders: LadderKind::parse(&ladder)?,
+                    variants: walcheck_model::olake::Variant::ALL.to_vec(),
+                    attempts: number("attempts", &attempts, 1_000)? as u32,
+                    level_ms_max: number("level-ms", &level_ms, 600_000)?,
+                    advance_timeout_ms: 2_000,
+                    sim_attempts: number("sim-attempts", &sim_attempts, 100_000)? as u32,
+                    seed: 1,
+                })
+            })();
+            let options = match options {
+                Ok(o) => o,
+                Err(e) => return usage_error(&e),
+            };
+            let server = match start(&pg_url) {
+                Ok(server) => server,
+                Err(e) => return usage_error(&e),
+            };
+            match live::ladder::run_live_ladder(&server, &options) {
+                Ok(result) => print(&live::ladder::to_text(&result)),
+                Err(e) => usage_error(&format!("live ladder: {e}")),
+            }
+        }
+    }
+}
+
+#[cfg(loom)]
+fn live_command(_: LiveCommand) -> ExitCode {
+    usage_error("walcheck live is not built under --cfg loom")
 }
 
 fn usage_error(message: &str) -> ExitCode {

@@ -315,10 +315,15 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
     first_error.map_or(Ok(()), Err)
 }
 
-/// Replays `trace` against the model its header names. The outer `Err` is bad input (see
+/// Replays `trace` against the model its header names (an observed trace of a live run against
+/// the PostgreSQL model, [`walcheck_sim::observed`]). The outer `Err` is bad input (see
 /// [`check_trace`]: exit 2); the inner one is where replay parted from the trace (exit 1). `Ok` is
 /// the number of steps replayed.
 pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
+    if trace.header.is_observed() {
+        // A live run's observations: only the observed variables are constrained.
+        return walcheck_sim::observed::replay_observed(trace);
+    }
     match crate::catalogue::config_from_header(&trace.header)? {
         SystemConfig::OlakeBootstrap(config) => replay_on(&OlakeBootstrap::new(config), trace),
         SystemConfig::ElectricFlush(config) => replay_on(&ElectricFlush::new(config), trace),

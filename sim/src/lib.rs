@@ -8,11 +8,18 @@
 //! violating attempt as an ITF trace that `walcheck replay` re-executes, and in swarm mode draws
 //! the parameters per seed.
 //!
-//! Not for: deciding what a step does (the model does), searching every interleaving (the
-//! checker does), or measuring a real server (the live backend, a later issue).
+//! `live` (not built under `--cfg loom`) is the other half: it starts throwaway PostgreSQL
+//! servers, checks each modelled rule against one, runs the ladders live, and records what it
+//! observes as traces that [`observed`] replays against the model.
+//!
+//! Not for: deciding what a step does (the model does), or searching every interleaving (the
+//! checker does).
 
 pub mod engine;
 pub mod ladder;
+#[cfg(not(loom))]
+pub mod live;
+pub mod observed;
 pub mod params;
 pub mod plot;
 pub mod queue;

@@ -116,7 +116,7 @@ pub fn to_json(report: &Report, elapsed_ms: u64) -> Value {
 }
 
 /// Left-aligned columns, two spaces apart, trailing blanks trimmed.
-pub(crate) fn columns(rows: &[Vec<String>]) -> String {
+pub fn columns(rows: &[Vec<String>]) -> String {
     let width = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..width)
         .map(|c| {

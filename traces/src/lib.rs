@@ -33,7 +33,8 @@ pub struct Header {
     /// Every bound and knob of the configuration, by name, as `--bound` takes it.
     pub config: BTreeMap<String, String>,
     pub property: String,
-    /// `always`, `sometimes` or `eventually`.
+    /// `always`, `sometimes` or `eventually` for a model's path; [`OBSERVED`] for what a live run
+    /// observed, whose states carry only the variables it saw (see [`Header::is_observed`]).
     pub kind: String,
     /// `violated` for a counterexample, `holds` for a witness.
     pub verdict: String,
@@ -44,7 +45,17 @@ pub struct Header {
     pub simulation: Option<String>,
 }
 
+/// The `kind` of an observed (partial) trace.
+pub const OBSERVED: &str = "observed";
+
 impl Header {
+    /// Whether the trace records a live run's observations: each state has only the variables
+    /// that were observed there, and replay constrains only those. A model's trace has every
+    /// variable in every state.
+    pub fn is_observed(&self) -> bool {
+        self.kind == OBSERVED
+    }
+
     /// The `#meta` object: ITF's own `format`, `source` and `description`, then the header.
     fn to_meta(&self) -> Value {
         let config: Vec<String> = self
@@ -211,9 +222,19 @@ impl Trace {
     /// each with its `#meta.index`, `mbt::actionTaken` (`init` for the first) and the variables as
     /// strings.
     pub fn to_itf(&self) -> Value {
-        let vars: Vec<&str> = self.steps.first().map_or_else(Vec::new, |s| {
+        let mut vars: Vec<&str> = self.steps.first().map_or_else(Vec::new, |s| {
             s.vars.iter().map(|(n, _)| n.as_str()).collect()
         });
+        if self.header.is_observed() {
+            // Every variable any state observed, in first-seen order.
+            for step in &self.steps {
+                for (name, _) in &step.vars {
+                    if !vars.contains(&name.as_str()) {
+                        vars.push(name);
+                    }
+                }
+            }
+        }
         let states: Vec<Value> = self
             .steps
             .iter()
@@ -312,6 +333,9 @@ impl Trace {
             };
             let mut values = Vec::with_capacity(vars.len());
             for name in &vars {
+                if header.is_observed() && !state.contains_key(name) {
+                    continue; // not observed in this state
+                }
                 let value = state.get(name).and_then(var_from_json).ok_or_else(|| {
                     bad(format!(
                         "state {i} has no string, boolean or whole-number value for {name}"

@@ -45,6 +45,19 @@ pub enum WalFunctionError {
     RecoveryInProgress,
 }
 
+impl WalFunctionError {
+    /// The SQLSTATE PostgreSQL raises it with.
+    ///
+    /// PostgreSQL 15 `xlogfuncs.c:pg_current_wal_lsn`: `errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE)`
+    /// (55000), `errmsg("recovery is in progress")`; confirmed on a live 15 standby by
+    /// `walcheck live conformance` (rule `standby_wal_functions`).
+    pub const fn sqlstate(self) -> &'static str {
+        match self {
+            WalFunctionError::RecoveryInProgress => "55000",
+        }
+    }
+}
+
 impl fmt::Display for WalFunctionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

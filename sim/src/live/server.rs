@@ -1,0 +1,424 @@
+//! A throwaway PostgreSQL server: initdb into a temporary directory, a free loopback port,
+//! `wal_level = logical`; stopped (fast, then immediate, then killed) and deleted on drop, also
+//! when the thread that owns it panics.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long `pg_ctl` may wait for a start or a stop, in seconds.
+const PG_CTL_TIMEOUT_S: u64 = 30;
+/// How long a client waits to connect, in seconds.
+const CONNECT_TIMEOUT_S: u64 = 10;
+/// Every statement of a live test is cancelled after this long, in milliseconds.
+const STATEMENT_TIMEOUT_MS: u64 = 30_000;
+
+/// Where PostgreSQL's binaries are, or why they were not found.
+///
+/// `WALCHECK_PG_BINDIR` first, then `pg_config --bindir`, then Debian's layout
+/// (`/usr/lib/postgresql/<major>/bin`, the highest major with an `initdb`).
+pub fn find_bindir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("WALCHECK_PG_BINDIR") {
+        let dir = PathBuf::from(dir);
+        return if dir.join("initdb").is_file() {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "WALCHECK_PG_BINDIR={} has no initdb",
+                dir.display()
+            ))
+        };
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && dir.join("initdb").is_file() {
+            return Ok(dir);
+        }
+    }
+    let mut majors: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((major, bin))
+        })
+        .collect();
+    majors.sort();
+    majors.pop().map(|(_, bin)| bin).ok_or_else(|| {
+        "no PostgreSQL binaries: no pg_config on PATH and no /usr/lib/postgresql/*/bin/initdb \
+         (install postgresql, or set WALCHECK_PG_BINDIR)"
+            .to_owned()
+    })
+}
+
+/// Whether a missing PostgreSQL must fail the live tests (`WALCHECK_REQUIRE_PG=1`, set by CI).
+pub fn pg_required() -> bool {
+    std::env::var("WALCHECK_REQUIRE_PG").is_ok_and(|v| v == "1")
+}
+
+fn is_root() -> bool {
+    // SAFETY-free: the effective uid from /proc, without libc.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A unique directory name under the system temporary directory.
+fn fresh_dir(prefix: &str) -> PathBuf {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!(
+        "walcheck-{prefix}-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// A free TCP port on 127.0.0.1 (the kernel's choice; PostgreSQL binds it right after).
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("no free loopback port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+/// One running throwaway server. Dropping it stops the server and deletes its directory.
+pub struct PgServer {
+    /// A server given by `--pg-url`: used as it is, never started, stopped or deleted.
+    external: Option<postgres::Config>,
+    bindir: PathBuf,
+    root: PathBuf,
+    port: u16,
+    as_postgres: bool,
+    version_num: u32,
+}
+
+impl PgServer {
+    /// initdb and start a primary with `wal_level = logical`.
+    pub fn start_primary(bindir: &Path) -> Result<PgServer, String> {
+        let mut server = PgServer::prepare(bindir, "pg")?;
+        let data = server.data_dir();
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                path_str(&data)?,
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ],
+        )?;
+        server.start()?;
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    /// A hot standby of `primary` on its own port: `pg_basebackup -R -X stream` from the primary,
+    /// then started.
+    pub fn start_standby(primary: &PgServer) -> Result<PgServer, String> {
+        let mut server = PgServer::prepare(&primary.bindir, "standby")?;
+        let data = server.data_dir();
+        let port = primary.port.to_string();
+        server.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-D",
+                path_str(&data)?,
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+            ],
+        )?;
+        server.start()?;
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    fn prepare(bindir: &Path, prefix: &str) -> Result<PgServer, String> {
+        let root = fresh_dir(prefix);
+        std::fs::create_dir_all(root.join("sock"))
+            .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+        let server = PgServer {
+            external: None,
+            bindir: bindir.to_owned(),
+            root,
+            port: free_port()?,
+            as_postgres: is_root(),
+            version_num: 0,
+        };
+        if server.as_postgres {
+            // initdb refuses to run as root: the server runs as the postgres user.
+            let out = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&server.root)
+                .output()
+                .map_err(|e| format!("chown: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "chown postgres {}: {}",
+                    server.root.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            // The postgres user must reach the directory (a TMPDIR under /root would not do).
+            let reachable = Command::new("runuser")
+                .args(["-u", "postgres", "--", "test", "-w"])
+                .arg(&server.root)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !reachable {
+                return Err(format!(
+                    "the postgres user cannot write {} (set TMPDIR to a directory it can reach)",
+                    server.root.display()
+                ));
+            }
+        }
+        Ok(server)
+    }
+
+    /// An existing server at `url` (`postgresql://user@127.0.0.1:port/db`), loopback only. Checks
+    /// that need to restart the server or build a standby skip on it.
+    pub fn external(url: &str) -> Result<PgServer, String> {
+        let mut config: postgres::Config =
+            url.parse().map_err(|e| format!("--pg-url {url:?}: {e}"))?;
+        let loopback = !config.get_hosts().is_empty()
+            && config.get_hosts().iter().all(|h| match h {
+                postgres::config::Host::Tcp(name) => {
+                    matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1")
+                }
+                postgres::config::Host::Unix(_) => false,
+            });
+        if !loopback {
+            return Err(format!(
+                "--pg-url {url:?}: only a loopback host (127.0.0.1) is allowed"
+            ));
+        }
+        config
+            .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let mut server = PgServer {
+            external: Some(config),
+            bindir: PathBuf::new(),
+            root: PathBuf::new(),
+            port,
+            as_postgres: false,
+            version_num: 0,
+        };
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    /// Whether this server was started here (and may be restarted, copied and deleted).
+    pub fn is_throwaway(&self) -> bool {
+        self.external.is_none()
+    }
+
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `server_version_num`, e.g. 150020.
+    pub fn version_num(&self) -> u32 {
+        self.version_num
+    }
+
+    /// The cluster's directory (removed on drop).
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.join("data")
+    }
+
+    /// The temporary directory holding everything of this server.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The postmaster's process id, from `postmaster.pid`, while it runs.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data_dir().join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
+    /// A new client session (loopback, trust authentication, statement timeout set).
+    pub fn connect(&self) -> Result<postgres::Client, String> {
+        if let Some(config) = &self.external {
+            return config
+                .connect(postgres::NoTls)
+                .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port));
+        }
+        postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user("postgres")
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
+            .connect(postgres::NoTls)
+            .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port))
+    }
+
+    fn query_version(&self) -> Result<u32, String> {
+        let mut client = self.connect()?;
+        let row = client
+            .query_one("SELECT current_setting('server_version_num')", &[])
+            .map_err(|e| e.to_string())?;
+        let text: String = row.get(0);
+        text.parse()
+            .map_err(|e| format!("server_version_num {text}: {e}"))
+    }
+
+    /// `pg_ctl start -w`: loopback only, `wal_level = logical`, slots and senders for the tests,
+    /// checkpoints only when asked (so that a slot's saved copy changes only where a test says).
+    pub fn start(&self) -> Result<(), String> {
+        let data = self.data_dir();
+        let sock = self.root.join("sock");
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c wal_level=logical \
+             -c max_replication_slots=8 -c max_wal_senders=8 -c checkpoint_timeout=1h \
+             -c max_wal_size=4GB -c hot_standby_feedback=on",
+            self.port,
+            path_str(&sock)?
+        );
+        let log = self.root.join("server.log");
+        let timeout = PG_CTL_TIMEOUT_S.to_string();
+        let result = self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                path_str(&data)?,
+                "-l",
+                path_str(&log)?,
+                "-w",
+                "-t",
+                &timeout,
+                "-o",
+                &options,
+                "start",
+            ],
+        );
+        result.map(|_| ()).map_err(|e| {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(5).collect();
+            format!("{e}; server log ends: {}", tail.join(" | "))
+        })
+    }
+
+    /// `pg_ctl stop -m MODE`.
+    pub fn stop(&self, mode: &str) -> Result<(), String> {
+        let data = self.data_dir();
+        let timeout = PG_CTL_TIMEOUT_S.to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                path_str(&data)?,
+                "-m",
+                mode,
+                "-w",
+                "-t",
+                &timeout,
+                "stop",
+            ],
+        )
+        .map(|_| ())
+    }
+
+    /// Immediate shutdown (no checkpoint, no slot save: a crash as far as slots go) and a restart.
+    pub fn restart_immediate(&self) -> Result<(), String> {
+        self.stop("immediate")?;
+        self.start()
+    }
+
+    fn run(&self, program: &str, args: &[&str]) -> Result<Output, String> {
+        if !self.is_throwaway() {
+            return Err(format!("{program} needs a throwaway server, not --pg-url"));
+        }
+        let binary = self.bindir.join(program);
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&binary);
+            c
+        } else {
+            Command::new(&binary)
+        };
+        // pg_ctl's children keep the pipes open: the server's output goes to its log file.
+        let out = command
+            .args(args)
+            .current_dir(std::env::temp_dir())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("{program}: {e}"))?;
+        if out.status.success() {
+            Ok(out)
+        } else {
+            Err(format!(
+                "{program} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if !self.is_throwaway() {
+            return;
+        }
+        if self.postmaster_pid().is_some() && self.stop("fast").is_err() {
+            let _ = self.stop("immediate");
+        }
+        if let Some(pid) = self.postmaster_pid() {
+            // Both stops failed: kill the postmaster so that nothing outlives the test.
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .output();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while process_alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn path_str(path: &Path) -> Result<&str, String> {
+    path.to_str()
+        .ok_or_else(|| format!("{} is not UTF-8", path.display()))
+}
+
+/// Whether process `pid` runs (exists and is not a zombie: a stopped postmaster, daemonised by
+/// `pg_ctl`, may wait as a zombie for a parent that reaps it late).
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}

@@ -1,0 +1,444 @@
+//! Observed traces: what a live PostgreSQL run saw, replayed against the PostgreSQL model.
+//!
+//! A live run cannot see every model variable (the saved copy of a slot, the instant the advance
+//! read the flush pointer), so its trace is partial: each step carries only the variables that
+//! were observed, and replay compares only those (the approach of Cirstea, Kuppe, Merz et al.
+//! 2024, "Validating traces of distributed programs against TLA+ specifications"). Full model
+//! traces keep their exact replay ([`walcheck_traces::replay::replay`]); a trace whose header
+//! names the system [`SYSTEM`] and the kind [`walcheck_traces::OBSERVED`] comes here. On disk it
+//! is ITF whose states omit the variables not observed there.
+//!
+//! Actions, as recorded:
+//! - `Observe`: the environment moved the WAL pointers; the step records `insert`, `write`,
+//!   `flush` read in the order flush, write, insert (so they are ordered even under load). The
+//!   model adopts them after checking `flush ≤ write ≤ insert` and that none went backwards.
+//! - `Advance{target: X/Y, restart_moves: B}`: `pg_replication_slot_advance(slot, X/Y)`.
+//!   `restart_moves` is PostgreSQL's choice (did `restart_lsn` move), as in the checked model.
+//!   The step records `end_lsn`, `error`, `confirmed_flush`, and the pointers read right after.
+//!   The flush pointer at the call is not observed: it lies between the previous step's and this
+//!   step's, so replay accepts the step if some limit in that interval makes the model produce
+//!   what was recorded (the model's result is `min(target, limit)`, so the interval's ends and the
+//!   recorded `end_lsn` are the only candidates worth trying).
+//! - `Checkpoint`: `CHECKPOINT`; saves the slot.
+//! - `PgCrash`: `pg_ctl stop -m immediate` and a restart; the slot returns to its saved copy.
+//!   Records `confirmed_flush` after the restart.
+
+use walcheck_model::pg::{Role, Server};
+use walcheck_model::systems::Var;
+use walcheck_model::Lsn;
+use walcheck_traces::replay::{Mismatch, VarDiff};
+use walcheck_traces::Trace;
+
+/// The header's `system` of an observed trace.
+pub const SYSTEM: &str = "pg-live";
+/// The header's `property` of an observed trace: the run agrees with the model.
+pub const PROPERTY: &str = "model_predicts_server";
+
+/// What the model says after each step of a live run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LiveState {
+    server: Server,
+    end_lsn: Option<Lsn>,
+    error: Option<String>,
+}
+
+impl LiveState {
+    fn variables(&self) -> Vec<(&'static str, Var)> {
+        let lsn = |l: Lsn| Var::Text(l.to_string());
+        let wal = &self.server.wal;
+        vec![
+            ("insert", lsn(wal.insert)),
+            ("write", lsn(wal.write)),
+            ("flush", lsn(wal.flush)),
+            ("confirmed_flush", lsn(self.server.slot.confirmed_flush)),
+            (
+                "saved_confirmed_flush",
+                lsn(self.server.slot.saved.confirmed_flush),
+            ),
+            (
+                "end_lsn",
+                Var::Text(
+                    self.end_lsn
+                        .map_or_else(|| "none".into(), |l| l.to_string()),
+                ),
+            ),
+            (
+                "error",
+                Var::Text(self.error.clone().unwrap_or_else(|| "none".into())),
+            ),
+        ]
+    }
+}
+
+/// Only the recorded variables are compared; a variable the run did not observe is free.
+fn diff_observed(recorded: &[(String, Var)], state: &LiveState) -> Vec<VarDiff> {
+    let ours = state.variables();
+    recorded
+        .iter()
+        .filter_map(|(name, value)| {
+            let replayed = ours.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            (replayed.as_ref() != Some(value)).then(|| VarDiff {
+                name: name.clone(),
+                recorded: Some(value.clone()),
+                replayed,
+            })
+        })
+        .collect()
+}
+
+fn lsn_var(vars: &[(String, Var)], name: &str) -> Result<Option<Lsn>, String> {
+    match vars.iter().find(|(n, _)| n == name) {
+        None => Ok(None),
+        Some((_, Var::Text(text))) => text
+            .parse()
+            .map(Some)
+            .map_err(|e| format!("{name} = {text:?}: {e}")),
+        Some((_, other)) => Err(format!("{name} = {other} is not an LSN")),
+    }
+}
+
+/// `Advance{target: X/Y, restart_moves: B}` → (target, restart_moves).
+fn parse_advance(action: &str) -> Option<(Lsn, bool)> {
+    let inner = action.strip_prefix("Advance{")?.strip_suffix('}')?;
+    let mut target = None;
+    let mut restart_moves = None;
+    for part in inner.split(',') {
+        let (key, value) = part.split_once(':')?;
+        match key.trim() {
+            "target" => target = value.trim().parse().ok(),
+            "restart_moves" => restart_moves = value.trim().parse().ok(),
+            _ => return None,
+        }
+    }
+    Some((target?, restart_moves?))
+}
+
+/// The initial model state: a primary whose pointers and slot are what the first step observed.
+fn initial(trace: &Trace) -> Result<LiveState, String> {
+    let first = trace
+        .steps
+        .first()
+        .ok_or("an observed trace needs a state")?;
+    let get = |name: &str| {
+        lsn_var(&first.vars, name)?.ok_or_else(|| format!("the first state must record {name}"))
+    };
+    let confirmed_flush = get("confirmed_flush")?;
+    let mut server = Server::quiet_at(Role::Primary, confirmed_flush);
+    server.wal.insert = get("insert")?;
+    server.wal.write = get("write")?;
+    server.wal.flush = get("flush")?;
+    Ok(LiveState {
+        server,
+        end_lsn: None,
+        error: None,
+    })
+}
+
+/// Adopts observed pointers (an environment step), or says why they cannot be.
+fn adopt_pointers(state: &mut LiveState, vars: &[(String, Var)]) -> Result<Vec<VarDiff>, String> {
+    let mut wal = state.server.wal;
+    let mut diffs = Vec::new();
+    for (name, slot) in [
+        ("insert", &mut wal.insert),
+        ("write", &mut wal.write),
+        ("flush", &mut wal.flush),
+    ] {
+        if let Some(seen) = lsn_var(vars, name)? {
+            if seen < *slot {
+                // WAL pointers of a running primary never move backwards (xlog.c).
+                diffs.push(VarDiff {
+                    name: name.to_owned(),
+                    recorded: Some(Var::Text(seen.to_string())),
+                    replayed: Some(Var::Text(format!("at least {slot}"))),
+                });
+            }
+            *slot = seen;
+        }
+    }
+    if diffs.is_empty() && !(wal.flush <= wal.write && wal.write <= wal.insert) {
+        diffs.push(VarDiff {
+            name: "flush <= write <= insert".to_owned(),
+            recorded: Some(Var::Text(format!(
+                "{} <= {} <= {}",
+                wal.flush, wal.write, wal.insert
+            ))),
+            replayed: Some(Var::Bool(false)),
+        });
+    }
+    state.server.wal = wal;
+    Ok(diffs)
+}
+
+/// Replays an observed trace. The outer `Err` is a malformed trace (exit 2); the inner one is the
+/// first step the model does not predict (exit 1); `Ok` is the number of steps replayed.
+pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
+    if trace.header.system != SYSTEM || !trace.header.is_observed() {
+        return Err(format!(
+            "not an observed trace: system {:?}",
+            trace.header.system
+        ));
+    }
+    let mut state = initial(trace)?;
+    let diffs = diff_observed(&trace.steps[0].vars, &state);
+    if !diffs.is_empty() {
+        return Ok(Err(Mismatch::StateDiffers {
+            step: 0,
+            action: None,
+            diffs,
+        }));
+    }
+    for (index, step) in trace.steps.iter().enumerate().skip(1) {
+        let action = step
+            .action
+            .clone()
+            .ok_or_else(|| format!("step {index} has no action"))?;
+        let differs = |diffs: Vec<VarDiff>| {
+            Ok(Err(Mismatch::StateDiffers {
+                step: index,
+                action: Some(action.clone()),
+                diffs,
+            }))
+        };
+        match action.as_str() {
+            "Observe" => {
+                let diffs = adopt_pointers(&mut state, &step.vars)?;
+                if !diffs.is_empty() {
+                    return differs(diffs);
+                }
+                state.end_lsn = None;
+                state.error = None;
+            }
+            "Checkpoint" => {
+                state.server.checkpoint();
+                state.end_lsn = None;
+                state.error = None;
+            }
+            "PgCrash" => {
+                state.server.crash_restart();
+                state.end_lsn = None;
+                state.error = None;
+            }
+            other => {
+                let Some((target, restart_moves)) = parse_advance(other) else {
+                    return Ok(Err(Mismatch::NotEnabled {
+                        step: index,
+                        action: other.to_owned(),
+                        enabled: vec![
+                            "Observe".into(),
+                            "Advance{target: X/Y, restart_moves: B}".into(),
+                            "Checkpoint".into(),
+                            "PgCrash".into(),
+                        ],
+                    }));
+                };
+                let before = state.clone();
+                let mut after = state.clone();
+                let pointer_diffs = adopt_pointers(&mut after, &step.vars)?;
+                if !pointer_diffs.is_empty() {
+                    return differs(pointer_diffs);
+                }
+                // The limit the call read lies between the model's limit before and after.
+                let low = before.server.advance_limit();
+                let high = after.server.advance_limit();
+                let mut candidates = vec![low, high];
+                if let Some(end_lsn) = lsn_var(&step.vars, "end_lsn").ok().flatten() {
+                    if low <= end_lsn && end_lsn <= high {
+                        candidates.push(end_lsn);
+                    }
+                }
+                let mut first_diffs = None;
+                let mut matched = None;
+                for limit in candidates {
+                    let mut tried = after.clone();
+                    match tried.server.slot.slot_advance(target, limit, restart_moves) {
+                        Ok(end_lsn) => {
+                            tried.end_lsn = Some(end_lsn);
+                            tried.error = None;
+                        }
+                        Err(e) => {
+                            tried.end_lsn = None;
+                            tried.error = Some(e.to_string());
+                        }
+                    }
+                    let diffs = diff_observed(&step.vars, &tried);
+                    if diffs.is_empty() {
+                        matched = Some(tried);
+                        break;
+                    }
+                    first_diffs.get_or_insert(diffs);
+                }
+                match matched {
+                    Some(next) => {
+                        state = next;
+                        continue;
+                    }
+                    None => return differs(first_diffs.unwrap_or_default()),
+                }
+            }
+        }
+        let diffs = diff_observed(&step.vars, &state);
+        if !diffs.is_empty() {
+            return differs(diffs);
+        }
+    }
+    Ok(Ok(trace.steps.len() - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use walcheck_traces::{Header, Step, Trace, OBSERVED, SCHEMA};
+
+    use super::*;
+
+    fn text(l: &str) -> Var {
+        Var::Text(l.to_owned())
+    }
+
+    fn step(action: Option<&str>, vars: &[(&str, &str)]) -> Step {
+        Step {
+            action: action.map(str::to_owned),
+            vars: vars
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), text(v)))
+                .collect(),
+            time_us: None,
+        }
+    }
+
+    /// A run as the live session records it: the advance clamped to a flush pointer that moved
+    /// during the call, a crash before any checkpoint, an advance, a checkpoint and a crash.
+    fn observed_run() -> Trace {
+        Trace {
+            header: Header {
+                schema: SCHEMA.into(),
+                system: SYSTEM.into(),
+                variant: "postgresql-15".into(),
+                faults: "none".into(),
+                config: BTreeMap::new(),
+                property: PROPERTY.into(),
+                kind: OBSERVED.into(),
+                verdict: "holds".into(),
+                seed: None,
+                simulation: None,
+            },
+            steps: vec![
+                step(
+                    None,
+                    &[
+                        ("insert", "0/1000"),
+                        ("write", "0/1000"),
+                        ("flush", "0/1000"),
+                        ("confirmed_flush", "0/1000"),
+                    ],
+                ),
+                step(
+                    Some("Observe"),
+                    &[
+                        ("insert", "0/9000"),
+                        ("write", "0/8000"),
+                        ("flush", "0/3000"),
+                    ],
+                ),
+                step(
+                    Some("Advance{target: 0/8000, restart_moves: false}"),
+                    &[
+                        ("insert", "0/9800"),
+                        ("write", "0/9000"),
+                        ("flush", "0/5000"),
+                        ("end_lsn", "0/4000"),
+                        ("error", "none"),
+                        ("confirmed_flush", "0/4000"),
+                    ],
+                ),
+                step(Some("PgCrash"), &[("confirmed_flush", "0/1000")]),
+                step(
+                    Some("Observe"),
+                    &[
+                        ("insert", "0/A000"),
+                        ("write", "0/A000"),
+                        ("flush", "0/A000"),
+                    ],
+                ),
+                step(
+                    Some("Advance{target: 0/1000, restart_moves: false}"),
+                    &[
+                        ("end_lsn", "none"),
+                        (
+                            "error",
+                            "cannot advance replication slot to 0/1000, minimum is 0/1000",
+                        ),
+                    ],
+                ),
+            ],
+        }
+    }
+
+    #[test]
+    fn an_observed_run_replays_through_its_itf_text() {
+        let mut trace = observed_run();
+        // The last advance's error is wrong on purpose below; first make it right.
+        trace.steps[5] = step(
+            Some("Advance{target: 0/A000, restart_moves: true}"),
+            &[
+                ("end_lsn", "0/A000"),
+                ("error", "none"),
+                ("confirmed_flush", "0/A000"),
+            ],
+        );
+        trace.steps.push(step(Some("Checkpoint"), &[]));
+        trace
+            .steps
+            .push(step(Some("PgCrash"), &[("confirmed_flush", "0/A000")]));
+        let text = trace.to_text();
+        let read = Trace::from_text(&text).unwrap();
+        // Absent variables stay absent (the ITF file lists them in its own order).
+        let sorted = |t: &Trace| -> Vec<Vec<(String, Var)>> {
+            t.steps
+                .iter()
+                .map(|s| {
+                    let mut vars = s.vars.clone();
+                    vars.sort_by(|a, b| a.0.cmp(&b.0));
+                    vars
+                })
+                .collect()
+        };
+        assert_eq!(sorted(&read), sorted(&trace));
+        assert_eq!(replay_observed(&read).unwrap(), Ok(7));
+    }
+
+    #[test]
+    fn a_wrong_observation_is_rejected_at_its_step() {
+        let trace = observed_run();
+        let mismatch = replay_observed(&trace).unwrap().unwrap_err();
+        assert_eq!(
+            mismatch.to_string(),
+            "step 5 (Advance{target: 0/1000, restart_moves: false}) differs: end_lsn recorded none \
+             but replayed 0/1000; error recorded cannot advance replication slot to 0/1000, \
+             minimum is 0/1000 but replayed none"
+        );
+        // An end_lsn beyond the flush pointer read after the call.
+        let mut trace = observed_run();
+        trace.steps[2].vars[3].1 = text("0/6000");
+        trace.steps[2].vars[5].1 = text("0/6000");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 2, .. })
+        ));
+        // A crash that kept the in-memory position.
+        let mut trace = observed_run();
+        trace.steps[3].vars[0].1 = text("0/4000");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 3, .. })
+        ));
+        // Pointers out of order.
+        let mut trace = observed_run();
+        trace.steps[1].vars[2].1 = text("0/8800");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+    }
+}
