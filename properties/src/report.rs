@@ -342,7 +342,8 @@ fn cell(r: &CheckResult) -> String {
     cell
 }
 
-fn table(rows: &[Vec<String>]) -> String {
+/// Rows as left-aligned columns two spaces apart, trailing space trimmed.
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();

@@ -21,6 +21,7 @@ use walcheck_model::electric::Variant;
 use walcheck_model::systems::electric_flush::{Config, ElectricFlush, Faults, TimerOrder};
 
 use crate::checker::{self, Budget, Verdict};
+use crate::report::table;
 
 /// One check's outcome.
 #[derive(Clone, Debug)]
@@ -274,20 +275,4 @@ pub fn json(hypotheses: &[HypothesisRow], fixes: &[FixRow]) -> Value {
         })
         .collect();
     json!({ "schema": "walcheck.triage/1", "system": "electric-flush", "hypotheses": hypotheses, "fixes": fixes })
-}
-
-fn table(rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }

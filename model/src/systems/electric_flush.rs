@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
+use super::{number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
 use crate::electric::consumer::{Consumer, Effects, Injection, Msg, Status};
 use crate::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use crate::electric::replication_client::ReplicationClient;
@@ -98,25 +98,6 @@ pub const BOUNDS: &[BoundInfo] = &[
     number("inline_flush_lines", 2, 1, 3, "lines", "buffered lines that trigger an inline flush (64 KiB upstream)"),
     number("crashes", 1, 0, 2, "kills", "consumer kills injected in all"),
 ];
-
-const fn number(
-    name: &'static str,
-    default: u64,
-    min: u64,
-    max: u64,
-    unit: &'static str,
-    doc: &'static str,
-) -> BoundInfo {
-    BoundInfo {
-        name,
-        default: BoundValue::Number(default),
-        min: Some(min),
-        max: Some(max),
-        values: &[],
-        unit,
-        doc,
-    }
-}
 
 /// The properties, by stable id (the triage's own checks are in [`TRIAGE_PROPERTIES`]).
 pub const PROPERTIES: &[PropertyInfo] = &[

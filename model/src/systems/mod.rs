@@ -75,6 +75,26 @@ impl fmt::Display for BoundValue {
     }
 }
 
+/// A numeric bound from `min` to `max` with its default.
+pub(crate) const fn number(
+    name: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+    doc: &'static str,
+) -> BoundInfo {
+    BoundInfo {
+        name,
+        default: BoundValue::Number(default),
+        min: Some(min),
+        max: Some(max),
+        values: &[],
+        unit,
+        doc,
+    }
+}
+
 impl BoundInfo {
     /// Parses `text` as a value of this bound, or says in one line why not.
     pub fn parse(&self, text: &str) -> Result<BoundValue, String> {

@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
+use super::{number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
 use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use crate::pg::{CommitMode, Role, Server};
 use crate::Lsn;
@@ -154,25 +154,6 @@ pub const BOUNDS: &[BoundInfo] = &[
         "faults injected in all (connector and PostgreSQL together)",
     ),
 ];
-
-const fn number(
-    name: &'static str,
-    default: u64,
-    min: u64,
-    max: u64,
-    unit: &'static str,
-    doc: &'static str,
-) -> BoundInfo {
-    BoundInfo {
-        name,
-        default: BoundValue::Number(default),
-        min: Some(min),
-        max: Some(max),
-        values: &[],
-        unit,
-        doc,
-    }
-}
 
 /// The simulator's workload knobs (`walcheck simulate`): not bounds of the checker, which never
 /// sets them, but part of a simulated trace's configuration so that `walcheck replay` rebuilds
