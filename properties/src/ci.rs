@@ -25,6 +25,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// `walcheck check --json`: the `walcheck.check/1` object of [`report::check_json`] with the
+/// The most shards `--shard I/N` and `merge` take.
+pub const MAX_SHARDS: usize = 1000;
+
 /// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N}`).
 pub fn check_report(
     results: &[CheckResult],
@@ -96,6 +99,11 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
         let (index, count) = (field("index")? as usize, field("count")? as usize);
         if index > count {
             return Err(format!("{name}: shard {index}/{count} does not exist"));
+        }
+        if count > MAX_SHARDS {
+            return Err(format!(
+                "{name}: shard count {count} is above {MAX_SHARDS}, the most --shard takes"
+            ));
         }
         if shards.is_empty() {
             shards = vec![None; count];

@@ -691,6 +691,11 @@ fn simulate(args: SimulateArgs) -> ExitCode {
 /// Writes `text` to `path` through a temporary file and a rename, so that a failed write never
 /// leaves half a file or destroys the one that was there.
 fn write_whole(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    // A link or a device (`/dev/stdout`, a named pipe) is written through, not replaced.
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
+    if special {
+        return std::fs::write(path, text);
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -212,7 +212,9 @@ impl PgServer {
                     matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1")
                 }
                 postgres::config::Host::Unix(_) => false,
-            });
+            })
+            // `hostaddr` is where the client really connects: it must be loopback too.
+            && config.get_hostaddrs().iter().all(|addr| addr.is_loopback());
         if !loopback {
             return Err(format!(
                 "--pg-url {url:?}: only a loopback host (127.0.0.1) is allowed"
