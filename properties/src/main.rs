@@ -729,6 +729,7 @@ fn print(text: &str) -> ExitCode {
 #[cfg(not(loom))]
 fn live_command(what: LiveCommand) -> ExitCode {
     use walcheck_sim::live::{self, conformance, PgServer};
+    live::server::clean_up_on_interrupt();
     let start = |pg_url: &Option<String>| -> Result<PgServer, String> {
         match pg_url {
             Some(url) => PgServer::external(url),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long `pg_ctl` may wait for a start or a stop, in seconds.
@@ -94,6 +95,45 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The throwaway servers alive in this process: `(bindir, root, as_postgres)`, so that an
+/// interrupt (SIGINT, SIGTERM) can stop and delete them as dropping them would.
+static LIVE_SERVERS: Mutex<Vec<(PathBuf, PathBuf, bool)>> = Mutex::new(Vec::new());
+
+/// Installs, once per process, the handler that tears every throwaway server down on SIGINT or
+/// SIGTERM and exits 130: an interrupted run leaves no server or directory behind.
+pub fn clean_up_on_interrupt() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            let servers = LIVE_SERVERS.lock().map(|s| s.clone()).unwrap_or_default();
+            for (bindir, root, as_postgres) in servers {
+                let data = root.join("data");
+                let pg_ctl = bindir.join("pg_ctl");
+                let mut command = if as_postgres {
+                    let mut c = Command::new("runuser");
+                    c.args(["-u", "postgres", "--"]).arg(&pg_ctl);
+                    c
+                } else {
+                    Command::new(&pg_ctl)
+                };
+                let _ = command
+                    .arg("-D")
+                    .arg(&data)
+                    .args(["-m", "immediate", "-w", "-t", "30", "stop"])
+                    .current_dir(std::env::temp_dir())
+                    .stdin(std::process::Stdio::null())
+                    .output();
+                let _ = std::fs::remove_dir_all(&root);
+            }
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"walcheck: interrupted: throwaway PostgreSQL stopped and removed\n",
+            );
+            std::process::exit(130);
+        });
+    });
+}
+
 /// One running throwaway server. Dropping it stops the server and deletes its directory.
 pub struct PgServer {
     /// A server given by `--pg-url`: used as it is, never started, stopped or deleted.
@@ -171,6 +211,13 @@ impl PgServer {
             as_postgres: is_root(),
             version_num: 0,
         };
+        if let Ok(mut live) = LIVE_SERVERS.lock() {
+            live.push((
+                server.bindir.clone(),
+                server.root.clone(),
+                server.as_postgres,
+            ));
+        }
         if server.as_postgres {
             // initdb refuses to run as root: the server runs as the postgres user.
             let out = Command::new("chown")
@@ -392,6 +439,9 @@ impl Drop for PgServer {
     fn drop(&mut self) {
         if !self.is_throwaway() {
             return;
+        }
+        if let Ok(mut live) = LIVE_SERVERS.lock() {
+            live.retain(|(_, root, _)| *root != self.root);
         }
         if self.postmaster_pid().is_some() && self.stop("fast").is_err() {
             let _ = self.stop("immediate");
