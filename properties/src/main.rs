@@ -11,7 +11,7 @@ use walcheck::checker::Budget;
 use walcheck::{report, run};
 use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
 use walcheck_traces::render::{self, Cells};
-use walcheck_traces::Trace;
+use walcheck_traces::{write_whole, Trace};
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -686,26 +686,6 @@ fn simulate(args: SimulateArgs) -> ExitCode {
     } else {
         walcheck_sim::report::to_text(&report)
     })
-}
-
-/// Writes `text` to `path` through a temporary file and a rename, so that a failed write never
-/// leaves half a file or destroys the one that was there.
-fn write_whole(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    // A link or a device (`/dev/stdout`, a named pipe) is written through, not replaced.
-    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
-    if special {
-        return std::fs::write(path, text);
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 fn pretty(value: &serde_json::Value) -> String {

@@ -378,24 +378,31 @@ impl Trace {
         Trace::from_text(&text)
     }
 
-    /// Writes the trace to `path` through a temporary file and a rename, so that a reader never
-    /// sees half a trace.
-    ///
-    /// The temporary file is named after this process, so concurrent writers of the same trace
-    /// never rename each other's file; it is removed if the write fails.
+    /// Writes the trace's text to `path` with [`write_whole`].
     pub fn write(&self, path: &Path) -> io::Result<()> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let written =
-            std::fs::write(&tmp, self.to_text()).and_then(|()| std::fs::rename(&tmp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written
+        write_whole(path, &self.to_text())
     }
+}
+
+/// Writes `text` to `path` so that a reader never sees half a file and a failed write never
+/// destroys the file that was there: through a temporary file named after this process (so that
+/// concurrent writers never rename each other's) and a rename, the temporary removed on failure.
+/// A link or a device (`/dev/stdout`, a named pipe) is written through, not replaced.
+pub fn write_whole(path: &Path, text: &str) -> io::Result<()> {
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
+    if special {
+        return std::fs::write(path, text);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
