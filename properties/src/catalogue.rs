@@ -359,6 +359,16 @@ impl Entry {
     }
 }
 
+/// `--bound NAME=VALUE` split at its first `=`, or a one-line error.
+pub fn split_bound(bound: &str) -> Result<(&str, &str), String> {
+    bound
+        .split_once('=')
+        .filter(|(n, _)| !n.is_empty())
+        .ok_or_else(|| {
+            format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
+        })
+}
+
 /// What to check: `system[:variant]` specs (none: everything), an optional fault set, and
 /// `--bound name=value` settings.
 #[derive(Clone, Debug, Default)]
@@ -407,12 +417,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
     }
     let mut bounds: Vec<(String, String)> = Vec::new();
     for bound in &selection.bounds {
-        let (name, value) = bound
-            .split_once('=')
-            .filter(|(n, _)| !n.is_empty())
-            .ok_or_else(|| {
-                format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
-            })?;
+        let (name, value) = split_bound(bound)?;
         if bounds.iter().any(|(n, _)| n == name) {
             return Err(format!("--bound {name} is given twice"));
         }

@@ -42,12 +42,7 @@ pub fn config(spec: &str, faults: Option<&str>, bounds: &[String]) -> Result<Sys
     let variant = variant.unwrap_or(info.variants[0]);
     let mut config = SystemConfig::new(info, variant, faults.unwrap_or("none"))?;
     for bound in bounds {
-        let (name, value) = bound
-            .split_once('=')
-            .filter(|(n, _)| !n.is_empty())
-            .ok_or_else(|| {
-                format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
-            })?;
+        let (name, value) = catalogue::split_bound(bound)?;
         config.set_bound(name, value)?;
     }
     Ok(config)
