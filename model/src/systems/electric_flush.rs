@@ -457,6 +457,13 @@ impl ElectricFlush {
     /// waiting for that flush, which is a delay, not a loss). HEAD's watchdog would still act on a
     /// dead consumer or a stalled shape, so those states are not quiescent there.
     pub fn quiescent(&self, state: &State) -> bool {
+        self.settled(state)
+            && !(self.config.variant.has_watchdog()
+                && (0..state.shapes.len()).any(|s| self.watchdog_acts(state, s)))
+    }
+
+    /// Quiescence but for HEAD's watchdog: what the watchdog waits for before it acts.
+    fn settled(&self, state: &State) -> bool {
         let settled = state.shapes.iter().all(|c| {
             !c.status.has_process()
                 || (c.mailbox.is_empty()
@@ -467,13 +474,11 @@ impl ElectricFlush {
                     // come: counting that state would call a wait for the idle timeout a loss.
                     && !(c.status == Status::Running && c.writer.buffer_lines > 0))
         });
-        let base = settled
+        settled
             && state.collector.delivering.is_none()
             && usize::from(state.collector.published) == self.workload.len()
             && state.collector.mailbox.is_empty()
-            && state.client.mailbox.is_empty();
-        base && !(self.config.variant.has_watchdog()
-            && (0..state.shapes.len()).any(|s| self.watchdog_acts(state, s)))
+            && state.client.mailbox.is_empty()
     }
 
     /// HEAD's watchdog would act on shape `s`: its consumer is down, or its entry is stalled and
@@ -735,7 +740,7 @@ impl ElectricFlush {
                     actions.push(Action::Down(s as u8));
                 }
             }
-            let quiet = cfg.timer_order == TimerOrder::Any || self.quiescent_but_watchdog(state);
+            let quiet = cfg.timer_order == TimerOrder::Any || self.settled(state);
             for s in 0..state.shapes.len() {
                 let c = &state.shapes[s];
                 if quiet
@@ -747,12 +752,6 @@ impl ElectricFlush {
                 }
             }
         }
-    }
-
-    fn quiescent_but_watchdog(&self, state: &State) -> bool {
-        let mut probe = self.clone();
-        probe.config.variant = Variant::Pr4064;
-        probe.quiescent(state)
     }
 }
 
