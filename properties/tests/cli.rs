@@ -14,6 +14,19 @@ fn walcheck(args: &[&str], out: &std::path::Path) -> Output {
     command.output().expect("the binary runs")
 }
 
+/// Bad usage: exit 2, one line on stderr starting `walcheck: error:`, no panic, nothing on stdout.
+fn assert_usage_error(args: &[&str], output: &Output) {
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(
+        stderr.starts_with("walcheck: error: "),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(output.stdout.is_empty(), "{args:?}");
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -49,16 +62,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["frobnicate"],
     ];
     for args in cases {
-        let output = walcheck(args, dir.path());
-        let stderr = String::from_utf8(output.stderr.clone()).unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.starts_with("walcheck: error: "),
-            "{args:?}: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_usage_error(args, &walcheck(args, dir.path()));
     }
 }
 
@@ -505,16 +509,7 @@ fn simulate_bad_input_is_one_line_and_exit_2() {
         sim(&["--no-such-parameter", "1"]),
     ];
     for args in &cases {
-        let output = walcheck(args, dir.path());
-        let stderr = String::from_utf8(output.stderr.clone()).unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.starts_with("walcheck: error: "),
-            "{args:?}: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_usage_error(args, &walcheck(args, dir.path()));
     }
 }
 
