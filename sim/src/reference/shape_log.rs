@@ -352,6 +352,8 @@ impl FlushTracker {
 
     /// `shape` reports `offset` flushed: an untracked shape is ignored; the offset last sent
     /// completes its entry; any other becomes its `last_flushed`. Returns the LSN to acknowledge.
+    /// The caller never reports past `last_sent` (a consumer aligns to boundaries it was sent);
+    /// the global offset could go back if it did.
     /// Electric `flush_tracker.ex:handle_flush_notification`.
     pub fn handle_flush_notification(&mut self, shape: usize, offset: Offset) -> Option<u8> {
         let entry = self.entries.get_mut(&shape)?;
