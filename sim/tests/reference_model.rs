@@ -15,7 +15,9 @@ use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMac
 use quickcheck::{quickcheck, TestResult};
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Fragment, Offset, Variant, MAX_SHAPES};
-use walcheck_model::systems::electric_flush::{Action, Config as ModelConfig, ElectricFlush, Faults, State};
+use walcheck_model::systems::electric_flush::{
+    Action, Config as ModelConfig, ElectricFlush, Faults, State,
+};
 use walcheck_sim::reference::shape_log::{
     align_offset_to_txn_boundary, Design, FlushTracker, ShapeLogPipeline, ShapeMsg, Snapshot,
 };
@@ -56,7 +58,9 @@ impl<const C: u8> ReferenceStateMachine for Model<C> {
         if actions.is_empty() {
             Just(Step::Idle).boxed()
         } else {
-            proptest::sample::select(actions).prop_map(Step::Act).boxed()
+            proptest::sample::select(actions)
+                .prop_map(Step::Act)
+                .boxed()
         }
     }
 
@@ -194,9 +198,7 @@ fn observe_reference(s: &Snapshot) -> Observed {
         published: s.publisher.published,
         delivered: s.publisher.delivering.map(|d| d.delivered),
         tracker: std::array::from_fn(|shape| {
-            t.entries
-                .get(&shape)
-                .map(|e| (e.last_sent, e.last_flushed))
+            t.entries.get(&shape).map(|e| (e.last_sent, e.last_flushed))
         }),
         last_seen_offset: t.last_seen_offset,
         global: t.last_global_flushed_offset,

@@ -119,7 +119,10 @@ pub fn advance_until_confirmed<S: SlotApi + ?Sized>(
     policy: RetryPolicy,
     seed_state: impl FnOnce(Lsn),
 ) -> Result<Confirmed, BootstrapError> {
-    assert!(policy.retry_delay_ms > 0, "retry_delay_ms must be at least 1");
+    assert!(
+        policy.retry_delay_ms > 0,
+        "retry_delay_ms must be at least 1"
+    );
     let target = slot.current_lsn().map_err(BootstrapError::CurrentLsn)?;
     let mut attempts = 0;
     let mut waited_ms = 0;
@@ -312,11 +315,13 @@ mod tests {
     fn a_server_error_stops_at_once_without_seeding() {
         let mut slot = FakeSlot::new(
             W0,
-            [Err("cannot advance replication slot to 0/1000000, minimum is 0/1002000".into())],
+            [Err(
+                "cannot advance replication slot to 0/1000000, minimum is 0/1002000".into(),
+            )],
         );
         let mut state = None;
-        let err =
-            advance_until_confirmed(&mut slot, RetryPolicy::PR1084, |l| state = Some(l)).unwrap_err();
+        let err = advance_until_confirmed(&mut slot, RetryPolicy::PR1084, |l| state = Some(l))
+            .unwrap_err();
         assert!(matches!(err, BootstrapError::Advance(_)));
         assert_eq!((state, slot.targets.len()), (None, 1));
     }
@@ -346,8 +351,8 @@ mod tests {
         let mut slot = write_ahead_of_flush();
         slot.walwriter_stalled = true;
         let mut state = None;
-        let err =
-            advance_until_confirmed(&mut slot, RetryPolicy::PR1084, |l| state = Some(l)).unwrap_err();
+        let err = advance_until_confirmed(&mut slot, RetryPolicy::PR1084, |l| state = Some(l))
+            .unwrap_err();
         assert_eq!(
             err,
             BootstrapError::NotConfirmed {

@@ -439,7 +439,8 @@ pub struct ShapeLogPipeline {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().expect("a reference pipeline lock is never poisoned")
+    m.lock()
+        .expect("a reference pipeline lock is never poisoned")
 }
 
 impl ShapeLogPipeline {
@@ -450,7 +451,9 @@ impl ShapeLogPipeline {
         ShapeLogPipeline {
             design,
             inline_flush_lines,
-            shapes: (0..shapes).map(|_| Mutex::new(ShapeState::default())).collect(),
+            shapes: (0..shapes)
+                .map(|_| Mutex::new(ShapeState::default()))
+                .collect(),
             collector_mailbox: Mutex::new(VecDeque::new()),
             publisher: Mutex::new(Publisher::default()),
             acknowledged_lsn: AtomicU64::new(0),
@@ -499,7 +502,9 @@ impl ShapeLogPipeline {
 
     /// The shape the publish in progress calls next, if any.
     pub fn next_delivery(&self) -> Option<usize> {
-        lock(&self.publisher).delivering.and_then(|d| d.next_shape())
+        lock(&self.publisher)
+            .delivering
+            .and_then(|d| d.next_shape())
     }
 
     /// The publish in progress calls shape `s` (the next one; its mailbox must be empty).
@@ -512,8 +517,7 @@ impl ShapeLogPipeline {
             .collect();
         {
             let mut shape = lock(&self.shapes[s]);
-            let notify =
-                shape.handle_fragment(&d.fragment, &lines, self.inline_flush_lines);
+            let notify = shape.handle_fragment(&d.fragment, &lines, self.inline_flush_lines);
             self.notify(s, notify);
         }
         d.delivered[s] = true;
