@@ -21,11 +21,10 @@ use walcheck_sim::reference::shape_log::{Design, ShapeLogPipeline};
 const LAST_COMMIT: Offset = Offset::new(2, 2);
 
 /// Explores every interleaving (within loom's preemption bound) of the collector's thread and
-/// the two timer threads, then lets everything go idle and checks the tracker. Returns the
-/// number of executions explored.
-fn model(design: Design) -> usize {
-    let executions = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&executions);
+/// the two timer threads, then lets everything go idle and checks the tracker. Counts the
+/// executions explored in `executions`.
+fn model(design: Design, executions: &std::sync::Arc<AtomicUsize>) {
+    let counter = std::sync::Arc::clone(executions);
     loom::model(move || {
         counter.fetch_add(1, Ordering::Relaxed);
         let pipeline = Arc::new(ShapeLogPipeline::new(design, 2, 2));
@@ -58,12 +57,13 @@ fn model(design: Design) -> usize {
             assert!(shape.pending_txn.is_none() && shape.txn_offset_mapping.is_empty());
         }
     });
-    executions.load(Ordering::Relaxed)
 }
 
 #[test]
 fn pr4064_no_interleaving_loses_a_notification() {
-    let executions = model(Design::Pr4064);
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    model(Design::Pr4064, &executions);
+    let executions = executions.load(Ordering::Relaxed);
     eprintln!("pr4064: {executions} interleavings explored, none loses a notification");
     assert!(executions > 1, "loom explored more than one interleaving");
 }
@@ -72,8 +72,13 @@ fn pr4064_no_interleaving_loses_a_notification() {
 /// fail: loom has to find the interleaving where the timer flush lands between T1's fragments.
 #[test]
 fn v1_4_15_ordering_is_caught() {
-    let failure = catch_unwind(AssertUnwindSafe(|| model(Design::V1_4_15)))
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let failure = catch_unwind(AssertUnwindSafe(|| model(Design::V1_4_15, &executions)))
         .expect_err("loom must find the lost notification under 1.4.15's ordering");
+    eprintln!(
+        "v1.4.15: loom found the lost notification in execution {}",
+        executions.load(Ordering::Relaxed)
+    );
     let message = failure
         .downcast_ref::<String>()
         .cloned()
