@@ -518,3 +518,88 @@ impl SyncConnector {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pg::Role;
+
+    const START: Lsn = Lsn(0x100_0000);
+    const END: Lsn = Lsn(0x100_2000);
+
+    fn in_post(client_pos: Lsn, done: u8) -> SyncConnector {
+        SyncConnector {
+            phase: SyncPhase::Post {
+                stream: Stream {
+                    start: START,
+                    target: START,
+                    client_pos,
+                    sent_ptr: START,
+                    recovery: None,
+                },
+                done,
+                session_lost: false,
+            },
+            runs: 1,
+            buffer: 0,
+        }
+    }
+
+    /// `LogicalConfirmReceivedLocation` never moves `confirmed_flush` back: an acknowledgement
+    /// below it leaves the slot where it is, and master's `==` poll then times out while #864's
+    /// `>=` poll returns.
+    #[test]
+    fn an_ack_below_the_slot_times_out_only_under_strict_equality() {
+        for (variant, timed_out) in [(SyncVariant::Master, true), (SyncVariant::Pr864, false)] {
+            let mut server = Server::quiet_at(Role::Primary, START);
+            server.wal.insert = END;
+            server.wal.write = END;
+            server.wal.flush = END;
+            server.slot.confirmed_flush = END;
+            let step = variant
+                .post_order()
+                .iter()
+                .position(|s| *s == PostStep::Ack)
+                .unwrap() as u8;
+            let mut connector = in_post(START, step);
+            connector.ack(variant, &mut server, false);
+            assert_eq!(server.slot.confirmed_flush, END);
+            assert_eq!(
+                matches!(
+                    connector.phase,
+                    SyncPhase::Failed(SyncFailure::AckTimeout { .. })
+                ),
+                timed_out,
+                "{variant}"
+            );
+        }
+    }
+
+    /// An acknowledgement that moves `restart_lsn` saves the slot at once; one that does not only
+    /// changes memory, which a restart takes back.
+    #[test]
+    fn an_ack_is_saved_only_when_restart_lsn_moves() {
+        for restart_moves in [false, true] {
+            let mut server = Server::quiet_at(Role::Primary, START);
+            server.wal.insert = END;
+            server.wal.write = END;
+            server.wal.flush = END;
+            let mut connector = in_post(END, 1);
+            connector.ack(SyncVariant::Master, &mut server, restart_moves);
+            assert_eq!(connector.phase, in_post(END, 2).phase);
+            server.crash_restart();
+            let kept = if restart_moves { END } else { START };
+            assert_eq!(server.slot.confirmed_flush, kept);
+        }
+    }
+
+    /// Each variant's order of the three side effects.
+    #[test]
+    fn post_orders() {
+        use PostStep::{Ack, Commit, SaveState};
+        assert_eq!(SyncVariant::V050.post_order(), [Commit, SaveState, Ack]);
+        assert_eq!(SyncVariant::Pr864.post_order(), [Commit, SaveState, Ack]);
+        assert_eq!(SyncVariant::Master.post_order(), [Commit, Ack, SaveState]);
+        assert_eq!(SyncVariant::Pr854.post_order(), [Commit, Ack, SaveState]);
+    }
+}

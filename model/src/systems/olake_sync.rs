@@ -426,15 +426,17 @@ impl OlakeSync {
         let runs_left = connector.runs < cfg.syncs;
         match connector.phase {
             SyncPhase::Validate => actions.push(Action::Validate),
+            // `pgoutput.go:StreamChanges` checks the exit before every receive: once
+            // `ClientXLogPos >= CurrentWalPosition` the loop ends without reading on.
+            SyncPhase::Streaming(s) if s.client_pos >= s.target => {
+                actions.push(Action::EndStream);
+            }
             SyncPhase::Streaming(s) => {
                 if let Some(txn) = self.next_txn(s.sent_ptr, state.txns) {
                     actions.push(Action::Receive { txn });
                 }
                 if cfg.keepalive && s.client_pos != s.sent_ptr {
                     actions.push(Action::Keepalive);
-                }
-                if s.client_pos >= s.target {
-                    actions.push(Action::EndStream);
                 }
             }
             SyncPhase::Post { stream, .. } => match connector.next_post_step(cfg.variant) {
