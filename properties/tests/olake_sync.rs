@@ -341,3 +341,58 @@ fn acceptance_table() {
         }
     }
 }
+
+/// Every counterexample of the default catalogue, keepalives on or off, is one of the three known
+/// windows: #853's (state, crash before the ack; or state, then the ack fails after a restart's
+/// EOF), #998's (ack, crash before the state), or the lost in-memory acknowledgement.
+#[test]
+fn every_violated_entry_is_a_known_minimal_sequence() {
+    let state_then_crash: Vec<Action> = STREAMED
+        .into_iter()
+        .chain([SaveState, ConnectorCrash, Restart, Validate])
+        .collect();
+    let eof_then_state = vec![
+        CommitTxn,
+        Validate,
+        Receive { txn: 0 },
+        PgCrash,
+        Commit,
+        SaveState,
+        NO_MOVE,
+        NextSync,
+        Validate,
+    ];
+    let ack_then_crash: Vec<Action> = STREAMED
+        .into_iter()
+        .chain([NO_MOVE, ConnectorCrash, Restart, Validate])
+        .collect();
+    let lost_ack: Vec<Action> = STREAMED
+        .into_iter()
+        .chain([NO_MOVE, SaveState, PgCrash, NextSync, Validate])
+        .collect();
+    let known = |variant: &str, faults: &str| -> &Vec<Action> {
+        match (variant, faults) {
+            ("v0.5.0" | "pr864", "pg-crash") => &eof_then_state,
+            ("v0.5.0" | "pr864", _) => &state_then_crash,
+            ("pr854", "connector-crash" | "all") => &ack_then_crash,
+            ("master" | "pr854", "pg-crash" | "all") => &lost_ack,
+            other => panic!("no counterexample expected for {other:?}"),
+        }
+    };
+    let all = catalogue::select(&Selection {
+        specs: vec!["olake-sync".into()],
+        ..Selection::default()
+    })
+    .unwrap();
+    let mut seen = 0;
+    for e in all
+        .iter()
+        .filter(|e| e.property.kind == Kind::Always && e.expected == Verdict::Violated)
+    {
+        let (actions, _) = counterexample(e);
+        let (variant, faults) = (e.config.variant(), e.config.faults());
+        assert_eq!(&actions, known(variant, faults), "{variant} {faults}");
+        seen += 1;
+    }
+    assert_eq!(seen, 22);
+}
