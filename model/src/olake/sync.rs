@@ -18,6 +18,10 @@
 //! - PR #864 `07a0df03` (closed): v0.5.0's PostCDC order, plus a keepalive only moves
 //!   `ClientXLogPos` forward and `AcknowledgeLSN` polls with `>=` (OLake #862).
 //!
+//! Not modelled: the fake acknowledgement the loop sends when a keepalive requests a reply
+//! (`AcknowledgeLSN(fakeAck=true)` sends the stream's start, which never moves the slot), and
+//! the 3 s / 5 min timing of the poll (one step that sees the slot right after the update).
+//!
 //! The workload is one published table (one stream, one writer). Each client transaction is one
 //! change with one commit record; pgoutput sends it as one XLogData whose `WALStart` is the
 //! commit's end (`walsender.c:WalSndPrepareWrite` takes `ctx->write_location`, which
@@ -275,6 +279,8 @@ impl SyncConnector {
     /// recovery LSN (#998); the others always validate (strict equality). The target is
     /// `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()`), `pg_current_wal_lsn()` on master
     /// (`pgoutput.go:StreamChanges` overrides it with `slot.CurrentLSN`), or the recovery LSN.
+    /// All LSNs are WAL bytes. Fails the run with [`SyncFailure::LsnMismatch`] (non-retryable)
+    /// when validation runs and the state differs from `confirmed_flush`.
     pub fn validate(&mut self, variant: SyncVariant, server: &Server, durable: &Durable) {
         debug_assert_eq!(self.phase, SyncPhase::Validate);
         let state = durable.state_file;
@@ -314,7 +320,8 @@ impl SyncConnector {
     ///
     /// PostgreSQL 15 `walsender.c:XLogSendLogical` (`sentPtr = reader->EndRecPtr`) and
     /// `snapbuild.c:SnapBuildXactNeedsSkip`; OLake `pkg/waljs/pgoutput.go:StreamChanges`. In a
-    /// recovery sync the stream is finished and its changes are filtered out.
+    /// recovery sync the stream is finished and its changes are filtered out. `end` is in WAL
+    /// bytes; `txn` is below 8 (the buffer is a bit set).
     pub fn receive(&mut self, txn: u8, end: Lsn) {
         let SyncPhase::Streaming(mut s) = self.phase else {
             unreachable!("receive outside the stream: {:?}", self.phase)
@@ -435,7 +442,9 @@ impl SyncConnector {
     /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
     /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
     /// which never moves `confirmed_flush` backwards and saves the slot only when `restart_lsn`
-    /// (or `catalog_xmin`) moved; otherwise the slot is only marked dirty.
+    /// (or `catalog_xmin`) moved; otherwise the slot is only marked dirty. Fails the run with
+    /// [`SyncFailure::AckTimeout`] (non-retryable) when the poll's condition does not hold, and
+    /// with [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
     pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart_moves: bool) {
         let SyncPhase::Post { session_lost, .. } = self.phase else {
             unreachable!("ack outside PostCDC: {:?}", self.phase)

@@ -203,10 +203,15 @@ pub const LANES: Lanes = Lanes {
 pub struct Config {
     pub variant: SyncVariant,
     pub faults: Faults,
+    /// Whether keepalives reach the stream loop (default off).
     pub keepalive: bool,
+    /// Client transactions in the whole run (default 2, at most 6).
     pub txns: u8,
+    /// WAL of one transaction, in bytes (default 8192).
     pub txn_bytes: u64,
+    /// Connector runs, restarts included (default 2).
     pub syncs: u8,
+    /// Faults injected in all (default 1).
     pub crashes: u8,
 }
 
