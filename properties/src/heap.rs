@@ -79,7 +79,7 @@ unsafe impl GlobalAlloc for Counting {
 
 /// Runs `f` on this thread and returns its result with the most heap, in bytes, this thread held
 /// during `f` beyond what it held when `f` began; `None` when [`Counting`] is not the global
-/// allocator.
+/// allocator. Calls do not nest: an inner call restarts the outer one's high-water mark.
 pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
     let before = LIVE.with(Cell::get);
     PEAK.with(|peak| peak.set(before));

@@ -7,6 +7,26 @@ use walcheck::bench::{self, Search};
 use walcheck::catalogue::{self, Selection};
 use walcheck::checker::{self, Budget, Verdict};
 
+#[global_allocator]
+static ALLOC: walcheck::heap::Counting = walcheck::heap::Counting;
+
+#[test]
+fn heap_bytes_are_counted_per_thread() {
+    let ((), held) = walcheck::heap::measure(|| {
+        let block = vec![1u8; 1 << 20];
+        assert_eq!(block.iter().map(|b| u64::from(*b)).sum::<u64>(), 1 << 20);
+    });
+    let held = held.expect("the counting allocator is installed");
+    assert!(held >= 1 << 20, "{held}");
+    // Another thread's allocations are not this thread's.
+    let (_, held) = walcheck::heap::measure(|| {
+        std::thread::spawn(|| vec![1u8; 1 << 22].len())
+            .join()
+            .unwrap()
+    });
+    assert!(held.unwrap() < 1 << 22, "{held:?}");
+}
+
 #[test]
 fn two_phase_commit_has_the_classic_state_counts() {
     // TLA+'s TwoPhase (Gray and Lamport) with 3 resource managers has 288 distinct states.
