@@ -107,7 +107,7 @@ pub struct Explored {
     pub unique_states: u64,
     /// States generated, duplicates included.
     pub states: u64,
-    /// Wall time of the search, in microseconds resolution or better.
+    /// Wall time of the search.
     pub elapsed: Duration,
 }
 
