@@ -4,10 +4,13 @@
 //! library, which the tests make too. Not for: models (`walcheck-model`), traces on disk
 //! (`walcheck-traces`) or timed simulation (`walcheck-sim`).
 
+pub mod baseline;
+pub mod bench;
 pub mod catalogue;
 pub mod checker;
 pub mod ci;
 pub mod explore;
+pub mod heap;
 pub mod progress;
 pub mod report;
 pub mod run;

@@ -13,6 +13,10 @@ use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::{write_whole, Trace};
 
+/// Counts each thread's heap bytes, for `check --json`'s `peak_heap_bytes` and `bytes_per_state`.
+#[global_allocator]
+static ALLOC: walcheck::heap::Counting = walcheck::heap::Counting;
+
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum Format {
     Text,

@@ -119,6 +119,17 @@ pub fn check_json(results: &[CheckResult]) -> Value {
             row.insert("unique_states".into(), json!(r.unique_states));
             row.insert("max_depth".into(), json!(r.max_depth));
             row.insert("elapsed_ms".into(), json!(r.elapsed.as_secs_f64() * 1000.0));
+            // Measurements, like elapsed_ms: distinct states per second, the search's peak heap
+            // and that per distinct state (null where not measured).
+            row.insert(
+                "states_per_s".into(),
+                json!(r.states_per_s().map(|s| s.round() as u64)),
+            );
+            row.insert("peak_heap_bytes".into(), json!(r.peak_heap_bytes));
+            row.insert(
+                "bytes_per_state".into(),
+                json!(r.bytes_per_state().map(|b| b.round() as u64)),
+            );
             row.insert(
                 "trace".into(),
                 json!(r.trace_path.as_ref().map(|p| p.display().to_string())),
@@ -397,6 +408,7 @@ mod tests {
             unique_states: 1,
             max_depth: 0,
             elapsed: Duration::ZERO,
+            peak_heap_bytes: None,
             trace: None,
             trace_path: None,
         }

@@ -26,6 +26,9 @@ pub struct CheckResult {
     pub unique_states: u64,
     pub max_depth: u64,
     pub elapsed: Duration,
+    /// The most heap the entry's search held, in bytes (its stored states, queue and path);
+    /// `None` unless the binary counts heap bytes ([`crate::heap`]).
+    pub peak_heap_bytes: Option<u64>,
     /// The counterexample (violated `always`) or witness (holding `sometimes`).
     pub trace: Option<Trace>,
     /// Where the counterexample was written, once it is.
@@ -36,6 +39,19 @@ impl CheckResult {
     /// Whether the verdict is what the catalogue expects (an inconclusive one is not a mismatch).
     pub fn matches_expectation(&self) -> bool {
         self.verdict == Verdict::Inconclusive || self.verdict == self.entry.expected
+    }
+
+    /// Distinct states stored per second of the entry's wall time; `None` when no time passed.
+    pub fn states_per_s(&self) -> Option<f64> {
+        let seconds = self.elapsed.as_secs_f64();
+        (seconds > 0.0).then(|| self.unique_states as f64 / seconds)
+    }
+
+    /// Heap bytes per distinct state stored: the search's peak heap over its distinct states;
+    /// `None` when heap bytes are not counted or nothing was stored.
+    pub fn bytes_per_state(&self) -> Option<f64> {
+        let heap = self.peak_heap_bytes?;
+        (self.unique_states > 0).then(|| heap as f64 / self.unique_states as f64)
     }
 
     /// Whether this result's trace is a counterexample to be written and shown.
@@ -76,20 +92,21 @@ pub fn run_entry_observed(
     observe: &mut dyn FnMut(Progress),
 ) -> CheckResult {
     let start = Instant::now();
-    let (verdict, states, unique_states, max_depth, trace) = match entry.config {
-        SystemConfig::OlakeBootstrap(config) => {
-            let model = OlakeBootstrap::new(config);
-            search(&model, entry, budget, observe)
-        }
-        SystemConfig::ElectricFlush(config) => {
-            let model = ElectricFlush::new(config);
-            search(&model, entry, budget, observe)
-        }
-        SystemConfig::OlakeSync(config) => {
-            let model = OlakeSync::new(config);
-            search(&model, entry, budget, observe)
-        }
-    };
+    let ((verdict, states, unique_states, max_depth, trace), peak_heap_bytes) =
+        crate::heap::measure(|| match entry.config {
+            SystemConfig::OlakeBootstrap(config) => {
+                let model = OlakeBootstrap::new(config);
+                search(&model, entry, budget, observe)
+            }
+            SystemConfig::ElectricFlush(config) => {
+                let model = ElectricFlush::new(config);
+                search(&model, entry, budget, observe)
+            }
+            SystemConfig::OlakeSync(config) => {
+                let model = OlakeSync::new(config);
+                search(&model, entry, budget, observe)
+            }
+        });
     CheckResult {
         entry: entry.clone(),
         verdict,
@@ -97,6 +114,7 @@ pub fn run_entry_observed(
         unique_states,
         max_depth,
         elapsed: start.elapsed(),
+        peak_heap_bytes,
         trace,
         trace_path: None,
     }

@@ -24,7 +24,14 @@ fn json(output: &Output) -> Value {
 fn without_measurements(mut report: Value) -> Value {
     report.as_object_mut().unwrap().remove("peak_rss_bytes");
     for row in report["results"].as_array_mut().unwrap() {
-        row.as_object_mut().unwrap().remove("elapsed_ms");
+        for key in [
+            "elapsed_ms",
+            "states_per_s",
+            "peak_heap_bytes",
+            "bytes_per_state",
+        ] {
+            row.as_object_mut().unwrap().remove(key);
+        }
     }
     report
 }

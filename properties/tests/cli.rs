@@ -31,12 +31,22 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
+/// The per-result keys that are measurements of this run, not outcomes.
+const MEASUREMENTS: [&str; 4] = [
+    "elapsed_ms",
+    "states_per_s",
+    "peak_heap_bytes",
+    "bytes_per_state",
+];
+
 fn without_timings(json: &str) -> Value {
     let mut value: Value = serde_json::from_str(json).unwrap();
     // Peak memory is a measurement, like the timings.
     value.as_object_mut().unwrap().remove("peak_rss_bytes");
     for row in value["results"].as_array_mut().unwrap() {
-        row.as_object_mut().unwrap().remove("elapsed_ms");
+        for key in MEASUREMENTS {
+            row.as_object_mut().unwrap().remove(key);
+        }
     }
     value
 }
@@ -92,10 +102,13 @@ fn check_json_is_the_same_bytes_across_runs_and_threads() {
     let first = without_timings(&stdout(&runs[0]));
     assert_eq!(first, without_timings(&stdout(&runs[1])));
     assert_eq!(first, without_timings(&stdout(&runs[2])));
-    // Only elapsed_ms and peak_rss_bytes differ: the rest of the text is byte-identical too.
+    // Only the measurements differ: the rest of the text is byte-identical too.
     let strip = |s: String| {
         s.lines()
-            .filter(|l| !l.contains("\"elapsed_ms\"") && !l.contains("\"peak_rss_bytes\""))
+            .filter(|l| {
+                !l.contains("\"peak_rss_bytes\"")
+                    && !MEASUREMENTS.iter().any(|k| l.contains(&format!("\"{k}\"")))
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -132,6 +145,9 @@ fn check_json_follows_the_contract() {
         "unique_states",
         "max_depth",
         "elapsed_ms",
+        "states_per_s",
+        "peak_heap_bytes",
+        "bytes_per_state",
         "trace",
         "trace_steps",
     ];
@@ -139,6 +155,9 @@ fn check_json_follows_the_contract() {
         for key in keys {
             assert!(row.get(key).is_some(), "{key} missing in {row}");
         }
+        // The walcheck binary counts heap bytes: every search stores at least its initial state.
+        assert!(row["peak_heap_bytes"].as_u64().unwrap() > 0, "{row}");
+        assert!(row["bytes_per_state"].as_u64().unwrap() > 0, "{row}");
     }
     let mismatch = rows
         .iter()
