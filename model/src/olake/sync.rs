@@ -276,9 +276,11 @@ impl SyncConnector {
     /// OLake `drivers/postgres/internal/cdc.go:StreamChanges`. A stream is finished (recovery)
     /// when its metadata LSN differs from the state's (v0.5.0, #864) or is ahead of it (master).
     /// master skips validation when no stream remains (#865) or when `confirmed_flush` equals the
-    /// recovery LSN (#998); the others always validate (strict equality). The target is
-    /// `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()`), `pg_current_wal_lsn()` on master
-    /// (`pgoutput.go:StreamChanges` overrides it with `slot.CurrentLSN`), or the recovery LSN.
+    /// recovery LSN (#998); the others always validate (strict equality). The target is the
+    /// recovery LSN, else `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()` on a primary) as
+    /// `pkg/waljs/replicator.go:NewReplicator` sets it on v0.5.0, master and #864; #854's
+    /// `NewReplicator` (`8ad23875`) takes `slot.CurrentLSN`, `pg_current_wal_lsn()` (the write
+    /// pointer).
     /// All LSNs are WAL bytes. Fails the run with [`SyncFailure::LsnMismatch`] (non-retryable)
     /// when validation runs and the state differs from `confirmed_flush`.
     pub fn validate(&mut self, variant: SyncVariant, server: &Server, durable: &Durable) {
@@ -302,7 +304,7 @@ impl SyncConnector {
         }
         let target = match (recovery, variant) {
             (Some(m), _) => m,
-            (None, SyncVariant::Master) => server.current_wal_lsn().unwrap_or(server.wal.flush),
+            (None, SyncVariant::Pr854) => server.current_wal_lsn().unwrap_or(server.wal.flush),
             (None, _) => server.wal.flush,
         };
         self.phase = SyncPhase::Streaming(Stream {
