@@ -396,3 +396,33 @@ fn every_violated_entry_is_a_known_minimal_sequence() {
     }
     assert_eq!(seen, 22);
 }
+
+/// `reach-pg-crash-after-ack` is reached by an acknowledgement the slot confirmed and a restart
+/// took back, in every variant: not by v0.5.0's shorter EOF path, whose acknowledgement fails
+/// on the dead connection and leaves the same positions.
+#[test]
+fn the_lost_ack_witness_needs_a_confirmed_ack() {
+    for spec in [
+        "olake-sync:v0.5.0",
+        "olake-sync:master",
+        "olake-sync:pr854",
+        "olake-sync:pr864",
+    ] {
+        let e = entry(spec, "pg-crash", &[], "reach-pg-crash-after-ack");
+        let model = model_of(&e);
+        let property = model
+            .properties()
+            .into_iter()
+            .find(|p| p.name == e.property.id)
+            .unwrap();
+        let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+        assert_eq!(outcome.verdict, Verdict::Holds, "{spec}");
+        let actions: Vec<Action> = outcome.path.unwrap().actions().copied().collect();
+        let ack = actions.iter().position(|a| matches!(a, Ack { .. }));
+        let crash = actions.iter().position(|a| *a == PgCrash);
+        assert!(
+            matches!((ack, crash), (Some(a), Some(c)) if a < c),
+            "{spec}: {actions:?}"
+        );
+    }
+}

@@ -583,12 +583,14 @@ pub fn recovery_sync(state: &State) -> bool {
 }
 
 /// Witness: the slot is below a position the destination committed and the slot had confirmed:
-/// a PostgreSQL restart took back an acknowledgement that was only in memory.
+/// a PostgreSQL restart took back an acknowledgement that was only in memory. The sync is done,
+/// so its acknowledgement was seen; a sync whose acknowledgement failed on the dead connection
+/// (the EOF path) leaves the same positions but never had the slot confirm them.
 pub fn pg_crash_lost_ack(state: &State) -> bool {
     state.crashes > 0
         && state.server.slot.confirmed_flush < state.durable.dest_lsn
         && state.durable.state_file == state.durable.dest_lsn
-        && !state.connector.phase.is_running()
+        && state.connector.phase == SyncPhase::Done
 }
 
 /// Witness: during the stream `ClientXLogPos` is below the slot's `confirmed_flush`.
