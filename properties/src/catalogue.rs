@@ -336,7 +336,7 @@ fn olake_sync_expected(c: &olake_sync::Config, property: &str) -> (Verdict, &'st
         }
     };
     match property {
-        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first"),
+        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first (#854 calls PostCDC from handleWriterCleanup, after the writers close)"),
         "ack-within-destination" => (Holds, "the acknowledgement sends ClientXLogPos after the destination committed it (a recovery sync pins it to the committed LSN)"),
         "no-ack-timeout" => {
             // Found by the model beyond the default bounds: a keepalive drags ClientXLogPos

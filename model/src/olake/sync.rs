@@ -78,7 +78,9 @@ impl SyncVariant {
     /// The order of the three side effects that end a sync.
     ///
     /// The destination commit comes first in every variant: `streamChanges` defers `PostCDC`
-    /// before `handleWriterCleanup`, and deferred calls run last-in first-out.
+    /// before `handleWriterCleanup`, and deferred calls run last-in first-out; #854
+    /// (`8ad23875`) passes PostCDC to `handleWriterCleanup`, which calls it after closing the
+    /// writers.
     pub const fn post_order(self) -> [PostStep; 3] {
         match self {
             SyncVariant::V050 | SyncVariant::Pr864 => {
@@ -169,7 +171,11 @@ pub struct Stream {
     /// `ClientXLogPos`.
     pub client_pos: Lsn,
     /// The walsender's `sentPtr`: the end of the last record decoding read. Decoding starts at
-    /// the slot's `restart_lsn`, which may be below `start`.
+    /// the slot's `restart_lsn`, which may be below `start`. PostgreSQL 15
+    /// `walsender.c:StartLogicalReplication` sets it to `confirmed_flush` and
+    /// `XLogSendLogical` to `EndRecPtr` after each record read; the model starts it at
+    /// `restart_lsn`, standing for the end of the first record re-read below `start` (at
+    /// transaction granularity there is no position in between).
     pub sent_ptr: Lsn,
     /// A recovery sync (2PC): the destination already holds everything up to this LSN, the
     /// stream's changes are not written again, and the sync ends pinned to it.
