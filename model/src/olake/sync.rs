@@ -450,7 +450,13 @@ impl SyncConnector {
     /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
     /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
     /// which never moves `confirmed_flush` backwards and saves the slot only when `restart_lsn`
-    /// (or `catalog_xmin`) moved; otherwise the slot is only marked dirty. Fails the run with
+    /// (or `catalog_xmin`) moved; otherwise it does not even mark the slot dirty ("callers on the
+    /// walsender interface are expected to keep track of their own progress",
+    /// `LogicalSlotAdvanceAndCheckSnapState`), so PostgreSQL 15's `CheckPointReplicationSlots`
+    /// (`SaveSlotToPath` returns when the slot is not dirty) does not save it either. The model
+    /// is more generous on both sides: its `Checkpoint` saves such an acknowledgement, and a
+    /// moving acknowledgement takes `restart_lsn` all the way to the position sent rather than to
+    /// a decoding candidate below it. Fails the run with
     /// [`SyncFailure::AckTimeout`] (non-retryable) when the poll's condition does not hold, and
     /// with [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
     pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart_moves: bool) {

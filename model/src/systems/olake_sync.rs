@@ -306,7 +306,9 @@ pub enum Action {
     /// A client transaction changes the published table and commits synchronously
     /// ([`crate::pg::Wal::append`], then [`crate::pg::Wal::commit_flush`]).
     CommitTxn,
-    /// `CHECKPOINT`: saves the slot ([`Server::checkpoint`]).
+    /// `CHECKPOINT`: saves the slot ([`Server::checkpoint`]). PostgreSQL 15 saves only a dirty
+    /// slot, and a walsender acknowledgement that moves nothing but `confirmed_flush` does not
+    /// dirty it: this action is more generous than PostgreSQL (see [`SyncConnector::ack`]).
     Checkpoint,
     /// `StreamChanges` up to the loop ([`SyncConnector::validate`]).
     Validate,
