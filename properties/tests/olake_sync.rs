@@ -172,7 +172,10 @@ fn a_postgresql_restart_takes_back_an_acknowledgement_in_memory() {
 /// the loop exits only at `ClientXLogPos >= CurrentWalPosition >= confirmed_flush`. With two
 /// faults and three runs the model finds a new road to it in v0.5.0: a keepalive regression cut
 /// short by a PostgreSQL restart, a connector crash after the commit, then a recovery sync that
-/// acknowledges the regressed LSN below the slot. #864's guard closes it.
+/// acknowledges the regressed LSN below the slot. #864's guard closes it. The `Checkpoint` that
+/// keeps the first acknowledgement is the model's: PostgreSQL 15 does not save a walsender
+/// acknowledgement that moved only `confirmed_flush` (it does not dirty the slot), so on a real
+/// server this road needs an acknowledgement that moves `restart_lsn` part of the way instead.
 #[test]
 fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
     let deep = ["keepalive=on", "syncs=3", "crashes=2"];
