@@ -336,7 +336,7 @@ fn olake_sync_expected(c: &olake_sync::Config, property: &str) -> (Verdict, &'st
         }
     };
     match property {
-        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first"),
+        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first (#854 calls PostCDC from handleWriterCleanup, after the writers close)"),
         "ack-within-destination" => (Holds, "the acknowledgement sends ClientXLogPos after the destination committed it (a recovery sync pins it to the committed LSN)"),
         "no-ack-timeout" => {
             // Found by the model beyond the default bounds: a keepalive drags ClientXLogPos
@@ -366,7 +366,7 @@ fn olake_sync_expected(c: &olake_sync::Config, property: &str) -> (Verdict, &'st
                 V050 | Pr864 if connector_crash => (Violated, "OLake #853: the state file is written before the acknowledgement; a crash between them leaves the state ahead of the slot"),
                 Pr854 if connector_crash => (Violated, "the #998 window: #854 acknowledges before the state write and has no 2PC recovery skip, so a crash between them leaves the slot ahead of the state"),
                 V050 | Pr864 if pg_crash => (Violated, "OLake #853 through a PostgreSQL restart: EOF ends the stream loop with nil, PostCDC writes the state, then the acknowledgement fails on the dead connection (a restart after a completed ack takes it back as well)"),
-                _ if pg_crash => (Violated, "postgres-live.md §3: an acknowledgement that does not move restart_lsn lives in memory until the next checkpoint; a PostgreSQL restart takes the slot back below the state file"),
+                _ if pg_crash => (Violated, "postgres-live.md §3: an acknowledgement that does not move restart_lsn lives in memory only (a walsender acknowledgement does not even dirty the slot, so a checkpoint does not save it); a PostgreSQL restart takes the slot back below the state file"),
                 Master if connector_crash => (Holds, "OLake #870 + #865/#998: ack before state, and a crash after the commit is a recovery sync that skips validation"),
                 _ => (Holds, NO_FAULT),
             }

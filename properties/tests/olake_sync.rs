@@ -172,7 +172,10 @@ fn a_postgresql_restart_takes_back_an_acknowledgement_in_memory() {
 /// the loop exits only at `ClientXLogPos >= CurrentWalPosition >= confirmed_flush`. With two
 /// faults and three runs the model finds a new road to it in v0.5.0: a keepalive regression cut
 /// short by a PostgreSQL restart, a connector crash after the commit, then a recovery sync that
-/// acknowledges the regressed LSN below the slot. #864's guard closes it.
+/// acknowledges the regressed LSN below the slot. #864's guard closes it. The `Checkpoint` that
+/// keeps the first acknowledgement is the model's: PostgreSQL 15 does not save a walsender
+/// acknowledgement that moved only `confirmed_flush` (it does not dirty the slot), so on a real
+/// server this road needs an acknowledgement that moves `restart_lsn` part of the way instead.
 #[test]
 fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
     let deep = ["keepalive=on", "syncs=3", "crashes=2"];
@@ -395,4 +398,34 @@ fn every_violated_entry_is_a_known_minimal_sequence() {
         seen += 1;
     }
     assert_eq!(seen, 22);
+}
+
+/// `reach-pg-crash-after-ack` is reached by an acknowledgement the slot confirmed and a restart
+/// took back, in every variant: not by v0.5.0's shorter EOF path, whose acknowledgement fails
+/// on the dead connection and leaves the same positions.
+#[test]
+fn the_lost_ack_witness_needs_a_confirmed_ack() {
+    for spec in [
+        "olake-sync:v0.5.0",
+        "olake-sync:master",
+        "olake-sync:pr854",
+        "olake-sync:pr864",
+    ] {
+        let e = entry(spec, "pg-crash", &[], "reach-pg-crash-after-ack");
+        let model = model_of(&e);
+        let property = model
+            .properties()
+            .into_iter()
+            .find(|p| p.name == e.property.id)
+            .unwrap();
+        let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+        assert_eq!(outcome.verdict, Verdict::Holds, "{spec}");
+        let actions: Vec<Action> = outcome.path.unwrap().actions().copied().collect();
+        let ack = actions.iter().position(|a| matches!(a, Ack { .. }));
+        let crash = actions.iter().position(|a| *a == PgCrash);
+        assert!(
+            matches!((ack, crash), (Some(a), Some(c)) if a < c),
+            "{spec}: {actions:?}"
+        );
+    }
 }

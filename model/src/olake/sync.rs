@@ -78,7 +78,9 @@ impl SyncVariant {
     /// The order of the three side effects that end a sync.
     ///
     /// The destination commit comes first in every variant: `streamChanges` defers `PostCDC`
-    /// before `handleWriterCleanup`, and deferred calls run last-in first-out.
+    /// before `handleWriterCleanup`, and deferred calls run last-in first-out; #854
+    /// (`8ad23875`) passes PostCDC to `handleWriterCleanup`, which calls it after closing the
+    /// writers.
     pub const fn post_order(self) -> [PostStep; 3] {
         match self {
             SyncVariant::V050 | SyncVariant::Pr864 => {
@@ -169,7 +171,11 @@ pub struct Stream {
     /// `ClientXLogPos`.
     pub client_pos: Lsn,
     /// The walsender's `sentPtr`: the end of the last record decoding read. Decoding starts at
-    /// the slot's `restart_lsn`, which may be below `start`.
+    /// the slot's `restart_lsn`, which may be below `start`. PostgreSQL 15
+    /// `walsender.c:StartLogicalReplication` sets it to `confirmed_flush` and
+    /// `XLogSendLogical` to `EndRecPtr` after each record read; the model starts it at
+    /// `restart_lsn`, standing for the end of the first record re-read below `start` (at
+    /// transaction granularity there is no position in between).
     pub sent_ptr: Lsn,
     /// A recovery sync (2PC): the destination already holds everything up to this LSN, the
     /// stream's changes are not written again, and the sync ends pinned to it.
@@ -276,9 +282,11 @@ impl SyncConnector {
     /// OLake `drivers/postgres/internal/cdc.go:StreamChanges`. A stream is finished (recovery)
     /// when its metadata LSN differs from the state's (v0.5.0, #864) or is ahead of it (master).
     /// master skips validation when no stream remains (#865) or when `confirmed_flush` equals the
-    /// recovery LSN (#998); the others always validate (strict equality). The target is
-    /// `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()`), `pg_current_wal_lsn()` on master
-    /// (`pgoutput.go:StreamChanges` overrides it with `slot.CurrentLSN`), or the recovery LSN.
+    /// recovery LSN (#998); the others always validate (strict equality). The target is the
+    /// recovery LSN, else `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()` on a primary) as
+    /// `pkg/waljs/replicator.go:NewReplicator` sets it on v0.5.0, master and #864; #854's
+    /// `NewReplicator` (`8ad23875`) takes `slot.CurrentLSN`, `pg_current_wal_lsn()` (the write
+    /// pointer).
     /// All LSNs are WAL bytes. Fails the run with [`SyncFailure::LsnMismatch`] (non-retryable)
     /// when validation runs and the state differs from `confirmed_flush`.
     pub fn validate(&mut self, variant: SyncVariant, server: &Server, durable: &Durable) {
@@ -302,7 +310,7 @@ impl SyncConnector {
         }
         let target = match (recovery, variant) {
             (Some(m), _) => m,
-            (None, SyncVariant::Master) => server.current_wal_lsn().unwrap_or(server.wal.flush),
+            (None, SyncVariant::Pr854) => server.current_wal_lsn().unwrap_or(server.wal.flush),
             (None, _) => server.wal.flush,
         };
         self.phase = SyncPhase::Streaming(Stream {
@@ -442,7 +450,13 @@ impl SyncConnector {
     /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
     /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
     /// which never moves `confirmed_flush` backwards and saves the slot only when `restart_lsn`
-    /// (or `catalog_xmin`) moved; otherwise the slot is only marked dirty. Fails the run with
+    /// (or `catalog_xmin`) moved; otherwise it does not even mark the slot dirty ("callers on the
+    /// walsender interface are expected to keep track of their own progress",
+    /// `LogicalSlotAdvanceAndCheckSnapState`), so PostgreSQL 15's `CheckPointReplicationSlots`
+    /// (`SaveSlotToPath` returns when the slot is not dirty) does not save it either. The model
+    /// is more generous on both sides: its `Checkpoint` saves such an acknowledgement, and a
+    /// moving acknowledgement takes `restart_lsn` all the way to the position sent rather than to
+    /// a decoding candidate below it. Fails the run with
     /// [`SyncFailure::AckTimeout`] (non-retryable) when the poll's condition does not hold, and
     /// with [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
     pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart_moves: bool) {

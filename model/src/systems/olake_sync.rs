@@ -306,7 +306,9 @@ pub enum Action {
     /// A client transaction changes the published table and commits synchronously
     /// ([`crate::pg::Wal::append`], then [`crate::pg::Wal::commit_flush`]).
     CommitTxn,
-    /// `CHECKPOINT`: saves the slot ([`Server::checkpoint`]).
+    /// `CHECKPOINT`: saves the slot ([`Server::checkpoint`]). PostgreSQL 15 saves only a dirty
+    /// slot, and a walsender acknowledgement that moves nothing but `confirmed_flush` does not
+    /// dirty it: this action is more generous than PostgreSQL (see [`SyncConnector::ack`]).
     Checkpoint,
     /// `StreamChanges` up to the loop ([`SyncConnector::validate`]).
     Validate,
@@ -583,12 +585,14 @@ pub fn recovery_sync(state: &State) -> bool {
 }
 
 /// Witness: the slot is below a position the destination committed and the slot had confirmed:
-/// a PostgreSQL restart took back an acknowledgement that was only in memory.
+/// a PostgreSQL restart took back an acknowledgement that was only in memory. The sync is done,
+/// so its acknowledgement was seen; a sync whose acknowledgement failed on the dead connection
+/// (the EOF path) leaves the same positions but never had the slot confirm them.
 pub fn pg_crash_lost_ack(state: &State) -> bool {
     state.crashes > 0
         && state.server.slot.confirmed_flush < state.durable.dest_lsn
         && state.durable.state_file == state.durable.dest_lsn
-        && !state.connector.phase.is_running()
+        && state.connector.phase == SyncPhase::Done
 }
 
 /// Witness: during the stream `ClientXLogPos` is below the slot's `confirmed_flush`.
