@@ -241,6 +241,8 @@ impl SlotApi for FakeSlot {
     }
 }
 
+/// A live server, a primary only: `current_lsn` is `pg_current_wal_lsn()`, which raises an
+/// error during recovery (`BootstrapError::CurrentLsn`), and waits are real sleeps.
 #[cfg(not(loom))]
 impl SlotApi for crate::live::session::Session {
     fn current_lsn(&mut self) -> Result<Lsn, String> {
