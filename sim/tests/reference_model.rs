@@ -4,7 +4,8 @@
 //! implementation single-threaded as the `StateMachineTest`, comparing what both hold after every
 //! step: each shape's buffer, offsets, timer, mailbox, transaction mapping, pending transaction
 //! and deferred offset; the collector's mailbox and publish; the tracker's entries and global
-//! offset. quickcheck states the laws of the pure helpers.
+//! offset; and the LSN acknowledged (the highest the model's tracker has sent the client).
+//! quickcheck states the laws of the pure helpers.
 #![cfg(not(loom))]
 
 use std::collections::BTreeMap;
@@ -85,6 +86,10 @@ impl<const C: u8> ReferenceStateMachine for Model<C> {
 struct Reference {
     pipeline: ShapeLogPipeline,
     workload: Vec<(Fragment, u8)>,
+    /// The highest LSN the model's tracker has sent the replication client so far: every
+    /// `{:flush_boundary_updated, lsn}` waits in `client.mailbox` after the step that sent it, so
+    /// the maximum over every state seen is what the reference must have acknowledged.
+    model_acknowledged_lsn: u64,
 }
 
 /// What both sides hold, in the same terms.
@@ -97,6 +102,7 @@ struct Observed {
     tracker: [Option<(Offset, Offset)>; MAX_SHAPES],
     last_seen_offset: Offset,
     global: Offset,
+    acknowledged_lsn: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +119,7 @@ struct ObservedShape {
     pending_flush_offset: Option<Offset>,
 }
 
-fn observe_model(state: &State) -> Observed {
+fn observe_model(state: &State, acknowledged_lsn: u64) -> Observed {
     let shapes = state
         .shapes
         .iter()
@@ -163,6 +169,7 @@ fn observe_model(state: &State) -> Observed {
             .map(|e| e.map(|e| (e.last_sent, e.last_flushed))),
         last_seen_offset: state.tracker.last_seen_offset,
         global: state.tracker.last_global_flushed_offset,
+        acknowledged_lsn,
     }
 }
 
@@ -202,6 +209,7 @@ fn observe_reference(s: &Snapshot) -> Observed {
         }),
         last_seen_offset: t.last_seen_offset,
         global: t.last_global_flushed_offset,
+        acknowledged_lsn: s.acknowledged_lsn,
     }
 }
 
@@ -221,10 +229,14 @@ impl<const C: u8> StateMachineTest for ReferenceTest<C> {
                 cfg.inline_flush_lines,
             ),
             workload: cfg.workload(),
+            model_acknowledged_lsn: 0,
         }
     }
 
-    fn apply(sut: Reference, _: &State, step: Step) -> Reference {
+    fn apply(mut sut: Reference, state: &State, step: Step) -> Reference {
+        if let Some(&lsn) = state.client.mailbox.iter().max() {
+            sut.model_acknowledged_lsn = sut.model_acknowledged_lsn.max(lsn.into());
+        }
         let p = &sut.pipeline;
         let Step::Act(action) = step else { return sut };
         match action {
@@ -249,7 +261,7 @@ impl<const C: u8> StateMachineTest for ReferenceTest<C> {
     fn check_invariants(sut: &Reference, state: &State) {
         assert_eq!(
             observe_reference(&sut.pipeline.snapshot()),
-            observe_model(state),
+            observe_model(state, sut.model_acknowledged_lsn),
             "reference (left) and model (right) differ"
         );
     }

@@ -112,8 +112,8 @@ pub struct Confirmed {
 /// on an error.
 ///
 /// OLake `drivers/postgres/internal/cdc.go:PreCDC` and `pkg/waljs/replicator.go:AdvanceLSN` at PR
-/// #1084 `08e917b4`. `end_lsn` can only reach the target, never pass it
-/// (`slotfuncs.c:pg_replication_slot_advance` moves to `min(target, flush)`).
+/// #1084 `08e917b4`. `end_lsn` can only reach the target, never pass it (PostgreSQL 15
+/// `slotfuncs.c:pg_replication_slot_advance` moves to `min(target, flush)`).
 pub fn advance_until_confirmed<S: SlotApi + ?Sized>(
     slot: &mut S,
     policy: RetryPolicy,
@@ -241,6 +241,8 @@ impl SlotApi for FakeSlot {
     }
 }
 
+/// A live server, a primary only: `current_lsn` is `pg_current_wal_lsn()`, which raises an
+/// error during recovery (`BootstrapError::CurrentLsn`), and waits are real sleeps.
 #[cfg(not(loom))]
 impl SlotApi for crate::live::session::Session {
     fn current_lsn(&mut self) -> Result<Lsn, String> {

@@ -9,15 +9,18 @@
 //! `replication/shape_log_collector/flush_tracker.ex`. [`Design::V1_4_15`] keeps 1.4.15's order
 //! (`64a89a05f`: `:flushed` aligned and notified at once) so that loom can show the bug too.
 //!
-//! Concurrency: each shape's state sits behind its own `Mutex`; whichever thread holds it runs the
-//! shape's consumer (its mailbox) to empty before letting go, so every message is handled in
-//! order. Offsets to notify go, still under the shape's lock, to the collector's mailbox (a
-//! second `Mutex`), which only the publishing thread drains into the tracker, between publishes —
-//! as Electric's ShapeLogCollector handles `notify_flushed` casts between its publishes. Lock
-//! order is shape → collector mailbox, and the publisher never holds the mailbox while it calls a
-//! shape, so there is no cycle. The acknowledged LSN is an atomic written only with `fetch_max`
-//! under the tracker's lock: no reader relies on `SeqCst` store/load ordering (loom models those
-//! as `AcqRel`, see the README's loom section).
+//! Concurrency: each shape's state sits behind its own `Mutex`; whichever thread holds it handles
+//! the shape's mailbox from its head, so every message is handled in order. A timer thread whose
+//! timer fires empties it before letting go; the publisher empties it before each delivery and
+//! right after it (a delivery leaves what its inline flushes queued for that second pass, or for
+//! a timer thread that takes the lock first). Offsets to notify go, still under the shape's lock,
+//! to the collector's mailbox (a second `Mutex`), which only the publishing thread drains into the
+//! tracker, between publishes — as Electric's ShapeLogCollector handles `notify_flushed` casts
+//! between its publishes. Lock order is publisher → shape → collector mailbox (a delivery calls
+//! the shape with the publisher's lock held), and the publisher never holds the mailbox while it
+//! calls a shape, so there is no cycle. The acknowledged LSN is an atomic written only with
+//! `fetch_max` under the publisher's lock: no reader relies on `SeqCst` store/load ordering (loom
+//! models those as `AcqRel`, see the README's loom section).
 
 use std::collections::{BTreeMap, VecDeque};
 
