@@ -11,7 +11,7 @@ use walcheck_model::olake::Variant;
 use walcheck_model::pg::Role;
 use walcheck_model::systems::electric_flush;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
-use walcheck_model::systems::{BoundInfo, BoundValue, Lanes, PropertyInfo};
+use walcheck_model::systems::{BoundInfo, BoundValue, FairnessChoice, Lanes, PropertyInfo};
 use walcheck_traces::Header;
 
 use crate::checker::Verdict;
@@ -245,6 +245,21 @@ fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
                 (false, true) => reached(pg_crash, NO_FAULT),
             };
         }
+        "bootstrap-eventually-completes" => {
+            return match (c.fairness, c.variant, standby, wal) {
+                (FairnessChoice::None, Variant::Pr1084, false, true) => (
+                    Violated,
+                    "no fairness: #1084 re-sends the clamped advance every 100 ms and the walwriter may never flush, a cycle that never leaves the bootstrap",
+                ),
+                (FairnessChoice::None, ..) => {
+                    (Holds, "no retry loop here: every bootstrap step leaves the bootstrap or moves on")
+                }
+                (FairnessChoice::Declared, ..) => (
+                    Holds,
+                    "weakly fair walwriter: within wal_writer_delay the flush passes W0, and #1084's next advance reaches it",
+                ),
+            };
+        }
         "state-matches-slot" | "no-lsn-mismatch" => {}
         other => unreachable!("olake-bootstrap has no property {other}"),
     }
@@ -299,7 +314,7 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
     const DEAD_PINS: &str = "#3975: a dead consumer's entry pins the global offset until a publish finds it undeliverable (#4011); HEAD's monitor removes it (#4730)";
     const KEEPALIVE: &str = "#4731: outside a transaction a keepalive acknowledges wal_end while flush_up_to_date? is still true from the previous transaction";
     match property {
-        "no-lost-flush-notification" | "wal-retention-bounded" => {
+        "no-lost-flush-notification" | "wal-retention-bounded" | "eventually-acknowledged" => {
             if head {
                 (Holds, "HEAD: #4064 plus the suspend guards (#4503) and the watchdog (#4730)")
             } else if bug_era {
@@ -307,7 +322,7 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
             } else if suspend && any_order && c.inline_flush_lines >= 2 {
                 (Violated, SUSPEND_LOSS)
 
-            } else if kill && property == "wal-retention-bounded" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
+            } else if kill && property != "no-lost-flush-notification" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
                 (Violated, DEAD_PINS)
             } else {
                 (Holds, "#4064: :flushed is deferred while the transaction is pending and released aligned at its commit")

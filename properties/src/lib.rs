@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod checker;
 pub mod ci;
 pub mod explore;
+pub mod liveness;
 pub mod progress;
 pub mod report;
 pub mod run;
