@@ -359,6 +359,11 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
     }
 }
 
+/// Liveness properties the default catalogue also checks without fairness (`fairness=none`,
+/// unless `--bound fairness=` is given), beside the declared fairness: where fairness decides
+/// the verdict, both outcomes stay in the regression suite.
+pub const ALSO_UNFAIR: &[&str] = &["bootstrap-eventually-completes"];
+
 /// One check: a configuration, a property, and what is expected of it.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -467,6 +472,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             }
         }
         for config in configurations(info, variant, selection.faults.as_deref(), &bounds)? {
+            let mut unfair_entries = Vec::new();
             for property in info.properties {
                 if !config.applies(property) {
                     continue;
@@ -478,7 +484,21 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
                     expected,
                     reason,
                 });
+                if ALSO_UNFAIR.contains(&property.id)
+                    && !bounds.iter().any(|(n, _)| n == "fairness")
+                {
+                    let mut unfair = config;
+                    unfair.set_bound("fairness", "none")?;
+                    let (expected, reason) = unfair.expected(property);
+                    unfair_entries.push(Entry {
+                        config: unfair,
+                        property,
+                        expected,
+                        reason,
+                    });
+                }
             }
+            entries.append(&mut unfair_entries);
         }
     }
     Ok(entries)

@@ -210,7 +210,11 @@ pub fn check_text(
                 .iter()
                 .filter(|r| r.verdict == Verdict::Holds)
                 .count();
-            let mut w = format!("{reached} of {} reached", witnesses.len());
+            let mut w = if witnesses.is_empty() {
+                "-".to_owned()
+            } else {
+                format!("{reached} of {} reached", witnesses.len())
+            };
             for r in witnesses
                 .iter()
                 .filter(|r| r.verdict != Verdict::Holds || !r.matches_expectation())

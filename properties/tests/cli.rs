@@ -183,7 +183,7 @@ fn check_text_shows_the_interleaving_and_olakes_error() {
     assert!(text.contains("Append{pages: 5, commit: sync}"), "{text}");
     assert!(text.contains("lsn mismatch, please proceed with clear destination. lsn saved in state [0/1002000] current lsn [0/1000000]"), "{text}");
     assert!(
-        text.contains("6 checks: 6 as expected, 0 differ, 0 inconclusive"),
+        text.contains("7 checks: 7 as expected, 0 differ, 0 inconclusive"),
         "{text}"
     );
 }
