@@ -445,22 +445,22 @@ where
     for target in targets {
         match target {
             Target::Edge(from, edge) => {
-                cycle_edges.extend(route(graph, &internal, at, from));
+                cycle_edges.extend(route(&internal, at, from));
                 cycle_edges.push((from, edge));
                 at = graph.edges[edge].target as usize;
             }
             Target::State(state) => {
-                cycle_edges.extend(route(graph, &internal, at, state));
+                cycle_edges.extend(route(&internal, at, state));
                 at = state;
             }
         }
     }
-    cycle_edges.extend(route(graph, &internal, at, loop_state));
+    cycle_edges.extend(route(&internal, at, loop_state));
     if cycle_edges.is_empty() && !graph.is_terminal(loop_state) {
         // No class to take: any cycle through the loop state will do, the shortest.
         let (e, next) = internal(loop_state).next().expect("a cyclic component");
         cycle_edges.push((loop_state, e));
-        cycle_edges.extend(route(graph, &internal, next, loop_state));
+        cycle_edges.extend(route(&internal, next, loop_state));
     }
 
     let init = graph.states.get_index(0).expect("stored").clone();
@@ -495,16 +495,10 @@ enum Target {
 
 /// The shortest path of internal edges from state `from` to state `to` (empty when equal), as
 /// `(source state, edge index)` pairs; ties go to the smaller action index.
-fn route<S, I>(
-    graph: &Graph<S>,
-    internal: &dyn Fn(usize) -> I,
-    from: usize,
-    to: usize,
-) -> Vec<(usize, usize)>
+fn route<I>(internal: &dyn Fn(usize) -> I, from: usize, to: usize) -> Vec<(usize, usize)>
 where
     I: Iterator<Item = (usize, usize)>,
 {
-    let _ = graph;
     if from == to {
         return Vec::new();
     }
