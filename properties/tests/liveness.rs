@@ -373,3 +373,68 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
     };
     assert_eq!(config.fairness, FairnessChoice::None);
 }
+
+/// `olake-bootstrap` with one property stateright can check: "the first run gets past PreCDC's
+/// bootstrap" as stateright's own `eventually`.
+#[derive(Clone)]
+struct FirstRunPastBootstrap(OlakeBootstrap);
+
+fn past_first_bootstrap(state: &olake_bootstrap::State) -> bool {
+    state.connector.runs > 1
+        || !matches!(
+            state.connector.phase,
+            walcheck_model::olake::Phase::PreCdc | walcheck_model::olake::Phase::Bootstrap { .. }
+        )
+}
+
+impl Model for FirstRunPastBootstrap {
+    type State = olake_bootstrap::State;
+    type Action = olake_bootstrap::Action;
+    fn init_states(&self) -> Vec<Self::State> {
+        self.0.init_states()
+    }
+    fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        self.0.actions(state, actions);
+    }
+    fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
+        self.0.next_state(state, action)
+    }
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        vec![stateright::Property::eventually(
+            "first-run-past-bootstrap",
+            |_, s: &Self::State| past_first_bootstrap(s),
+        )]
+    }
+}
+
+/// stateright 0.31's `eventually` sees only terminal states as the end of a behaviour: the
+/// retry cycle that never gets past the bootstrap goes unreported (a false negative its own test
+/// `fixme_can_miss_counterexample_when_revisiting_a_state` records). Ours reports the lasso.
+#[test]
+fn stateright_eventually_misses_the_cycle_we_report() {
+    use stateright::Checker;
+    let model = pr1084(FairnessChoice::None);
+    let wrapped = FirstRunPastBootstrap(model.clone());
+    let bfs = wrapped.clone().checker().spawn_bfs().join();
+    assert!(bfs.discovery("first-run-past-bootstrap").is_none());
+    let dfs = wrapped.checker().spawn_dfs().join();
+    assert!(dfs.discovery("first-run-past-bootstrap").is_none());
+
+    let property = Liveness::<OlakeBootstrap, olake_bootstrap::State> {
+        id: "first-run-past-bootstrap",
+        trigger: None,
+        goal: |_, s| past_first_bootstrap(s),
+    };
+    let outcome = liveness::check(&model, &property, &[], &Budget::default());
+    assert_eq!(outcome.verdict, Verdict::Violated);
+    let lasso = outcome.lasso.unwrap();
+    assert_eq!(lasso.loop_index, 3);
+    assert_eq!(lasso.path.steps.len(), 4);
+    let declared = liveness::check(
+        &model,
+        &property,
+        olake_bootstrap::FAIRNESS,
+        &Budget::default(),
+    );
+    assert_eq!(declared.verdict, Verdict::Holds);
+}
