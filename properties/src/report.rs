@@ -352,7 +352,11 @@ pub fn check_text(
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
         (Some(t), Verdict::Violated) => match t.loop_index() {
-            Some(k) => format!("violated (lasso {k}+{})", t.len_actions() - k),
+            Some(k) if k == t.len_actions() => format!("violated ({k} steps, then stutters)"),
+            Some(k) => format!(
+                "violated ({k} steps, then a {}-step cycle)",
+                t.len_actions() - k
+            ),
             None => format!("violated ({} steps)", t.len_actions()),
         },
         _ => r.verdict.name().to_owned(),
