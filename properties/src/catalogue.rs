@@ -364,6 +364,12 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
 /// the verdict, both outcomes stay in the regression suite.
 pub const ALSO_UNFAIR: &[&str] = &["bootstrap-eventually-completes"];
 
+/// Knobs the default catalogue sets for a liveness property (unless `--bound` sets them):
+/// `eventually-acknowledged` runs with unrelated transactions arriving forever after the scripted
+/// ones (`traffic=steady`), as on a database in use, so a stuck entry shows as a cycle of them.
+pub const LIVENESS_KNOBS: &[(&str, &str, &str)] =
+    &[("eventually-acknowledged", "traffic", "steady")];
+
 /// One check: a configuration, a property, and what is expected of it.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -472,25 +478,38 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             }
         }
         for config in configurations(info, variant, selection.faults.as_deref(), &bounds)? {
-            let mut unfair_entries = Vec::new();
+            let mut later = Vec::new();
             for property in info.properties {
                 if !config.applies(property) {
                     continue;
                 }
-                let (expected, reason) = config.expected(property);
-                entries.push(Entry {
-                    config,
+                // A liveness property's own knobs make it a configuration of its own, listed after
+                // the one it comes from.
+                let mut own = config;
+                for (id, knob, value) in LIVENESS_KNOBS {
+                    if *id == property.id && !bounds.iter().any(|(n, _)| n == knob) {
+                        own.set_bound(knob, value)?;
+                    }
+                }
+                let (expected, reason) = own.expected(property);
+                let entry = Entry {
+                    config: own,
                     property,
                     expected,
                     reason,
-                });
+                };
+                if own == config {
+                    entries.push(entry);
+                } else {
+                    later.push(entry);
+                }
                 if ALSO_UNFAIR.contains(&property.id)
                     && !bounds.iter().any(|(n, _)| n == "fairness")
                 {
-                    let mut unfair = config;
+                    let mut unfair = own;
                     unfair.set_bound("fairness", "none")?;
                     let (expected, reason) = unfair.expected(property);
-                    unfair_entries.push(Entry {
+                    later.push(Entry {
                         config: unfair,
                         property,
                         expected,
@@ -498,7 +517,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
                     });
                 }
             }
-            entries.append(&mut unfair_entries);
+            entries.append(&mut later);
         }
     }
     Ok(entries)

@@ -21,11 +21,42 @@ fn pr1084(fairness: FairnessChoice) -> OlakeBootstrap {
     OlakeBootstrap::new(config)
 }
 
-fn electric(variant: electric::Variant, fairness: FairnessChoice) -> ElectricFlush {
+fn electric(
+    variant: electric::Variant,
+    fairness: FairnessChoice,
+    traffic: electric_flush::Traffic,
+) -> ElectricFlush {
     let mut config = electric_flush::Config::new(variant, electric_flush::Faults::None);
     config.fairness = fairness;
+    config.traffic = traffic;
     ElectricFlush::new(config)
 }
+
+/// Electric v1.4.15's lasso, up to the state where shape 0's entry is stuck and everything
+/// else is at rest.
+const V1_4_15_TO_REST: [&str; 21] = [
+    "Publish",
+    "DeliverS0",
+    "DeliverS1",
+    "Publish",
+    "TimerFiresS0",
+    "HandleS0",
+    "HandleS0",
+    "DeliverS0",
+    "TimeoutS0",
+    "HandleS1",
+    "DeliverS1",
+    "CollectorHandle",
+    "CollectorHandle",
+    "Publish",
+    "DeliverS1",
+    "TimerFiresS1",
+    "HandleS1",
+    "HandleS1",
+    "TimeoutS1",
+    "CollectorHandle",
+    "ClientHandle",
+];
 
 /// A bootstrap whose flush never comes: #1084 re-sends the clamped advance, which returns the
 /// same `end_lsn` and leaves the state as it was, forever. Without fairness this cycle is a
@@ -201,12 +232,17 @@ fn leads_to_raises_obligations_anywhere_and_terminal_states_stutter() {
     assert_eq!(lasso.loop_index, 2, "the last state stutters");
 }
 
-/// Electric v1.4.15: the stuck `FlushTracker` entry of #4058 keeps `confirmed_flush` below the
-/// last commit forever. Every process is weakly fair, and yet the system comes to rest with shape
-/// 0's entry sent 1_5, flushed 1_1: the lasso is that path, then stuttering.
+/// Electric v1.4.15 with the scripted transactions only: the stuck `FlushTracker` entry of #4058
+/// keeps `confirmed_flush` below the last commit forever. Every process is weakly fair, and yet
+/// the system comes to rest with shape 0's entry sent 1_5, flushed 1_1: the lasso is that path,
+/// then stuttering.
 #[test]
 fn electric_v1_4_15_never_acknowledges_the_stuck_entry() {
-    let model = electric(electric::Variant::V1_4_15, FairnessChoice::Declared);
+    let model = electric(
+        electric::Variant::V1_4_15,
+        FairnessChoice::Declared,
+        electric_flush::Traffic::Finite,
+    );
     let outcome = liveness::check(
         &model,
         &model.liveness()[0],
@@ -216,32 +252,7 @@ fn electric_v1_4_15_never_acknowledges_the_stuck_entry() {
     assert_eq!(outcome.verdict, Verdict::Violated);
     let lasso = outcome.lasso.unwrap();
     let actions: Vec<String> = lasso.path.actions().map(ToString::to_string).collect();
-    assert_eq!(
-        actions,
-        [
-            "Publish",
-            "DeliverS0",
-            "DeliverS1",
-            "Publish",
-            "TimerFiresS0",
-            "HandleS0",
-            "HandleS0",
-            "DeliverS0",
-            "TimeoutS0",
-            "HandleS1",
-            "DeliverS1",
-            "CollectorHandle",
-            "CollectorHandle",
-            "Publish",
-            "DeliverS1",
-            "TimerFiresS1",
-            "HandleS1",
-            "HandleS1",
-            "TimeoutS1",
-            "CollectorHandle",
-            "ClientHandle",
-        ]
-    );
+    assert_eq!(actions, V1_4_15_TO_REST);
     assert_eq!(lasso.loop_index, actions.len(), "the end stutters");
     let end = lasso.path.last_state();
     let mut enabled = Vec::new();
@@ -256,26 +267,69 @@ fn electric_v1_4_15_never_acknowledges_the_stuck_entry() {
     assert!(!electric_flush::no_lost_flush_notification(&model, end));
 }
 
-/// Electric #4064 holds under the declared fairness; the graph has no cycle, so without
-/// fairness too (only terminal states end a behaviour).
+/// The same with unrelated transactions arriving forever (`traffic=steady`, the catalogue's
+/// setting for this property): the lasso is the stuck entry, then a cycle of unrelated
+/// transactions, each published, none acknowledged past the stuck entry.
+#[test]
+fn electric_v1_4_15_stuck_entry_then_a_cycle_of_unrelated_transactions() {
+    let model = electric(
+        electric::Variant::V1_4_15,
+        FairnessChoice::Declared,
+        electric_flush::Traffic::Steady,
+    );
+    let outcome = liveness::check(
+        &model,
+        &model.liveness()[0],
+        model.fairness(),
+        &Budget::default(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Violated);
+    let lasso = outcome.lasso.unwrap();
+    let actions: Vec<String> = lasso.path.actions().map(ToString::to_string).collect();
+    assert_eq!(actions[..21], V1_4_15_TO_REST);
+    assert_eq!(actions[21..], ["Publish", "Publish"]);
+    assert_eq!(lasso.loop_index, 22);
+    let states: Vec<_> = lasso.path.steps.iter().map(|(_, s)| s).collect();
+    let (rest, looping) = (states[20], states[21]);
+    assert_eq!(states[22], looping, "the cycle returns to its state");
+    assert!(
+        looping.client.wal_end > rest.client.wal_end,
+        "an unrelated commit arrived"
+    );
+    for state in [rest, looping] {
+        let entry = state.tracker.entries[0].expect("shape 0's entry is stuck");
+        assert_eq!(entry.last_flushed.to_string(), "1_1");
+        assert_eq!(state.client.confirmed_flush, 0);
+    }
+}
+
+/// Electric #4064 holds under the declared fairness, with steady or finite traffic; with finite
+/// traffic the graph has no cycle, so without fairness too (only terminal states end a
+/// behaviour). With steady traffic and no fairness the client may never handle its mailbox.
 #[test]
 fn electric_pr4064_eventually_acknowledges() {
-    for fairness in [FairnessChoice::Declared, FairnessChoice::None] {
-        let model = electric(electric::Variant::Pr4064, fairness);
+    use electric_flush::Traffic::{Finite, Steady};
+    for (fairness, traffic) in [
+        (FairnessChoice::Declared, Steady),
+        (FairnessChoice::Declared, Finite),
+        (FairnessChoice::None, Finite),
+    ] {
+        let model = electric(electric::Variant::Pr4064, fairness, traffic);
         let outcome = liveness::check(
             &model,
             &model.liveness()[0],
             model.fairness(),
             &Budget::default(),
         );
-        assert_eq!(outcome.verdict, Verdict::Holds, "{fairness:?}");
+        assert_eq!(outcome.verdict, Verdict::Holds, "{fairness:?} {traffic:?}");
     }
 }
 
-fn electric_entries(property: &str) -> Vec<Entry> {
+fn electric_entries(property: &str, bounds: &[&str]) -> Vec<Entry> {
     catalogue::select(&Selection {
         specs: vec!["electric-flush".into()],
-        ..Selection::default()
+        faults: None,
+        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
     })
     .unwrap()
     .into_iter()
@@ -285,29 +339,37 @@ fn electric_entries(property: &str) -> Vec<Entry> {
 
 /// On every catalogue configuration of electric-flush, the fair-liveness verdict of
 /// `eventually-acknowledged` is the safety formulation's (`wal-retention-bounded`: at quiescence
-/// `confirmed_flush` is the last commit), as found, not as expected.
+/// `confirmed_flush` has reached the last commit), as found, not as expected: with the steady
+/// traffic the catalogue gives the liveness property, and with the scripted transactions only.
 #[test]
 fn liveness_agrees_with_the_safety_formulation_on_every_entry() {
-    let live = electric_entries("eventually-acknowledged");
-    let safe = electric_entries("wal-retention-bounded");
-    assert_eq!(live.len(), 56);
-    assert_eq!(live.len(), safe.len());
-    let live = run::run_all(&live, 2, &Budget::default());
-    let safe = run::run_all(&safe, 2, &Budget::default());
-    let mut violated = 0;
-    for (l, s) in live.iter().zip(&safe) {
-        assert_eq!(l.entry.config, s.entry.config);
-        assert_eq!(
-            l.verdict,
-            s.verdict,
-            "{} {} {:?}",
-            l.entry.config.variant(),
-            l.entry.config.faults(),
-            l.entry.config.non_default_bounds()
-        );
-        violated += usize::from(l.verdict == Verdict::Violated);
+    let safe = run::run_all(
+        &electric_entries("wal-retention-bounded", &[]),
+        2,
+        &Budget::default(),
+    );
+    assert_eq!(safe.len(), 56);
+    let violated = safe.iter().filter(|r| r.verdict == Verdict::Violated);
+    assert_eq!(violated.count(), 45);
+    for traffic in [None, Some("traffic=finite")] {
+        let bounds: Vec<&str> = traffic.into_iter().collect();
+        let live = electric_entries("eventually-acknowledged", &bounds);
+        assert_eq!(live.len(), safe.len());
+        let live = run::run_all(&live, 2, &Budget::default());
+        for (l, s) in live.iter().zip(&safe) {
+            let mut config = l.entry.config;
+            config.set_bound("traffic", "finite").unwrap();
+            assert_eq!(config, s.entry.config);
+            assert_eq!(
+                l.verdict,
+                s.verdict,
+                "{traffic:?} {} {} {:?}",
+                l.entry.config.variant(),
+                l.entry.config.faults(),
+                l.entry.config.non_default_bounds()
+            );
+        }
     }
-    assert_eq!(violated, 45);
 }
 
 /// A budget gives inconclusive, with the states it reached.

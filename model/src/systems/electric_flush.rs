@@ -84,6 +84,17 @@ pub enum TimerOrder {
     Any,
 }
 
+/// What PostgreSQL sends after the scripted workload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Traffic {
+    /// Nothing: the scripted transactions are all there is.
+    Finite,
+    /// Unrelated transactions forever: each commits changes to tables no shape follows, so it is
+    /// routed to no consumer. They all share one abstract LSN past the script's, so the graph
+    /// stays finite and their stream is a cycle.
+    Steady,
+}
+
 /// The bounds and knobs (`walcheck list`).
 pub const BOUNDS: &[BoundInfo] = &[
     BoundInfo {
@@ -101,6 +112,15 @@ pub const BOUNDS: &[BoundInfo] = &[
     number("inline_flush_lines", 2, 1, 3, "lines", "buffered lines that trigger an inline flush (64 KiB upstream)"),
     number("crashes", 1, 0, 2, "kills", "consumer kills injected in all"),
     FAIRNESS_BOUND,
+    BoundInfo {
+        name: "traffic",
+        default: BoundValue::Name("finite"),
+        min: None,
+        max: None,
+        values: &["finite", "steady"],
+        unit: "traffic",
+        doc: "finite: the scripted transactions only; steady: then unrelated transactions (no shape's) forever, all at one abstract LSN",
+    },
 ];
 
 /// The properties, by stable id (the triage's own checks are in [`TRIAGE_PROPERTIES`]).
@@ -214,6 +234,8 @@ pub struct Config {
     pub crashes: u8,
     /// Which fairness liveness checks assume ([`FAIRNESS`] or none); safety checks ignore it.
     pub fairness: FairnessChoice,
+    /// Whether unrelated transactions keep coming after the scripted ones.
+    pub traffic: Traffic,
     /// A fault standing for a #4058 hypothesis (`walcheck triage` only).
     pub injection: Injection,
 }
@@ -230,6 +252,7 @@ impl Config {
             inline_flush_lines: 2,
             crashes: 1,
             fairness: FairnessChoice::Declared,
+            traffic: Traffic::Finite,
             injection: Injection::None,
         }
     }
@@ -263,6 +286,13 @@ impl Config {
                     FairnessChoice::Declared
                 }
             }
+            "traffic" => {
+                self.traffic = if value == BoundValue::Name("steady") {
+                    Traffic::Steady
+                } else {
+                    Traffic::Finite
+                }
+            }
             "shapes" => self.shapes = n(value),
             "fragments" => self.fragments = n(value),
             "txns" => self.txns = n(value),
@@ -291,6 +321,9 @@ impl Config {
         // Only when set: safety traces, which it cannot change, keep the header they had.
         if self.fairness != FairnessChoice::Declared {
             bounds.push(("fairness", BoundValue::Name(self.fairness.name())));
+        }
+        if self.traffic == Traffic::Steady {
+            bounds.push(("traffic", BoundValue::Name("steady")));
         }
         bounds
     }
@@ -417,12 +450,23 @@ impl fmt::Display for Action {
 pub struct ElectricFlush {
     pub config: Config,
     workload: Vec<(Fragment, u8)>,
+    /// The unrelated transaction [`Traffic::Steady`] repeats.
+    unrelated: (Fragment, u8),
 }
 
 impl ElectricFlush {
     pub fn new(config: Config) -> ElectricFlush {
+        let workload = config.workload();
+        let after = workload.iter().map(|(f, _)| f.tx).max().unwrap_or(0) + 1;
+        let unrelated = Fragment {
+            tx: after,
+            commit: true,
+            lines: [0; MAX_SHAPES],
+            last_log_offset: Offset::new(after, 1),
+        };
         ElectricFlush {
-            workload: config.workload(),
+            workload,
+            unrelated: (unrelated, 1),
             config,
         }
     }
@@ -441,13 +485,21 @@ impl ElectricFlush {
 
     /// The fragment being or next to be published.
     fn fragment(&self, state: &State) -> Option<&(Fragment, u8)> {
-        self.workload.get(usize::from(state.collector.published))
+        let index = usize::from(state.collector.published);
+        self.workload
+            .get(index)
+            .or(
+                (self.config.traffic == Traffic::Steady && index == self.workload.len())
+                    .then_some(&self.unrelated),
+            )
     }
 
     /// The shapes a fragment is routed to (EventRouter): those with changes in it and, for a
     /// commit, every shape in the transaction (`shapes_in_txn`).
     fn routed(&self, index: usize, shape: usize) -> bool {
-        let (fragment, _) = &self.workload[index];
+        let Some((fragment, _)) = self.workload.get(index) else {
+            return false; // an unrelated transaction: no shape's
+        };
         fragment.lines[shape] > 0
             || (fragment.commit
                 && self.workload[..index]
@@ -641,8 +693,7 @@ impl ElectricFlush {
     /// After the last call of a publish: the tracker takes the fragment (its `notify_fn` messages
     /// queue at the client), then the client finishes `handle_data`.
     fn finish_publish(&self, state: &mut State) {
-        let index = usize::from(state.collector.published);
-        let (fragment, _) = self.workload[index];
+        let (fragment, _) = *self.fragment(state).expect("a fragment being published");
         let delivery = state.collector.delivering.take().expect("inside a publish");
         let effects = state.tracker.handle_txn_fragment(
             self.config.variant.has_4064(),
@@ -655,7 +706,9 @@ impl ElectricFlush {
             fragment.tx,
             fragment.commit,
         );
-        state.collector.published += 1;
+        if usize::from(state.collector.published) < self.workload.len() {
+            state.collector.published += 1;
+        }
     }
 
     fn consumer_effects(&self, state: &mut State, s: u8, effects: Effects) {
@@ -697,7 +750,13 @@ impl ElectricFlush {
         let cfg = &self.config;
         let variant = cfg.variant;
         match state.collector.delivering {
-            None if self.fragment(state).is_some() && state.collector.mailbox.is_empty() => {
+            // An unrelated transaction arrives after the client's earlier messages (one
+            // mailbox, in order), so they never pile up.
+            None if self.fragment(state).is_some()
+                && state.collector.mailbox.is_empty()
+                && (usize::from(state.collector.published) < self.workload.len()
+                    || state.client.mailbox.is_empty()) =>
+            {
                 actions.push(Action::Publish)
             }
             Some(delivery) => {
@@ -1017,9 +1076,10 @@ pub fn ack_within_flushed(state: &State) -> bool {
     })
 }
 
-/// `wal-retention-bounded`: at quiescence `confirmed_flush` is the last commit's LSN.
+/// `wal-retention-bounded`: at quiescence `confirmed_flush` has reached the last scripted commit's
+/// LSN (unrelated transactions after it, [`Traffic::Steady`], may take it further).
 pub fn wal_retention_bounded(model: &ElectricFlush, state: &State) -> bool {
-    !model.quiescent(state) || state.client.confirmed_flush == model.last_commit_lsn()
+    !model.quiescent(state) || state.client.confirmed_flush >= model.last_commit_lsn()
 }
 
 impl Variables for State {
