@@ -7,10 +7,12 @@
 //! reconfigured entry still has one.
 
 use walcheck_model::electric;
+use walcheck_model::olake::sync::SyncVariant;
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::Role;
 use walcheck_model::systems::electric_flush;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
+use walcheck_model::systems::olake_sync;
 use walcheck_model::systems::{BoundInfo, BoundValue, FairnessChoice, Lanes, PropertyInfo};
 use walcheck_traces::Header;
 
@@ -67,6 +69,17 @@ pub const SYSTEMS: &[SystemInfo] = &[
         lanes: &electric_flush::LANES,
         also: ("timer_order", "any"),
     },
+    SystemInfo {
+        name: olake_sync::NAME,
+        variants: &SyncVariant::NAMES,
+        faults: &["none", "connector-crash", "pg-crash", "all"],
+        bounds: olake_sync::BOUNDS,
+        properties: olake_sync::PROPERTIES,
+        key_variables: olake_sync::KEY_VARIABLES,
+        counters: olake_sync::COUNTERS,
+        lanes: &olake_sync::LANES,
+        also: ("keepalive", "on"),
+    },
 ];
 
 /// The system called `name`, or a one-line error listing the systems.
@@ -93,6 +106,7 @@ pub fn config_from_header(header: &Header) -> Result<SystemConfig, String> {
 pub enum SystemConfig {
     OlakeBootstrap(Config),
     ElectricFlush(electric_flush::Config),
+    OlakeSync(olake_sync::Config),
 }
 
 impl SystemConfig {
@@ -118,6 +132,10 @@ impl SystemConfig {
                 Variant::from_name(variant).ok_or_else(no_variant)?,
                 Faults::from_name(faults).ok_or_else(no_faults)?,
             )),
+            olake_sync::NAME => SystemConfig::OlakeSync(olake_sync::Config::new(
+                SyncVariant::from_name(variant).ok_or_else(no_variant)?,
+                Faults::from_name(faults).ok_or_else(no_faults)?,
+            )),
             _ => SystemConfig::ElectricFlush(electric_flush::Config::new(
                 electric::Variant::from_name(variant).ok_or_else(no_variant)?,
                 electric_flush::Faults::from_name(faults).ok_or_else(no_faults)?,
@@ -130,6 +148,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(_) => &SYSTEMS[0],
             SystemConfig::ElectricFlush(_) => &SYSTEMS[1],
+            SystemConfig::OlakeSync(_) => &SYSTEMS[2],
         }
     }
 
@@ -137,6 +156,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.variant.name(),
             SystemConfig::ElectricFlush(c) => c.variant.name(),
+            SystemConfig::OlakeSync(c) => c.variant.name(),
         }
     }
 
@@ -144,6 +164,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.faults.name(),
             SystemConfig::ElectricFlush(c) => c.faults.name(),
+            SystemConfig::OlakeSync(c) => c.faults.name(),
         }
     }
 
@@ -152,6 +173,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.bounds(),
             SystemConfig::ElectricFlush(c) => c.bounds(),
+            SystemConfig::OlakeSync(c) => c.bounds(),
         }
     }
 
@@ -174,6 +196,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.set_bound(name, value),
             SystemConfig::ElectricFlush(c) => c.set_bound(name, value),
+            SystemConfig::OlakeSync(c) => c.set_bound(name, value),
         }
     }
 
@@ -182,6 +205,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.set_knob(name, value),
             SystemConfig::ElectricFlush(c) => c.set_bound(name, value),
+            SystemConfig::OlakeSync(c) => c.set_bound(name, value),
         }
     }
 
@@ -190,6 +214,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => c.meets(property.needs),
             SystemConfig::ElectricFlush(c) => c.meets(property.needs),
+            SystemConfig::OlakeSync(c) => c.meets(property.needs),
         }
     }
 
@@ -198,6 +223,7 @@ impl SystemConfig {
         match self {
             SystemConfig::OlakeBootstrap(c) => olake_expected(c, property.id),
             SystemConfig::ElectricFlush(c) => electric_expected(c, property.id),
+            SystemConfig::OlakeSync(c) => olake_sync_expected(c, property.id),
         }
     }
 }
@@ -294,6 +320,99 @@ fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
             (Holds, "OLake #1084: advances until end_lsn reaches the target, and only then writes the state")
         }
         (Variant::Pr854, true) => unreachable!("handled as no_standby_read"),
+    }
+}
+
+/// What upstream code leads us to expect of `olake-sync` (olake-postgres.md §1, §3;
+/// postgres-live.md §3), given every bound that decides it: the variant (the order of the three
+/// side effects, the recovery rules), whether a change is ever streamed (`txns`), whether a fault
+/// can happen (`faults`, `crashes`), whether a later run validates what it left (`syncs`), and
+/// whether keepalives reach the stream loop (`keepalive`).
+fn olake_sync_expected(c: &olake_sync::Config, property: &str) -> (Verdict, &'static str) {
+    use SyncVariant::{Master, Pr854, Pr864, V050};
+    use Verdict::{Holds, Violated};
+    let data = c.txns > 0;
+    let connector_crash = c.faults.connector_crash() && c.crashes > 0;
+    let pg_crash = c.faults.pg_crash() && c.crashes > 0;
+    let later_run = c.syncs > 1;
+    // A keepalive regression needs a stream that starts above restart_lsn and still has a
+    // transaction to wait for: a second transaction after an acknowledged first one.
+    let regression = c.keepalive && c.txns >= 2 && later_run;
+    const NO_DATA: &str =
+        "txns=0: no change is streamed, so every position stays where the bootstrap left it";
+    const NO_FAULT: &str = "no fault can be injected (faults or crashes=0)";
+    const NO_LATER_RUN: &str = "syncs=1: no later run validates what the crash left behind";
+    const WITNESS: &str = "witness: the behaviour the safety verdicts depend on is reachable";
+    let reached = |possible: bool, why_not: &'static str| {
+        if possible {
+            (Holds, WITNESS)
+        } else {
+            (Violated, why_not)
+        }
+    };
+    match property {
+        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first"),
+        "ack-within-destination" => (Holds, "the acknowledgement sends ClientXLogPos after the destination committed it (a recovery sync pins it to the committed LSN)"),
+        "no-ack-timeout" => {
+            // Found by the model beyond the default bounds: a keepalive drags ClientXLogPos
+            // below confirmed_flush, a PostgreSQL restart ends the loop with EOF (return nil),
+            // the destination commits the regressed LSN, the connector crashes, and v0.5.0's
+            // recovery (metadata != state) pins the next ack below the slot.
+            let window = c.variant == V050
+                && regression
+                && connector_crash
+                && pg_crash
+                && c.crashes >= 2
+                && c.syncs >= 3;
+            if window {
+                (Violated, "new (the #862 symptom by another road): keepalive regression, EOF on a PostgreSQL restart, a connector crash after the commit; v0.5.0's recovery acknowledges the regressed metadata LSN below the slot and the == poll never matches")
+            } else {
+                (Holds, "the loop exits only at ClientXLogPos >= CurrentWalPosition >= confirmed_flush, so #862's keepalive regression never reaches AcknowledgeLSN (within these bounds)")
+            }
+        }
+        "no-lsn-mismatch" => {
+            if !data {
+                return (Holds, NO_DATA);
+            }
+            if !later_run {
+                return (Holds, NO_LATER_RUN);
+            }
+            match c.variant {
+                V050 | Pr864 if connector_crash => (Violated, "OLake #853: the state file is written before the acknowledgement; a crash between them leaves the state ahead of the slot"),
+                Pr854 if connector_crash => (Violated, "the #998 window: #854 acknowledges before the state write and has no 2PC recovery skip, so a crash between them leaves the slot ahead of the state"),
+                V050 | Pr864 if pg_crash => (Violated, "OLake #853 through a PostgreSQL restart: EOF ends the stream loop with nil, PostCDC writes the state, then the acknowledgement fails on the dead connection (a restart after a completed ack takes it back as well)"),
+                _ if pg_crash => (Violated, "postgres-live.md §3: an acknowledgement that does not move restart_lsn lives in memory until the next checkpoint; a PostgreSQL restart takes the slot back below the state file"),
+                Master if connector_crash => (Holds, "OLake #870 + #865/#998: ack before state, and a crash after the commit is a recovery sync that skips validation"),
+                _ => (Holds, NO_FAULT),
+            }
+        }
+        "reach-sync-complete" => reached(data, NO_DATA),
+        "reach-duplicate" => match c.variant {
+            Pr854 => reached(data && later_run && (connector_crash || pg_crash), NO_FAULT),
+            // A keepalive regression cut short by a PostgreSQL restart (EOF) commits and writes
+            // the regressed LSN as state; a third run validates it and streams again.
+            V050 if regression && pg_crash && c.syncs >= 3 => (Holds, WITNESS),
+            _ => (Violated, "2PC: the destination metadata makes a rerun a recovery sync that writes nothing again, so this single-stream workload never duplicates"),
+        },
+        "reach-crash-after-commit" => reached(connector_crash, NO_FAULT),
+        "reach-crash-after-ack" => match c.variant {
+            V050 | Pr864 => (Violated, "v0.5.0's order ends with the acknowledgement: a crash after it is a crash after the sync"),
+            Master | Pr854 => reached(connector_crash, NO_FAULT),
+        },
+        "reach-crash-after-state" => match c.variant {
+            Master | Pr854 => (Violated, "#870's order ends with the state write: a crash after it is a crash after the sync"),
+            V050 | Pr864 => reached(connector_crash, NO_FAULT),
+        },
+        "reach-recovery-sync" => match c.variant {
+            Pr854 => (Violated, "#854 predates the 2PC refactor: the destination records no LSN, so there is no recovery sync"),
+            _ => reached(connector_crash && data && later_run, NO_FAULT),
+        },
+        "reach-pg-crash-after-ack" => reached(pg_crash && data, NO_FAULT),
+        "reach-keepalive-regression" => match c.variant {
+            Pr864 => (Violated, "#864: a keepalive only moves ClientXLogPos forward"),
+            _ => reached(regression, "a regression needs a second stream that starts above restart_lsn and waits for a later transaction (txns >= 2, syncs >= 2)"),
+        },
+        other => unreachable!("olake-sync has no property {other}"),
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use stateright::{Checker, Expectation, Model};
 use walcheck_model::systems::electric_flush::ElectricFlush;
 use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
+use walcheck_model::systems::olake_sync::OlakeSync;
 
 use crate::catalogue::{self, SystemConfig};
 use crate::checker::{self, Budget, Path, Verdict};
@@ -81,6 +82,7 @@ pub fn links(config: &SystemConfig, budget: &Budget) -> Vec<Link> {
     match *config {
         SystemConfig::OlakeBootstrap(c) => links_of(&OlakeBootstrap::new(c), budget),
         SystemConfig::ElectricFlush(c) => links_of(&ElectricFlush::new(c), budget),
+        SystemConfig::OlakeSync(c) => links_of(&OlakeSync::new(c), budget),
     }
 }
 
@@ -159,6 +161,9 @@ pub fn serve(config: &SystemConfig, addr: SocketAddr) {
         }
         SystemConfig::ElectricFlush(c) => {
             let _ = ElectricFlush::new(c).checker().serve(addr).is_done();
+        }
+        SystemConfig::OlakeSync(c) => {
+            let _ = OlakeSync::new(c).checker().serve(addr).is_done();
         }
     }
 }

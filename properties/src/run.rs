@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use stateright::Model;
 use walcheck_model::systems::electric_flush::ElectricFlush;
 use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
+use walcheck_model::systems::olake_sync::OlakeSync;
 use walcheck_model::systems::{FairClass, Kind, Liveness, Variables};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
@@ -106,6 +107,10 @@ pub fn run_entry_observed(
         }
         SystemConfig::ElectricFlush(config) => {
             let model = ElectricFlush::new(config);
+            search(&model, entry, budget, observe)
+        }
+        SystemConfig::OlakeSync(config) => {
+            let model = OlakeSync::new(config);
             search(&model, entry, budget, observe)
         }
     };
@@ -395,6 +400,7 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
     match crate::catalogue::config_from_header(&trace.header)? {
         SystemConfig::OlakeBootstrap(config) => replay_on(&OlakeBootstrap::new(config), trace),
         SystemConfig::ElectricFlush(config) => replay_on(&ElectricFlush::new(config), trace),
+        SystemConfig::OlakeSync(config) => replay_on(&OlakeSync::new(config), trace),
     }
 }
 
@@ -407,6 +413,7 @@ pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
     match config {
         SystemConfig::OlakeBootstrap(c) => check_against(&OlakeBootstrap::new(c), trace)?,
         SystemConfig::ElectricFlush(c) => check_against(&ElectricFlush::new(c), trace)?,
+        SystemConfig::OlakeSync(c) => check_against(&OlakeSync::new(c), trace)?,
     }
     Ok(config)
 }

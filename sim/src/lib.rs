@@ -12,6 +12,10 @@
 //! servers, checks each modelled rule against one, runs the ladders live, and records what it
 //! observes as traces that [`observed`] replays against the model.
 //!
+//! [`reference`] holds concurrent Rust implementations of the fixed designs (OLake #1084's
+//! bootstrap, Electric's shape-log pipeline with #4064), checked with loom under `--cfg loom` and
+//! against the model step by step.
+//!
 //! Not for: deciding what a step does (the model does), or searching every interleaving (the
 //! checker does).
 
@@ -23,6 +27,7 @@ pub mod observed;
 pub mod params;
 pub mod plot;
 pub mod queue;
+pub mod reference;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -219,3 +219,34 @@ fn rules_on_an_existing_server_leave_no_slot() {
     };
     assert!(e.contains("only a loopback host"), "{e}");
 }
+
+/// The reference bootstrap (`reference::bootstrap::advance_until_confirmed`) on a live server,
+/// right after asynchronous commits left the write pointer ahead of the flush pointer: it seeds
+/// the state only once the slot confirmed, so the state equals the slot's `confirmed_flush`.
+#[test]
+fn reference_bootstrap_seeds_what_the_slot_confirmed() {
+    use walcheck_sim::reference::bootstrap::{advance_until_confirmed, RetryPolicy};
+
+    let Some(server) = primary("reference_bootstrap_seeds_what_the_slot_confirmed") else {
+        return;
+    };
+    let mut session = Session::open(&server, "walcheck_reference_bootstrap").unwrap();
+    session
+        .client()
+        .batch_execute(
+            "SET synchronous_commit = off; CREATE TABLE load (x text); \
+             INSERT INTO load SELECT repeat('x', 1000) FROM generate_series(1, 2000)",
+        )
+        .unwrap();
+    let mut state = None;
+    let confirmed =
+        advance_until_confirmed(&mut session, RetryPolicy::PR1084, |lsn| state = Some(lsn))
+            .unwrap_or_else(|e| panic!("bootstrap failed: {e}"));
+    let confirmed_flush = session.confirmed_flush().unwrap();
+    eprintln!(
+        "reference bootstrap: seeded {} after {} advance(s), {} ms of retries",
+        confirmed.lsn, confirmed.attempts, confirmed.waited_ms
+    );
+    assert_eq!(state, Some(confirmed_flush));
+    assert_eq!(confirmed.lsn, confirmed_flush);
+}

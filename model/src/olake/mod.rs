@@ -20,6 +20,8 @@
 //! The two state-file writes `SetGlobal` and `ResetStreams` are one step: the first already holds
 //! the LSN, and on a first sync there are no stream states for the second to reset.
 
+pub mod sync;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

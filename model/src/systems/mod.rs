@@ -3,6 +3,7 @@
 
 pub mod electric_flush;
 pub mod olake_bootstrap;
+pub mod olake_sync;
 
 use std::fmt;
 

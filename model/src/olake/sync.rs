@@ -1,0 +1,614 @@
+//! The OLake PostgreSQL connector's steady-state sync: `StreamChanges` (destination-metadata
+//! recovery, `validateGlobalState`, the stream loop) and the three side effects that end every
+//! sync — the destination commit, the slot acknowledgement, the state file write.
+//!
+//! Modelled from OLake's `drivers/postgres/internal/cdc.go` (`StreamChanges`, `PostCDC`),
+//! `drivers/abstract/cdc.go:streamChanges` (PostCDC is deferred first and
+//! `abstract.go:handleWriterCleanup` second, so the destination commit runs before PostCDC), and
+//! `pkg/waljs/{pgoutput,replicator}.go` (the stream loop, keepalives, `AcknowledgeLSN`):
+//! - v0.5.0 (tag `v0.5.0`, 2PC refactor `2c441ebc`): PostCDC writes the state file
+//!   (`SetGlobal(ClientXLogPos)`) and then `AcknowledgeLSN`. Destination metadata that differs
+//!   from the state (`mtState.LSN != state.LSN`) starts a recovery sync; validation always runs.
+//! - master `2b1f68a9` (v0.9.4): PostCDC acknowledges first (#870, `d6057d3b`), then writes the
+//!   state. Recovery only when the metadata is ahead (`parsedMetaLSN > parsedStateLSN`).
+//!   Validation is skipped when no stream remains (#865, `5851bc2f`) or when `confirmed_flush`
+//!   equals the recovery LSN (#998, `f63ca253`).
+//! - PR #854 `8ad23875` (never merged): acknowledges first, then the state; written before the
+//!   2PC refactor, so the destination commit carries no metadata and there is no recovery.
+//! - PR #864 `07a0df03` (closed): v0.5.0's PostCDC order, plus a keepalive only moves
+//!   `ClientXLogPos` forward and `AcknowledgeLSN` polls with `>=` (OLake #862).
+//!
+//! Not modelled: the fake acknowledgement the loop sends when a keepalive requests a reply
+//! (`AcknowledgeLSN(fakeAck=true)` sends the stream's start, which never moves the slot), and
+//! the 3 s / 5 min timing of the poll (one step that sees the slot right after the update).
+//!
+//! The workload is one published table (one stream, one writer). Each client transaction is one
+//! change with one commit record; pgoutput sends it as one XLogData whose `WALStart` is the
+//! commit's end (`walsender.c:WalSndPrepareWrite` takes `ctx->write_location`, which
+//! `logical.c:commit_cb_wrapper` sets to `txn->end_lsn`).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::pg::Server;
+use crate::Lsn;
+
+/// Which OLake code is modelled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum SyncVariant {
+    /// OLake tag `v0.5.0`: state file, then acknowledgement; recovery on any metadata difference.
+    V050,
+    /// OLake master `2b1f68a9` (v0.9.4): destination commit, acknowledgement (#870), state file;
+    /// the recovery skips of #865 and #998.
+    Master,
+    /// OLake PR #854 `8ad23875`: acknowledgement, then state; no destination metadata.
+    Pr854,
+    /// OLake PR #864 `07a0df03`: v0.5.0's order; forward-only keepalives, `>=` poll.
+    Pr864,
+}
+
+impl SyncVariant {
+    /// Every variant, in catalogue order.
+    pub const ALL: [SyncVariant; 4] = [
+        SyncVariant::V050,
+        SyncVariant::Master,
+        SyncVariant::Pr854,
+        SyncVariant::Pr864,
+    ];
+
+    /// The names as the command line spells them.
+    pub const NAMES: [&'static str; 4] = ["v0.5.0", "master", "pr854", "pr864"];
+
+    /// The name used on the command line and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SyncVariant::V050 => "v0.5.0",
+            SyncVariant::Master => "master",
+            SyncVariant::Pr854 => "pr854",
+            SyncVariant::Pr864 => "pr864",
+        }
+    }
+
+    /// The variant called `name`, if any.
+    pub fn from_name(name: &str) -> Option<SyncVariant> {
+        SyncVariant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The order of the three side effects that end a sync.
+    ///
+    /// The destination commit comes first in every variant: `streamChanges` defers `PostCDC`
+    /// before `handleWriterCleanup`, and deferred calls run last-in first-out.
+    pub const fn post_order(self) -> [PostStep; 3] {
+        match self {
+            SyncVariant::V050 | SyncVariant::Pr864 => {
+                [PostStep::Commit, PostStep::SaveState, PostStep::Ack]
+            }
+            SyncVariant::Master | SyncVariant::Pr854 => {
+                [PostStep::Commit, PostStep::Ack, PostStep::SaveState]
+            }
+        }
+    }
+
+    /// Whether the destination commit records the LSN it committed (the 2PC metadata state).
+    pub const fn has_metadata(self) -> bool {
+        !matches!(self, SyncVariant::Pr854)
+    }
+
+    /// Whether a keepalive only moves `ClientXLogPos` forward and the poll accepts `>=` (#864).
+    pub const fn forward_only(self) -> bool {
+        matches!(self, SyncVariant::Pr864)
+    }
+}
+
+impl fmt::Display for SyncVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One of the three side effects at the end of a sync.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PostStep {
+    /// The destination writer's `Close`: data and (2PC) metadata committed together.
+    Commit,
+    /// `AcknowledgeLSN(ClientXLogPos)`: the standby status update, then the poll.
+    Ack,
+    /// `SetGlobal({lsn: ClientXLogPos})`: the state file.
+    SaveState,
+}
+
+impl PostStep {
+    /// The name used in phases and witnesses.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PostStep::Commit => "destination commit",
+            PostStep::Ack => "ack",
+            PostStep::SaveState => "state write",
+        }
+    }
+}
+
+/// What made a sync fail.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum SyncFailure {
+    /// `validateGlobalState`: `lsn mismatch, please proceed with clear destination`;
+    /// non-retryable.
+    LsnMismatch { state: Lsn, current: Lsn },
+    /// `AcknowledgeLSN`'s poll never saw the slot at the acknowledged position:
+    /// `LSN not updated after 5 minutes`; non-retryable.
+    AckTimeout { sent: Lsn, slot: Lsn },
+    /// PostgreSQL restarted: the replication connection is gone and the acknowledgement cannot be
+    /// sent (`failed to send standby status message`); retryable.
+    ServerCrashed,
+}
+
+impl fmt::Display for SyncFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SyncFailure::LsnMismatch { state, current } => write!(
+                f,
+                "lsn mismatch, please proceed with clear destination. lsn saved in state [{state}] current lsn [{current}]"
+            ),
+            SyncFailure::AckTimeout { sent, slot } => {
+                write!(f, "LSN not updated after 5 minutes (sent {sent}, slot at {slot})")
+            }
+            SyncFailure::ServerCrashed => f.write_str("failed to send standby status message"),
+        }
+    }
+}
+
+/// The stream of one sync: where it started, where it stops, and where the client is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Stream {
+    /// `ConfirmedFlushLSN`: the slot's `confirmed_flush` read by `GetSlotPosition`; the stream
+    /// starts there and pgoutput sends only transactions that end after it.
+    pub start: Lsn,
+    /// `CurrentWalPosition`: the loop ends once `ClientXLogPos` reaches it.
+    pub target: Lsn,
+    /// `ClientXLogPos`.
+    pub client_pos: Lsn,
+    /// The walsender's `sentPtr`: the end of the last record decoding read. Decoding starts at
+    /// the slot's `restart_lsn`, which may be below `start`.
+    pub sent_ptr: Lsn,
+    /// A recovery sync (2PC): the destination already holds everything up to this LSN, the
+    /// stream's changes are not written again, and the sync ends pinned to it.
+    pub recovery: Option<Lsn>,
+}
+
+/// Where the connector's current run is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum SyncPhase {
+    /// `StreamChanges`' metadata read, `GetSlotPosition`, `NewReplicator`, validation are next.
+    Validate,
+    /// The stream loop runs.
+    Streaming(Stream),
+    /// The loop ended; `done` of the variant's three side effects are done. `session_lost`: the
+    /// replication connection died under the run (a PostgreSQL restart).
+    Post {
+        stream: Stream,
+        done: u8,
+        session_lost: bool,
+    },
+    /// The sync finished.
+    Done,
+    /// The sync failed.
+    Failed(SyncFailure),
+    /// The connector process died after the side effect named (or before any).
+    Crashed { after: Option<PostStep> },
+}
+
+impl SyncPhase {
+    /// Whether a run is in progress.
+    pub const fn is_running(self) -> bool {
+        matches!(
+            self,
+            SyncPhase::Validate | SyncPhase::Streaming(_) | SyncPhase::Post { .. }
+        )
+    }
+}
+
+impl fmt::Display for SyncPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let recovery = |s: &Stream| match s.recovery {
+            Some(m) => format!(", recovery to {m}"),
+            None => String::new(),
+        };
+        match self {
+            SyncPhase::Validate => f.write_str("StreamChanges"),
+            SyncPhase::Streaming(s) => write!(
+                f,
+                "streaming from {} to {}{}",
+                s.start,
+                s.target,
+                recovery(s)
+            ),
+            SyncPhase::Post { done, .. } => write!(f, "PostCDC, {done} of 3 side effects done"),
+            SyncPhase::Done => f.write_str("sync done"),
+            SyncPhase::Failed(failure @ SyncFailure::ServerCrashed) => {
+                write!(f, "failed: {failure}")
+            }
+            SyncPhase::Failed(failure) => write!(f, "failed, non-retryable: {failure}"),
+            SyncPhase::Crashed { after: None } => f.write_str("crashed"),
+            SyncPhase::Crashed { after: Some(step) } => write!(f, "crashed after {}", step.name()),
+        }
+    }
+}
+
+/// What outlives the connector process: the state file and the destination.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Durable {
+    /// `global.state.lsn` in the state file.
+    pub state_file: Lsn,
+    /// The destination metadata state (the LSN of its last commit), or none.
+    pub dest_meta: Option<Lsn>,
+    /// The highest LSN a destination commit covered, metadata or not: committed data stays.
+    pub dest_lsn: Lsn,
+    /// Which transactions (bit `i`: the `i`-th) the destination holds.
+    pub dest_txns: u8,
+    /// Transactions written to the destination more than once (at-least-once delivery).
+    pub duplicates: u8,
+}
+
+/// The connector process.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SyncConnector {
+    pub phase: SyncPhase,
+    /// Runs started so far, the current one included.
+    pub runs: u8,
+    /// Transactions received in this run and not yet committed (bit `i`: the `i`-th).
+    pub buffer: u8,
+}
+
+impl SyncConnector {
+    /// The first steady-state sync, after a bootstrap that left state and slot equal.
+    pub const fn first_run() -> SyncConnector {
+        SyncConnector {
+            phase: SyncPhase::Validate,
+            runs: 1,
+            buffer: 0,
+        }
+    }
+
+    /// `StreamChanges` up to the stream loop: reads the destination metadata, picks a recovery
+    /// sync, `GetSlotPosition`, `NewReplicator`, and `validateGlobalState` unless skipped.
+    ///
+    /// OLake `drivers/postgres/internal/cdc.go:StreamChanges`. A stream is finished (recovery)
+    /// when its metadata LSN differs from the state's (v0.5.0, #864) or is ahead of it (master).
+    /// master skips validation when no stream remains (#865) or when `confirmed_flush` equals the
+    /// recovery LSN (#998); the others always validate (strict equality). The target is
+    /// `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()`), `pg_current_wal_lsn()` on master
+    /// (`pgoutput.go:StreamChanges` overrides it with `slot.CurrentLSN`), or the recovery LSN.
+    /// All LSNs are WAL bytes. Fails the run with [`SyncFailure::LsnMismatch`] (non-retryable)
+    /// when validation runs and the state differs from `confirmed_flush`.
+    pub fn validate(&mut self, variant: SyncVariant, server: &Server, durable: &Durable) {
+        debug_assert_eq!(self.phase, SyncPhase::Validate);
+        let state = durable.state_file;
+        let recovery = match (variant, durable.dest_meta) {
+            (SyncVariant::Pr854, _) | (_, None) => None,
+            (SyncVariant::Master, Some(m)) => (m > state).then_some(m),
+            (_, Some(m)) => (m != state).then_some(m),
+        };
+        let current = server.slot.confirmed_flush;
+        // One stream: a recovery sync has no stream left to run.
+        let remaining = recovery.is_none();
+        let validates = match variant {
+            SyncVariant::Master => remaining && recovery != Some(current),
+            _ => true,
+        };
+        if validates && state != current {
+            self.phase = SyncPhase::Failed(SyncFailure::LsnMismatch { state, current });
+            return;
+        }
+        let target = match (recovery, variant) {
+            (Some(m), _) => m,
+            (None, SyncVariant::Master) => server.current_wal_lsn().unwrap_or(server.wal.flush),
+            (None, _) => server.wal.flush,
+        };
+        self.phase = SyncPhase::Streaming(Stream {
+            start: current,
+            target,
+            client_pos: current,
+            sent_ptr: server.slot.restart_lsn,
+            recovery,
+        });
+    }
+
+    /// The walsender decodes the next committed transaction, ending at `end`; pgoutput sends it
+    /// (XLogData, `ClientXLogPos = WALStart = end`) when it ends after the stream's start, else
+    /// decoding skips it and only `sentPtr` moves. `txn` is its index.
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical` (`sentPtr = reader->EndRecPtr`) and
+    /// `snapbuild.c:SnapBuildXactNeedsSkip`; OLake `pkg/waljs/pgoutput.go:StreamChanges`. In a
+    /// recovery sync the stream is finished and its changes are filtered out. `end` is in WAL
+    /// bytes; `txn` is below 8 (the buffer is a bit set).
+    pub fn receive(&mut self, txn: u8, end: Lsn) {
+        let SyncPhase::Streaming(mut s) = self.phase else {
+            unreachable!("receive outside the stream: {:?}", self.phase)
+        };
+        s.sent_ptr = end;
+        if end > s.start {
+            s.client_pos = end;
+            if s.recovery.is_none() {
+                self.buffer |= 1 << txn;
+            }
+        }
+        self.phase = SyncPhase::Streaming(s);
+    }
+
+    /// A primary keepalive: `ClientXLogPos = ServerWALEnd` (`sentPtr`) on every variant but
+    /// #864, which keeps the larger of the two.
+    ///
+    /// OLake `pkg/waljs/pgoutput.go:StreamChanges` (`PrimaryKeepaliveMessageByteID`); PostgreSQL
+    /// 15 `walsender.c:WalSndKeepalive` sends `sentPtr`.
+    pub fn keepalive(&mut self, variant: SyncVariant) {
+        let SyncPhase::Streaming(mut s) = self.phase else {
+            unreachable!("keepalive outside the stream: {:?}", self.phase)
+        };
+        s.client_pos = if variant.forward_only() {
+            s.client_pos.max(s.sent_ptr)
+        } else {
+            s.sent_ptr
+        };
+        self.phase = SyncPhase::Streaming(s);
+    }
+
+    /// The loop's exit: `ClientXLogPos >= CurrentWalPosition` with the transaction complete
+    /// (always, at the model's granularity), or the connection closed (`EOF`: return nil).
+    /// A recovery sync pins `ClientXLogPos` to the recovery LSN.
+    ///
+    /// OLake `pgoutput.go:StreamChanges` and `cdc.go:StreamChanges` (the recovery pin).
+    pub fn end_stream(&mut self, session_lost: bool) {
+        let SyncPhase::Streaming(mut s) = self.phase else {
+            unreachable!("end_stream outside the stream: {:?}", self.phase)
+        };
+        if let Some(m) = s.recovery {
+            s.client_pos = m;
+        }
+        self.phase = SyncPhase::Post {
+            stream: s,
+            done: 0,
+            session_lost,
+        };
+    }
+
+    /// The next side effect of PostCDC, in the variant's order.
+    pub fn next_post_step(&self, variant: SyncVariant) -> Option<PostStep> {
+        match self.phase {
+            SyncPhase::Post { done, .. } => variant.post_order().get(usize::from(done)).copied(),
+            _ => None,
+        }
+    }
+
+    /// The last side effect done, if any (where a crash now would fall).
+    pub fn last_post_step(&self, variant: SyncVariant) -> Option<PostStep> {
+        match self.phase {
+            SyncPhase::Post { done, .. } if done > 0 => {
+                Some(variant.post_order()[usize::from(done) - 1])
+            }
+            _ => None,
+        }
+    }
+
+    fn post_done(&mut self) {
+        let SyncPhase::Post {
+            stream,
+            done,
+            session_lost,
+        } = self.phase
+        else {
+            unreachable!("post step outside PostCDC: {:?}", self.phase)
+        };
+        self.phase = if done == 2 {
+            SyncPhase::Done
+        } else {
+            SyncPhase::Post {
+                stream,
+                done: done + 1,
+                session_lost,
+            }
+        };
+    }
+
+    fn stream(&self) -> Stream {
+        match self.phase {
+            SyncPhase::Post { stream, .. } => stream,
+            other => unreachable!("no stream in {other:?}"),
+        }
+    }
+
+    /// The destination commit: every buffered change and, with 2PC, the metadata state
+    /// `{lsn: ClientXLogPos}` in one commit.
+    ///
+    /// OLake `drivers/abstract/abstract.go:handleWriterCleanup` → `WriterThread.Close` with the
+    /// state `StreamChanges` returned.
+    pub fn commit(&mut self, variant: SyncVariant, durable: &mut Durable) {
+        let pos = self.stream().client_pos;
+        durable.duplicates += (self.buffer & durable.dest_txns).count_ones() as u8;
+        durable.dest_txns |= self.buffer;
+        durable.dest_lsn = durable.dest_lsn.max(pos);
+        if variant.has_metadata() {
+            durable.dest_meta = Some(pos);
+        }
+        self.buffer = 0;
+        self.post_done();
+    }
+
+    /// `AcknowledgeLSN(ClientXLogPos, fakeAck=false)`: a standby status update with
+    /// write = flush = `ClientXLogPos`, then a poll of the slot every 3 s for 5 minutes until it
+    /// equals the position (`>=` on #864). `restart_moves` is PostgreSQL's choice of whether the
+    /// acknowledgement moves `restart_lsn`, which saves the slot at once.
+    ///
+    /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
+    /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
+    /// which never moves `confirmed_flush` backwards and saves the slot only when `restart_lsn`
+    /// (or `catalog_xmin`) moved; otherwise the slot is only marked dirty. Fails the run with
+    /// [`SyncFailure::AckTimeout`] (non-retryable) when the poll's condition does not hold, and
+    /// with [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
+    pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart_moves: bool) {
+        let SyncPhase::Post { session_lost, .. } = self.phase else {
+            unreachable!("ack outside PostCDC: {:?}", self.phase)
+        };
+        if session_lost {
+            self.phase = SyncPhase::Failed(SyncFailure::ServerCrashed);
+            return;
+        }
+        let sent = self.stream().client_pos;
+        let slot = &mut server.slot;
+        if sent > slot.confirmed_flush {
+            slot.confirmed_flush = sent;
+            if restart_moves && sent > slot.restart_lsn {
+                slot.restart_lsn = sent;
+                slot.save();
+            }
+        }
+        let confirmed = slot.confirmed_flush;
+        let seen = if variant.forward_only() {
+            confirmed >= sent
+        } else {
+            confirmed == sent
+        };
+        if seen {
+            self.post_done();
+        } else {
+            self.phase = SyncPhase::Failed(SyncFailure::AckTimeout {
+                sent,
+                slot: confirmed,
+            });
+        }
+    }
+
+    /// `SetGlobal({lsn: ClientXLogPos})`: truncates and rewrites the state file.
+    ///
+    /// OLake `cdc.go:PostCDC` → `types/state.go:SetGlobal` → `LogState`.
+    pub fn save_state(&mut self, durable: &mut Durable) {
+        durable.state_file = self.stream().client_pos;
+        self.post_done();
+    }
+
+    /// The connector process dies between two of its steps.
+    pub fn crash(&mut self, variant: SyncVariant) {
+        debug_assert!(self.phase.is_running());
+        let after = self.last_post_step(variant);
+        self.phase = SyncPhase::Crashed { after };
+        self.buffer = 0;
+    }
+
+    /// PostgreSQL restarted under the run. Before the stream, `StreamChanges` fails; in the
+    /// stream, `ReceiveMessage` sees EOF and the loop returns nil (`pgoutput.go`), so PostCDC
+    /// runs with the connection gone; after it, nothing changes until the acknowledgement.
+    pub fn server_crashed(&mut self) {
+        match self.phase {
+            SyncPhase::Validate => self.phase = SyncPhase::Failed(SyncFailure::ServerCrashed),
+            SyncPhase::Streaming(_) => self.end_stream(true),
+            SyncPhase::Post {
+                stream,
+                done,
+                session_lost: _,
+            } => {
+                self.phase = SyncPhase::Post {
+                    stream,
+                    done,
+                    session_lost: true,
+                }
+            }
+            SyncPhase::Done | SyncPhase::Failed(_) | SyncPhase::Crashed { .. } => {}
+        }
+    }
+
+    /// The next sync, or the restarted process, starts a new run from the state file.
+    /// OLake `drivers/abstract/cdc.go:RunChangeStream`.
+    pub fn start_next_run(&mut self) {
+        debug_assert!(!self.phase.is_running());
+        *self = SyncConnector {
+            phase: SyncPhase::Validate,
+            runs: self.runs + 1,
+            buffer: 0,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pg::Role;
+
+    const START: Lsn = Lsn(0x100_0000);
+    const END: Lsn = Lsn(0x100_2000);
+
+    fn in_post(client_pos: Lsn, done: u8) -> SyncConnector {
+        SyncConnector {
+            phase: SyncPhase::Post {
+                stream: Stream {
+                    start: START,
+                    target: START,
+                    client_pos,
+                    sent_ptr: START,
+                    recovery: None,
+                },
+                done,
+                session_lost: false,
+            },
+            runs: 1,
+            buffer: 0,
+        }
+    }
+
+    /// `LogicalConfirmReceivedLocation` never moves `confirmed_flush` back: an acknowledgement
+    /// below it leaves the slot where it is, and master's `==` poll then times out while #864's
+    /// `>=` poll returns.
+    #[test]
+    fn an_ack_below_the_slot_times_out_only_under_strict_equality() {
+        for (variant, timed_out) in [(SyncVariant::Master, true), (SyncVariant::Pr864, false)] {
+            let mut server = Server::quiet_at(Role::Primary, START);
+            server.wal.insert = END;
+            server.wal.write = END;
+            server.wal.flush = END;
+            server.slot.confirmed_flush = END;
+            let step = variant
+                .post_order()
+                .iter()
+                .position(|s| *s == PostStep::Ack)
+                .unwrap() as u8;
+            let mut connector = in_post(START, step);
+            connector.ack(variant, &mut server, false);
+            assert_eq!(server.slot.confirmed_flush, END);
+            assert_eq!(
+                matches!(
+                    connector.phase,
+                    SyncPhase::Failed(SyncFailure::AckTimeout { .. })
+                ),
+                timed_out,
+                "{variant}"
+            );
+        }
+    }
+
+    /// An acknowledgement that moves `restart_lsn` saves the slot at once; one that does not only
+    /// changes memory, which a restart takes back.
+    #[test]
+    fn an_ack_is_saved_only_when_restart_lsn_moves() {
+        for restart_moves in [false, true] {
+            let mut server = Server::quiet_at(Role::Primary, START);
+            server.wal.insert = END;
+            server.wal.write = END;
+            server.wal.flush = END;
+            let mut connector = in_post(END, 1);
+            connector.ack(SyncVariant::Master, &mut server, restart_moves);
+            assert_eq!(connector.phase, in_post(END, 2).phase);
+            server.crash_restart();
+            let kept = if restart_moves { END } else { START };
+            assert_eq!(server.slot.confirmed_flush, kept);
+        }
+    }
+
+    /// Each variant's order of the three side effects.
+    #[test]
+    fn post_orders() {
+        use PostStep::{Ack, Commit, SaveState};
+        assert_eq!(SyncVariant::V050.post_order(), [Commit, SaveState, Ack]);
+        assert_eq!(SyncVariant::Pr864.post_order(), [Commit, SaveState, Ack]);
+        assert_eq!(SyncVariant::Master.post_order(), [Commit, Ack, SaveState]);
+        assert_eq!(SyncVariant::Pr854.post_order(), [Commit, Ack, SaveState]);
+    }
+}
