@@ -13,7 +13,7 @@ use walcheck_model::pg::Role;
 use walcheck_model::systems::electric_flush;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
 use walcheck_model::systems::olake_sync;
-use walcheck_model::systems::{BoundInfo, BoundValue, Lanes, PropertyInfo};
+use walcheck_model::systems::{BoundInfo, BoundValue, FairnessChoice, Lanes, PropertyInfo};
 use walcheck_traces::Header;
 
 use crate::checker::Verdict;
@@ -271,6 +271,21 @@ fn olake_expected(c: &Config, property: &str) -> (Verdict, &'static str) {
                 (false, true) => reached(pg_crash, NO_FAULT),
             };
         }
+        "bootstrap-eventually-completes" => {
+            return match (c.fairness, c.variant, standby, wal) {
+                (FairnessChoice::None, Variant::Pr1084, false, true) => (
+                    Violated,
+                    "no fairness: #1084 re-sends the clamped advance every 100 ms and the walwriter may never flush, a cycle that never leaves the bootstrap",
+                ),
+                (FairnessChoice::None, ..) => {
+                    (Holds, "no retry loop here: every bootstrap step leaves the bootstrap or moves on")
+                }
+                (FairnessChoice::Declared, ..) => (
+                    Holds,
+                    "weakly fair walwriter: within wal_writer_delay the flush passes W0, and #1084's next advance reaches it",
+                ),
+            };
+        }
         "state-matches-slot" | "no-lsn-mismatch" => {}
         other => unreachable!("olake-bootstrap has no property {other}"),
     }
@@ -418,7 +433,7 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
     const DEAD_PINS: &str = "#3975: a dead consumer's entry pins the global offset until a publish finds it undeliverable (#4011); HEAD's monitor removes it (#4730)";
     const KEEPALIVE: &str = "#4731: outside a transaction a keepalive acknowledges wal_end while flush_up_to_date? is still true from the previous transaction";
     match property {
-        "no-lost-flush-notification" | "wal-retention-bounded" => {
+        "no-lost-flush-notification" | "wal-retention-bounded" | "eventually-acknowledged" => {
             if head {
                 (Holds, "HEAD: #4064 plus the suspend guards (#4503) and the watchdog (#4730)")
             } else if bug_era {
@@ -426,7 +441,7 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
             } else if suspend && any_order && c.inline_flush_lines >= 2 {
                 (Violated, SUSPEND_LOSS)
 
-            } else if kill && property == "wal-retention-bounded" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
+            } else if kill && property != "no-lost-flush-notification" && (c.inline_flush_lines >= 2 || (c.shapes == 2 && c.txns >= 2)) {
                 (Violated, DEAD_PINS)
             } else {
                 (Holds, "#4064: :flushed is deferred while the transaction is pending and released aligned at its commit")
@@ -462,6 +477,17 @@ fn electric_expected(c: &electric_flush::Config, property: &str) -> (Verdict, &'
         _ => (Holds, "witness: the behaviour the safety verdicts depend on is reachable"),
     }
 }
+
+/// Liveness properties the default catalogue also checks without fairness (`fairness=none`,
+/// unless `--bound fairness=` is given), beside the declared fairness: where fairness decides
+/// the verdict, both outcomes stay in the regression suite.
+pub const ALSO_UNFAIR: &[&str] = &["bootstrap-eventually-completes"];
+
+/// Knobs the default catalogue sets for a liveness property (unless `--bound` sets them):
+/// `eventually-acknowledged` runs with unrelated transactions arriving forever after the scripted
+/// ones (`traffic=steady`), as on a database in use, so a stuck entry shows as a cycle of them.
+pub const LIVENESS_KNOBS: &[(&str, &str, &str)] =
+    &[("eventually-acknowledged", "traffic", "steady")];
 
 /// One check: a configuration, a property, and what is expected of it.
 #[derive(Clone, Debug)]
@@ -571,18 +597,46 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             }
         }
         for config in configurations(info, variant, selection.faults.as_deref(), &bounds)? {
+            let mut later = Vec::new();
             for property in info.properties {
                 if !config.applies(property) {
                     continue;
                 }
-                let (expected, reason) = config.expected(property);
-                entries.push(Entry {
-                    config,
+                // A liveness property's own knobs make it a configuration of its own, listed after
+                // the one it comes from.
+                let mut own = config;
+                for (id, knob, value) in LIVENESS_KNOBS {
+                    if *id == property.id && !bounds.iter().any(|(n, _)| n == knob) {
+                        own.set_bound(knob, value)?;
+                    }
+                }
+                let (expected, reason) = own.expected(property);
+                let entry = Entry {
+                    config: own,
                     property,
                     expected,
                     reason,
-                });
+                };
+                if own == config {
+                    entries.push(entry);
+                } else {
+                    later.push(entry);
+                }
+                if ALSO_UNFAIR.contains(&property.id)
+                    && !bounds.iter().any(|(n, _)| n == "fairness")
+                {
+                    let mut unfair = own;
+                    unfair.set_bound("fairness", "none")?;
+                    let (expected, reason) = unfair.expected(property);
+                    later.push(Entry {
+                        config: unfair,
+                        property,
+                        expected,
+                        reason,
+                    });
+                }
             }
+            entries.append(&mut later);
         }
     }
     Ok(entries)

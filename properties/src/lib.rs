@@ -11,6 +11,7 @@ pub mod checker;
 pub mod ci;
 pub mod explore;
 pub mod heap;
+pub mod liveness;
 pub mod progress;
 pub mod report;
 pub mod run;

@@ -320,13 +320,21 @@ fn main() -> ExitCode {
                     let _ = print(&format!("replay of {} failed: {mismatch}\n", path.display()));
                     ExitCode::from(1)
                 }
-                Ok(Ok(steps)) => print(&format!(
-                    "replayed {} ({} steps): every step enabled and as recorded; {} {} at step {steps}\n",
-                    path.display(),
-                    steps,
-                    trace.header.property,
-                    trace.header.verdict
-                )),
+                Ok(Ok(steps)) => match trace.loop_text() {
+                    Some(text) => print(&format!(
+                        "replayed {} ({steps} steps): every step enabled and as recorded; {} {}: {text}\n",
+                        path.display(),
+                        trace.header.property,
+                        trace.header.verdict
+                    )),
+                    None => print(&format!(
+                        "replayed {} ({} steps): every step enabled and as recorded; {} {} at step {steps}\n",
+                        path.display(),
+                        steps,
+                        trace.header.property,
+                        trace.header.verdict
+                    )),
+                },
             }
         }
         Command::Show {
@@ -350,15 +358,21 @@ fn main() -> ExitCode {
             let text = match format {
                 Format::Text => {
                     let h = &trace.header;
+                    let how = match trace.loop_index() {
+                        Some(k) => format!(
+                            "by a lasso: a {k}-step prefix, then a {}-step cycle",
+                            trace.len_actions() - k
+                        ),
+                        None => format!("after {} steps", trace.len_actions()),
+                    };
                     format!(
-                        "{}:{} faults={}: {} ({}) {} after {} steps\n{}",
+                        "{}:{} faults={}: {} ({}) {} {how}\n{}",
                         h.system,
                         h.variant,
                         h.faults,
                         h.property,
                         h.kind,
                         h.verdict,
-                        trace.len_actions(),
                         render::step_table(
                             &trace,
                             system.key_variables,

@@ -142,6 +142,17 @@ pub fn check_json(results: &[CheckResult]) -> Value {
                     .and(r.trace.as_ref())
                     .map(|t| t.len_actions())),
             );
+            if e.property.kind == Kind::Eventually {
+                // Where a lasso's cycle starts (its state index), as ITF's `loop`.
+                row.insert(
+                    "trace_loop".into(),
+                    json!(r
+                        .trace_path
+                        .as_ref()
+                        .and(r.trace.as_ref())
+                        .and_then(|t| t.loop_index())),
+                );
+            }
             Value::Object(row)
         })
         .collect();
@@ -210,7 +221,11 @@ pub fn check_text(
                 .iter()
                 .filter(|r| r.verdict == Verdict::Holds)
                 .count();
-            let mut w = format!("{reached} of {} reached", witnesses.len());
+            let mut w = if witnesses.is_empty() {
+                "-".to_owned()
+            } else {
+                format!("{reached} of {} reached", witnesses.len())
+            };
             for r in witnesses
                 .iter()
                 .filter(|r| r.verdict != Verdict::Holds || !r.matches_expectation())
@@ -296,14 +311,17 @@ pub fn check_text(
         } else {
             format!(" (the same with faults {})", same.join("; "))
         };
+        let how = match trace.loop_text() {
+            Some(text) => format!("by a lasso of {} steps ({text})", trace.len_actions()),
+            None => format!("in {} steps", trace.len_actions()),
+        };
         let _ = writeln!(
             out,
-            "{}:{} faults={}{bounds}: {} violated in {} steps{also}\n  trace: {}",
+            "{}:{} faults={}{bounds}: {} violated {how}{also}\n  trace: {}",
             e.system(),
             e.config.variant(),
             e.config.faults(),
             e.property.id,
-            trace.len_actions(),
             r.trace_path
                 .as_ref()
                 .map_or("not written".into(), |p| p.display().to_string()),
@@ -344,7 +362,14 @@ pub fn check_text(
 /// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it differs.
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
-        (Some(t), Verdict::Violated) => format!("violated ({} steps)", t.len_actions()),
+        (Some(t), Verdict::Violated) => match t.loop_index() {
+            Some(k) if k == t.len_actions() => format!("violated ({k} steps, then stutters)"),
+            Some(k) => format!(
+                "violated ({k} steps, then a {}-step cycle)",
+                t.len_actions() - k
+            ),
+            None => format!("violated ({} steps)", t.len_actions()),
+        },
         _ => r.verdict.name().to_owned(),
     };
     if !r.matches_expectation() {

@@ -10,12 +10,13 @@ use stateright::Model;
 use walcheck_model::systems::electric_flush::ElectricFlush;
 use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
 use walcheck_model::systems::olake_sync::OlakeSync;
-use walcheck_model::systems::Variables;
+use walcheck_model::systems::{FairClass, Kind, Liveness, Variables};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::catalogue::{Entry, SystemConfig};
 use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
+use crate::liveness;
 
 /// The outcome of one entry.
 #[derive(Clone, Debug)]
@@ -92,8 +93,31 @@ pub fn run_entry_observed(
     observe: &mut dyn FnMut(Progress),
 ) -> CheckResult {
     let start = Instant::now();
+    let live = entry.property.kind == Kind::Eventually;
     let ((verdict, states, unique_states, max_depth, trace), peak_heap_bytes) =
         crate::heap::measure(|| match entry.config {
+            SystemConfig::OlakeBootstrap(config) if live => {
+                let model = OlakeBootstrap::new(config);
+                search_liveness(
+                    &model,
+                    &model.liveness(),
+                    model.fairness(),
+                    entry,
+                    budget,
+                    observe,
+                )
+            }
+            SystemConfig::ElectricFlush(config) if live => {
+                let model = ElectricFlush::new(config);
+                search_liveness(
+                    &model,
+                    &model.liveness(),
+                    model.fairness(),
+                    entry,
+                    budget,
+                    observe,
+                )
+            }
             SystemConfig::OlakeBootstrap(config) => {
                 let model = OlakeBootstrap::new(config);
                 search(&model, entry, budget, observe)
@@ -160,6 +184,50 @@ where
     let trace = path
         .as_ref()
         .map(|path| to_trace(entry, outcome.verdict, path));
+    (
+        outcome.verdict,
+        outcome.states,
+        outcome.unique_states,
+        outcome.max_depth,
+        trace,
+    )
+}
+
+/// Checks `entry`'s liveness property (one of `properties`) under `fairness` with the fair-liveness
+/// checker; a violation's trace is its lasso.
+fn search_liveness<M>(
+    model: &M,
+    properties: &[Liveness<M, M::State>],
+    fairness: &[FairClass<M::Action>],
+    entry: &Entry,
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
+) -> Searched
+where
+    M: Model,
+    M::State: std::hash::Hash + Eq + Clone + Variables,
+    M::Action: Clone + PartialEq + std::fmt::Display,
+{
+    let property = properties
+        .iter()
+        .find(|p| p.id == entry.property.id)
+        .unwrap_or_else(|| {
+            panic!(
+                "{} lists {} but its model does not",
+                entry.system(),
+                entry.property.id
+            )
+        });
+    let outcome = liveness::check_observed(model, property, fairness, budget, observe);
+    let trace = outcome.lasso.as_ref().map(|lasso| {
+        let trace = to_trace(entry, outcome.verdict, &lasso.path);
+        assert_eq!(
+            trace.loop_index(),
+            Some(lasso.loop_index),
+            "a lasso's loop state is the first state of its trace equal to the last"
+        );
+        trace
+    });
     (
         outcome.verdict,
         outcome.states,
@@ -391,14 +459,14 @@ where
         ));
     }
     match (kind, h.verdict.as_str()) {
-        ("always", "violated") | ("sometimes", "holds") => {}
+        ("always" | "eventually", "violated") | ("sometimes", "holds") => {}
         (_, "holds" | "violated") => {
             return Err(format!(
                 "a trace of an {kind} property is a {}, not {:?}",
-                if kind == "always" {
-                    "counterexample (violated)"
-                } else {
+                if kind == "sometimes" {
                     "witness (holds)"
+                } else {
+                    "counterexample (violated)"
                 },
                 h.verdict
             ));
@@ -429,7 +497,7 @@ where
 fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
 where
     M: Model,
-    M::State: Variables,
+    M::State: Variables + PartialEq + Clone,
     M::Action: Clone + std::fmt::Display,
 {
     check_against(model, trace)?;

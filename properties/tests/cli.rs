@@ -202,7 +202,7 @@ fn check_text_shows_the_interleaving_and_olakes_error() {
     assert!(text.contains("Append{pages: 5, commit: sync}"), "{text}");
     assert!(text.contains("lsn mismatch, please proceed with clear destination. lsn saved in state [0/1002000] current lsn [0/1000000]"), "{text}");
     assert!(
-        text.contains("6 checks: 6 as expected, 0 differ, 0 inconclusive"),
+        text.contains("8 checks: 8 as expected, 0 differ, 0 inconclusive"),
         "{text}"
     );
 }
@@ -222,6 +222,9 @@ fn strict_fails_on_expected_violations() {
             "olake-bootstrap:pr1084",
             "--faults",
             "connector-crash",
+            // The default catalogue also checks its liveness without fairness, which fails.
+            "--bound",
+            "fairness=declared",
             "--strict",
         ],
         dir.path(),

@@ -218,6 +218,41 @@ impl Trace {
         self.steps.iter().filter_map(|s| s.action.as_deref())
     }
 
+    /// Whether the trace is a lasso: a counterexample to an `eventually` property, an infinite
+    /// behaviour written as a prefix and a cycle.
+    pub fn is_lasso(&self) -> bool {
+        self.header.kind == "eventually" && self.header.verdict == "violated"
+    }
+
+    /// For a lasso, the index of the state the cycle starts from (0 is the initial state): the
+    /// first state equal to the last one. It is the last state itself when that state has no
+    /// enabled action and stutters forever. On disk it is ITF's top-level `loop` and, as text,
+    /// `walcheck:loop` in `#meta`. `None` for any other trace.
+    pub fn loop_index(&self) -> Option<usize> {
+        if !self.is_lasso() {
+            return None;
+        }
+        let last = self.steps.last()?;
+        self.steps.iter().position(|s| s.vars == last.vars)
+    }
+
+    /// For a lasso, one line saying how it loops: `steps 4-5 return to state 3 and repeat
+    /// forever`, or `state 4 has no enabled action and stutters forever`.
+    pub fn loop_text(&self) -> Option<String> {
+        let index = self.loop_index()?;
+        let last = self.len_actions();
+        Some(if index == last {
+            format!("state {last} has no enabled action and stutters forever")
+        } else if index + 1 == last {
+            format!("step {last} returns to state {index} and repeats forever")
+        } else {
+            format!(
+                "steps {}-{last} return to state {index} and repeat forever",
+                index + 1
+            )
+        })
+    }
+
     /// The ITF JSON: `#meta` (with the walcheck header under `walcheck`), `vars`, and `states`,
     /// each with its `#meta.index`, `mbt::actionTaken` (`init` for the first) and the variables as
     /// strings.
@@ -256,11 +291,16 @@ impl Trace {
                 Value::Object(state)
             })
             .collect();
-        json!({
+        let mut itf = json!({
             "#meta": self.header.to_meta(),
             "vars": vars,
             "states": states,
-        })
+        });
+        if let Some(index) = self.loop_index() {
+            itf["#meta"]["walcheck:loop"] = Value::String(index.to_string());
+            itf["loop"] = json!(index);
+        }
+        itf
     }
 
     /// The trace's file text: pretty ITF JSON ending in a newline. The same trace always gives
@@ -357,7 +397,32 @@ impl Trace {
                 time_us,
             });
         }
-        Ok(Trace { header, steps })
+        let trace = Trace { header, steps };
+        let recorded = match (object.get("loop"), meta.get("walcheck:loop")) {
+            (None, None) => None,
+            (Some(index), Some(Value::String(text)))
+                if index.as_u64().is_some_and(|i| i.to_string() == *text) =>
+            {
+                index.as_u64()
+            }
+            _ => {
+                return Err(bad(
+                    "loop and #meta walcheck:loop are not the same state index".into(),
+                ))
+            }
+        };
+        let derived = trace.loop_index().map(|i| i as u64);
+        if recorded != derived {
+            return Err(bad(match derived {
+                Some(i) => format!(
+                    "the lasso's loop is state {i} (the first equal to the last), not {recorded:?}"
+                ),
+                None => {
+                    "a loop is recorded, but the trace is not an eventually counterexample".into()
+                }
+            }));
+        }
+        Ok(trace)
     }
 
     /// Parses a trace file's text.
@@ -479,6 +544,25 @@ pub(crate) mod tests {
         let text = trace().to_text();
         let parsed: itf::Trace<itf::Value> = itf::trace_from_str(&text).unwrap();
         assert_eq!(parsed.states.len(), 2);
+    }
+
+    #[test]
+    fn a_lasso_marks_its_loop_for_itf_readers() {
+        let mut t = trace();
+        t.header.kind = "eventually".into();
+        let mut back = t.steps[0].clone();
+        back.action = Some("Back".into());
+        t.steps.push(back);
+        assert_eq!(t.loop_index(), Some(0));
+        let itf = t.to_itf();
+        assert_eq!(itf["loop"], 0);
+        assert_eq!(itf["#meta"]["walcheck:loop"], "0");
+        assert_eq!(Trace::from_text(&t.to_text()).unwrap(), t);
+        let parsed: itf::Trace<itf::Value> = itf::trace_from_str(&t.to_text()).unwrap();
+        assert_eq!(parsed.loop_index, Some(0));
+        let moved = t.to_text().replace("\"loop\": 0", "\"loop\": 1");
+        let err = Trace::from_text(&moved).unwrap_err().to_string();
+        assert!(err.contains("loop"), "{err}");
     }
 
     #[test]

@@ -57,8 +57,13 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
         .map(|c| (*c).to_owned())
         .collect()];
     let mut previous: Option<&Step> = None;
+    let loop_index = trace.loop_index();
     for (i, step) in trace.steps.iter().enumerate() {
-        let mut row = vec![i.to_string()];
+        let mut row = vec![if loop_index == Some(i) {
+            format!("{i} loop")
+        } else {
+            i.to_string()
+        }];
         if timed {
             row.push(
                 step.time_us
@@ -101,6 +106,9 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
         }
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    if let Some(text) = trace.loop_text() {
+        let _ = writeln!(out, "loop: {text}");
     }
     out
 }
@@ -181,7 +189,11 @@ pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
             mermaid_text(&values.join(", "))
         );
     }
+    let loop_index = trace.loop_index();
     for (i, step) in trace.steps.iter().enumerate().skip(1) {
+        if loop_index.is_some_and(|k| k + 1 == i) {
+            let _ = writeln!(out, "    loop forever: back to state {}", i - 1);
+        }
         let action = step.action.as_deref().unwrap_or("?");
         let (from, to) = (lanes.lane)(action_name(action));
         let _ = writeln!(out, "    {from}->>{to}: {i}. {}", mermaid_text(action));
@@ -194,15 +206,34 @@ pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
             );
         }
     }
+    match loop_index {
+        Some(k) if k < trace.len_actions() => out.push_str("    end\n"),
+        Some(_) => {
+            let _ = writeln!(
+                out,
+                "    Note over {first},{last}: state {} stutters forever (no action is enabled)",
+                trace.len_actions()
+            );
+        }
+        None => {}
+    }
     let _ = writeln!(
         out,
-        "    Note over {first},{last}: {} {} ({}) after step {}",
+        "    Note over {first},{last}: {} {} ({}) {}",
         h.property,
         h.verdict.to_uppercase(),
         h.kind,
-        trace.len_actions()
+        verdict_tail(trace)
     );
     out
+}
+
+/// `after step N`, or for a lasso `by a lasso: …`.
+fn verdict_tail(trace: &Trace) -> String {
+    match trace.loop_text() {
+        Some(text) => format!("by a lasso: {text}"),
+        None => format!("after step {}", trace.len_actions()),
+    }
 }
 
 /// An SVG timeline of the same diagram: a lifeline per participant, an arrow per action, the
@@ -267,7 +298,12 @@ pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
     }
     let top = y + 10;
     y += 30;
+    let loop_index = trace.loop_index();
+    let mut loop_top = None;
     for (i, step) in trace.steps.iter().enumerate().skip(1) {
+        if loop_index.is_some_and(|k| k + 1 == i) {
+            loop_top = Some(y - 12);
+        }
         let action = step.action.as_deref().unwrap_or("?");
         let (from, to) = (lanes.lane)(action_name(action));
         let (x1, x2) = (lane_x(from), lane_x(to));
@@ -322,12 +358,50 @@ pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
         }
         y += 6;
     }
+    // The cycle of a lasso: a bracket in the margin from its first step to its last, back to
+    // where it starts; a stuttering end is a note.
+    if let Some(top_px) = loop_top {
+        let bottom_px = y - 6;
+        for (x1, y1, x2, y2) in [
+            (30, top_px, 24, top_px),
+            (24, top_px, 24, bottom_px),
+            (24, bottom_px, 30, bottom_px),
+        ] {
+            nodes.push(Box::new(
+                Line::new()
+                    .set("x1", x1)
+                    .set("y1", y1)
+                    .set("x2", x2)
+                    .set("y2", y2)
+                    .set("stroke", "#a00")
+                    .set("stroke-width", 2),
+            ));
+        }
+        nodes.push(Box::new(
+            Polygon::new()
+                .set(
+                    "points",
+                    format!("30,{top_px} 24,{} 24,{}", top_px - 4, top_px + 4),
+                )
+                .set("fill", "#a00"),
+        ));
+    }
+    if let Some(text_line) = trace.loop_text() {
+        nodes.push(text(
+            LEFT_PX,
+            y + 4,
+            &format!("loop: {text_line}"),
+            "start",
+            "normal",
+        ));
+        y += ROW_PX;
+    }
     let verdict = format!(
-        "{} {} ({}) after step {}",
+        "{} {} ({}) {}",
         h.property,
         h.verdict.to_uppercase(),
         h.kind,
-        trace.len_actions()
+        verdict_tail(trace)
     );
     let verdict = text(LEFT_PX, y + 20, &verdict, "start", "bold");
     let width = right_px.get();

@@ -36,6 +36,9 @@ pub enum Mismatch {
     },
     /// Every step reproduced, but the last state does not show the recorded verdict.
     VerdictDiffers { property: String, recorded: String },
+    /// A lasso's last state is not the model state its loop starts from (or, for a stuttering
+    /// end, has an enabled action), or its goal holds on the cycle.
+    LoopDiffers { property: String, loop_index: usize },
 }
 
 impl fmt::Display for Mismatch {
@@ -75,6 +78,13 @@ impl fmt::Display for Mismatch {
                     .collect();
                 write!(f, "step {step} ({action}) differs: {}", diffs.join("; "))
             }
+            Mismatch::LoopDiffers {
+                property,
+                loop_index,
+            } => write!(
+                f,
+                "every step reproduced, but the steps after state {loop_index} are not a cycle on which {property} stays unmet"
+            ),
             Mismatch::VerdictDiffers { property, recorded } => {
                 write!(
                     f,
@@ -124,7 +134,10 @@ fn diff<S: Variables>(recorded: &[(String, Var)], state: &S) -> Vec<VarDiff> {
 
 /// Re-executes `trace` against `model`: from the first initial state, each recorded action must be
 /// enabled (matched by its displayed text) and lead to the recorded state, and the last state must
-/// show the recorded outcome for `property`. Returns the actions replayed.
+/// show the recorded outcome for `property`. A lasso ([`Trace::loop_index`]) must also close its
+/// cycle: its last state is, as a model state, the state at the loop index (or, when they are the
+/// same step, has no enabled action, and stutters), and the goal holds nowhere on the cycle.
+/// Returns the actions replayed.
 pub fn replay<M>(
     model: &M,
     property: &Property<M>,
@@ -132,7 +145,7 @@ pub fn replay<M>(
 ) -> Result<Vec<M::Action>, Mismatch>
 where
     M: Model,
-    M::State: Variables,
+    M::State: Variables + PartialEq + Clone,
     M::Action: fmt::Display + Clone,
 {
     let mut state = model
@@ -149,6 +162,8 @@ where
             diffs,
         });
     }
+    let loop_index = trace.loop_index();
+    let mut states = vec![state.clone()];
     let mut replayed = Vec::new();
     let mut enabled = Vec::new();
     for (i, step) in trace.steps.iter().enumerate().skip(1) {
@@ -178,7 +193,29 @@ where
             });
         }
         state = next;
+        if loop_index.is_some() {
+            states.push(state.clone());
+        }
         replayed.push(action);
+    }
+    if let Some(index) = loop_index {
+        let last = states.len() - 1;
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        let closes = if index == last {
+            enabled.is_empty()
+        } else {
+            states[index] == state
+        };
+        let unmet = states[index..]
+            .iter()
+            .all(|s| !(property.condition)(model, s));
+        if !closes || !unmet {
+            return Err(Mismatch::LoopDiffers {
+                property: trace.header.property.clone(),
+                loop_index: index,
+            });
+        }
     }
     if !shows(model, property, &state) {
         return Err(Mismatch::VerdictDiffers {

@@ -18,7 +18,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
+use super::{
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Liveness,
+    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+};
 use crate::electric::consumer::{Consumer, Effects, Injection, Msg, Status};
 use crate::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use crate::electric::replication_client::ReplicationClient;
@@ -81,6 +84,17 @@ pub enum TimerOrder {
     Any,
 }
 
+/// What PostgreSQL sends after the scripted workload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Traffic {
+    /// Nothing: the scripted transactions are all there is.
+    Finite,
+    /// Unrelated transactions forever: each commits changes to tables no shape follows, so it is
+    /// routed to no consumer. They all share one abstract LSN past the script's, so the graph
+    /// stays finite and their stream is a cycle.
+    Steady,
+}
+
 /// The bounds and knobs (`walcheck list`).
 pub const BOUNDS: &[BoundInfo] = &[
     BoundInfo {
@@ -97,6 +111,16 @@ pub const BOUNDS: &[BoundInfo] = &[
     number("txns", 2, 1, 3, "txns", "transactions: T1 large, then small ones that do not touch shape 0"),
     number("inline_flush_lines", 2, 1, 3, "lines", "buffered lines that trigger an inline flush (64 KiB upstream)"),
     number("crashes", 1, 0, 2, "kills", "consumer kills injected in all"),
+    FAIRNESS_BOUND,
+    BoundInfo {
+        name: "traffic",
+        default: BoundValue::Name("finite"),
+        min: None,
+        max: None,
+        values: &["finite", "steady"],
+        unit: "traffic",
+        doc: "finite: the scripted transactions only; steady: then unrelated transactions (no shape's) forever, all at one abstract LSN",
+    },
 ];
 
 /// The properties, by stable id (the triage's own checks are in [`TRIAGE_PROPERTIES`]).
@@ -130,6 +154,12 @@ pub const PROPERTIES: &[PropertyInfo] = &[
         kind: Kind::Always,
         needs: None,
         doc: "at quiescence confirmed_flush is the last commit's LSN",
+    },
+    PropertyInfo {
+        id: "eventually-acknowledged",
+        kind: Kind::Eventually,
+        needs: None,
+        doc: "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
     },
     PropertyInfo { id: "reach-timer-before-commit", kind: Kind::Sometimes, needs: None, doc: "a timer flush persists lines of a pending multi-fragment txn" },
     PropertyInfo { id: "reach-hibernate-flush", kind: Kind::Sometimes, needs: None, doc: "the idle :timeout runs Storage.hibernate (flush and close)" },
@@ -202,6 +232,10 @@ pub struct Config {
     pub txns: u8,
     pub inline_flush_lines: u8,
     pub crashes: u8,
+    /// Which fairness liveness checks assume ([`FAIRNESS`] or none); safety checks ignore it.
+    pub fairness: FairnessChoice,
+    /// Whether unrelated transactions keep coming after the scripted ones.
+    pub traffic: Traffic,
     /// A fault standing for a #4058 hypothesis (`walcheck triage` only).
     pub injection: Injection,
 }
@@ -217,6 +251,8 @@ impl Config {
             txns: 2,
             inline_flush_lines: 2,
             crashes: 1,
+            fairness: FairnessChoice::Declared,
+            traffic: Traffic::Finite,
             injection: Injection::None,
         }
     }
@@ -243,6 +279,20 @@ impl Config {
                     TimerOrder::Realistic
                 }
             }
+            "fairness" => {
+                self.fairness = if value == BoundValue::Name("none") {
+                    FairnessChoice::None
+                } else {
+                    FairnessChoice::Declared
+                }
+            }
+            "traffic" => {
+                self.traffic = if value == BoundValue::Name("steady") {
+                    Traffic::Steady
+                } else {
+                    Traffic::Finite
+                }
+            }
             "shapes" => self.shapes = n(value),
             "fragments" => self.fragments = n(value),
             "txns" => self.txns = n(value),
@@ -260,14 +310,22 @@ impl Config {
             TimerOrder::Realistic => "realistic",
             TimerOrder::Any => "any",
         };
-        vec![
+        let mut bounds = vec![
             ("timer_order", BoundValue::Name(order)),
             ("shapes", n(self.shapes)),
             ("fragments", n(self.fragments)),
             ("txns", n(self.txns)),
             ("inline_flush_lines", n(self.inline_flush_lines)),
             ("crashes", n(self.crashes)),
-        ]
+        ];
+        // Only when set: safety traces, which it cannot change, keep the header they had.
+        if self.fairness != FairnessChoice::Declared {
+            bounds.push(("fairness", BoundValue::Name(self.fairness.name())));
+        }
+        if self.traffic == Traffic::Steady {
+            bounds.push(("traffic", BoundValue::Name("steady")));
+        }
+        bounds
     }
 
     /// Whether property `needs` is met.
@@ -392,12 +450,23 @@ impl fmt::Display for Action {
 pub struct ElectricFlush {
     pub config: Config,
     workload: Vec<(Fragment, u8)>,
+    /// The unrelated transaction [`Traffic::Steady`] repeats.
+    unrelated: (Fragment, u8),
 }
 
 impl ElectricFlush {
     pub fn new(config: Config) -> ElectricFlush {
+        let workload = config.workload();
+        let after = workload.iter().map(|(f, _)| f.tx).max().unwrap_or(0) + 1;
+        let unrelated = Fragment {
+            tx: after,
+            commit: true,
+            lines: [0; MAX_SHAPES],
+            last_log_offset: Offset::new(after, 1),
+        };
         ElectricFlush {
-            workload: config.workload(),
+            workload,
+            unrelated: (unrelated, 1),
             config,
         }
     }
@@ -416,13 +485,21 @@ impl ElectricFlush {
 
     /// The fragment being or next to be published.
     fn fragment(&self, state: &State) -> Option<&(Fragment, u8)> {
-        self.workload.get(usize::from(state.collector.published))
+        let index = usize::from(state.collector.published);
+        self.workload
+            .get(index)
+            .or(
+                (self.config.traffic == Traffic::Steady && index == self.workload.len())
+                    .then_some(&self.unrelated),
+            )
     }
 
     /// The shapes a fragment is routed to (EventRouter): those with changes in it and, for a
     /// commit, every shape in the transaction (`shapes_in_txn`).
     fn routed(&self, index: usize, shape: usize) -> bool {
-        let (fragment, _) = &self.workload[index];
+        let Some((fragment, _)) = self.workload.get(index) else {
+            return false; // an unrelated transaction: no shape's
+        };
         fragment.lines[shape] > 0
             || (fragment.commit
                 && self.workload[..index]
@@ -616,8 +693,7 @@ impl ElectricFlush {
     /// After the last call of a publish: the tracker takes the fragment (its `notify_fn` messages
     /// queue at the client), then the client finishes `handle_data`.
     fn finish_publish(&self, state: &mut State) {
-        let index = usize::from(state.collector.published);
-        let (fragment, _) = self.workload[index];
+        let (fragment, _) = *self.fragment(state).expect("a fragment being published");
         let delivery = state.collector.delivering.take().expect("inside a publish");
         let effects = state.tracker.handle_txn_fragment(
             self.config.variant.has_4064(),
@@ -630,7 +706,9 @@ impl ElectricFlush {
             fragment.tx,
             fragment.commit,
         );
-        state.collector.published += 1;
+        if usize::from(state.collector.published) < self.workload.len() {
+            state.collector.published += 1;
+        }
     }
 
     fn consumer_effects(&self, state: &mut State, s: u8, effects: Effects) {
@@ -672,7 +750,13 @@ impl ElectricFlush {
         let cfg = &self.config;
         let variant = cfg.variant;
         match state.collector.delivering {
-            None if self.fragment(state).is_some() && state.collector.mailbox.is_empty() => {
+            // An unrelated transaction arrives after the client's earlier messages (one
+            // mailbox, in order), so they never pile up.
+            None if self.fragment(state).is_some()
+                && state.collector.mailbox.is_empty()
+                && (usize::from(state.collector.published) < self.workload.len()
+                    || state.client.mailbox.is_empty()) =>
+            {
                 actions.push(Action::Publish)
             }
             Some(delivery) => {
@@ -800,6 +884,9 @@ impl Model for ElectricFlush {
             Property::always("wal-retention-bounded", |m: &ElectricFlush, s: &State| {
                 wal_retention_bounded(m, s)
             }),
+            Property::eventually("eventually-acknowledged", |m: &ElectricFlush, s: &State| {
+                all_acknowledged(m, s)
+            }),
             Property::sometimes("reach-timer-before-commit", |_, s: &State| {
                 s.seen & seen::TIMER_BEFORE_COMMIT != 0
             }),
@@ -840,6 +927,128 @@ impl Model for ElectricFlush {
     }
 }
 
+/// The fairness the `electric-flush` liveness checks assume, each weak (`WF`) and per shape where
+/// a process is per shape (a starved consumer is not excused by a busy neighbour):
+/// - `publish`: PostgreSQL keeps streaming the WAL it has and the collector's synchronous
+///   `ConsumerRegistry.publish` calls return (`Publish`, `Deliver`).
+/// - `handle-sN`: a BEAM process with a message in its mailbox eventually handles it
+///   (`Consumer.handle_info`/`handle_cast`); so do the collector and the ReplicationClient.
+/// - `timer-sN`, `timeout-sN`, `suspend-timer-sN`: `Process.send_after` timers (the 1 s flush
+///   timer, the idle `:timeout`, the suspend timer) fire once armed.
+/// - `keepalive`: the primary sends keepalives every `wal_sender_timeout / 2`.
+/// - `down-sN`, `stall-check-sN`: HEAD's monitor and stall check (#4730) run.
+///
+/// Not fair: consumer kills (the fault).
+pub const FAIRNESS: &[FairClass<Action>] = &[
+    FairClass {
+        class: "publish",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Publish | Action::Deliver(_)),
+    },
+    FairClass {
+        class: "handle-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Handle(0)),
+    },
+    FairClass {
+        class: "handle-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Handle(1)),
+    },
+    FairClass {
+        class: "timer-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::TimerFires(0)),
+    },
+    FairClass {
+        class: "timer-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::TimerFires(1)),
+    },
+    FairClass {
+        class: "timeout-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Timeout(0)),
+    },
+    FairClass {
+        class: "timeout-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Timeout(1)),
+    },
+    FairClass {
+        class: "suspend-timer-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::SuspendTimerFires(0)),
+    },
+    FairClass {
+        class: "suspend-timer-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::SuspendTimerFires(1)),
+    },
+    FairClass {
+        class: "collector",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::CollectorHandle),
+    },
+    FairClass {
+        class: "client",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::ClientHandle),
+    },
+    FairClass {
+        class: "keepalive",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Keepalive),
+    },
+    FairClass {
+        class: "down-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Down(0)),
+    },
+    FairClass {
+        class: "down-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Down(1)),
+    },
+    FairClass {
+        class: "stall-check-s0",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::StallCheck(0)),
+    },
+    FairClass {
+        class: "stall-check-s1",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::StallCheck(1)),
+    },
+];
+
+impl ElectricFlush {
+    /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
+    pub fn fairness(&self) -> &'static [FairClass<Action>] {
+        match self.config.fairness {
+            FairnessChoice::Declared => FAIRNESS,
+            FairnessChoice::None => &[],
+        }
+    }
+
+    /// The liveness properties, by id (`eventually-acknowledged`).
+    pub fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
+        vec![Liveness {
+            id: "eventually-acknowledged",
+            trigger: None,
+            goal: all_acknowledged,
+        }]
+    }
+}
+
+/// `eventually-acknowledged`'s goal: the slot's `confirmed_flush` has reached the last commit of
+/// the workload, so every committed transaction is acknowledged (Electric
+/// `postgres/replication_client.ex:encode_standby_status_update` (1.4.15 `64a89a05f`) sends the
+/// flush position PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage` moves the slot to).
+pub fn all_acknowledged(model: &ElectricFlush, state: &State) -> bool {
+    state.client.confirmed_flush >= model.last_commit_lsn()
+}
+
 /// Holds unless a notification is lost on a path where history bit `bit` was set.
 fn lost_after(model: &ElectricFlush, state: &State, bit: u16) -> bool {
     state.seen & bit == 0 || no_lost_flush_notification(model, state)
@@ -867,9 +1076,10 @@ pub fn ack_within_flushed(state: &State) -> bool {
     })
 }
 
-/// `wal-retention-bounded`: at quiescence `confirmed_flush` is the last commit's LSN.
+/// `wal-retention-bounded`: at quiescence `confirmed_flush` has reached the last scripted commit's
+/// LSN (unrelated transactions after it, [`Traffic::Steady`], may take it further).
 pub fn wal_retention_bounded(model: &ElectricFlush, state: &State) -> bool {
-    !model.quiescent(state) || state.client.confirmed_flush == model.last_commit_lsn()
+    !model.quiescent(state) || state.client.confirmed_flush >= model.last_commit_lsn()
 }
 
 impl Variables for State {

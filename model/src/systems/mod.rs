@@ -181,3 +181,77 @@ pub struct Lanes {
     /// The participant a variable belongs to, or none for bookkeeping counters.
     pub owner: fn(&str) -> Option<&'static str>,
 }
+
+/// How a fairness constraint restricts the infinite behaviours a liveness check considers
+/// (TLA+'s `WF` and `SF`, as TLC checks them).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fairness {
+    /// `WF`: an action of the class that stays enabled from some point on is eventually taken.
+    Weak,
+    /// `SF`: an action of the class that is enabled infinitely often is eventually taken.
+    Strong,
+}
+
+impl Fairness {
+    /// The name reports use (`weak`, `strong`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fairness::Weak => "weak",
+            Fairness::Strong => "strong",
+        }
+    }
+}
+
+/// A fairness constraint on a class of a system's actions, declared next to its model with why
+/// it is realistic.
+#[derive(Copy, Clone, Debug)]
+pub struct FairClass<A> {
+    /// A short name: `walwriter`, `mailbox`.
+    pub class: &'static str,
+    pub kind: Fairness,
+    /// Whether an action belongs to the class.
+    pub member: fn(&A) -> bool,
+}
+
+/// A liveness property: `always (trigger implies eventually goal)`, or `eventually goal` from the
+/// initial state when there is no trigger.
+pub struct Liveness<M, S> {
+    /// Its stable id, as in the system's property list.
+    pub id: &'static str,
+    /// `Q` of `always (Q implies eventually P)`; `None` for plain `eventually P`.
+    pub trigger: Option<fn(&M, &S) -> bool>,
+    /// `P`.
+    pub goal: fn(&M, &S) -> bool,
+}
+
+/// Which fairness a liveness check assumes: the constraints the system declares, or none (every
+/// maximal path counts, as in stateright's own `eventually`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FairnessChoice {
+    Declared,
+    None,
+}
+
+impl FairnessChoice {
+    /// The values of the `fairness` bound.
+    pub const NAMES: [&'static str; 2] = ["declared", "none"];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            FairnessChoice::Declared => "declared",
+            FairnessChoice::None => "none",
+        }
+    }
+}
+
+/// The `fairness` bound both systems take: which fairness their liveness checks assume.
+pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
+    name: "fairness",
+    default: BoundValue::Name("declared"),
+    min: None,
+    max: None,
+    values: &FairnessChoice::NAMES,
+    unit: "fairness",
+    doc: "liveness checks assume the system's declared fairness (declared) or none (none); \
+          safety checks ignore it",
+};

@@ -18,7 +18,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
-use super::{number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
+use super::{
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Liveness,
+    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+};
 use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use crate::pg::{CommitMode, Role, Server};
 use crate::Lsn;
@@ -153,6 +156,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         "crashes",
         "faults injected in all (connector and PostgreSQL together)",
     ),
+    FAIRNESS_BOUND,
 ];
 
 /// The simulator's workload knobs (`walcheck simulate`): not bounds of the checker, which never
@@ -213,6 +217,12 @@ pub const PROPERTIES: &[PropertyInfo] = &[
         kind: Kind::Always,
         needs: None,
         doc: "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
+    },
+    PropertyInfo {
+        id: "bootstrap-eventually-completes",
+        kind: Kind::Eventually,
+        needs: None,
+        doc: "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
     },
     PropertyInfo {
         id: "reach-write-ahead-at-read",
@@ -309,6 +319,8 @@ pub struct Config {
     pub statements: u8,
     pub syncs: u8,
     pub crashes: u8,
+    /// Which fairness liveness checks assume ([`FAIRNESS`] or none); safety checks ignore it.
+    pub fairness: FairnessChoice,
     /// The simulator's workload instead of the checker's [`Action::Append`]; `None` for the
     /// checker, which never sets it.
     pub driven: Option<DrivenWorkload>,
@@ -362,6 +374,7 @@ impl Config {
             statements: 2,
             syncs: 2,
             crashes: 1,
+            fairness: FairnessChoice::Declared,
             driven: None,
         }
     }
@@ -388,6 +401,13 @@ impl Config {
         };
         let value = info.parse(text)?;
         match name {
+            "fairness" => {
+                self.fairness = if value == BoundValue::Name("none") {
+                    FairnessChoice::None
+                } else {
+                    FairnessChoice::Declared
+                }
+            }
             "server" => {
                 self.server = if value == BoundValue::Name("standby") {
                     Role::Standby
@@ -452,6 +472,10 @@ impl Config {
             ("syncs", n(self.syncs.into())),
             ("crashes", n(self.crashes.into())),
         ];
+        // Only when set: safety traces, which it cannot change, keep the header they had.
+        if self.fairness != FairnessChoice::Declared {
+            bounds.push(("fairness", BoundValue::Name(self.fairness.name())));
+        }
         if let Some(driven) = self.driven {
             let commit = match driven.commit {
                 CommitMode::Sync => "sync",
@@ -789,6 +813,9 @@ impl Model for OlakeBootstrap {
             Property::always("wal-pointers-ordered", |_, s: &State| {
                 wal_pointers_ordered(s)
             }),
+            Property::eventually("bootstrap-eventually-completes", |_, s: &State| {
+                !in_bootstrap(s)
+            }),
             Property::sometimes("reach-write-ahead-at-read", |_, s: &State| {
                 write_ahead_at_read(s)
             }),
@@ -808,6 +835,81 @@ impl Model for OlakeBootstrap {
             ),
         ]
     }
+}
+
+/// The fairness the `olake-bootstrap` liveness checks assume, each weak (`WF`): an action of the
+/// class that stays enabled is eventually taken.
+/// - `walwriter`: PostgreSQL 15 `walwriter.c:WalWriterMain` wakes at least every
+///   `wal_writer_delay` (200 ms) and `xlog.c:XLogBackgroundFlush` writes and flushes what is
+///   unflushed; a server that is up does not skip it forever.
+/// - `commit-flush`: a backend waiting in `xlog.c:XLogFlush` for its synchronous commit returns
+///   once its fsync does.
+/// - `checkpointer`: `checkpointer.c` runs a checkpoint at least every `checkpoint_timeout`.
+/// - `startup-replay`: a standby's startup process replays what it has received.
+/// - `connector`: a running sync keeps taking its own steps (OLake `cdc.go:PreCDC`, `AdvanceLSN`'s
+///   100 ms retries and 30 s deadline, `StreamChanges`).
+///
+/// Not fair: client statements, the next sync and restarts (scheduled by people), and the faults.
+pub const FAIRNESS: &[FairClass<Action>] = &[
+    FairClass {
+        class: "walwriter",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::WalWriterWrite | Action::WalWriterFlush),
+    },
+    FairClass {
+        class: "commit-flush",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::CommitFlush),
+    },
+    FairClass {
+        class: "checkpointer",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Checkpoint),
+    },
+    FairClass {
+        class: "startup-replay",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Replay),
+    },
+    FairClass {
+        class: "connector",
+        kind: Fairness::Weak,
+        member: |a| {
+            matches!(
+                a,
+                Action::ReadSlot
+                    | Action::SeedState
+                    | Action::Advance { .. }
+                    | Action::AdvanceGiveUp
+                    | Action::Validate
+            )
+        },
+    },
+];
+
+impl OlakeBootstrap {
+    /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
+    pub fn fairness(&self) -> &'static [FairClass<Action>] {
+        match self.config.fairness {
+            FairnessChoice::Declared => FAIRNESS,
+            FairnessChoice::None => &[],
+        }
+    }
+
+    /// The liveness properties, by id (`bootstrap-eventually-completes`).
+    pub fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
+        vec![Liveness {
+            id: "bootstrap-eventually-completes",
+            trigger: Some(|_, s| in_bootstrap(s)),
+            goal: |_, s| !in_bootstrap(s),
+        }]
+    }
+}
+
+/// Whether a run is inside PreCDC's bootstrap (OLake `cdc.go:PreCDC` with no global state): read
+/// W0, and still to seed the state or to advance (#1084: until `end_lsn` reaches W0).
+pub fn in_bootstrap(state: &State) -> bool {
+    matches!(state.connector.phase, Phase::Bootstrap { .. })
 }
 
 /// `state-matches-slot`: once the state file holds an LSN and the connector is not inside PreCDC's

@@ -1,0 +1,528 @@
+//! The fair-liveness checker: `eventually P` and `always (Q implies eventually P)` under weak and
+//! strong fairness, with a lasso counterexample, as TLC checks them.
+//!
+//! Why not stateright's `eventually`: in 0.31 it treats only terminal states as the end of a
+//! path, so a violation that ends in a cycle (a retry loop that spins forever) goes unreported
+//! (its own test `fixme_can_miss_counterexample_when_revisiting_a_state`), and it has no fairness.
+//!
+//! How: explore the bounded reachable graph breadth-first and store it compactly (state ids,
+//! edge lists with action indices and fairness classes); take the product with a one-bit monitor
+//! (an obligation `P` is pending); find the strongly connected components of the pending part
+//! with petgraph's Tarjan; keep those that are fair (Emerson–Lei: a weakly fair class enabled in
+//! every state must be taken inside; a strongly fair class enabled in some state must be taken
+//! inside, or the states enabling it are removed and the components recomputed). A state with no
+//! enabled action stutters forever (a self-loop), as in TLA+. The property is violated iff a fair
+//! pending component is reachable; the counterexample is the shortest prefix to it plus a cycle
+//! inside it that takes every fair class the component takes and passes a state disabling every
+//! weakly fair class it does not.
+
+use std::collections::VecDeque;
+use std::hash::Hash;
+use std::time::Instant;
+
+use indexmap::IndexSet;
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use stateright::Model;
+use walcheck_model::systems::{FairClass, Fairness, Liveness};
+
+use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
+
+/// The most fairness classes a system may declare (they are bits of a `u32`).
+pub const MAX_CLASSES: usize = 32;
+
+/// The explored graph: every reachable state once, its outgoing edges in action order.
+struct Graph<S> {
+    states: IndexSet<S>,
+    /// Edges of state `i` are `edges[first[i]..first[i + 1]]`.
+    first: Vec<u32>,
+    edges: Vec<Edge>,
+    /// Per state, the fairness classes with an enabled action there.
+    enabled: Vec<u32>,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Edge {
+    target: u32,
+    /// The action's index in the model's `actions()` list for the source state.
+    action: u16,
+    /// The fairness classes the action belongs to.
+    classes: u32,
+}
+
+impl<S> Graph<S> {
+    fn out(&self, state: usize) -> &[Edge] {
+        &self.edges[self.first[state] as usize..self.first[state + 1] as usize]
+    }
+
+    fn is_terminal(&self, state: usize) -> bool {
+        self.first[state] == self.first[state + 1]
+    }
+}
+
+/// A lasso: the path to the loop state, then the cycle back to it (empty when the loop state
+/// has no enabled action and stutters forever).
+#[derive(Clone, Debug)]
+pub struct Lasso<S, A> {
+    /// The whole trace: the prefix, then the cycle; it ends in the loop state.
+    pub path: Path<S, A>,
+    /// The index of the loop state among the path's states (0 is the initial state): the
+    /// cycle is the steps after it. Equal to the number of steps when the last state stutters.
+    pub loop_index: usize,
+}
+
+/// The result of one liveness check.
+#[derive(Clone, Debug)]
+pub struct Outcome<S, A> {
+    pub verdict: Verdict,
+    /// States generated, duplicates included.
+    pub states: u64,
+    /// Distinct states stored.
+    pub unique_states: u64,
+    /// Steps from the initial state to the deepest state stored.
+    pub max_depth: u64,
+    /// Monitor-product nodes reached (at most twice the states).
+    pub product_nodes: u64,
+    /// The counterexample when violated.
+    pub lasso: Option<Lasso<S, A>>,
+}
+
+/// Checks `property` on `model` under `fairness` within `budget`.
+pub fn check<M>(
+    model: &M,
+    property: &Liveness<M, M::State>,
+    fairness: &[FairClass<M::Action>],
+    budget: &Budget,
+) -> Outcome<M::State, M::Action>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    check_observed(model, property, fairness, budget, &mut |_| {})
+}
+
+/// [`check`], telling `observe` how far the exploration has got.
+pub fn check_observed<M>(
+    model: &M,
+    property: &Liveness<M, M::State>,
+    fairness: &[FairClass<M::Action>],
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
+) -> Outcome<M::State, M::Action>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    assert!(
+        fairness.len() <= MAX_CLASSES,
+        "at most {MAX_CLASSES} fairness classes"
+    );
+    let (graph, explored) = explore(model, fairness, budget, observe);
+    let mut outcome = Outcome {
+        verdict: Verdict::Holds,
+        states: explored.states,
+        unique_states: graph.states.len() as u64,
+        max_depth: explored.max_depth,
+        product_nodes: 0,
+        lasso: None,
+    };
+    if explored.inconclusive {
+        outcome.verdict = Verdict::Inconclusive;
+        return outcome;
+    }
+
+    // The monitor: node `2 * state + pending`.
+    let n = graph.states.len();
+    let goal: Vec<bool> = graph
+        .states
+        .iter()
+        .map(|s| (property.goal)(model, s))
+        .collect();
+    let trigger: Vec<bool> = match property.trigger {
+        Some(q) => graph.states.iter().map(|s| q(model, s)).collect(),
+        None => vec![false; n],
+    };
+    let pending_after = |pending: bool, t: usize| (pending || trigger[t]) && !goal[t];
+    let start = usize::from((property.trigger.is_none() || trigger[0]) && !goal[0]);
+
+    // Breadth-first over the product, remembering how each node was first reached.
+    let mut parent: Vec<Option<(u32, u32)>> = vec![None; 2 * n];
+    let mut reached = vec![false; 2 * n];
+    let mut order = Vec::new();
+    let mut queue = VecDeque::from([start]);
+    reached[start] = true;
+    while let Some(node) = queue.pop_front() {
+        order.push(node);
+        let (state, pending) = (node / 2, node % 2 == 1);
+        let base = graph.first[state];
+        for (i, edge) in graph.out(state).iter().enumerate() {
+            let t = edge.target as usize;
+            let next = 2 * t + usize::from(pending_after(pending, t));
+            if !reached[next] {
+                reached[next] = true;
+                parent[next] = Some((node as u32, base + i as u32));
+                queue.push_back(next);
+            }
+        }
+    }
+    outcome.product_nodes = order.len() as u64;
+
+    // The pending part and its fair strongly connected components.
+    let pending_nodes: Vec<usize> = order.iter().copied().filter(|v| v % 2 == 1).collect();
+    let weak = class_mask(fairness, Fairness::Weak);
+    let strong = class_mask(fairness, Fairness::Strong);
+    let mut bad = vec![false; 2 * n];
+    let mut bad_sccs: Vec<Vec<usize>> = Vec::new();
+    let mut work = vec![pending_nodes];
+    while let Some(nodes) = work.pop() {
+        for scc in components(&graph, &nodes) {
+            let inside = |v: usize| scc.binary_search(&v).is_ok();
+            let mut taken = 0u32;
+            let mut cyclic = scc.len() > 1;
+            for &v in &scc {
+                let state = v / 2;
+                if graph.is_terminal(state) {
+                    cyclic = true; // stutters
+                }
+                for edge in graph.out(state) {
+                    if inside(2 * edge.target as usize + 1) {
+                        taken |= edge.classes;
+                        cyclic |= edge.target as usize == state;
+                    }
+                }
+            }
+            if !cyclic {
+                continue;
+            }
+            let all = scc
+                .iter()
+                .fold(u32::MAX, |acc, &v| acc & graph.enabled[v / 2]);
+            let any = scc.iter().fold(0, |acc, &v| acc | graph.enabled[v / 2]);
+            if weak & all & !taken != 0 {
+                continue; // a weakly fair class is enabled throughout and never taken
+            }
+            let starved = strong & any & !taken;
+            if starved != 0 {
+                // Only paths avoiding the states that enable a starved class can be fair.
+                let rest: Vec<usize> = scc
+                    .iter()
+                    .copied()
+                    .filter(|&v| graph.enabled[v / 2] & starved == 0)
+                    .collect();
+                if !rest.is_empty() {
+                    work.push(rest);
+                }
+                continue;
+            }
+            for &v in &scc {
+                bad[v] = true;
+            }
+            bad_sccs.push(scc);
+        }
+    }
+    let Some(&loop_node) = order.iter().find(|&&v| bad[v]) else {
+        return outcome;
+    };
+    let scc = bad_sccs
+        .iter()
+        .find(|c| c.binary_search(&loop_node).is_ok())
+        .expect("a bad node is in a bad component");
+    outcome.verdict = Verdict::Violated;
+    outcome.lasso = Some(lasso(
+        model, &graph, &parent, start, loop_node, scc, weak, strong,
+    ));
+    outcome
+}
+
+struct Explored {
+    states: u64,
+    max_depth: u64,
+    inconclusive: bool,
+}
+
+fn class_mask<A>(fairness: &[FairClass<A>], kind: Fairness) -> u32 {
+    fairness
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.kind == kind)
+        .fold(0, |acc, (i, _)| acc | 1 << i)
+}
+
+fn classes_of<A>(fairness: &[FairClass<A>], action: &A) -> u32 {
+    fairness
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| (c.member)(action))
+        .fold(0, |acc, (i, _)| acc | 1 << i)
+}
+
+/// Breadth-first exploration of every reachable state within `budget`.
+fn explore<M>(
+    model: &M,
+    fairness: &[FairClass<M::Action>],
+    budget: &Budget,
+    observe: &mut dyn FnMut(Progress),
+) -> (Graph<M::State>, Explored)
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    let mut graph = Graph {
+        states: IndexSet::new(),
+        first: vec![0],
+        edges: Vec::new(),
+        enabled: Vec::new(),
+    };
+    let mut explored = Explored {
+        states: 0,
+        max_depth: 0,
+        inconclusive: false,
+    };
+    let mut depth: Vec<u32> = Vec::new();
+    for init in model.init_states().into_iter().take(1) {
+        explored.states += 1;
+        graph.states.insert(init);
+        depth.push(0);
+    }
+    let mut actions = Vec::new();
+    // States are expanded in id order, which is breadth-first order.
+    let mut index = 0;
+    while index < graph.states.len() {
+        if index as u64 % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
+            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+                explored.inconclusive = true;
+                break;
+            }
+            observe(Progress {
+                states: explored.states,
+                unique_states: graph.states.len() as u64,
+                max_depth: explored.max_depth,
+            });
+        }
+        let state = graph.states.get_index(index).expect("stored").clone();
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let mut enabled = 0;
+        for (i, action) in actions.drain(..).enumerate() {
+            let classes = classes_of(fairness, &action);
+            let Some(next) = model.next_state(&state, action) else {
+                continue;
+            };
+            enabled |= classes;
+            explored.states += 1;
+            if !model.within_boundary(&next) {
+                continue;
+            }
+            let target = match graph.states.get_index_of(&next) {
+                Some(t) => t,
+                None => {
+                    if budget
+                        .max_states
+                        .is_some_and(|max| graph.states.len() as u64 >= max)
+                    {
+                        explored.inconclusive = true;
+                        return (graph, explored);
+                    }
+                    let next_depth = depth[index] + 1;
+                    explored.max_depth = explored.max_depth.max(next_depth.into());
+                    depth.push(next_depth);
+                    graph.states.insert_full(next).0
+                }
+            };
+            graph.edges.push(Edge {
+                target: target as u32,
+                action: i as u16,
+                classes,
+            });
+        }
+        graph.enabled.push(enabled);
+        graph.first.push(graph.edges.len() as u32);
+        index += 1;
+    }
+    (graph, explored)
+}
+
+/// The strongly connected components of the product restricted to `nodes` (pending nodes,
+/// sorted or not), each sorted, in a deterministic order.
+fn components<S>(graph: &Graph<S>, nodes: &[usize]) -> Vec<Vec<usize>> {
+    let mut sorted = nodes.to_vec();
+    sorted.sort_unstable();
+    let mut g: DiGraph<usize, ()> = DiGraph::with_capacity(sorted.len(), sorted.len());
+    let ids: Vec<NodeIndex> = sorted.iter().map(|&v| g.add_node(v)).collect();
+    for (k, &v) in sorted.iter().enumerate() {
+        for edge in graph.out(v / 2) {
+            let w = 2 * edge.target as usize + 1;
+            if let Ok(j) = sorted.binary_search(&w) {
+                g.add_edge(ids[k], ids[j], ());
+            }
+        }
+    }
+    let mut sccs: Vec<Vec<usize>> = tarjan_scc(&g)
+        .into_iter()
+        .map(|c| {
+            let mut c: Vec<usize> = c.into_iter().map(|i| g[i]).collect();
+            c.sort_unstable();
+            c
+        })
+        .collect();
+    sccs.sort();
+    sccs
+}
+
+/// The lasso to `loop_node` and around `scc`.
+#[allow(clippy::too_many_arguments)]
+fn lasso<M>(
+    model: &M,
+    graph: &Graph<M::State>,
+    parent: &[Option<(u32, u32)>],
+    start: usize,
+    loop_node: usize,
+    scc: &[usize],
+    weak: u32,
+    strong: u32,
+) -> Lasso<M::State, M::Action>
+where
+    M: Model,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    // The prefix, from the parents of the breadth-first search.
+    let mut prefix_edges = Vec::new();
+    let mut node = loop_node;
+    while node != start {
+        let (from, edge) = parent[node].expect("reached nodes have parents");
+        prefix_edges.push((from as usize / 2, edge as usize));
+        node = from as usize;
+    }
+    prefix_edges.reverse();
+
+    // The cycle: take each fair class the component takes, pass a state disabling each weakly
+    // fair class it does not take, and come back.
+    let inside = |v: usize| scc.binary_search(&v).is_ok();
+    let internal = |state: usize| {
+        let base = graph.first[state] as usize;
+        graph
+            .out(state)
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| inside(2 * e.target as usize + 1))
+            .map(move |(i, e)| (base + i, e.target as usize))
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    let mut taken = 0u32;
+    for &v in scc {
+        for (e, _) in internal(v / 2) {
+            taken |= graph.edges[e].classes;
+        }
+    }
+    for bit in 0..MAX_CLASSES {
+        let class = 1u32 << bit;
+        if (weak | strong) & class == 0 {
+            continue;
+        }
+        if taken & class != 0 {
+            let (from, edge) = scc
+                .iter()
+                .flat_map(|&v| internal(v / 2).map(move |(e, _)| (v / 2, e)))
+                .find(|&(_, e)| graph.edges[e].classes & class != 0)
+                .expect("a taken class has an edge");
+            targets.push(Target::Edge(from, edge));
+        } else if weak & class != 0 {
+            let state = scc
+                .iter()
+                .map(|&v| v / 2)
+                .find(|&s| graph.enabled[s] & class == 0)
+                .expect("a fair component disables what it does not take");
+            targets.push(Target::State(state));
+        }
+    }
+    let loop_state = loop_node / 2;
+    let mut cycle_edges: Vec<(usize, usize)> = Vec::new();
+    let mut at = loop_state;
+    for target in targets {
+        match target {
+            Target::Edge(from, edge) => {
+                cycle_edges.extend(route(&internal, at, from));
+                cycle_edges.push((from, edge));
+                at = graph.edges[edge].target as usize;
+            }
+            Target::State(state) => {
+                cycle_edges.extend(route(&internal, at, state));
+                at = state;
+            }
+        }
+    }
+    cycle_edges.extend(route(&internal, at, loop_state));
+    if cycle_edges.is_empty() && !graph.is_terminal(loop_state) {
+        // No class to take: any cycle through the loop state will do, the shortest.
+        let (e, next) = internal(loop_state).next().expect("a cyclic component");
+        cycle_edges.push((loop_state, e));
+        cycle_edges.extend(route(&internal, next, loop_state));
+    }
+
+    let init = graph.states.get_index(0).expect("stored").clone();
+    let mut path = Path {
+        init,
+        steps: Vec::new(),
+    };
+    let mut actions = Vec::new();
+    for &(from, edge) in prefix_edges.iter().chain(&cycle_edges) {
+        let state = graph.states.get_index(from).expect("stored");
+        actions.clear();
+        model.actions(state, &mut actions);
+        let edge = graph.edges[edge];
+        let action = actions[edge.action as usize].clone();
+        let next = graph
+            .states
+            .get_index(edge.target as usize)
+            .expect("stored")
+            .clone();
+        path.steps.push((action, next));
+    }
+    Lasso {
+        path,
+        loop_index: prefix_edges.len(),
+    }
+}
+
+enum Target {
+    Edge(usize, usize),
+    State(usize),
+}
+
+/// The shortest path of internal edges from state `from` to state `to` (empty when equal), as
+/// `(source state, edge index)` pairs; ties go to the smaller action index.
+fn route<I>(internal: &dyn Fn(usize) -> I, from: usize, to: usize) -> Vec<(usize, usize)>
+where
+    I: Iterator<Item = (usize, usize)>,
+{
+    if from == to {
+        return Vec::new();
+    }
+    let mut back: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+    let mut queue = VecDeque::from([from]);
+    while let Some(s) = queue.pop_front() {
+        for (e, t) in internal(s) {
+            if t == from || back.contains_key(&t) {
+                continue;
+            }
+            back.insert(t, (s, e));
+            if t == to {
+                let mut path = Vec::new();
+                let mut at = to;
+                while at != from {
+                    let (s, e) = back[&at];
+                    path.push((s, e));
+                    at = s;
+                }
+                path.reverse();
+                return path;
+            }
+            queue.push_back(t);
+        }
+    }
+    unreachable!("a strongly connected component connects its states")
+}
