@@ -6,7 +6,8 @@
 //! the whole process, and `check --threads 2` runs two searches at once; a per-thread count needs
 //! only the two thread-local cells below. A binary opts in with
 //! `#[global_allocator] static A: walcheck::heap::Counting = walcheck::heap::Counting;` (the
-//! `walcheck` binary and the benchmarks do); without it [`measure`] reports `None`.
+//! `walcheck` binary, the `bench_report` example and the harness tests do); without it [`measure`]
+//! reports `None`.
 //!
 //! Counts are of bytes requested, not of the allocator's own overhead or of pages the process
 //! touched (that is `peak_rss_bytes`). Memory allocated on one thread and freed on another moves
@@ -28,6 +29,14 @@ thread_local! {
     static PEAK: Cell<i64> = const { Cell::new(0) };
 }
 
+/// Notes that allocations go through [`Counting`] (whichever of `alloc` and `alloc_zeroed` comes
+/// first; `realloc` and `dealloc` only follow one of them).
+fn installed() {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
+}
+
 fn add(bytes: usize) {
     let _ = LIVE.try_with(|live| {
         let now = live.get() + bytes as i64;
@@ -44,9 +53,7 @@ fn sub(bytes: usize) {
 // thread-local cells with constant initialisers, which never allocate.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !INSTALLED.load(Ordering::Relaxed) {
-            INSTALLED.store(true, Ordering::Relaxed);
-        }
+        installed();
         let ptr = System.alloc(layout);
         if !ptr.is_null() {
             add(layout.size());
@@ -60,6 +67,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        installed();
         let ptr = System.alloc_zeroed(layout);
         if !ptr.is_null() {
             add(layout.size());
