@@ -266,8 +266,9 @@ pub struct Durable {
 /// `candidate_restart_lsn` (the start of the oldest transaction running at the record, or with
 /// none running the record's own serialized snapshot, `last_serialized_snapshot`) valid from the
 /// record's position `candidate_restart_valid`. A record at or below `confirmed_flush` is applied
-/// while decoding; one above it waits for an acknowledgement at or past its position
-/// (`logical.c:LogicalConfirmReceivedLocation`). In this workload no transaction spans a record,
+/// while decoding, which saves the slot without an acknowledgement (not modelled: a stream that
+/// re-reads from a lagging `restart_lsn` may so save an in-memory `confirmed_flush`); one above it
+/// waits for an acknowledgement at or past its position (`logical.c:LogicalConfirmReceivedLocation`). In this workload no transaction spans a record,
 /// so a candidate is a transaction boundary from the previous `confirmed_flush` (a record right
 /// after the last acknowledged commit) up to the position sent (a record right after the last
 /// commit sent), and it moves `restart_lsn` only when above it. The acknowledgement moves
