@@ -354,20 +354,24 @@ fn olake_sync_expected(c: &olake_sync::Config, property: &str) -> (Verdict, &'st
         "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first (#854 calls PostCDC from handleWriterCleanup, after the writers close)"),
         "ack-within-destination" => (Holds, "the acknowledgement sends ClientXLogPos after the destination committed it (a recovery sync pins it to the committed LSN)"),
         "no-ack-timeout" => {
-            // Found by the model beyond the default bounds: a keepalive drags ClientXLogPos
-            // below confirmed_flush, a PostgreSQL restart ends the loop with EOF (return nil),
-            // the destination commits the regressed LSN, the connector crashes, and v0.5.0's
-            // recovery (metadata != state) pins the next ack below the slot.
+            // Found by the model beyond the default bounds: a first sync acknowledges two
+            // transactions and PostgreSQL moves restart_lsn to a decoding candidate between them
+            // (saving the slot), a keepalive of the next stream (waiting for a third
+            // transaction) drags ClientXLogPos back to restart_lsn, a PostgreSQL restart ends the
+            // loop with EOF (return nil), the destination commits the regressed LSN, the
+            // connector crashes, and v0.5.0's recovery (metadata != state) pins the next ack
+            // below the slot.
             let window = c.variant == V050
                 && regression
+                && c.txns >= 3
                 && connector_crash
                 && pg_crash
                 && c.crashes >= 2
                 && c.syncs >= 3;
             if window {
-                (Violated, "new (the #862 symptom by another road): keepalive regression, EOF on a PostgreSQL restart, a connector crash after the commit; v0.5.0's recovery acknowledges the regressed metadata LSN below the slot and the == poll never matches")
+                (Violated, "new (the #862 symptom by another road): an ack saved with restart_lsn at a decoding candidate below confirmed_flush (logical.c:LogicalConfirmReceivedLocation), a keepalive regression to it, EOF on a PostgreSQL restart, a connector crash after the commit; v0.5.0's recovery acknowledges the regressed metadata LSN below the slot and the == poll never matches")
             } else {
-                (Holds, "the loop exits only at ClientXLogPos >= CurrentWalPosition >= confirmed_flush, so #862's keepalive regression never reaches AcknowledgeLSN (within these bounds)")
+                (Holds, "the loop exits only at ClientXLogPos >= CurrentWalPosition >= confirmed_flush, so #862's keepalive regression never reaches AcknowledgeLSN (within these bounds; the road found needs txns >= 3, syncs >= 3, crashes = 2, keepalive=on, v0.5.0)")
             }
         }
         "no-lsn-mismatch" => {

@@ -53,9 +53,7 @@ fn counterexample(entry: &Entry) -> (Vec<Action>, State) {
     (path.actions().copied().collect(), last)
 }
 
-const NO_MOVE: Action = Ack {
-    restart_moves: false,
-};
+const NO_MOVE: Action = Ack { restart: None };
 
 /// The head every counterexample shares: one transaction streamed and committed to the
 /// destination.
@@ -67,6 +65,7 @@ fn mismatch(state: Lsn, current: Lsn) -> SyncPhase {
 
 const AT_START: Lsn = Lsn(0x100_0000);
 const AFTER_TXN0: Lsn = Lsn(0x100_2000);
+const AFTER_TXN1: Lsn = Lsn(0x100_4000);
 
 /// #853: v0.5.0 (and #864, which keeps its order) writes the state before the acknowledgement; a
 /// crash between them leaves the state ahead of the slot, and validation fails for good.
@@ -169,30 +168,33 @@ fn a_postgresql_restart_takes_back_an_acknowledgement_in_memory() {
 }
 
 /// #862's symptom (`LSN not updated after 5 minutes`) is out of reach at the default bounds:
-/// the loop exits only at `ClientXLogPos >= CurrentWalPosition >= confirmed_flush`. With two
-/// faults and three runs the model finds a new road to it in v0.5.0: a keepalive regression cut
-/// short by a PostgreSQL restart, a connector crash after the commit, then a recovery sync that
-/// acknowledges the regressed LSN below the slot. #864's guard closes it. The `Checkpoint` that
-/// keeps the first acknowledgement is the model's: PostgreSQL 15 does not save a walsender
-/// acknowledgement that moved only `confirmed_flush` (it does not dirty the slot), so on a real
-/// server this road needs an acknowledgement that moves `restart_lsn` part of the way instead.
+/// the loop exits only at `ClientXLogPos >= CurrentWalPosition >= confirmed_flush`. With three
+/// transactions, two faults and three runs the model finds a new road to it in v0.5.0: the first
+/// sync acknowledges two transactions and PostgreSQL moves `restart_lsn` to a decoding candidate
+/// between them, saving the slot; the next stream's keepalive drags `ClientXLogPos` back to it,
+/// a PostgreSQL restart cuts the stream short, the connector crashes after the commit, and the
+/// recovery sync acknowledges the regressed LSN below the slot. #864's guard closes it. With two
+/// transactions there is no candidate below the acknowledged position to keep, and it holds.
 #[test]
 fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
-    let deep = ["keepalive=on", "syncs=3", "crashes=2"];
+    let deep = ["keepalive=on", "txns=3", "syncs=3", "crashes=2"];
     let (actions, last) =
         counterexample(&entry("olake-sync:v0.5.0", "all", &deep, "no-ack-timeout"));
-    // The second transaction commits after the first stream took its target, so the second
+    // The third transaction commits after the first stream took its target, so the second
     // stream has one to wait for while the keepalive drags it back.
     let expected = [
+        CommitTxn,
         CommitTxn,
         Validate,
         CommitTxn,
         Receive { txn: 0 },
+        Receive { txn: 1 },
         EndStream,
         Commit,
         SaveState,
-        NO_MOVE,
-        Checkpoint,
+        Ack {
+            restart: Some(AFTER_TXN0),
+        },
         NextSync,
         Validate,
         Keepalive,
@@ -210,8 +212,8 @@ fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
     assert_eq!(
         last.connector.phase,
         SyncPhase::Failed(SyncFailure::AckTimeout {
-            sent: AT_START,
-            slot: AFTER_TXN0
+            sent: AFTER_TXN0,
+            slot: AFTER_TXN1
         })
     );
     for spec in ["olake-sync:master", "olake-sync:pr854", "olake-sync:pr864"] {
@@ -222,12 +224,17 @@ fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
             "{spec}"
         );
     }
-    for spec in ["olake-sync:v0.5.0", "olake-sync:master"] {
-        let e = entry(spec, "all", &["keepalive=on"], "no-ack-timeout");
+    let two_txns = ["keepalive=on", "syncs=4", "crashes=2"];
+    for (spec, bounds) in [
+        ("olake-sync:v0.5.0", &["keepalive=on"][..]),
+        ("olake-sync:master", &["keepalive=on"][..]),
+        ("olake-sync:v0.5.0", &two_txns[..]),
+    ] {
+        let e = entry(spec, "all", bounds, "no-ack-timeout");
         assert_eq!(
             run::run_entry(&e, &Budget::default()).verdict,
             Verdict::Holds,
-            "{spec}"
+            "{spec} {bounds:?}"
         );
     }
 }

@@ -31,7 +31,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pg::Server;
+use crate::pg::{Server, Slot};
 use crate::Lsn;
 
 /// Which OLake code is modelled.
@@ -256,6 +256,36 @@ pub struct Durable {
     pub duplicates: u8,
 }
 
+/// The `restart_lsn` candidates an acknowledgement of `sent` can apply to `slot`: PostgreSQL's
+/// choice, from WAL content the model does not track (where decoding met `xl_running_xacts`
+/// records). `boundaries` are the transaction ends committed so far, in increasing order; the
+/// candidates come out in that order.
+///
+/// PostgreSQL 15 `snapbuild.c:SnapBuildProcessRunningXacts` →
+/// `logical.c:LogicalIncreaseRestartDecodingForSlot` keeps one pending candidate: a
+/// `candidate_restart_lsn` (the start of the oldest transaction running at the record, or with
+/// none running the record's own serialized snapshot, `last_serialized_snapshot`) valid from the
+/// record's position `candidate_restart_valid`. A record at or below `confirmed_flush` is applied
+/// while decoding, which saves the slot without an acknowledgement (not modelled: a stream that
+/// re-reads from a lagging `restart_lsn` may so save an in-memory `confirmed_flush`); one above it
+/// waits for an acknowledgement at or past its position (`logical.c:LogicalConfirmReceivedLocation`). In this workload no transaction spans a record,
+/// so a candidate is a transaction boundary from the previous `confirmed_flush` (a record right
+/// after the last acknowledged commit) up to the position sent (a record right after the last
+/// commit sent), and it moves `restart_lsn` only when above it. The acknowledgement moves
+/// nothing unless it moves `confirmed_flush`; no candidate at all is always possible (no record
+/// decoded since the last one applied).
+pub fn restart_candidates(
+    sent: Lsn,
+    slot: &Slot,
+    boundaries: impl IntoIterator<Item = Lsn>,
+) -> impl Iterator<Item = Lsn> {
+    let previous = slot.confirmed_flush;
+    let restart_lsn = slot.restart_lsn;
+    boundaries
+        .into_iter()
+        .filter(move |&b| sent > previous && b >= previous && b <= sent && b > restart_lsn)
+}
+
 /// The connector process.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SyncConnector {
@@ -444,22 +474,24 @@ impl SyncConnector {
 
     /// `AcknowledgeLSN(ClientXLogPos, fakeAck=false)`: a standby status update with
     /// write = flush = `ClientXLogPos`, then a poll of the slot every 3 s for 5 minutes until it
-    /// equals the position (`>=` on #864). `restart_moves` is PostgreSQL's choice of whether the
-    /// acknowledgement moves `restart_lsn`, which saves the slot at once.
+    /// equals the position (`>=` on #864). `restart` is PostgreSQL's choice of candidate for
+    /// `restart_lsn`, if any ([`restart_candidates`]); when it moves, the slot is saved at once.
     ///
     /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
     /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
-    /// which never moves `confirmed_flush` backwards and saves the slot only when `restart_lsn`
-    /// (or `catalog_xmin`) moved; otherwise it does not even mark the slot dirty ("callers on the
-    /// walsender interface are expected to keep track of their own progress",
-    /// `LogicalSlotAdvanceAndCheckSnapState`), so PostgreSQL 15's `CheckPointReplicationSlots`
-    /// (`SaveSlotToPath` returns when the slot is not dirty) does not save it either. The model
-    /// is more generous on both sides: its `Checkpoint` saves such an acknowledgement, and a
-    /// moving acknowledgement takes `restart_lsn` all the way to the position sent rather than to
-    /// a decoding candidate below it. Fails the run with
-    /// [`SyncFailure::AckTimeout`] (non-retryable) when the poll's condition does not hold, and
-    /// with [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
-    pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart_moves: bool) {
+    /// which never moves `confirmed_flush` backwards. When the slot has a decoding candidate
+    /// whose `candidate_restart_valid` is at or below the position sent, it sets `restart_lsn` to
+    /// `candidate_restart_lsn` and then `ReplicationSlotMarkDirty` + `ReplicationSlotSave`: the
+    /// saved copy has the new `confirmed_flush` and the candidate `restart_lsn`. Otherwise only
+    /// `confirmed_flush` moves, in memory, and the slot is not even marked dirty ("callers on the
+    /// walsender interface are expected to keep track of their own progress", PostgreSQL 15
+    /// `slotfuncs.c:pg_logical_replication_slot_advance`, which dirties the slot itself for SQL
+    /// callers), so PostgreSQL 15's `slot.c:CheckPointReplicationSlots` (`SaveSlotToPath`
+    /// returns for a slot that is not dirty) does not save it either: only a later save of the
+    /// slot, or nothing, keeps it. Fails the run with [`SyncFailure::AckTimeout`]
+    /// (non-retryable) when the poll's condition does not hold, and with
+    /// [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
+    pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart: Option<Lsn>) {
         let SyncPhase::Post { session_lost, .. } = self.phase else {
             unreachable!("ack outside PostCDC: {:?}", self.phase)
         };
@@ -470,9 +502,10 @@ impl SyncConnector {
         let sent = self.stream().client_pos;
         let slot = &mut server.slot;
         if sent > slot.confirmed_flush {
+            debug_assert!(restart.is_none_or(|c| c >= slot.confirmed_flush && c <= sent));
             slot.confirmed_flush = sent;
-            if restart_moves && sent > slot.restart_lsn {
-                slot.restart_lsn = sent;
+            if let Some(candidate) = restart.filter(|c| *c > slot.restart_lsn) {
+                slot.restart_lsn = candidate;
                 slot.save();
             }
         }
@@ -585,7 +618,7 @@ mod tests {
                 .position(|s| *s == PostStep::Ack)
                 .unwrap() as u8;
             let mut connector = in_post(START, step);
-            connector.ack(variant, &mut server, false);
+            connector.ack(variant, &mut server, None);
             assert_eq!(server.slot.confirmed_flush, END);
             assert_eq!(
                 matches!(
@@ -598,22 +631,48 @@ mod tests {
         }
     }
 
-    /// An acknowledgement that moves `restart_lsn` saves the slot at once; one that does not only
-    /// changes memory, which a restart takes back.
+    /// An acknowledgement that moves `restart_lsn` saves the slot at once, with the new
+    /// `confirmed_flush` and `restart_lsn` at the candidate; one that does not only changes
+    /// memory, which a restart takes back.
     #[test]
     fn an_ack_is_saved_only_when_restart_lsn_moves() {
-        for restart_moves in [false, true] {
+        const MID: Lsn = Lsn(0x100_1000);
+        for (restart, kept, restart_lsn) in [
+            (None, START, START),
+            (Some(MID), END, MID),
+            (Some(END), END, END),
+        ] {
             let mut server = Server::quiet_at(Role::Primary, START);
             server.wal.insert = END;
             server.wal.write = END;
             server.wal.flush = END;
             let mut connector = in_post(END, 1);
-            connector.ack(SyncVariant::Master, &mut server, restart_moves);
+            connector.ack(SyncVariant::Master, &mut server, restart);
             assert_eq!(connector.phase, in_post(END, 2).phase);
             server.crash_restart();
-            let kept = if restart_moves { END } else { START };
-            assert_eq!(server.slot.confirmed_flush, kept);
+            assert_eq!(server.slot.confirmed_flush, kept, "{restart:?}");
+            assert_eq!(server.slot.restart_lsn, restart_lsn, "{restart:?}");
         }
+    }
+
+    /// The candidates lie between the previous `confirmed_flush` and the position sent, above
+    /// `restart_lsn`, and only an acknowledgement that moves `confirmed_flush` applies one.
+    #[test]
+    fn restart_candidates_lie_between_the_last_ack_and_the_position_sent() {
+        const MID: Lsn = Lsn(0x100_1000);
+        let boundaries = [MID, END, END.plus(0x1000)];
+        let mut slot = crate::pg::Slot::created_at(START);
+        let of = |sent: Lsn, slot: &crate::pg::Slot| -> Vec<Lsn> {
+            restart_candidates(sent, slot, boundaries).collect()
+        };
+        assert_eq!(of(END, &slot), [MID, END]);
+        slot.confirmed_flush = MID;
+        assert_eq!(of(END, &slot), [MID, END]);
+        slot.restart_lsn = MID;
+        assert_eq!(of(END, &slot), [END]);
+        assert_eq!(of(MID, &slot), []);
+        slot.confirmed_flush = END;
+        assert_eq!(of(MID, &slot), []);
     }
 
     /// Each variant's order of the three side effects.

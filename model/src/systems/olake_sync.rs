@@ -10,6 +10,15 @@
 //! State: the server (WAL pointers, slot), what outlives the connector (state file, destination),
 //! the connector process, and counters bounding the workload and the faults. The run starts after
 //! a bootstrap that left the state file and the slot equal, with the destination empty.
+//!
+//! There is no `CHECKPOINT` action. PostgreSQL 15 `slot.c:CheckPointReplicationSlots` saves only
+//! a slot marked dirty since its last save (`SaveSlotToPath` returns early otherwise), and nothing
+//! in this system marks the slot dirty without saving it at once: a walsender acknowledgement
+//! either moves `restart_lsn` and saves the slot (`logical.c:LogicalConfirmReceivedLocation`,
+//! `ReplicationSlotMarkDirty` + `ReplicationSlotSave`) or moves only `confirmed_flush` and leaves
+//! the slot clean ([`SyncConnector::ack`]). A checkpoint would save nothing, so the action is
+//! left out rather than kept as a step that never changes the state. (`olake-bootstrap` keeps
+//! its `Checkpoint`: `slotfuncs.c:pg_logical_replication_slot_advance` does mark the slot dirty.)
 
 use std::fmt;
 
@@ -18,7 +27,9 @@ use stateright::{Model, Property};
 
 use super::olake_bootstrap::{Faults, INITIAL_LSN};
 use super::{number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables};
-use crate::olake::sync::{Durable, PostStep, SyncConnector, SyncPhase, SyncVariant};
+use crate::olake::sync::{
+    restart_candidates, Durable, PostStep, SyncConnector, SyncPhase, SyncVariant,
+};
 use crate::pg::{Role, Server};
 use crate::Lsn;
 
@@ -179,7 +190,6 @@ pub const LANES: Lanes = Lanes {
     lane: |action| match action {
         "CommitTxn" => ("client", "pg"),
         "PgCrash" => ("pg", "pg"),
-        "Checkpoint" => ("pg", "slot"),
         "Receive" | "Keepalive" => ("pg", "connector"),
         "Validate" | "Ack" => ("connector", "slot"),
         "Commit" => ("connector", "destination"),
@@ -306,10 +316,6 @@ pub enum Action {
     /// A client transaction changes the published table and commits synchronously
     /// ([`crate::pg::Wal::append`], then [`crate::pg::Wal::commit_flush`]).
     CommitTxn,
-    /// `CHECKPOINT`: saves the slot ([`Server::checkpoint`]). PostgreSQL 15 saves only a dirty
-    /// slot, and a walsender acknowledgement that moves nothing but `confirmed_flush` does not
-    /// dirty it: this action is more generous than PostgreSQL (see [`SyncConnector::ack`]).
-    Checkpoint,
     /// `StreamChanges` up to the loop ([`SyncConnector::validate`]).
     Validate,
     /// The walsender decodes transaction `txn` ([`SyncConnector::receive`]).
@@ -320,9 +326,10 @@ pub enum Action {
     EndStream,
     /// The destination commit ([`SyncConnector::commit`]).
     Commit,
-    /// `AcknowledgeLSN` and its poll; `restart_moves` is PostgreSQL's choice of whether
-    /// `restart_lsn` moves and the slot is saved ([`SyncConnector::ack`]).
-    Ack { restart_moves: bool },
+    /// `AcknowledgeLSN` and its poll; `restart` is PostgreSQL's choice of candidate for
+    /// `restart_lsn`, which saves the slot, or none ([`SyncConnector::ack`],
+    /// [`restart_candidates`]).
+    Ack { restart: Option<Lsn> },
     /// `SetGlobal` ([`SyncConnector::save_state`]).
     SaveState,
     /// The next sync starts after a finished or failed one ([`SyncConnector::start_next_run`]).
@@ -339,7 +346,8 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Receive { txn } => write!(f, "Receive{{txn: {txn}}}"),
-            Action::Ack { restart_moves } => write!(f, "Ack{{restart_moves: {restart_moves}}}"),
+            Action::Ack { restart: None } => f.write_str("Ack{restart_lsn: stays}"),
+            Action::Ack { restart: Some(to) } => write!(f, "Ack{{restart_lsn: {to}}}"),
             other => write!(f, "{other:?}"),
         }
     }
@@ -385,7 +393,6 @@ impl OlakeSync {
                 wal.commit_flush();
                 state.txns += 1;
             }
-            Action::Checkpoint => state.server.checkpoint(),
             Action::Validate => state
                 .connector
                 .validate(variant, &state.server, &state.durable),
@@ -393,11 +400,7 @@ impl OlakeSync {
             Action::Keepalive => state.connector.keepalive(variant),
             Action::EndStream => state.connector.end_stream(false),
             Action::Commit => state.connector.commit(variant, &mut state.durable),
-            Action::Ack { restart_moves } => {
-                state
-                    .connector
-                    .ack(variant, &mut state.server, restart_moves)
-            }
+            Action::Ack { restart } => state.connector.ack(variant, &mut state.server, restart),
             Action::SaveState => state.connector.save_state(&mut state.durable),
             Action::NextSync | Action::Restart => state.connector.start_next_run(),
             Action::ConnectorCrash => {
@@ -424,11 +427,6 @@ impl OlakeSync {
         if state.txns < cfg.txns {
             actions.push(Action::CommitTxn);
         }
-        if server.slot.saved.confirmed_flush != server.slot.confirmed_flush
-            || server.slot.saved.restart_lsn != server.slot.restart_lsn
-        {
-            actions.push(Action::Checkpoint);
-        }
         let connector = &state.connector;
         let runs_left = connector.runs < cfg.syncs;
         match connector.phase {
@@ -449,17 +447,12 @@ impl OlakeSync {
             SyncPhase::Post { stream, .. } => match connector.next_post_step(cfg.variant) {
                 Some(PostStep::Commit) => actions.push(Action::Commit),
                 Some(PostStep::Ack) => {
-                    actions.push(Action::Ack {
-                        restart_moves: false,
-                    });
-                    let slot = &server.slot;
-                    if stream.client_pos > slot.confirmed_flush
-                        && stream.client_pos > slot.restart_lsn
-                    {
-                        actions.push(Action::Ack {
-                            restart_moves: true,
-                        });
-                    }
+                    actions.push(Action::Ack { restart: None });
+                    let boundaries = (0..state.txns).map(|i| cfg.txn_end(i));
+                    actions.extend(
+                        restart_candidates(stream.client_pos, &server.slot, boundaries)
+                            .map(|to| Action::Ack { restart: Some(to) }),
+                    );
                 }
                 Some(PostStep::SaveState) => actions.push(Action::SaveState),
                 None => unreachable!("PostCDC with every step done"),
