@@ -27,7 +27,12 @@ out="--out $scratch/traces"
 time_ms() {
   local runs="$1" name="$2"
   shift 2
-  hyperfine --style none -N --warmup 2 --runs "$runs" --export-json "$scratch/$name.json" "$@" >/dev/null 2>&1
+  if ! hyperfine --style none -N --warmup 2 --runs "$runs" --export-json "$scratch/$name.json" "$@" \
+    >/dev/null 2>"$scratch/$name.err"; then
+    echo "report.sh: hyperfine failed on: $*" >&2
+    cat "$scratch/$name.err" >&2
+    return 1
+  fi
   jq -r '.results[0] | "\(.min * 1000) \(.mean * 1000) \((.user + .system) * 1000)"' "$scratch/$name.json"
 }
 
@@ -41,10 +46,14 @@ load="$(cut -d' ' -f1 /proc/loadavg)"
 rustc_version="$(rustc --version | cut -d' ' -f2)"
 
 one_config="olake-bootstrap:master --faults none --bound server=primary"
-read -r olake_min olake_mean olake_cpu < <(time_ms 30 olake "$walcheck check olake-bootstrap:master $out")
-read -r one_min one_mean one_cpu < <(time_ms 30 one "$walcheck check $one_config $out")
-read -r full_min full_mean full_cpu < <(time_ms 5 full "$walcheck check $out")
-read -r full2_min full2_mean full2_cpu < <(time_ms 5 full2 "$walcheck check --threads 2 $out")
+olake_times="$(time_ms 30 olake "$walcheck check olake-bootstrap:master $out")"
+read -r olake_min olake_mean olake_cpu <<<"$olake_times"
+one_times="$(time_ms 30 one "$walcheck check $one_config $out")"
+read -r one_min one_mean one_cpu <<<"$one_times"
+full_times="$(time_ms 5 full "$walcheck check $out")"
+read -r full_min full_mean full_cpu <<<"$full_times"
+full2_times="$(time_ms 5 full2 "$walcheck check --threads 2 $out")"
+read -r full2_min full2_mean full2_cpu <<<"$full2_times"
 
 "$walcheck" check --json $out > "$scratch/check.json"
 "$walcheck" list --json > "$scratch/list.json"
