@@ -434,6 +434,22 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
         unreachable!()
     };
     assert_eq!(config.fairness, FairnessChoice::None);
+
+    // The same lasso claimed under the declared fairness: it closes, but the walwriter is
+    // enabled all along the cycle and never flushes, so it is not a fair behaviour.
+    let declared = text.replace("fairness=none", "fairness=declared");
+    assert_ne!(declared, text);
+    let declared = walcheck_traces::Trace::from_text(&declared).unwrap();
+    let unfair = run::replay_trace(&declared).unwrap().unwrap_err();
+    assert_eq!(
+        unfair,
+        Mismatch::UnfairLoop {
+            loop_index: 3,
+            class: "walwriter".into(),
+            kind: Fairness::Weak,
+        }
+    );
+    assert!(unfair.to_string().contains("walwriter (weak fairness)"));
 }
 
 /// `olake-bootstrap` with one property stateright can check: "the first run gets past PreCDC's
