@@ -288,7 +288,14 @@ where
         inconclusive: false,
     };
     let mut depth: Vec<u32> = Vec::new();
-    for init in model.init_states().into_iter().take(1) {
+    // The product, the lasso's prefix and replay all start from the one initial state; a second
+    // one would be left out silently, so it is refused instead.
+    let inits = model.init_states();
+    assert!(
+        inits.len() <= 1,
+        "the liveness checker takes a model with one initial state"
+    );
+    for init in inits {
         explored.states += 1;
         graph.states.insert(init);
         depth.push(0);
