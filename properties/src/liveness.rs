@@ -15,6 +15,12 @@
 //! pending component is reachable; the counterexample is the shortest prefix to it plus a cycle
 //! inside it that takes every fair class the component takes and passes a state disabling every
 //! weakly fair class it does not.
+//!
+//! One reading differs from TLA+'s `WF_vars(A)`, which only an `A` step that changes the state
+//! satisfies: here an action counts as taken even when its step leaves the state as it was (a
+//! retry that returns the same result is a self-loop, and a real step of the process). A class
+//! that mixes such an action with another can therefore be satisfied without the other ever
+//! being taken. Reading self-loops as TLA+ does gives the same verdicts on the whole catalogue.
 
 use std::collections::VecDeque;
 use std::hash::Hash;
@@ -282,7 +288,14 @@ where
         inconclusive: false,
     };
     let mut depth: Vec<u32> = Vec::new();
-    for init in model.init_states().into_iter().take(1) {
+    // The product, the lasso's prefix and replay all start from the one initial state; a second
+    // one would be left out silently, so it is refused instead.
+    let inits = model.init_states();
+    assert!(
+        inits.len() <= 1,
+        "the liveness checker takes a model with one initial state"
+    );
+    for init in inits {
         explored.states += 1;
         graph.states.insert(init);
         depth.push(0);

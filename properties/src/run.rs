@@ -416,9 +416,15 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
         return walcheck_sim::observed::replay_observed(trace);
     }
     match crate::catalogue::config_from_header(&trace.header)? {
-        SystemConfig::OlakeBootstrap(config) => replay_on(&OlakeBootstrap::new(config), trace),
-        SystemConfig::ElectricFlush(config) => replay_on(&ElectricFlush::new(config), trace),
-        SystemConfig::OlakeSync(config) => replay_on(&OlakeSync::new(config), trace),
+        SystemConfig::OlakeBootstrap(config) => {
+            let model = OlakeBootstrap::new(config);
+            replay_on(&model, model.fairness(), trace)
+        }
+        SystemConfig::ElectricFlush(config) => {
+            let model = ElectricFlush::new(config);
+            replay_on(&model, model.fairness(), trace)
+        }
+        SystemConfig::OlakeSync(config) => replay_on(&OlakeSync::new(config), &[], trace),
     }
 }
 
@@ -494,7 +500,11 @@ where
     Ok(())
 }
 
-fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
+fn replay_on<M>(
+    model: &M,
+    fairness: &[FairClass<M::Action>],
+    trace: &Trace,
+) -> Result<Result<usize, Mismatch>, String>
 where
     M: Model,
     M::State: Variables + PartialEq + Clone,
@@ -506,5 +516,8 @@ where
         .into_iter()
         .find(|p| p.name == trace.header.property)
         .expect("checked");
-    Ok(walcheck_traces::replay::replay(model, &property, trace).map(|actions| actions.len()))
+    Ok(
+        walcheck_traces::replay::replay_fair(model, &property, fairness, trace)
+            .map(|actions| actions.len()),
+    )
 }

@@ -434,6 +434,22 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
         unreachable!()
     };
     assert_eq!(config.fairness, FairnessChoice::None);
+
+    // The same lasso claimed under the declared fairness: it closes, but the walwriter is
+    // enabled all along the cycle and never flushes, so it is not a fair behaviour.
+    let declared = text.replace("fairness=none", "fairness=declared");
+    assert_ne!(declared, text);
+    let declared = walcheck_traces::Trace::from_text(&declared).unwrap();
+    let unfair = run::replay_trace(&declared).unwrap().unwrap_err();
+    assert_eq!(
+        unfair,
+        Mismatch::UnfairLoop {
+            loop_index: 3,
+            class: "walwriter".into(),
+            kind: Fairness::Weak,
+        }
+    );
+    assert!(unfair.to_string().contains("walwriter (weak fairness)"));
 }
 
 /// `olake-bootstrap` with one property stateright can check: "the first run gets past PreCDC's
@@ -499,4 +515,228 @@ fn stateright_eventually_misses_the_cycle_we_report() {
         &Budget::default(),
     );
     assert_eq!(declared.verdict, Verdict::Holds);
+}
+
+/// A random graph of up to five states, each with up to three labelled actions: the model of
+/// [`fair_cycles_agree_with_brute_force_on_random_graphs`].
+#[derive(Clone, Debug)]
+struct RandomGraph {
+    /// `next[s][l]`: where action `l` leads from state `s`, if it is enabled.
+    next: [[Option<u8>; LABELS]; STATES],
+    goal: [bool; STATES],
+    trigger: [bool; STATES],
+}
+
+const STATES: usize = 5;
+const LABELS: usize = 3;
+
+thread_local! {
+    /// The labels in each of the two fairness classes (bit `l` for action `l`); a
+    /// `FairClass::member` is a plain function, so it reads them from here.
+    static MEMBERS: std::cell::Cell<[u8; 2]> = const { std::cell::Cell::new([0, 0]) };
+}
+
+impl Model for RandomGraph {
+    type State = u8;
+    type Action = u8;
+    fn init_states(&self) -> Vec<u8> {
+        vec![0]
+    }
+    fn actions(&self, state: &u8, actions: &mut Vec<u8>) {
+        actions.extend(
+            (0..LABELS as u8).filter(|&l| self.next[*state as usize][l as usize].is_some()),
+        );
+    }
+    fn next_state(&self, state: &u8, action: u8) -> Option<u8> {
+        self.next[*state as usize][action as usize]
+    }
+}
+
+fn in_class(class: usize, label: usize) -> bool {
+    MEMBERS.with(|m| m.get()[class] & (1 << label) != 0)
+}
+
+/// Whether some behaviour is fair and leaves an obligation pending forever, by brute force: a
+/// reachable pending terminal state (it stutters), or a set of edges among reachable pending
+/// states that is strongly connected and fair (each class taken on it, or, weak, disabled in one
+/// of its states, or, strong, disabled in all of them): exactly the cycles a lasso can repeat.
+fn brute_force(g: &RandomGraph, kinds: [Fairness; 2], leads_to: bool) -> bool {
+    let pending_after = |p: bool, t: usize| (p || (leads_to && g.trigger[t])) && !g.goal[t];
+    let start = (!leads_to || g.trigger[0]) && !g.goal[0];
+    let mut reached = [[false; 2]; STATES];
+    reached[0][usize::from(start)] = true;
+    let mut stack = vec![(0, start)];
+    while let Some((s, p)) = stack.pop() {
+        for t in g.next[s].iter().flatten() {
+            let q = pending_after(p, *t as usize);
+            if !reached[*t as usize][usize::from(q)] {
+                reached[*t as usize][usize::from(q)] = true;
+                stack.push((*t as usize, q));
+            }
+        }
+    }
+    let pending: Vec<usize> = (0..STATES).filter(|&s| reached[s][1]).collect();
+    if pending
+        .iter()
+        .any(|&s| g.next[s].iter().all(Option::is_none))
+    {
+        return true;
+    }
+    let enabled =
+        |s: usize, c: usize| (0..LABELS).any(|l| g.next[s][l].is_some() && in_class(c, l));
+    let mut edges = Vec::new();
+    for &s in &pending {
+        for l in 0..LABELS {
+            if let Some(t) = g.next[s][l].filter(|&t| !g.goal[t as usize]) {
+                edges.push((s, l, t as usize));
+            }
+        }
+    }
+    (1u32..1 << edges.len()).any(|mask| {
+        let sub: Vec<_> = (0..edges.len())
+            .filter(|i| mask & 1 << i != 0)
+            .map(|i| edges[i])
+            .collect();
+        let nodes: Vec<usize> = (0..STATES)
+            .filter(|&v| sub.iter().any(|e| e.0 == v || e.2 == v))
+            .collect();
+        let connected = nodes.iter().all(|&v| {
+            let mut seen = [false; STATES];
+            let mut stack = vec![v];
+            while let Some(x) = stack.pop() {
+                for &(s, _, t) in &sub {
+                    if s == x && !seen[t] {
+                        seen[t] = true;
+                        stack.push(t);
+                    }
+                }
+            }
+            nodes.iter().all(|&w| seen[w])
+        });
+        connected
+            && (0..2).all(|c| {
+                sub.iter().any(|&(_, l, _)| in_class(c, l))
+                    || match kinds[c] {
+                        Fairness::Weak => !nodes.iter().all(|&s| enabled(s, c)),
+                        Fairness::Strong => !nodes.iter().any(|&s| enabled(s, c)),
+                    }
+            })
+    })
+}
+
+/// The fair-SCC search (weak fairness on whole components, strong fairness by removing the states
+/// that enable a starved class) against brute force over every cycle, on random graphs that
+/// include components unfair as a whole with a fair cycle inside, self-loops, terminal states and
+/// both property forms; and every lasso it returns is a path whose cycle closes, keeps the
+/// obligation pending and is fair.
+#[test]
+fn fair_cycles_agree_with_brute_force_on_random_graphs() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut below = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut violated = 0;
+    for round in 0..20_000 {
+        let n = 1 + below(STATES as u64);
+        let mut g = RandomGraph {
+            next: [[None; LABELS]; STATES],
+            goal: [false; STATES],
+            trigger: [false; STATES],
+        };
+        for s in 0..n as usize {
+            for l in 0..LABELS {
+                if below(100) < 45 {
+                    g.next[s][l] = Some(below(n) as u8);
+                }
+            }
+            g.goal[s] = below(100) < 25;
+            g.trigger[s] = below(100) < 40;
+        }
+        MEMBERS.with(|m| m.set([below(8) as u8, below(8) as u8]));
+        let kind = |b| {
+            if b == 0 {
+                Fairness::Weak
+            } else {
+                Fairness::Strong
+            }
+        };
+        let kinds = [kind(below(2)), kind(below(2))];
+        let leads_to = below(2) == 0;
+        let property = Liveness::<RandomGraph, u8> {
+            id: "random",
+            trigger: leads_to.then_some(|g: &RandomGraph, s: &u8| g.trigger[*s as usize]),
+            goal: |g, s| g.goal[*s as usize],
+        };
+        let fairness = [
+            FairClass {
+                class: "c0",
+                kind: kinds[0],
+                member: |l: &u8| in_class(0, *l as usize),
+            },
+            FairClass {
+                class: "c1",
+                kind: kinds[1],
+                member: |l: &u8| in_class(1, *l as usize),
+            },
+        ];
+        let outcome = liveness::check(&g, &property, &fairness, &Budget::default());
+        let expected = brute_force(&g, kinds, leads_to);
+        let case = format!(
+            "round {round}: {g:?}, classes {:?} {kinds:?}, leads-to {leads_to}",
+            MEMBERS.with(|m| m.get())
+        );
+        assert_eq!(outcome.verdict == Verdict::Violated, expected, "{case}");
+        let Some(lasso) = outcome.lasso else { continue };
+        violated += 1;
+        let mut states = vec![lasso.path.init];
+        for (action, next) in &lasso.path.steps {
+            let from = *states.last().unwrap();
+            assert_eq!(
+                g.next[from as usize][*action as usize],
+                Some(*next),
+                "{case}: not a path"
+            );
+            states.push(*next);
+        }
+        let at = lasso.loop_index;
+        let last = *states.last().unwrap();
+        if at == lasso.path.steps.len() {
+            assert!(
+                g.next[last as usize].iter().all(Option::is_none),
+                "{case}: stutters where enabled"
+            );
+        } else {
+            assert_eq!(states[at], last, "{case}: the cycle does not close");
+        }
+        let mut pending = !leads_to;
+        for (i, &s) in states.iter().enumerate() {
+            pending = (pending || (leads_to && g.trigger[s as usize])) && !g.goal[s as usize];
+            if i >= at {
+                assert!(pending, "{case}: the obligation is met on the cycle");
+            }
+        }
+        let cycle = &states[at..states.len() - 1];
+        for (c, kind) in kinds.into_iter().enumerate() {
+            if lasso.path.steps[at..]
+                .iter()
+                .any(|(l, _)| in_class(c, *l as usize))
+            {
+                continue;
+            }
+            let enabled =
+                |s: &u8| (0..LABELS).any(|l| g.next[*s as usize][l].is_some() && in_class(c, l));
+            let starved = match kind {
+                Fairness::Weak => !cycle.is_empty() && cycle.iter().all(enabled),
+                Fairness::Strong => cycle.iter().any(enabled),
+            };
+            assert!(!starved, "{case}: the lasso starves class {c} ({kind:?})");
+        }
+    }
+    assert!(
+        (5_000..15_000).contains(&violated),
+        "{violated} violated: the cases are mixed"
+    );
 }

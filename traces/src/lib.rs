@@ -413,9 +413,16 @@ impl Trace {
         };
         let derived = trace.loop_index().map(|i| i as u64);
         if recorded != derived {
+            let recorded = recorded.map_or_else(|| "none".to_owned(), |r| r.to_string());
+            let last = trace.steps.len() as u64 - 1;
             return Err(bad(match derived {
+                Some(i) if i == last => format!(
+                    "the recorded loop is {recorded}, but no earlier state equals the last \
+                     (state {last}), so the lasso could only stutter there"
+                ),
                 Some(i) => format!(
-                    "the lasso's loop is state {i} (the first equal to the last), not {recorded:?}"
+                    "the recorded loop is {recorded}, but the first state equal to the last \
+                     (state {last}) is state {i}"
                 ),
                 None => {
                     "a loop is recorded, but the trace is not an eventually counterexample".into()

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use stateright::{Expectation, Model, Property};
-use walcheck_model::systems::{Var, Variables};
+use walcheck_model::systems::{FairClass, Fairness, Var, Variables};
 
 use crate::Trace;
 
@@ -39,6 +39,13 @@ pub enum Mismatch {
     /// A lasso's last state is not the model state its loop starts from (or, for a stuttering
     /// end, has an enabled action), or its goal holds on the cycle.
     LoopDiffers { property: String, loop_index: usize },
+    /// A lasso's cycle closes, but it is not a fair behaviour: a fairness class of the model
+    /// is enabled throughout it (weak) or somewhere on it (strong) and never taken.
+    UnfairLoop {
+        loop_index: usize,
+        class: String,
+        kind: Fairness,
+    },
 }
 
 impl fmt::Display for Mismatch {
@@ -84,6 +91,19 @@ impl fmt::Display for Mismatch {
             } => write!(
                 f,
                 "every step reproduced, but the steps after state {loop_index} are not a cycle on which {property} stays unmet"
+            ),
+            Mismatch::UnfairLoop {
+                loop_index,
+                class,
+                kind,
+            } => write!(
+                f,
+                "every step reproduced, but the cycle after state {loop_index} is not fair: {class} ({} fairness) is enabled {} and never taken",
+                kind.name(),
+                match kind {
+                    Fairness::Weak => "throughout it",
+                    Fairness::Strong => "on it",
+                }
             ),
             Mismatch::VerdictDiffers { property, recorded } => {
                 write!(
@@ -137,10 +157,27 @@ fn diff<S: Variables>(recorded: &[(String, Var)], state: &S) -> Vec<VarDiff> {
 /// show the recorded outcome for `property`. A lasso ([`Trace::loop_index`]) must also close its
 /// cycle: its last state is, as a model state, the state at the loop index (or, when they are the
 /// same step, has no enabled action, and stutters), and the goal holds nowhere on the cycle.
-/// Returns the actions replayed.
+/// Returns the actions replayed. Assumes no fairness; see [`replay_fair`].
 pub fn replay<M>(
     model: &M,
     property: &Property<M>,
+    trace: &Trace,
+) -> Result<Vec<M::Action>, Mismatch>
+where
+    M: Model,
+    M::State: Variables + PartialEq + Clone,
+    M::Action: fmt::Display + Clone,
+{
+    replay_fair(model, property, &[], trace)
+}
+
+/// [`replay`], and a lasso's cycle must also be fair under `fairness` (the constraints the
+/// trace's configuration assumes): every weakly fair class enabled in each state of the cycle,
+/// and every strongly fair class enabled in some state of it, is taken on it.
+pub fn replay_fair<M>(
+    model: &M,
+    property: &Property<M>,
+    fairness: &[FairClass<M::Action>],
     trace: &Trace,
 ) -> Result<Vec<M::Action>, Mismatch>
 where
@@ -215,6 +252,31 @@ where
                 property: trace.header.property.clone(),
                 loop_index: index,
             });
+        }
+        // A stuttering end enables nothing; otherwise the cycle is states[index..last].
+        let cycle = &states[index..last];
+        for class in fairness {
+            if replayed[index..].iter().any(|a| (class.member)(a)) {
+                continue;
+            }
+            let enables = |s: &M::State| {
+                enabled.clear();
+                model.actions(s, &mut enabled);
+                enabled
+                    .iter()
+                    .any(|a| (class.member)(a) && model.next_state(s, a.clone()).is_some())
+            };
+            let starved = match class.kind {
+                Fairness::Weak => !cycle.is_empty() && cycle.iter().all(enables),
+                Fairness::Strong => cycle.iter().any(enables),
+            };
+            if starved {
+                return Err(Mismatch::UnfairLoop {
+                    loop_index: index,
+                    class: class.class.to_owned(),
+                    kind: class.kind,
+                });
+            }
         }
     }
     if !shows(model, property, &state) {
