@@ -27,6 +27,7 @@ use std::hash::Hash;
 use std::time::Instant;
 
 use indexmap::IndexSet;
+use rustc_hash::FxBuildHasher;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use stateright::Model;
@@ -39,7 +40,9 @@ pub const MAX_CLASSES: usize = 32;
 
 /// The explored graph: every reachable state once, its outgoing edges in action order.
 struct Graph<S> {
-    states: IndexSet<S>,
+    /// Hashed with rustc's Fx hash, as in [`crate::checker`]; ids are insertion order, so the
+    /// hash never shows in the output.
+    states: IndexSet<S, FxBuildHasher>,
     /// Edges of state `i` are `edges[first[i]..first[i + 1]]`.
     first: Vec<u32>,
     edges: Vec<Edge>,
@@ -277,7 +280,7 @@ where
     M::Action: Clone,
 {
     let mut graph = Graph {
-        states: IndexSet::new(),
+        states: IndexSet::default(),
         first: vec![0],
         edges: Vec::new(),
         enabled: Vec::new(),
@@ -329,22 +332,21 @@ where
             if !model.within_boundary(&next) {
                 continue;
             }
-            let target = match graph.states.get_index_of(&next) {
-                Some(t) => t,
-                None => {
-                    if budget
-                        .max_states
-                        .is_some_and(|max| graph.states.len() as u64 >= max)
-                    {
-                        explored.inconclusive = true;
-                        return (graph, explored);
-                    }
-                    let next_depth = depth[index] + 1;
-                    explored.max_depth = explored.max_depth.max(next_depth.into());
-                    depth.push(next_depth);
-                    graph.states.insert_full(next).0
+            // One hash per generated state: insert, and take it back if the budget is spent.
+            let (target, new) = graph.states.insert_full(next);
+            if new {
+                if budget
+                    .max_states
+                    .is_some_and(|max| graph.states.len() as u64 > max)
+                {
+                    graph.states.pop();
+                    explored.inconclusive = true;
+                    return (graph, explored);
                 }
-            };
+                let next_depth = depth[index] + 1;
+                explored.max_depth = explored.max_depth.max(next_depth.into());
+                depth.push(next_depth);
+            }
             graph.edges.push(Edge {
                 target: target as u32,
                 action: i as u16,
