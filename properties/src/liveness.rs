@@ -27,9 +27,9 @@ use std::hash::Hash;
 use std::time::Instant;
 
 use indexmap::IndexSet;
-use rustc_hash::FxBuildHasher;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxBuildHasher;
 use stateright::Model;
 use walcheck_model::systems::{FairClass, Fairness, Liveness};
 

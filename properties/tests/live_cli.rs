@@ -78,3 +78,64 @@ fn replay_checks_an_observed_trace() {
         "{stdout}"
     );
 }
+
+/// An interrupted `walcheck live ladder --pg-url` (SIGINT while its load runs) exits 130 and
+/// leaves neither its slots nor the load table on the server it was given.
+#[test]
+fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
+    use std::time::{Duration, Instant};
+    use walcheck_sim::live::conformance::skip_or_fail;
+    use walcheck_sim::live::{find_bindir, PgServer};
+
+    let bindir = match find_bindir() {
+        Ok(dir) => dir,
+        Err(reason) => match skip_or_fail(&reason) {
+            Ok(skip) => return eprintln!("an_interrupted_ladder: {skip}"),
+            Err(fail) => panic!("{fail}"),
+        },
+    };
+    let server = PgServer::start_primary(&bindir).unwrap();
+    let count = |sql: &str| -> i64 {
+        server
+            .connect()
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(["live", "ladder", "--pg-url", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("walcheck runs");
+    // Wait until the ladder has made its slots and its load has written the table.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'") == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the ladder never started its load"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the ladder ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(count("SELECT count(*) FROM pg_replication_slots") > 0);
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--pg-url server"), "{stderr}");
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        0
+    );
+}

@@ -260,3 +260,40 @@ fn reference_bootstrap_seeds_what_the_slot_confirmed() {
         retried.lsn, retried.attempts, retried.waited_ms
     );
 }
+
+/// A run that fails on a `--pg-url` server (here: its session is never dropped) leaves neither
+/// its slot nor the load table there: dropping the server handle removes them.
+#[test]
+fn a_failed_run_leaves_no_slot_or_load_table_on_an_existing_server() {
+    use walcheck_sim::live::load::{Load, Workload};
+    let Some(server) = primary("a_failed_run_leaves_nothing_on_an_existing_server") else {
+        return;
+    };
+    let count = |sql: &str| -> i64 {
+        server
+            .connect()
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let external = PgServer::external(&url).unwrap();
+    let session = Session::open(&external, "walcheck_failed_run").unwrap();
+    Load::start(&external, Workload::Bulk { rows: 10 }, 200)
+        .unwrap()
+        .finish()
+        .unwrap();
+    std::mem::forget(session);
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 1);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        1
+    );
+    drop(external);
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        0
+    );
+}

@@ -149,6 +149,7 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
                 &[&format!("walcheck_{}", variant.name())],
             )
             .map_err(|e| format!("create slot: {e}"))?;
+        server.note_slot(&format!("walcheck_{}", variant.name()));
     }
     let mut ladders = Vec::new();
     for &kind in &options.ladders {
@@ -205,10 +206,13 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
         ladders.push(LadderReport { kind, levels });
     }
     for variant in &options.variants {
-        let _ = client.execute(
-            "SELECT pg_drop_replication_slot($1)",
-            &[&format!("walcheck_{}", variant.name())],
-        );
+        let slot = format!("walcheck_{}", variant.name());
+        if client
+            .execute("SELECT pg_drop_replication_slot($1)", &[&slot])
+            .is_ok()
+        {
+            server.forget_slot(&slot);
+        }
     }
     let live_options = Options {
         variants: options.variants.clone(),

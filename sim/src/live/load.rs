@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::server::PgServer;
+use super::server::{PgServer, LOAD_TABLE};
 
 /// What the load runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -31,8 +31,11 @@ impl Load {
     pub fn start(server: &PgServer, workload: Workload, max_ms: u64) -> Result<Load, String> {
         let mut client = server.connect()?;
         client
-            .batch_execute("CREATE TABLE IF NOT EXISTS walcheck_load (id int, payload text)")
+            .batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text)"
+            ))
             .map_err(|e| format!("create load table: {e}"))?;
+        server.note_load_table();
         let stop = Arc::new(AtomicBool::new(false));
         let statements = Arc::new(AtomicU64::new(0));
         let (stop2, statements2) = (stop.clone(), statements.clone());
@@ -41,7 +44,7 @@ impl Load {
             let (sql, pause) = match workload {
                 Workload::Bulk { rows } => (
                     format!(
-                        "INSERT INTO walcheck_load SELECT g, repeat('x', 1000) \
+                        "INSERT INTO {LOAD_TABLE} SELECT g, repeat('x', 1000) \
                          FROM generate_series(1, {rows}) g"
                     ),
                     None,
@@ -52,7 +55,7 @@ impl Load {
                         .map_err(|e| e.to_string())?;
                     (
                         format!(
-                            "INSERT INTO walcheck_load SELECT g, repeat('x', 1000) \
+                            "INSERT INTO {LOAD_TABLE} SELECT g, repeat('x', 1000) \
                              FROM generate_series(1, {rows}) g"
                         ),
                         per_s.map(|r| Duration::from_micros(1_000_000 / u64::from(r.max(1)))),

@@ -2,6 +2,7 @@
 //! `wal_level = logical`; stopped (fast, then immediate, then killed) and deleted on drop, also
 //! when the thread that owns it panics.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -99,8 +100,64 @@ fn free_port() -> Result<u16, String> {
 /// interrupt (SIGINT, SIGTERM) can stop and delete them as dropping them would.
 static LIVE_SERVERS: Mutex<Vec<(PathBuf, PathBuf, bool)>> = Mutex::new(Vec::new());
 
+/// What this process made on `--pg-url` servers, by port: the logical slots it created and not
+/// yet dropped, and whether it wrote the load table. A run that fails or is interrupted removes
+/// them ([`remove_leftovers`]): a forgotten slot would hold the server's WAL back without bound.
+static EXTERNAL_LEFTOVERS: Mutex<BTreeMap<u16, Leftovers>> = Mutex::new(BTreeMap::new());
+
+/// See [`EXTERNAL_LEFTOVERS`].
+#[derive(Clone)]
+struct Leftovers {
+    config: postgres::Config,
+    slots: BTreeSet<String>,
+    load_table: bool,
+}
+
+/// The `application_name` of this process's sessions on a `--pg-url` server, so that an
+/// interrupt can end exactly them (a slot in use by a session cannot be dropped).
+fn application_name() -> String {
+    format!("walcheck-{}", std::process::id())
+}
+
+/// Drops what `leftovers` lists on its server: first ends this process's other sessions
+/// (PostgreSQL 14+ `pg_terminate_backend(pid, timeout)` waits for each to exit), then drops the
+/// slots that still exist and the load table. Best effort: errors are ignored.
+fn remove_leftovers(leftovers: &Leftovers) {
+    let Ok(mut client) = leftovers.config.connect(postgres::NoTls) else {
+        return;
+    };
+    let ended = client.execute(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity \
+         WHERE application_name = $1 AND pid <> pg_backend_pid()",
+        &[&application_name()],
+    );
+    if ended.is_err() {
+        // Before PostgreSQL 14 pg_terminate_backend does not wait: give the sessions a moment.
+        let _ = client.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = $1 AND pid <> pg_backend_pid()",
+            &[&application_name()],
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let slots: Vec<String> = leftovers.slots.iter().cloned().collect();
+    let _ = client.execute(
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots \
+         WHERE slot_name = ANY($1)",
+        &[&slots],
+    );
+    if leftovers.load_table {
+        let _ = client.batch_execute(&format!("DROP TABLE IF EXISTS {LOAD_TABLE}"));
+    }
+}
+
+/// The table the live load writes (`live::load`); on a `--pg-url` server it is dropped when the
+/// run ends.
+pub const LOAD_TABLE: &str = "walcheck_load";
+
 /// Installs, once per process, the handler that tears every throwaway server down on SIGINT or
-/// SIGTERM and exits 130: an interrupted run leaves no server or directory behind.
+/// SIGTERM and exits 130: an interrupted run leaves no server or directory behind, and on a
+/// `--pg-url` server no slot or load table of its own.
 pub fn clean_up_on_interrupt() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
@@ -125,9 +182,20 @@ pub fn clean_up_on_interrupt() {
                     .output();
                 let _ = std::fs::remove_dir_all(&root);
             }
+            let external: Vec<Leftovers> = EXTERNAL_LEFTOVERS
+                .lock()
+                .map(|e| e.values().cloned().collect())
+                .unwrap_or_default();
+            for leftovers in &external {
+                remove_leftovers(leftovers);
+            }
             let _ = std::io::Write::write_all(
                 &mut std::io::stderr(),
-                b"walcheck: interrupted: throwaway PostgreSQL stopped and removed\n",
+                if external.is_empty() {
+                    &b"walcheck: interrupted: throwaway PostgreSQL stopped and removed\n"[..]
+                } else {
+                    &b"walcheck: interrupted: its slots and load table dropped from the --pg-url server\n"[..]
+                },
             );
             std::process::exit(130);
         });
@@ -269,8 +337,19 @@ impl PgServer {
         }
         config
             .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
-            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
+            .application_name(&application_name());
         let port = config.get_ports().first().copied().unwrap_or(5432);
+        if let Ok(mut external) = EXTERNAL_LEFTOVERS.lock() {
+            external.insert(
+                port,
+                Leftovers {
+                    config: config.clone(),
+                    slots: BTreeSet::new(),
+                    load_table: false,
+                },
+            );
+        }
         let mut server = PgServer {
             external: Some(config),
             bindir: PathBuf::new(),
@@ -286,6 +365,37 @@ impl PgServer {
     /// Whether this server was started here (and may be restarted, copied and deleted).
     pub fn is_throwaway(&self) -> bool {
         self.external.is_none()
+    }
+
+    /// Records that slot `name` was created here, so that on a `--pg-url` server a failed or
+    /// interrupted run drops it (a throwaway server goes with everything on it).
+    pub fn note_slot(&self, name: &str) {
+        self.with_leftovers(|l| {
+            l.slots.insert(name.to_owned());
+        });
+    }
+
+    /// Records that slot `name` was dropped.
+    pub fn forget_slot(&self, name: &str) {
+        self.with_leftovers(|l| {
+            l.slots.remove(name);
+        });
+    }
+
+    /// Records that the load table ([`LOAD_TABLE`]) was written, so that it is dropped from a
+    /// `--pg-url` server when the run ends.
+    pub fn note_load_table(&self) {
+        self.with_leftovers(|l| l.load_table = true);
+    }
+
+    fn with_leftovers(&self, f: impl FnOnce(&mut Leftovers)) {
+        if self.external.is_some() {
+            if let Ok(mut external) = EXTERNAL_LEFTOVERS.lock() {
+                if let Some(leftovers) = external.get_mut(&self.port) {
+                    f(leftovers);
+                }
+            }
+        }
     }
 
     /// The loopback port it listens on.
@@ -438,6 +548,16 @@ impl PgServer {
 impl Drop for PgServer {
     fn drop(&mut self) {
         if !self.is_throwaway() {
+            // A `--pg-url` server outlives the run: take away what the run left on it.
+            let leftovers = EXTERNAL_LEFTOVERS
+                .lock()
+                .ok()
+                .and_then(|mut e| e.remove(&self.port));
+            if let Some(leftovers) = leftovers {
+                if !leftovers.slots.is_empty() || leftovers.load_table {
+                    remove_leftovers(&leftovers);
+                }
+            }
             return;
         }
         if let Ok(mut live) = LIVE_SERVERS.lock() {

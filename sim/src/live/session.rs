@@ -65,6 +65,7 @@ impl Session {
                 &[&slot],
             )
             .map_err(|e| format!("create slot {slot}: {e}"))?;
+        server.note_slot(slot);
         let mut session = Session {
             client,
             slot: slot.to_owned(),
