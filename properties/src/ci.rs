@@ -31,16 +31,76 @@ pub const MAX_SHARDS: usize = 1000;
 /// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N}`).
 pub fn check_report(
     results: &[CheckResult],
-    shard: Option<(usize, usize)>,
+    shard: Option<&Shard>,
     peak_rss_bytes: Option<u64>,
 ) -> Value {
     let mut report = report::check_json(results);
     let object = report.as_object_mut().expect("a check report is an object");
     object.insert("peak_rss_bytes".into(), json!(peak_rss_bytes));
-    if let Some((index, count)) = shard {
-        object.insert("shard".into(), json!({ "index": index, "count": count }));
+    if let Some(shard) = shard {
+        object.insert(
+            "shard".into(),
+            json!({
+                "index": shard.index,
+                "count": shard.count,
+                "selection": shard.selection,
+                "strict": shard.strict,
+            }),
+        );
     }
     report
+}
+
+/// Which shard of which run a `walcheck check --shard I/N --json` report is: `merge` joins only
+/// the N shards of one selection, and fails the merged run as that run's `--strict` would.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// I, from 1.
+    pub index: usize,
+    /// N.
+    pub count: usize,
+    /// The run's selection and budget in one canonical line ([`selection_line`]).
+    pub selection: String,
+    /// Whether the run had `--strict`.
+    pub strict: bool,
+}
+
+/// The selection and budget of a `check` in one canonical line, e.g. `olake-bootstrap:master
+/// --faults all --bound statements=3 --max-states 1000`: the SPECs in the order given (`all`
+/// for none), then `--faults`, the `--bound`s sorted, `--max-states` and `--timeout` (seconds).
+pub fn selection_line(
+    specs: &[String],
+    faults: Option<&str>,
+    bounds: &[String],
+    max_states: Option<u64>,
+    timeout_s: Option<f64>,
+) -> String {
+    let mut words: Vec<String> = if specs.is_empty() {
+        vec!["all".to_owned()]
+    } else {
+        specs.to_vec()
+    };
+    if let Some(faults) = faults {
+        words.push(format!("--faults {faults}"));
+    }
+    let mut bounds = bounds.to_vec();
+    bounds.sort();
+    words.extend(bounds.iter().map(|b| format!("--bound {b}")));
+    if let Some(n) = max_states {
+        words.push(format!("--max-states {n}"));
+    }
+    if let Some(s) = timeout_s {
+        words.push(format!("--timeout {s}"));
+    }
+    words.join(" ")
+}
+
+/// Whether the shards in `reports` came from a `--strict` run (the first report's word).
+pub fn shards_strict(reports: &[(String, Value)]) -> bool {
+    reports
+        .first()
+        .and_then(|(_, r)| r["shard"]["strict"].as_bool())
+        .unwrap_or(false)
 }
 
 /// `walcheck merge`: the reports of shards 1/N to N/N of one selection (in any order) joined into
@@ -104,6 +164,17 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
             return Err(format!(
                 "{name}: shard count {count} is above {MAX_SHARDS}, the most --shard takes"
             ));
+        }
+        if schema == "walcheck.check/1" {
+            let (_, first) = &reports[0];
+            for key in ["selection", "strict"] {
+                let (own, theirs) = (&shard[key], &first["shard"][key]);
+                if own != theirs {
+                    return Err(format!(
+                        "{name}: its shard {key} {own} differs from the first report's {theirs}: not the same run"
+                    ));
+                }
+            }
         }
         if shards.is_empty() {
             shards = vec![None; count];
@@ -213,17 +284,17 @@ fn swarm_summary(rows: &[Value]) -> Value {
 
 /// The exit code of a (merged) JSON report, as `walcheck check` would give it without --strict:
 /// 1 when a verdict differs from its expectation, else 3 when one is inconclusive, else 0.
-pub fn report_exit_code(report: &Value) -> i32 {
+pub fn report_exit_code(report: &Value, strict: bool) -> i32 {
     if report["schema"] == "walcheck.swarm/1" {
         // A swarm reports measurements, not verdicts: it completed.
         return 0;
     }
     let rows = report["results"].as_array().map_or(&[][..], Vec::as_slice);
     let verdict = |row: &Value| row["verdict"].as_str().unwrap_or("").to_owned();
-    if rows
-        .iter()
-        .any(|r| verdict(r) != "inconclusive" && verdict(r) != r["expected"].as_str().unwrap_or(""))
-    {
+    if rows.iter().any(|r| {
+        (verdict(r) != "inconclusive" && verdict(r) != r["expected"].as_str().unwrap_or(""))
+            || (strict && verdict(r) == "violated")
+    }) {
         1
     } else if rows.iter().any(|r| verdict(r) == "inconclusive") {
         3

@@ -439,6 +439,13 @@ fn main() -> ExitCode {
             }
             // Step tables for a run narrowed to variants; the whole catalogue lists its files.
             let tables = !specs.is_empty() && specs.iter().all(|s| s.contains(':'));
+            let selection = walcheck::ci::selection_line(
+                &specs,
+                faults.as_deref(),
+                &bounds,
+                max_states,
+                timeout.map(|t| t.as_secs_f64()),
+            );
             let entries = match catalogue::select(&Selection {
                 specs,
                 faults,
@@ -458,6 +465,12 @@ fn main() -> ExitCode {
                 Some((index, count)) => run::shard(entries, index, count),
                 None => entries,
             };
+            let shard = shard.map(|(index, count)| walcheck::ci::Shard {
+                index,
+                count,
+                selection,
+                strict,
+            });
             let budget = Budget {
                 max_states,
                 deadline: timeout.map(|t| Instant::now() + t),
@@ -481,7 +494,7 @@ fn main() -> ExitCode {
             let text = if json {
                 pretty(&walcheck::ci::check_report(
                     &results,
-                    shard,
+                    shard.as_ref(),
                     walcheck::ci::peak_rss_bytes(),
                 ))
             } else {
@@ -518,7 +531,8 @@ fn main() -> ExitCode {
                     if printed != ExitCode::SUCCESS {
                         return printed;
                     }
-                    ExitCode::from(walcheck::ci::report_exit_code(&merged) as u8)
+                    let strict = walcheck::ci::shards_strict(&read);
+                    ExitCode::from(walcheck::ci::report_exit_code(&merged, strict) as u8)
                 }
                 Err(err) => usage_error(&err),
             }

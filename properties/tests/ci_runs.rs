@@ -520,3 +520,53 @@ fn the_junit_file_validates_with_a_testcase_per_entry() {
     )
     .is_err());
 }
+
+/// Each shard report names its run (`shard.selection`, `shard.strict`): `merge` refuses shards of
+/// different selections or strictness, and fails a merged `--strict` run on any violation, as the
+/// unsharded `--strict` run does.
+#[test]
+fn merge_joins_only_one_runs_shards_and_keeps_its_strictness() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("traces");
+    let out = out.to_str().unwrap();
+    let run = |name: &str, args: &[&str]| -> (Option<i32>, String) {
+        let mut all = vec!["check", "--json", "--out", out];
+        all.extend(args);
+        let output = walcheck(&all);
+        let file = dir.path().join(name);
+        std::fs::write(&file, &output.stdout).unwrap();
+        (output.status.code(), file.to_str().unwrap().to_owned())
+    };
+    let (_, master1) = run("m1.json", &["olake-bootstrap:master", "--shard", "1/2"]);
+    let (_, master2) = run("m2.json", &["olake-bootstrap:master", "--shard", "2/2"]);
+    let (_, pr854_2) = run("p2.json", &["olake-bootstrap:pr854", "--shard", "2/2"]);
+    let strict = ["olake-bootstrap:master", "--strict", "--shard"];
+    let (code1, strict1) = run("s1.json", &[&strict[..], &["1/2"]].concat());
+    let (_, strict2) = run("s2.json", &[&strict[..], &["2/2"]].concat());
+    assert_eq!(code1, Some(1), "master violates: --strict fails the shard");
+    let shard: Value = serde_json::from_str(&std::fs::read_to_string(&strict1).unwrap()).unwrap();
+    assert_eq!(shard["shard"]["selection"], "olake-bootstrap:master");
+    assert_eq!(shard["shard"]["strict"], true);
+
+    assert_eq!(
+        walcheck(&["merge", &master1, &master2]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        walcheck(&["merge", &strict2, &strict1]).status.code(),
+        Some(1)
+    );
+    for (a, b, what) in [
+        (&master1, &pr854_2, "selection"),
+        (&strict1, &master2, "strict"),
+    ] {
+        let output = walcheck(&["merge", a, b]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.lines().count() == 1 && stderr.contains(&format!("shard {what}")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("not the same run"), "{stderr}");
+    }
+}
