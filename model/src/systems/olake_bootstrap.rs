@@ -777,34 +777,13 @@ impl OlakeBootstrap {
     }
 }
 
-impl fmt::Debug for State {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        super::fmt_variables(&self.variables(), f)
-    }
-}
+debug_as_variables!(State);
 
 impl Model for OlakeBootstrap {
     type State = State;
     type Action = Action;
 
-    /// Actions as traces print them (`Advance{target=0/3}`), not as `Debug` would.
-    fn format_action(&self, action: &Action) -> String {
-        action.to_string()
-    }
-
-    fn init_states(&self) -> Vec<State> {
-        vec![self.initial_state()]
-    }
-
-    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
-        self.enabled(state, actions);
-    }
-
-    fn next_state(&self, state: &State, action: Action) -> Option<State> {
-        let mut next = state.clone();
-        self.apply(&mut next, action);
-        Some(next)
-    }
+    model_plumbing!();
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
