@@ -73,7 +73,8 @@ enum Command {
     Check {
         /// system[:variant], e.g. olake-bootstrap:master; none means the whole catalogue.
         specs: Vec<String>,
-        /// Only this fault set (none, connector-crash, pg-crash, all).
+        /// Only this fault set: olake-bootstrap and olake-sync none, connector-crash, pg-crash,
+        /// all; electric-flush none, consumer-kill, suspend, all (see `walcheck list`).
         #[arg(long)]
         faults: Option<String>,
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
