@@ -17,12 +17,9 @@ use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, Expectation, HasDiscoveries, Model, Property};
-use walcheck_model::systems::electric_flush::ElectricFlush;
-use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
-use walcheck_model::systems::olake_sync::OlakeSync;
 use walcheck_model::systems::Kind;
 
-use crate::catalogue::{self, Selection, SystemConfig};
+use crate::catalogue::{self, Selection, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Verdict};
 
 /// One configuration of the catalogue and what it expects of its `always` properties.
@@ -168,28 +165,6 @@ where
     }
 }
 
-/// Calls `f` with the model of `config`.
-///
-/// One arm per system: a system added to [`SystemConfig`] needs one here too (the match has no
-/// catch-all, so the compiler says so).
-pub fn with_model<R>(config: &SystemConfig, f: impl WithModel<Output = R>) -> R {
-    match *config {
-        SystemConfig::OlakeBootstrap(c) => f.call(OlakeBootstrap::new(c)),
-        SystemConfig::ElectricFlush(c) => f.call(ElectricFlush::new(c)),
-        SystemConfig::OlakeSync(c) => f.call(OlakeSync::new(c)),
-    }
-}
-
-/// A computation over any of walcheck's models (a closure cannot be generic over them).
-pub trait WithModel {
-    type Output;
-    fn call<M>(self, model: M) -> Self::Output
-    where
-        M: Model + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Send + Sync + 'static;
-}
-
 /// The property of `model` called `name`.
 pub fn property<M: Model>(model: &M, name: &str) -> Property<M> {
     model
@@ -216,7 +191,7 @@ pub fn explore_configuration(configuration: &Configuration, search: Search) -> O
         }
     }
     let proof = configuration.holding.first()?;
-    Some(with_model(&configuration.config, Explore(proof, search)))
+    Some(configuration.config.with_model(Explore(proof, search)))
 }
 
 /// Searches `configuration` with walcheck's checker for each expected-violated `always`
@@ -248,5 +223,7 @@ pub fn find_counterexamples(configuration: &Configuration) -> usize {
             steps
         }
     }
-    with_model(&configuration.config, Find(&configuration.violated))
+    configuration
+        .config
+        .with_model(Find(&configuration.violated))
 }

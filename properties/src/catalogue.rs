@@ -13,8 +13,15 @@ use walcheck_model::pg::Role;
 use walcheck_model::systems::electric_flush;
 use walcheck_model::systems::olake_bootstrap::{self, Config, Faults};
 use walcheck_model::systems::olake_sync;
-use walcheck_model::systems::{BoundInfo, BoundValue, FairnessChoice, Lanes, PropertyInfo};
+use walcheck_model::systems::{
+    BoundInfo, BoundValue, FairnessChoice, Lanes, Live, PropertyInfo, Variables,
+};
 use walcheck_traces::Header;
+
+use std::fmt::{Debug, Display};
+use std::hash::Hash;
+
+use stateright::Model;
 
 use crate::checker::Verdict;
 
@@ -109,7 +116,29 @@ pub enum SystemConfig {
     OlakeSync(olake_sync::Config),
 }
 
+/// A computation over any of walcheck's models (a closure cannot be generic over them), run by
+/// [`SystemConfig::with_model`] on the model of a configuration.
+pub trait WithModel {
+    type Output;
+    fn call<M>(self, model: M) -> Self::Output
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static;
+}
+
 impl SystemConfig {
+    /// Calls `f` with the model of this configuration: the one place that turns a configuration
+    /// into its model, so a system added to [`SystemConfig`] needs an arm here only (the match has
+    /// no catch-all, so the compiler says so).
+    pub fn with_model<R>(&self, f: impl WithModel<Output = R>) -> R {
+        match *self {
+            SystemConfig::OlakeBootstrap(c) => f.call(olake_bootstrap::OlakeBootstrap::new(c)),
+            SystemConfig::ElectricFlush(c) => f.call(electric_flush::ElectricFlush::new(c)),
+            SystemConfig::OlakeSync(c) => f.call(olake_sync::OlakeSync::new(c)),
+        }
+    }
+
     /// `info`'s system with the variant and fault set named, every bound at its default, or a
     /// one-line error naming what is unknown.
     pub fn new(info: &SystemInfo, variant: &str, faults: &str) -> Result<SystemConfig, String> {

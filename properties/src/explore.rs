@@ -5,16 +5,15 @@
 //! in `init_states()`, then each action's index in `actions()` of the state it is taken in. Its
 //! page opens that state at `#/steps/I/A1/A2/...`.
 
+use std::fmt::{Debug, Display};
 use std::hash::Hash;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, Expectation, Model};
-use walcheck_model::systems::electric_flush::ElectricFlush;
-use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
-use walcheck_model::systems::olake_sync::OlakeSync;
+use walcheck_model::systems::{Live, Variables};
 
-use crate::catalogue::{self, SystemConfig};
+use crate::catalogue::{self, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Path, Verdict};
 
 /// What a deep link leads to.
@@ -79,11 +78,19 @@ pub fn address(addr: &str, allow_remote: bool) -> Result<SocketAddr, String> {
 /// The deep links of `config`'s properties: one per counterexample or witness found within
 /// `budget`, in the model's property order.
 pub fn links(config: &SystemConfig, budget: &Budget) -> Vec<Link> {
-    match *config {
-        SystemConfig::OlakeBootstrap(c) => links_of(&OlakeBootstrap::new(c), budget),
-        SystemConfig::ElectricFlush(c) => links_of(&ElectricFlush::new(c), budget),
-        SystemConfig::OlakeSync(c) => links_of(&OlakeSync::new(c), budget),
+    struct Links<'a>(&'a Budget);
+    impl WithModel for Links<'_> {
+        type Output = Vec<Link>;
+        fn call<M>(self, model: M) -> Vec<Link>
+        where
+            M: Model + Live + Send + Sync + 'static,
+            M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+            M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        {
+            links_of(&model, self.0)
+        }
     }
+    config.with_model(Links(budget))
 }
 
 fn links_of<M>(model: &M, budget: &Budget) -> Vec<Link>
@@ -155,15 +162,17 @@ pub fn link_budget() -> Budget {
 
 /// Serves the Explorer on `addr` until the process ends.
 pub fn serve(config: &SystemConfig, addr: SocketAddr) {
-    match *config {
-        SystemConfig::OlakeBootstrap(c) => {
-            let _ = OlakeBootstrap::new(c).checker().serve(addr).is_done();
-        }
-        SystemConfig::ElectricFlush(c) => {
-            let _ = ElectricFlush::new(c).checker().serve(addr).is_done();
-        }
-        SystemConfig::OlakeSync(c) => {
-            let _ = OlakeSync::new(c).checker().serve(addr).is_done();
+    struct Serve(SocketAddr);
+    impl WithModel for Serve {
+        type Output = ();
+        fn call<M>(self, model: M)
+        where
+            M: Model + Live + Send + Sync + 'static,
+            M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+            M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        {
+            let _ = model.checker().serve(self.0).is_done();
         }
     }
+    config.with_model(Serve(addr));
 }

@@ -1,20 +1,19 @@
 //! Running catalogue entries: one search per entry, entries spread over threads, results and
 //! traces in catalogue order whatever the thread count.
 
+use std::fmt::{Debug, Display};
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::Model;
-use walcheck_model::systems::electric_flush::ElectricFlush;
-use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
-use walcheck_model::systems::olake_sync::OlakeSync;
-use walcheck_model::systems::{FairClass, Kind, Liveness, Variables};
+use walcheck_model::systems::{Kind, Live, Variables};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
-use crate::catalogue::{Entry, SystemConfig};
+use crate::catalogue::{Entry, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
 use crate::liveness;
 
@@ -93,43 +92,13 @@ pub fn run_entry_observed(
     observe: &mut dyn FnMut(Progress),
 ) -> CheckResult {
     let start = Instant::now();
-    let live = entry.property.kind == Kind::Eventually;
     let ((verdict, states, unique_states, max_depth, trace), peak_heap_bytes) =
-        crate::heap::measure(|| match entry.config {
-            SystemConfig::OlakeBootstrap(config) if live => {
-                let model = OlakeBootstrap::new(config);
-                search_liveness(
-                    &model,
-                    &model.liveness(),
-                    model.fairness(),
-                    entry,
-                    budget,
-                    observe,
-                )
-            }
-            SystemConfig::ElectricFlush(config) if live => {
-                let model = ElectricFlush::new(config);
-                search_liveness(
-                    &model,
-                    &model.liveness(),
-                    model.fairness(),
-                    entry,
-                    budget,
-                    observe,
-                )
-            }
-            SystemConfig::OlakeBootstrap(config) => {
-                let model = OlakeBootstrap::new(config);
-                search(&model, entry, budget, observe)
-            }
-            SystemConfig::ElectricFlush(config) => {
-                let model = ElectricFlush::new(config);
-                search(&model, entry, budget, observe)
-            }
-            SystemConfig::OlakeSync(config) => {
-                let model = OlakeSync::new(config);
-                search(&model, entry, budget, observe)
-            }
+        crate::heap::measure(|| {
+            entry.config.with_model(Search {
+                entry,
+                budget,
+                observe,
+            })
         });
     CheckResult {
         entry: entry.clone(),
@@ -145,6 +114,31 @@ pub fn run_entry_observed(
 }
 
 type Searched = (Verdict, u64, u64, u64, Option<Trace>);
+
+/// `entry`'s check on its model: the fair-liveness checker for an `eventually` property, the
+/// breadth-first checker otherwise.
+struct Search<'a> {
+    entry: &'a Entry,
+    budget: &'a Budget,
+    observe: &'a mut dyn FnMut(Progress),
+}
+
+impl WithModel for Search<'_> {
+    type Output = Searched;
+
+    fn call<M>(self, model: M) -> Searched
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        if self.entry.property.kind == Kind::Eventually {
+            search_liveness(&model, self.entry, self.budget, self.observe)
+        } else {
+            search(&model, self.entry, self.budget, self.observe)
+        }
+    }
+}
 
 fn search<M>(
     model: &M,
@@ -193,21 +187,20 @@ where
     )
 }
 
-/// Checks `entry`'s liveness property (one of `properties`) under `fairness` with the fair-liveness
-/// checker; a violation's trace is its lasso.
+/// Checks `entry`'s liveness property under the model's fairness with the fair-liveness checker;
+/// a violation's trace is its lasso.
 fn search_liveness<M>(
     model: &M,
-    properties: &[Liveness<M, M::State>],
-    fairness: &[FairClass<M::Action>],
     entry: &Entry,
     budget: &Budget,
     observe: &mut dyn FnMut(Progress),
 ) -> Searched
 where
-    M: Model,
-    M::State: std::hash::Hash + Eq + Clone + Variables,
-    M::Action: Clone + PartialEq + std::fmt::Display,
+    M: Live,
+    M::State: Hash + Eq + Clone + Variables,
+    M::Action: Clone + PartialEq + Display + 'static,
 {
+    let properties = model.liveness();
     let property = properties
         .iter()
         .find(|p| p.id == entry.property.id)
@@ -218,7 +211,7 @@ where
                 entry.property.id
             )
         });
-    let outcome = liveness::check_observed(model, property, fairness, budget, observe);
+    let outcome = liveness::check_observed(model, property, model.fairness(), budget, observe);
     let trace = outcome.lasso.as_ref().map(|lasso| {
         let trace = to_trace(entry, outcome.verdict, &lasso.path);
         assert_eq!(
@@ -415,16 +408,22 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
         // A live run's observations: only the observed variables are constrained.
         return walcheck_sim::observed::replay_observed(trace);
     }
-    match crate::catalogue::config_from_header(&trace.header)? {
-        SystemConfig::OlakeBootstrap(config) => {
-            let model = OlakeBootstrap::new(config);
-            replay_on(&model, model.fairness(), trace)
-        }
-        SystemConfig::ElectricFlush(config) => {
-            let model = ElectricFlush::new(config);
-            replay_on(&model, model.fairness(), trace)
-        }
-        SystemConfig::OlakeSync(config) => replay_on(&OlakeSync::new(config), &[], trace),
+    crate::catalogue::config_from_header(&trace.header)?.with_model(Replay(trace))
+}
+
+/// [`replay_trace`] on the model of the trace's header.
+struct Replay<'a>(&'a Trace);
+
+impl WithModel for Replay<'_> {
+    type Output = Result<Result<usize, Mismatch>, String>;
+
+    fn call<M>(self, model: M) -> Self::Output
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        replay_on(&model, self.0)
     }
 }
 
@@ -434,12 +433,24 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
 /// and exactly that system's variables.
 pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
     let config = crate::catalogue::config_from_header(&trace.header)?;
-    match config {
-        SystemConfig::OlakeBootstrap(c) => check_against(&OlakeBootstrap::new(c), trace)?,
-        SystemConfig::ElectricFlush(c) => check_against(&ElectricFlush::new(c), trace)?,
-        SystemConfig::OlakeSync(c) => check_against(&OlakeSync::new(c), trace)?,
-    }
+    config.with_model(CheckAgainst(trace))?;
     Ok(config)
+}
+
+/// [`check_against`] on the model of a configuration.
+struct CheckAgainst<'a>(&'a Trace);
+
+impl WithModel for CheckAgainst<'_> {
+    type Output = Result<(), String>;
+
+    fn call<M>(self, model: M) -> Self::Output
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        check_against(&model, self.0)
+    }
 }
 
 fn check_against<M>(model: &M, trace: &Trace) -> Result<(), String>
@@ -500,15 +511,11 @@ where
     Ok(())
 }
 
-fn replay_on<M>(
-    model: &M,
-    fairness: &[FairClass<M::Action>],
-    trace: &Trace,
-) -> Result<Result<usize, Mismatch>, String>
+fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
 where
-    M: Model,
+    M: Live,
     M::State: Variables + PartialEq + Clone,
-    M::Action: Clone + std::fmt::Display,
+    M::Action: Clone + Display + 'static,
 {
     check_against(model, trace)?;
     let property = model
@@ -517,7 +524,7 @@ where
         .find(|p| p.name == trace.header.property)
         .expect("checked");
     Ok(
-        walcheck_traces::replay::replay_fair(model, &property, fairness, trace)
+        walcheck_traces::replay::replay_fair(model, &property, model.fairness(), trace)
             .map(|actions| actions.len()),
     )
 }

@@ -12,7 +12,7 @@ use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
 use walcheck_model::systems::electric_flush::{self, ElectricFlush};
 use walcheck_model::systems::olake_bootstrap::{self, Action::*, Config, Faults, OlakeBootstrap};
-use walcheck_model::systems::{FairClass, Fairness, FairnessChoice, Liveness};
+use walcheck_model::systems::{FairClass, Fairness, FairnessChoice, Live, Liveness};
 use walcheck_traces::replay::Mismatch;
 
 fn pr1084(fairness: FairnessChoice) -> OlakeBootstrap {

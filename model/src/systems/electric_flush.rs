@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
 use super::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Liveness,
-    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
+    Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
 use crate::electric::consumer::{Consumer, Effects, Injection, Msg, Status};
 use crate::electric::flush_tracker::{FlushTracker, TrackerEffects};
@@ -1001,9 +1001,9 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
     },
 ];
 
-impl ElectricFlush {
+impl Live for ElectricFlush {
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
-    pub fn fairness(&self) -> &'static [FairClass<Action>] {
+    fn fairness(&self) -> &'static [FairClass<Action>] {
         match self.config.fairness {
             FairnessChoice::Declared => FAIRNESS,
             FairnessChoice::None => &[],
@@ -1011,7 +1011,7 @@ impl ElectricFlush {
     }
 
     /// The liveness properties, by id (`eventually-acknowledged`).
-    pub fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
+    fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
         vec![Liveness {
             id: "eventually-acknowledged",
             trigger: None,

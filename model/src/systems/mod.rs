@@ -261,6 +261,21 @@ pub struct Liveness<M, S> {
     pub goal: fn(&M, &S) -> bool,
 }
 
+/// What the fair-liveness checker asks of a system: the fairness its `fairness` bound selects
+/// and its liveness properties. A system without liveness properties (olake-sync) takes the
+/// defaults: no fairness, no properties.
+pub trait Live: stateright::Model + Sized {
+    /// The fairness constraints in force for this configuration.
+    fn fairness(&self) -> &'static [FairClass<Self::Action>] {
+        &[]
+    }
+
+    /// The liveness properties, by id.
+    fn liveness(&self) -> Vec<Liveness<Self, Self::State>> {
+        Vec::new()
+    }
+}
+
 /// Which fairness a liveness check assumes: the constraints the system declares, or none (every
 /// maximal path counts, as in stateright's own `eventually`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

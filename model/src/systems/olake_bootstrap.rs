@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use stateright::{Model, Property};
 
 use super::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Liveness,
-    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
+    Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
 use crate::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use crate::pg::{CommitMode, Role, Server};
@@ -866,9 +866,9 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
     },
 ];
 
-impl OlakeBootstrap {
+impl Live for OlakeBootstrap {
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
-    pub fn fairness(&self) -> &'static [FairClass<Action>] {
+    fn fairness(&self) -> &'static [FairClass<Action>] {
         match self.config.fairness {
             FairnessChoice::Declared => FAIRNESS,
             FairnessChoice::None => &[],
@@ -876,7 +876,7 @@ impl OlakeBootstrap {
     }
 
     /// The liveness properties, by id (`bootstrap-eventually-completes`).
-    pub fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
+    fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
         vec![Liveness {
             id: "bootstrap-eventually-completes",
             trigger: Some(|_, s| in_bootstrap(s)),

@@ -473,6 +473,9 @@ impl OlakeSync {
 
 debug_as_variables!(State);
 
+/// No liveness property: the defaults (no fairness, no properties).
+impl super::Live for OlakeSync {}
+
 impl Model for OlakeSync {
     type State = State;
     type Action = Action;
