@@ -1,5 +1,6 @@
 //! walcheck's models: pure state machines of PostgreSQL's WAL pointers and logical slots and of
-//! the CDC connectors that acknowledge them, each checkable system a `stateright::Model`.
+//! the CDC connectors that acknowledge them, from which the checkable systems (`walcheck-systems`)
+//! are built.
 //!
 //! This crate has no I/O, no clock and no randomness: the checker, the simulator and the
 //! model-based tests all drive the same transition functions. It is not a PostgreSQL emulator:
@@ -10,6 +11,5 @@ pub mod electric;
 pub mod lsn;
 pub mod olake;
 pub mod pg;
-pub mod systems;
 
 pub use lsn::{Lsn, ParseLsnError};

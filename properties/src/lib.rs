@@ -1,18 +1,12 @@
-//! walcheck: the check catalogue, the checkers, the reports, and the command line's work.
+//! walcheck-properties: what a checkable system declares and how its properties are checked.
 //!
-//! The `walcheck` binary only parses arguments and prints; everything it does is a call into this
-//! library, which the tests make too. Not for: models (`walcheck-model`), traces on disk
-//! (`walcheck-traces`) or timed simulation (`walcheck-sim`).
+//! [`system`] is the vocabulary a system is described in: property kinds and declarations,
+//! bounds with their ranges, trace variables, sequence-diagram lanes and fairness. [`checker`] is
+//! walcheck's deterministic breadth-first checker of `always` and `sometimes` properties over any
+//! `stateright::Model`; [`liveness`] checks `eventually` properties under fairness on the
+//! explored graph. Not for: the models themselves (`walcheck-model`, `walcheck-systems`), traces
+//! on disk (`walcheck-traces`) or the command line (`walcheck`).
 
-pub mod baseline;
-pub mod bench;
-pub mod catalogue;
 pub mod checker;
-pub mod ci;
-pub mod explore;
-pub mod heap;
 pub mod liveness;
-pub mod progress;
-pub mod report;
-pub mod run;
-pub mod triage;
+pub mod system;

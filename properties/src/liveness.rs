@@ -26,12 +26,12 @@ use std::collections::VecDeque;
 use std::hash::Hash;
 use std::time::Instant;
 
+use crate::system::{FairClass, Fairness, Liveness};
 use indexmap::IndexSet;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxBuildHasher;
 use stateright::Model;
-use walcheck_model::systems::{FairClass, Fairness, Liveness};
 
 use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
 

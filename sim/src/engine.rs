@@ -13,10 +13,10 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use walcheck_model::olake::{BootStep, Failure, Phase, Variant};
 use walcheck_model::pg::CommitMode;
-use walcheck_model::systems::olake_bootstrap::{
+use walcheck_model::Lsn;
+use walcheck_systems::olake_bootstrap::{
     self as system, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, State,
 };
-use walcheck_model::Lsn;
 
 use crate::ladder::{LadderKind, Level};
 use crate::params::Params;

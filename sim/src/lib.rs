@@ -8,7 +8,7 @@
 //! violating attempt as an ITF trace that `walcheck replay` re-executes, and in swarm mode draws
 //! the parameters per seed.
 //!
-//! `live` (not built under `--cfg loom`) is the other half: it starts throwaway PostgreSQL
+//! The live backend (crate `walcheck-live`) is the other half: it starts throwaway PostgreSQL
 //! servers, checks each modelled rule against one, runs the ladders live, and records what it
 //! observes as traces that [`observed`] replays against the model.
 //!
@@ -21,8 +21,6 @@
 
 pub mod engine;
 pub mod ladder;
-#[cfg(not(loom))]
-pub mod live;
 pub mod observed;
 pub mod params;
 pub mod plot;

@@ -24,8 +24,8 @@
 //!   Records `confirmed_flush` after the restart.
 
 use walcheck_model::pg::{Role, Server};
-use walcheck_model::systems::Var;
 use walcheck_model::Lsn;
+use walcheck_properties::system::Var;
 use walcheck_traces::replay::{Mismatch, VarDiff};
 use walcheck_traces::Trace;
 

@@ -105,7 +105,7 @@ pub fn to_json(report: &Report, elapsed_ms: u64) -> Value {
         .collect();
     json!({
         "schema": SCHEMA,
-        "system": walcheck_model::systems::olake_bootstrap::NAME,
+        "system": walcheck_systems::olake_bootstrap::NAME,
         "variants": o.variants.iter().map(|v| v.name()).collect::<Vec<_>>(),
         "seed": o.seed,
         "attempts": o.attempts,

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use walcheck_model::olake::Variant;
-use walcheck_model::systems::olake_bootstrap::{self as system, OlakeBootstrap, PROPERTIES};
-use walcheck_model::systems::Variables;
+use walcheck_properties::system::Variables;
+use walcheck_systems::olake_bootstrap::{self as system, OlakeBootstrap, PROPERTIES};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::engine::{self, AttemptId, Recorded, SAFETY};

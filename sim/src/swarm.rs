@@ -307,7 +307,7 @@ pub fn to_json(report: &SwarmReport, elapsed_ms: u64) -> Value {
         .collect();
     json!({
         "schema": "walcheck.swarm/1",
-        "system": walcheck_model::systems::olake_bootstrap::NAME,
+        "system": walcheck_systems::olake_bootstrap::NAME,
         "seeds": { "from": report.seeds.start, "to": report.seeds.end },
         "ladders": report.ladders.iter().map(|l| l.name()).collect::<Vec<_>>(),
         "attempts": report.attempts,

@@ -16,11 +16,11 @@ use proptest_state_machine::{prop_state_machine, ReferenceStateMachine, StateMac
 use quickcheck::{quickcheck, TestResult};
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Fragment, Offset, Variant, MAX_SHAPES};
-use walcheck_model::systems::electric_flush::{
-    Action, Config as ModelConfig, ElectricFlush, Faults, State,
-};
 use walcheck_sim::reference::shape_log::{
     align_offset_to_txn_boundary, Design, FlushTracker, ShapeLogPipeline, ShapeMsg, Snapshot,
+};
+use walcheck_systems::electric_flush::{
+    Action, Config as ModelConfig, ElectricFlush, Faults, State,
 };
 
 /// The configurations compared: the catalogue's defaults, and a deeper workload with every timer

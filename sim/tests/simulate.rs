@@ -3,10 +3,10 @@
 
 use stateright::Model;
 use walcheck_model::olake::Variant;
-use walcheck_model::systems::olake_bootstrap::OlakeBootstrap;
 use walcheck_sim::engine::{self, AttemptId};
 use walcheck_sim::run::{attempt_traces, LevelReport};
 use walcheck_sim::{report, simulate, LadderKind, Options, Params};
+use walcheck_systems::olake_bootstrap::OlakeBootstrap;
 use walcheck_traces::replay::replay;
 use walcheck_traces::Trace;
 

@@ -15,7 +15,7 @@ use std::io;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
-use walcheck_model::systems::Var;
+use walcheck_properties::system::Var;
 
 /// The version of the on-disk form, in the header's `schema`.
 pub const SCHEMA: &str = "walcheck.trace/1";

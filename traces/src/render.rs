@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use svg::node::element::{Line, Polygon, Rectangle, Text};
 use svg::Document;
-use walcheck_model::systems::Lanes;
+use walcheck_properties::system::Lanes;
 
 use crate::{Step, Trace};
 

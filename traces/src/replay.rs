@@ -7,7 +7,7 @@
 use std::fmt;
 
 use stateright::{Expectation, Model, Property};
-use walcheck_model::systems::{FairClass, Fairness, Var, Variables};
+use walcheck_properties::system::{FairClass, Fairness, Var, Variables};
 
 use crate::Trace;
 

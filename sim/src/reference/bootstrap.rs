@@ -5,7 +5,7 @@
 //!
 //! It runs over [`SlotApi`], which three backends implement: the model's PostgreSQL
 //! ([`ModelSlot`], PostgreSQL 15's clamp as `walcheck_model::pg` models it), a live server
-//! (`crate::live::session::Session`, not under `cfg(loom)`), and [`FakeSlot`], which answers from
+//! (`walcheck_live::session::Session`, in the live backend), and [`FakeSlot`], which answers from
 //! a script.
 
 use std::collections::VecDeque;
@@ -238,25 +238,6 @@ impl SlotApi for FakeSlot {
 
     fn sleep_ms(&mut self, delay_ms: u64) {
         self.sleeps_ms.push(delay_ms);
-    }
-}
-
-/// A live server, a primary only: `current_lsn` is `pg_current_wal_lsn()`, which raises an
-/// error during recovery (`BootstrapError::CurrentLsn`), and waits are real sleeps.
-#[cfg(not(loom))]
-impl SlotApi for crate::live::session::Session {
-    fn current_lsn(&mut self) -> Result<Lsn, String> {
-        Ok(self.pointers()?.write)
-    }
-
-    fn slot_advance(&mut self, target: Lsn) -> Result<Lsn, String> {
-        self.advance(target)?
-            .result
-            .map_err(|(sqlstate, message)| format!("{message} (SQLSTATE {sqlstate})"))
-    }
-
-    fn sleep_ms(&mut self, delay_ms: u64) {
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
     }
 }
 

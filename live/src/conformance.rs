@@ -1,0 +1,580 @@
+//! One conformance check per PostgreSQL rule the model uses: each runs on a throwaway server,
+//! records what it saw as an observed trace, asserts the model's prediction against the server,
+//! and replays the trace against the model ([`walcheck_sim::observed::replay_observed`]).
+//!
+//! The figures are measurements of one run on one machine, not deterministic.
+
+use std::time::{Duration, Instant};
+
+use walcheck_model::pg::{AdvanceError, Role, Server, Slot, WalFunctionError};
+use walcheck_model::Lsn;
+use walcheck_traces::Trace;
+
+use crate::load::{Load, Workload};
+use crate::server::PgServer;
+use crate::session::{db_error, Session};
+use walcheck_sim::observed::replay_observed;
+
+/// What a check found.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The server did what the model predicts; the detail says what was measured.
+    Pass {
+        detail: String,
+        trace: Option<Box<Trace>>,
+    },
+    /// The check cannot run on this server; the reason is recorded.
+    Skip { reason: String },
+}
+
+/// A modelled rule and its live check. `Err` is a failed prediction (or a server that could not be
+/// driven), with what the server did.
+pub struct Rule {
+    pub name: &'static str,
+    /// The PostgreSQL source the model cites for it.
+    pub source: &'static str,
+    pub check: fn(&PgServer) -> Result<Outcome, String>,
+}
+
+/// Every rule, in report order.
+pub const RULES: &[Rule] = &[
+    Rule {
+        name: "clamp_to_flush",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): moveto = Min(target, GetFlushRecPtr())",
+        check: clamp_to_flush,
+    },
+    Rule {
+        name: "end_lsn_is_confirmed_flush",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): end_lsn = MyReplicationSlot->data.confirmed_flush",
+        check: end_lsn_is_confirmed_flush,
+    },
+    Rule {
+        name: "below_confirmed_flush_error",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): moveto < minlsn -> ereport(ERROR)",
+        check: below_confirmed_flush_error,
+    },
+    Rule {
+        name: "equal_target_no_op",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): moveto == minlsn is allowed",
+        check: equal_target_no_op,
+    },
+    Rule {
+        name: "invalid_target",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): XLogRecPtrIsInvalid(moveto)",
+        check: invalid_target,
+    },
+    Rule {
+        name: "beyond_insert_clamped",
+        source: "slotfuncs.c:pg_replication_slot_advance (15): the clamp, with no upper check",
+        check: beyond_insert_clamped,
+    },
+    Rule {
+        name: "crash_before_checkpoint",
+        source: "slotfuncs.c:pg_logical_replication_slot_advance, slot.c:CheckPointReplicationSlots, RestoreSlotFromDisk (15)",
+        check: crash_before_checkpoint,
+    },
+    Rule {
+        name: "standby_wal_functions",
+        source: "xlogfuncs.c:pg_current_wal_lsn, pg_last_wal_replay_lsn (15)",
+        check: standby_wal_functions,
+    },
+    Rule {
+        name: "standby_slot_clamp",
+        source: "slotfuncs.c:pg_replication_slot_advance (16+): moveto = Min(target, GetXLogReplayRecPtr())",
+        check: standby_slot_clamp,
+    },
+];
+
+/// Looks a rule up by name.
+pub fn rule(name: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.name == name)
+}
+
+fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if condition {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
+/// The observed trace must replay against the model.
+fn replays(trace: &Trace) -> Result<(), String> {
+    match replay_observed(trace)? {
+        Ok(_) => Ok(()),
+        Err(mismatch) => Err(format!("the model does not predict the server: {mismatch}")),
+    }
+}
+
+fn pass(
+    session: &Session,
+    server: &PgServer,
+    rule: &str,
+    detail: String,
+) -> Result<Outcome, String> {
+    let trace = session.trace(rule, server.version_num());
+    replays(&trace)?;
+    Ok(Outcome::Pass {
+        detail,
+        trace: Some(Box::new(trace)),
+    })
+}
+
+/// Some synchronously committed WAL, so that pointers and slot have room to move.
+fn some_wal(session: &mut Session) -> Result<(), String> {
+    session
+        .client()
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS walcheck_rows (id int, payload text); \
+             INSERT INTO walcheck_rows SELECT g, repeat('y', 200) FROM generate_series(1, 200) g",
+        )
+        .map_err(|e| format!("insert rows: {e}"))
+}
+
+/// The model's answer for an advance from a slot at `confirmed_flush` with every pointer at
+/// `pointers_at` (an idle primary).
+fn predict_idle(confirmed_flush: Lsn, pointers_at: Lsn, target: Lsn) -> Result<Lsn, AdvanceError> {
+    let mut server = Server::quiet_at(Role::Primary, pointers_at);
+    server.slot = Slot::created_at(confirmed_flush);
+    server.slot_advance(target, false)
+}
+
+/// Under bulk statements larger than `wal_buffers`, `pg_current_wal_lsn()` runs ahead of the
+/// flush pointer, and an advance to it stops at the flush pointer read around the call.
+fn clamp_to_flush(server: &PgServer) -> Result<Outcome, String> {
+    const MAX_ATTEMPTS: u32 = 400;
+    const MAX_MS: u64 = 8_000;
+    const CLAMPS_WANTED: u32 = 5;
+    let mut session = Session::open(server, "walcheck_clamp")?;
+    let load = Load::start(server, Workload::Bulk { rows: 20_000 }, MAX_MS)?;
+    let deadline = Instant::now() + Duration::from_millis(MAX_MS);
+    let (mut attempts, mut clamps, mut gap_bytes_max) = (0u32, 0u32, 0u64);
+    while attempts < MAX_ATTEMPTS && clamps < CLAMPS_WANTED && Instant::now() < deadline {
+        attempts += 1;
+        let before = session.observe()?;
+        let target = before.write;
+        let advanced = session.advance(target)?;
+        let end_lsn = advanced
+            .result
+            .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
+        ensure(end_lsn <= target, || {
+            format!("end_lsn {end_lsn} beyond target {target}")
+        })?;
+        if end_lsn < target {
+            clamps += 1;
+            gap_bytes_max = gap_bytes_max.max(target.bytes() - end_lsn.bytes());
+            // The model's rule: the limit is the flush pointer, read between the two observations.
+            ensure(
+                before.flush <= end_lsn && end_lsn <= advanced.after.flush,
+                || {
+                    format!(
+                        "end_lsn {end_lsn} outside the flush pointer's range {}..{}",
+                        before.flush, advanced.after.flush
+                    )
+                },
+            )?;
+        }
+    }
+    let statements = load.finish()?;
+    ensure(clamps > 0, || {
+        format!(
+            "the load ({statements} statements) never opened write > flush in {attempts} attempts"
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "clamp_to_flush",
+        format!(
+            "{clamps} of {attempts} advances to pg_current_wal_lsn() stopped at the flush pointer \
+             (largest gap {gap_bytes_max} bytes) under {statements} bulk statements of 20000 rows"
+        ),
+    )
+}
+
+/// After every advance, `end_lsn` equals `confirmed_flush_lsn`; under asynchronous commits the
+/// target is the insert pointer, which the flush pointer trails.
+fn end_lsn_is_confirmed_flush(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 40;
+    let mut session = Session::open(server, "walcheck_end_lsn")?;
+    let load = Load::start(
+        server,
+        Workload::Async {
+            rows: 100,
+            per_s: None,
+        },
+        5_000,
+    )?;
+    let mut clamps = 0;
+    for _ in 0..ATTEMPTS {
+        let before = session.observe()?;
+        let advanced = session.advance(before.insert)?;
+        let end_lsn = advanced
+            .result
+            .map_err(|(code, msg)| format!("advance to {}: {code} {msg}", before.insert))?;
+        ensure(end_lsn == advanced.confirmed_flush, || {
+            format!(
+                "end_lsn {end_lsn} but confirmed_flush_lsn {}",
+                advanced.confirmed_flush
+            )
+        })?;
+        clamps += u32::from(end_lsn < before.insert);
+    }
+    let statements = load.finish()?;
+    pass(
+        &session,
+        server,
+        "end_lsn_is_confirmed_flush",
+        format!(
+            "{ATTEMPTS} of {ATTEMPTS} advances had end_lsn = confirmed_flush_lsn ({clamps} clamped \
+             below the insert pointer) under {statements} asynchronous 100-row statements"
+        ),
+    )
+}
+
+/// Advances the fresh slot to the current flush pointer on an idle server; returns it.
+fn advance_to_flush(session: &mut Session) -> Result<Lsn, String> {
+    some_wal(session)?;
+    let p = session.observe()?;
+    let advanced = session.advance(p.flush)?;
+    advanced
+        .result
+        .map_err(|(code, msg)| format!("advance to {}: {code} {msg}", p.flush))
+}
+
+/// A target below `confirmed_flush` fails with the model's exact message and changes nothing.
+fn below_confirmed_flush_error(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open(server, "walcheck_below")?;
+    let cf = advance_to_flush(&mut session)?;
+    let p = session.observe()?;
+    let target = cf.minus(8);
+    let predicted = predict_idle(cf, p.flush, target);
+    let advanced = session.advance(target)?;
+    let (code, message) = match advanced.result {
+        Ok(end_lsn) => return Err(format!("advance to {target} succeeded with {end_lsn}")),
+        Err(e) => e,
+    };
+    let expected = predicted
+        .err()
+        .ok_or_else(|| "the model predicts success".to_owned())?
+        .to_string();
+    ensure(message == expected && code == "55000", || {
+        format!("server said {code} {message:?}, model says 55000 {expected:?}")
+    })?;
+    ensure(advanced.confirmed_flush == cf, || {
+        format!("confirmed_flush moved to {}", advanced.confirmed_flush)
+    })?;
+    pass(
+        &session,
+        server,
+        "below_confirmed_flush_error",
+        format!("ERROR {code}: {message}"),
+    )
+}
+
+/// A target equal to `confirmed_flush` returns it and changes nothing.
+fn equal_target_no_op(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open(server, "walcheck_equal")?;
+    let cf = advance_to_flush(&mut session)?;
+    session.observe()?;
+    let advanced = session.advance(cf)?;
+    ensure(
+        advanced.result == Ok(cf) && advanced.confirmed_flush == cf,
+        || {
+            format!(
+                "advance to {cf} gave {:?}, confirmed_flush {}",
+                advanced.result, advanced.confirmed_flush
+            )
+        },
+    )?;
+    pass(
+        &session,
+        server,
+        "equal_target_no_op",
+        format!("end_lsn {cf}, confirmed_flush unchanged"),
+    )
+}
+
+/// `0/0` fails with `invalid target WAL LSN`.
+fn invalid_target(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open(server, "walcheck_invalid")?;
+    session.observe()?;
+    let advanced = session.advance(Lsn::INVALID)?;
+    let expected = AdvanceError::InvalidTarget.to_string();
+    match advanced.result {
+        Err((code, message)) if message == expected => pass(
+            &session,
+            server,
+            "invalid_target",
+            format!("ERROR {code}: {message}"),
+        ),
+        other => Err(format!(
+            "advance to 0/0 gave {other:?}, model says {expected:?}"
+        )),
+    }
+}
+
+/// Targets beyond the insert pointer are clamped without error.
+fn beyond_insert_clamped(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open(server, "walcheck_beyond")?;
+    some_wal(&mut session)?;
+    let mut details = Vec::new();
+    for target_of in [|p: Lsn| p.plus(1 << 30), |_| Lsn(u64::MAX)] {
+        let p = session.observe()?;
+        let target = target_of(p.insert);
+        let cf = session.confirmed_flush()?;
+        let predicted = predict_idle(cf, p.flush, target);
+        let advanced = session.advance(target)?;
+        let end_lsn = advanced
+            .result
+            .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
+        ensure(
+            Ok(end_lsn) == predicted || (p.flush <= end_lsn && end_lsn <= advanced.after.flush),
+            || format!("advance to {target} gave {end_lsn}, model says {predicted:?}"),
+        )?;
+        details.push(format!("{target} -> {end_lsn}"));
+    }
+    pass(
+        &session,
+        server,
+        "beyond_insert_clamped",
+        details.join(", "),
+    )
+}
+
+/// Whether the last recorded advance moved `restart_lsn` (PostgreSQL's choice, in the action).
+fn last_advance_moved_restart(session: &Session) -> bool {
+    session
+        .trace("", 0)
+        .steps
+        .iter()
+        .rev()
+        .find_map(|s| {
+            s.action
+                .as_deref()
+                .filter(|a| a.starts_with("Advance"))
+                .map(|a| a.contains("restart_moves: true"))
+        })
+        .unwrap_or(false)
+}
+
+/// An advance, then an immediate shutdown before any checkpoint: after the restart the slot is
+/// where the model's saved copy is; then an advance, a CHECKPOINT and a crash keep the slot.
+fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
+    if !server.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it stops the server with -m immediate); not run with --pg-url".into(),
+        });
+    }
+    let mut session = Session::open(server, "walcheck_crash")?;
+    let created = session.confirmed_flush()?;
+    let cf = advance_to_flush(&mut session)?;
+    let restart_moved = last_advance_moved_restart(&session);
+    let after_crash = session.crash_restart(server)?;
+    let predicted = if restart_moved { cf } else { created };
+    ensure(after_crash == predicted, || {
+        format!(
+            "after the crash confirmed_flush is {after_crash}; the model says {predicted} \
+             (restart_lsn moved: {restart_moved})"
+        )
+    })?;
+    // Then the same with a CHECKPOINT between the advance and the crash.
+    let cf2 = advance_to_flush(&mut session)?;
+    session.checkpoint()?;
+    let after_second = session.crash_restart(server)?;
+    ensure(after_second == cf2, || {
+        format!("after CHECKPOINT and a crash confirmed_flush is {after_second}, not {cf2}")
+    })?;
+    // Then with running-xacts records (each CHECKPOINT logs one) between restart_lsn and the
+    // target, so that the advance's decoding can move restart_lsn and save the slot at once.
+    session.checkpoint()?;
+    some_wal(&mut session)?;
+    session.checkpoint()?;
+    let cf3 = advance_to_flush(&mut session)?;
+    let moved3 = last_advance_moved_restart(&session);
+    let after_third = session.crash_restart(server)?;
+    let predicted3 = if moved3 { cf3 } else { cf2 };
+    ensure(after_third == predicted3, || {
+        format!(
+            "after the third crash confirmed_flush is {after_third}; the model says {predicted3} \
+             (restart_lsn moved: {moved3})"
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "crash_before_checkpoint",
+        format!(
+            "advance {created} -> {cf} (restart_lsn moved: {restart_moved}), crash: {after_crash}; \
+             advance -> {cf2}, CHECKPOINT, crash: {after_second}; CHECKPOINT twice, advance -> \
+             {cf3} (restart_lsn moved: {moved3}), crash: {after_third}"
+        ),
+    )
+}
+
+/// On a standby (pg_basebackup of the primary), `pg_current_wal_lsn()` fails as the model says
+/// and `pg_last_wal_replay_lsn()` answers, as OLake #1070's query needs.
+fn standby_wal_functions(primary: &PgServer) -> Result<Outcome, String> {
+    if !primary.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it builds a standby with pg_basebackup); not run with --pg-url".into(),
+        });
+    }
+    let standby = PgServer::start_standby(primary)?;
+    let mut client = standby.connect()?;
+    let (code, message) = match client.query_one("SELECT pg_current_wal_lsn()::text", &[]) {
+        Ok(row) => {
+            let lsn: String = row.get(0);
+            return Err(format!("pg_current_wal_lsn() answered {lsn} on a standby"));
+        }
+        Err(e) => db_error(&e),
+    };
+    let expected = WalFunctionError::RecoveryInProgress.to_string();
+    ensure(
+        message == expected && code == WalFunctionError::RecoveryInProgress.sqlstate(),
+        || {
+            format!(
+                "standby said {code} {message:?}; the model says {} {expected:?}",
+                WalFunctionError::RecoveryInProgress.sqlstate()
+            )
+        },
+    )?;
+    let row = client
+        .query_one(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
+             ELSE pg_current_wal_lsn() END::text",
+            &[],
+        )
+        .map_err(|e| format!("OLake #1070's query: {e}"))?;
+    let replay: Option<String> = row.get(0);
+    let replay = replay.ok_or("pg_last_wal_replay_lsn() is NULL on the standby")?;
+    let replay: Lsn = replay.parse().map_err(|e| format!("{replay}: {e}"))?;
+    let primary_flush: String = primary
+        .connect()?
+        .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
+        .map_err(|e| e.to_string())?
+        .get(0);
+    let primary_flush: Lsn = primary_flush.parse().map_err(|e| format!("{e}"))?;
+    ensure(replay <= primary_flush, || {
+        format!("replay {replay} beyond the primary's flush {primary_flush}")
+    })?;
+    Ok(Outcome::Pass {
+        detail: format!(
+            "pg_current_wal_lsn(): ERROR {code}: {message}; pg_last_wal_replay_lsn() = {replay} \
+             (primary flush {primary_flush})"
+        ),
+        trace: None,
+    })
+}
+
+/// Logical slots on a standby exist from PostgreSQL 16: the advance clamps to the replay pointer.
+fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
+    if primary.version_num() < 160_000 {
+        return Ok(Outcome::Skip {
+            reason: format!(
+                "logical slots on a standby need PostgreSQL >= 16; this server is {} \
+                 (Debian 12 ships 15): the standby clamp is checked by the model only",
+                primary.version_num()
+            ),
+        });
+    }
+    if !primary.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it builds a standby); not run with --pg-url".into(),
+        });
+    }
+    let standby = PgServer::start_standby(primary)?;
+    // PostgreSQL 16 creates a slot on a standby once it replays a running-xacts record.
+    let logger = {
+        let mut client = primary.connect()?;
+        std::thread::spawn(move || {
+            for _ in 0..50 {
+                let _ = client.batch_execute("SELECT pg_log_standby_snapshot()");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let mut client = standby.connect()?;
+    client
+        .execute(
+            "SELECT pg_create_logical_replication_slot('walcheck_standby', 'test_decoding')",
+            &[],
+        )
+        .map_err(|e| format!("create slot on standby: {e}"))?;
+    let _ = logger.join();
+    let row = client
+        .query_one(
+            "SELECT end_lsn::text, pg_last_wal_replay_lsn()::text \
+             FROM pg_replication_slot_advance('walcheck_standby', 'FFFFFFFF/FFFFFFFF')",
+            &[],
+        )
+        .map_err(|e| format!("advance on standby: {e}"))?;
+    let end_lsn: Lsn = row
+        .get::<_, String>(0)
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let replay: Lsn = row
+        .get::<_, String>(1)
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    ensure(end_lsn <= replay, || {
+        format!("end_lsn {end_lsn} beyond the replay pointer {replay}")
+    })?;
+    Ok(Outcome::Pass {
+        detail: format!(
+            "advance to FFFFFFFF/FFFFFFFF on the standby: {end_lsn} <= replay {replay}"
+        ),
+        trace: None,
+    })
+}
+
+/// A missing PostgreSQL: the reason, and whether it must fail (`WALCHECK_REQUIRE_PG=1`).
+pub fn skip_or_fail(reason: &str) -> Result<String, String> {
+    if crate::server::pg_required() {
+        Err(format!("WALCHECK_REQUIRE_PG=1 but {reason}"))
+    } else {
+        Ok(format!("skipped: {reason}"))
+    }
+}
+
+/// Runs every rule on `server`, in order: `(rule, outcome)`. Each rule uses its own slot and drops
+/// nothing it does not own.
+pub fn run_all(server: &PgServer) -> Vec<(&'static Rule, Result<Outcome, String>)> {
+    RULES
+        .iter()
+        .map(|rule| (rule, (rule.check)(server)))
+        .collect()
+}
+
+/// The conformance report: one row per rule (pass, skip or FAIL, and what the server did).
+pub fn to_text(server: &PgServer, results: &[(&'static Rule, Result<Outcome, String>)]) -> String {
+    let mut out = format!(
+        "live conformance on PostgreSQL {} (server_version_num; measured on this machine)\n",
+        server.version_num()
+    );
+    for (rule, result) in results {
+        let (status, detail) = match result {
+            Ok(Outcome::Pass { detail, .. }) => ("pass", detail.clone()),
+            Ok(Outcome::Skip { reason }) => ("skip", reason.clone()),
+            Err(e) => ("FAIL", e.clone()),
+        };
+        out.push_str(&format!(
+            "{status:<4}  {:<28} {detail}\n      model: {}\n",
+            rule.name, rule.source
+        ));
+    }
+    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+    out.push_str(&format!(
+        "{} rules: {} pass, {} skip, {failed} fail\n",
+        results.len(),
+        results
+            .iter()
+            .filter(|(_, r)| matches!(r, Ok(Outcome::Pass { .. })))
+            .count(),
+        results
+            .iter()
+            .filter(|(_, r)| matches!(r, Ok(Outcome::Skip { .. })))
+            .count(),
+    ));
+    out
+}

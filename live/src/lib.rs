@@ -1,0 +1,15 @@
+//! The live PostgreSQL backend: throwaway servers, a bounded load generator, sessions that record
+//! observed traces, one conformance check per modelled rule, and the live ladder.
+//!
+//! A crate of its own, apart from the simulator (`walcheck-sim`), so that the loom build of the
+//! simulator's reference implementations never compiles the `postgres` client. Everything here
+//! measures a real server: its figures are measurements, not deterministic results.
+
+pub mod conformance;
+pub mod ladder;
+pub mod load;
+pub mod server;
+pub mod session;
+
+pub use conformance::{Outcome, Rule, RULES};
+pub use server::{find_bindir, pg_required, PgServer};

@@ -1,0 +1,299 @@
+//! Live conformance: one test per modelled PostgreSQL rule, each on its own throwaway server.
+//! Without PostgreSQL binaries they skip with the reason printed, unless WALCHECK_REQUIRE_PG=1.
+#![cfg(not(loom))]
+
+use std::path::Path;
+
+use walcheck_live::conformance::{self, Outcome};
+use walcheck_live::session::Session;
+use walcheck_live::{find_bindir, PgServer};
+use walcheck_properties::system::Var;
+use walcheck_sim::observed::replay_observed;
+use walcheck_traces::replay::Mismatch;
+
+/// A started primary, or `None` (printed) when PostgreSQL is missing and not required.
+fn primary(test: &str) -> Option<PgServer> {
+    let bindir = match find_bindir() {
+        Ok(dir) => dir,
+        Err(reason) => match conformance::skip_or_fail(&reason) {
+            Ok(skip) => {
+                eprintln!("{test}: {skip}");
+                return None;
+            }
+            Err(fail) => panic!("{test}: {fail}"),
+        },
+    };
+    Some(PgServer::start_primary(&bindir).unwrap_or_else(|e| panic!("{test}: {e}")))
+}
+
+fn check_rule(name: &str) {
+    let Some(server) = primary(name) else { return };
+    let rule = conformance::rule(name).expect("a listed rule");
+    match (rule.check)(&server) {
+        Ok(Outcome::Pass { detail, .. }) => eprintln!("{name}: pass: {detail}"),
+        Ok(Outcome::Skip { reason }) => eprintln!("{name}: skipped: {reason}"),
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+#[test]
+fn clamp_to_flush() {
+    check_rule("clamp_to_flush");
+}
+
+#[test]
+fn end_lsn_is_confirmed_flush() {
+    check_rule("end_lsn_is_confirmed_flush");
+}
+
+#[test]
+fn below_confirmed_flush_error() {
+    check_rule("below_confirmed_flush_error");
+}
+
+#[test]
+fn equal_target_no_op() {
+    check_rule("equal_target_no_op");
+}
+
+#[test]
+fn invalid_target() {
+    check_rule("invalid_target");
+}
+
+#[test]
+fn beyond_insert_clamped() {
+    check_rule("beyond_insert_clamped");
+}
+
+#[test]
+fn crash_before_checkpoint() {
+    check_rule("crash_before_checkpoint");
+}
+
+#[test]
+fn standby_wal_functions() {
+    check_rule("standby_wal_functions");
+}
+
+#[test]
+fn standby_slot_clamp() {
+    check_rule("standby_slot_clamp");
+}
+
+#[test]
+fn every_rule_has_a_test_here() {
+    let source = include_str!("live.rs");
+    for rule in conformance::RULES {
+        assert!(
+            source.contains(&format!("fn {}()", rule.name)),
+            "{} has no test",
+            rule.name
+        );
+    }
+}
+
+fn gone(root: &Path, pid: Option<u32>) {
+    assert!(!root.exists(), "{} left behind", root.display());
+    if let Some(pid) = pid {
+        assert!(
+            !walcheck_live::server::process_alive(pid),
+            "postmaster {pid} still running"
+        );
+    }
+}
+
+/// Dropping a server stops it and deletes its directory (and with it every slot), also when the
+/// owning thread panics.
+#[test]
+fn live_servers_leave_nothing_behind() {
+    let Some(server) = primary("live_servers_leave_nothing_behind") else {
+        return;
+    };
+    let root = server.root().to_owned();
+    let pid = server.postmaster_pid();
+    assert!(pid.is_some(), "a started server has a postmaster");
+    {
+        let mut session = Session::open(&server, "walcheck_leftover").unwrap();
+        session.observe().unwrap();
+    }
+    let standby = PgServer::start_standby(&server).unwrap();
+    let (standby_root, standby_pid) = (standby.root().to_owned(), standby.postmaster_pid());
+    drop(standby);
+    gone(&standby_root, standby_pid);
+    drop(server);
+    gone(&root, pid);
+
+    let bindir = find_bindir().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let panicked = std::thread::spawn(move || {
+        let server = PgServer::start_primary(&bindir).unwrap();
+        let _session = Session::open(&server, "walcheck_panic").unwrap();
+        tx.send((server.root().to_owned(), server.postmaster_pid()))
+            .unwrap();
+        panic!("a test failing with a live server");
+    })
+    .join();
+    assert!(panicked.is_err());
+    let (root, pid) = rx.recv().unwrap();
+    gone(&root, pid);
+}
+
+/// A recorded live trace replays against the model; the same trace with one observed value
+/// edited is rejected at that step.
+#[test]
+fn recorded_trace_replays_and_an_edited_one_is_rejected() {
+    let Some(server) = primary("recorded_trace_replays") else {
+        return;
+    };
+    let Ok(Outcome::Pass {
+        trace: Some(trace), ..
+    }) = (conformance::rule("crash_before_checkpoint").unwrap().check)(&server)
+    else {
+        panic!("crash_before_checkpoint did not pass")
+    };
+    // Through the ITF text, as `walcheck replay` reads it.
+    let trace = walcheck_traces::Trace::from_text(&trace.to_text()).unwrap();
+    assert_eq!(replay_observed(&trace).unwrap(), Ok(trace.steps.len() - 1));
+
+    let step = trace
+        .steps
+        .iter()
+        .position(|s| s.action.as_deref() == Some("PgCrash"))
+        .expect("a crash step");
+    let mut edited = trace.clone();
+    let cf = edited.steps[step]
+        .vars
+        .iter_mut()
+        .find(|(n, _)| n == "confirmed_flush")
+        .unwrap();
+    let Var::Text(text) = &cf.1 else { panic!() };
+    let wrong: walcheck_model::Lsn = text.parse().unwrap();
+    cf.1 = Var::Text(wrong.plus(8).to_string());
+    match replay_observed(&edited).unwrap() {
+        Err(Mismatch::StateDiffers {
+            step: at, diffs, ..
+        }) => {
+            assert_eq!(at, step);
+            assert_eq!(diffs[0].name, "confirmed_flush");
+        }
+        other => panic!("edited trace: {other:?}"),
+    }
+}
+
+/// `--pg-url`: the rules run on an existing loopback server, those that restart it or build a
+/// standby skip, and no slot is left behind.
+#[test]
+fn rules_on_an_existing_server_leave_no_slot() {
+    let Some(server) = primary("rules_on_an_existing_server") else {
+        return;
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let external = PgServer::external(&url).unwrap();
+    assert!(!external.is_throwaway());
+    let results = conformance::run_all(&external);
+    for (rule, result) in &results {
+        match (rule.name, result) {
+            (
+                "crash_before_checkpoint" | "standby_wal_functions" | "standby_slot_clamp",
+                Ok(Outcome::Skip { .. }),
+            ) => {}
+            (_, Ok(Outcome::Pass { .. })) => {}
+            (name, other) => panic!("{name}: {other:?}"),
+        }
+    }
+    let slots: i64 = server
+        .connect()
+        .unwrap()
+        .query_one("SELECT count(*) FROM pg_replication_slots", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(slots, 0);
+    drop(external);
+    assert!(
+        server.postmaster_pid().is_some(),
+        "an external server is not stopped"
+    );
+    let Err(e) = PgServer::external("postgresql://postgres@192.0.2.1:5432/postgres") else {
+        panic!("a non-loopback --pg-url was accepted")
+    };
+    assert!(e.contains("only a loopback host"), "{e}");
+}
+
+/// The reference bootstrap (`reference::bootstrap::advance_until_confirmed`) on a live server
+/// under a bulk load, which keeps opening write > flush (as `clamp_to_flush` does): bootstraps
+/// run one after another until one was clamped and retried, and after each the state equals the
+/// slot's `confirmed_flush`, so it is seeded only with what the slot confirmed.
+#[test]
+fn reference_bootstrap_seeds_what_the_slot_confirmed() {
+    use walcheck_live::load::{Load, Workload};
+    use walcheck_sim::reference::bootstrap::{advance_until_confirmed, RetryPolicy};
+
+    const MAX_BOOTSTRAPS: u32 = 400;
+    const LOAD_MS: u64 = 8_000;
+    let Some(server) = primary("reference_bootstrap_seeds_what_the_slot_confirmed") else {
+        return;
+    };
+    let mut session = Session::open(&server, "walcheck_reference_bootstrap").unwrap();
+    let load = Load::start(&server, Workload::Bulk { rows: 20_000 }, LOAD_MS).unwrap();
+    let (mut bootstraps, mut retried) = (0u32, None);
+    while bootstraps < MAX_BOOTSTRAPS && retried.is_none() {
+        bootstraps += 1;
+        let mut state = None;
+        let confirmed =
+            advance_until_confirmed(&mut session, RetryPolicy::PR1084, |lsn| state = Some(lsn))
+                .unwrap_or_else(|e| panic!("bootstrap {bootstraps} failed: {e}"));
+        let confirmed_flush = session.confirmed_flush().unwrap();
+        assert_eq!(state, Some(confirmed_flush), "bootstrap {bootstraps}");
+        assert_eq!(confirmed.lsn, confirmed_flush, "bootstrap {bootstraps}");
+        if confirmed.attempts > 1 {
+            retried = Some(confirmed);
+        }
+    }
+    let statements = load.finish().unwrap();
+    let retried = retried.unwrap_or_else(|| {
+        panic!("no bootstrap of {bootstraps} was clamped under {statements} bulk statements")
+    });
+    eprintln!(
+        "reference bootstrap: {bootstraps} bootstrap(s); the clamped one seeded {} after {} \
+         advance(s), {} ms of retries",
+        retried.lsn, retried.attempts, retried.waited_ms
+    );
+}
+
+/// A run that fails on a `--pg-url` server (here: its session is never dropped) leaves neither
+/// its slot nor the load table there: dropping the server handle removes them.
+#[test]
+fn a_failed_run_leaves_no_slot_or_load_table_on_an_existing_server() {
+    use walcheck_live::load::{Load, Workload};
+    let Some(server) = primary("a_failed_run_leaves_nothing_on_an_existing_server") else {
+        return;
+    };
+    let count = |sql: &str| -> i64 {
+        server
+            .connect()
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let external = PgServer::external(&url).unwrap();
+    let session = Session::open(&external, "walcheck_failed_run").unwrap();
+    Load::start(&external, Workload::Bulk { rows: 10 }, 200)
+        .unwrap()
+        .finish()
+        .unwrap();
+    std::mem::forget(session);
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 1);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        1
+    );
+    drop(external);
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        0
+    );
+}

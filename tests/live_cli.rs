@@ -1,0 +1,141 @@
+//! `walcheck live` refuses bad input in one line, exit 2, before touching any server.
+
+use std::process::Command;
+
+fn walcheck(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(args)
+        .output()
+        .expect("walcheck runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn live_rejects_bad_input_in_one_line() {
+    for args in [
+        &[
+            "live",
+            "conformance",
+            "--pg-url",
+            "postgresql://postgres@db.example:5432/x",
+        ][..],
+        &["live", "conformance", "--pg-url", "not a url"],
+        &["live", "ladder", "--attempts", "0"],
+        &["live", "ladder", "--ladder", "sideways"],
+        &["live", "ladder", "--level-ms", "-5"],
+        &["live", "sideways"],
+    ] {
+        let (code, stdout, stderr) = walcheck(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("walcheck: error: "),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// `walcheck replay` takes an observed (partial) trace: states carry only what was observed.
+#[test]
+fn replay_checks_an_observed_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = |end_lsn: &str| {
+        format!(
+            r##"{{
+  "#meta": {{"format": "ITF", "source": "walcheck", "walcheck:schema": "walcheck.trace/1",
+    "walcheck:system": "pg-live", "walcheck:variant": "postgresql-15", "walcheck:faults": "none",
+    "walcheck:config": "rule=hand-made", "walcheck:property": "model_predicts_server",
+    "walcheck:kind": "observed", "walcheck:verdict": "holds", "walcheck:seed": "none"}},
+  "vars": ["insert", "write", "flush", "confirmed_flush", "end_lsn", "error"],
+  "states": [
+    {{"#meta": {{"index": 0}}, "mbt::actionTaken": "init", "insert": "0/1000", "write": "0/1000",
+      "flush": "0/1000", "confirmed_flush": "0/1000"}},
+    {{"#meta": {{"index": 1}}, "mbt::actionTaken": "Observe", "insert": "0/9000",
+      "write": "0/8000", "flush": "0/3000"}},
+    {{"#meta": {{"index": 2}}, "mbt::actionTaken": "Advance{{target: 0/8000, restart_moves: false}}",
+      "flush": "0/3000", "end_lsn": "{end_lsn}", "error": "none", "confirmed_flush": "{end_lsn}"}}
+  ]
+}}
+"##
+        )
+    };
+    let good = dir.path().join("good.itf.json");
+    let bad = dir.path().join("bad.itf.json");
+    std::fs::write(&good, trace("0/3000")).unwrap();
+    std::fs::write(&bad, trace("0/8000")).unwrap();
+    let (code, stdout, stderr) = walcheck(&["replay", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("(2 steps)"), "{stdout}");
+    let (code, stdout, _) = walcheck(&["replay", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("step 2 (Advance{target: 0/8000, restart_moves: false}) differs"),
+        "{stdout}"
+    );
+}
+
+/// An interrupted `walcheck live ladder --pg-url` (SIGINT while its load runs) exits 130 and
+/// leaves neither its slots nor the load table on the server it was given.
+#[test]
+fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
+    use std::time::{Duration, Instant};
+    use walcheck_live::conformance::skip_or_fail;
+    use walcheck_live::{find_bindir, PgServer};
+
+    let bindir = match find_bindir() {
+        Ok(dir) => dir,
+        Err(reason) => match skip_or_fail(&reason) {
+            Ok(skip) => return eprintln!("an_interrupted_ladder: {skip}"),
+            Err(fail) => panic!("{fail}"),
+        },
+    };
+    let server = PgServer::start_primary(&bindir).unwrap();
+    let count = |sql: &str| -> i64 {
+        server
+            .connect()
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    };
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(["live", "ladder", "--pg-url", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("walcheck runs");
+    // Wait until the ladder has made its slots and its load has written the table.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'") == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the ladder never started its load"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the ladder ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(count("SELECT count(*) FROM pg_replication_slots") > 0);
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--pg-url server"), "{stderr}");
+    assert_eq!(count("SELECT count(*) FROM pg_replication_slots"), 0);
+    assert_eq!(
+        count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
+        0
+    );
+}

@@ -1,0 +1,137 @@
+//! Every counterexample's Mermaid diagram is accepted by real Mermaid: the `mermaid` npm
+//! package's own bundle, loaded in headless Chromium, calling `mermaid.parse` on each.
+//!
+//! Needs Chromium (`WALCHECK_CHROMIUM`, else `chromium` on PATH) and the bundle
+//! (`WALCHECK_MERMAID_JS`, else `target/mermaid/node_modules/mermaid/dist/mermaid.min.js`, where
+//! .ci/run installs it). Without them the test says why and passes, unless
+//! `WALCHECK_REQUIRE_BROWSER=1` (set by .ci/run), which makes their absence a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use walcheck::catalogue::{self, Selection};
+use walcheck::checker::Budget;
+use walcheck::run;
+use walcheck_traces::render;
+
+fn find_tools() -> Option<(PathBuf, PathBuf)> {
+    let required = std::env::var("WALCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let skip = |why: String| {
+        assert!(!required, "WALCHECK_REQUIRE_BROWSER=1 but {why}");
+        eprintln!("skipping the Mermaid check: {why}");
+        None
+    };
+    let bundle = std::env::var_os("WALCHECK_MERMAID_JS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/mermaid/node_modules/mermaid/dist/mermaid.min.js")
+        });
+    if !bundle.is_file() {
+        return skip(format!("no Mermaid bundle at {}", bundle.display()));
+    }
+    let chromium = std::env::var_os("WALCHECK_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("chromium"));
+    if Command::new(&chromium).arg("--version").output().is_err() {
+        return skip(format!("no Chromium ({})", chromium.display()));
+    }
+    Some((chromium, bundle.canonicalize().unwrap()))
+}
+
+/// Runs `mermaid.parse` on each diagram in headless Chromium; returns `ok` or the error for each.
+fn parse_in_browser(chromium: &Path, bundle: &Path, diagrams: &[String]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("parse.html");
+    let html = format!(
+        r#"<!doctype html><html><body><pre id="results"></pre>
+<script src="file://{bundle}"></script>
+<script>
+const diagrams = {diagrams};
+(async () => {{
+  const out = [];
+  for (const d of diagrams) {{
+    try {{ await mermaid.parse(d); out.push("RESULT ok"); }}
+    catch (e) {{ out.push("RESULT error " + String(e && e.message || e).split("\n").join(" ")); }}
+  }}
+  document.getElementById("results").textContent = out.join("\n") + "\nDONE";
+}})();
+</script></body></html>"#,
+        bundle = bundle.display(),
+        diagrams = serde_json::to_string(diagrams).unwrap()
+    );
+    std::fs::write(&page, html).unwrap();
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=20000",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        dom.contains("DONE"),
+        "the page did not finish: {dom}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let start = dom
+        .find(r#"<pre id="results">"#)
+        .expect("the results element")
+        + r#"<pre id="results">"#.len();
+    let results = &dom[start
+        ..start
+            + dom[start..]
+                .find("</pre>")
+                .expect("the results element ends")];
+    results
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT ").map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn mermaid_accepts_every_counterexample_diagram() {
+    let Some((chromium, bundle)) = find_tools() else {
+        return;
+    };
+    let entries = catalogue::select(&Selection::default()).unwrap();
+    let results = run::run_all(&entries, 1, &Budget::default());
+    let mut diagrams: Vec<String> = results
+        .iter()
+        .filter(|r| r.is_counterexample())
+        .map(|r| {
+            let system = r.entry.config.info();
+            render::mermaid(
+                r.trace.as_ref().unwrap(),
+                system.lanes,
+                system.key_variables,
+            )
+        })
+        .collect();
+    assert!(diagrams.len() >= 20);
+    // A broken diagram must be rejected, or the check proves nothing.
+    diagrams.push("sequenceDiagram\n    participant a\n    a-->>: broken {\n".to_owned());
+    let verdicts = parse_in_browser(&chromium, &bundle, &diagrams);
+    assert_eq!(verdicts.len(), diagrams.len(), "{verdicts:?}");
+    let (control, ours) = verdicts.split_last().unwrap();
+    assert!(
+        control.starts_with("error"),
+        "Mermaid accepted a broken diagram: {control}"
+    );
+    for (diagram, verdict) in diagrams.iter().zip(ours) {
+        assert_eq!(verdict, "ok", "Mermaid rejected:\n{diagram}");
+    }
+}
