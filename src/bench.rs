@@ -42,7 +42,7 @@ pub fn configurations() -> Vec<Configuration> {
         if out.last().is_none_or(|c| c.config != entry.config) {
             let bounds = entry.config.non_default_bounds().join(",");
             out.push(Configuration {
-                config: entry.config,
+                config: entry.config.clone(),
                 name: format!(
                     "{}:{}/{}{}{}",
                     entry.system(),
@@ -177,19 +177,6 @@ pub fn property<M: Model>(model: &M, name: &str) -> Property<M> {
 /// A full exploration of `configuration` with `search`, proving its first holding property;
 /// `None` when no `always` property of it holds.
 pub fn explore_configuration(configuration: &Configuration, search: Search) -> Option<Explored> {
-    struct Explore<'a>(&'a str, Search);
-    impl WithModel for Explore<'_> {
-        type Output = Explored;
-        fn call<M>(self, model: M) -> Explored
-        where
-            M: Model + Send + Sync + 'static,
-            M::State: Hash + Eq + Clone + Debug + Send + Sync + 'static,
-            M::Action: Clone + PartialEq + Debug + Send + Sync + 'static,
-        {
-            let proof = property(&model, self.0);
-            explore(model, &proof, self.1)
-        }
-    }
     let proof = configuration.holding.first()?;
     Some(configuration.config.with_model(Explore(proof, search)))
 }
@@ -198,32 +185,51 @@ pub fn explore_configuration(configuration: &Configuration, search: Search) -> O
 /// property in turn; returns the total length of the shortest counterexamples found (in steps),
 /// which is the same on every run. Panics naming a property that is not violated.
 pub fn find_counterexamples(configuration: &Configuration) -> usize {
-    struct Find<'a>(&'a [&'static str]);
-    impl WithModel for Find<'_> {
-        type Output = usize;
-        fn call<M>(self, model: M) -> usize
-        where
-            M: Model + Send + Sync + 'static,
-            M::State: Hash + Eq + Clone + Debug + Send + Sync + 'static,
-            M::Action: Clone + PartialEq + Debug + Send + Sync + 'static,
-        {
-            let mut steps = 0;
-            for name in self.0 {
-                let p = property(&model, name);
-                debug_assert_eq!(p.expectation, Expectation::Always);
-                let outcome =
-                    checker::check(&model, &p, &Budget::default()).expect("an always property");
-                assert_eq!(
-                    outcome.verdict,
-                    Verdict::Violated,
-                    "{name} must be violated"
-                );
-                steps += outcome.path.map_or(0, |p| p.steps.len());
-            }
-            steps
-        }
-    }
     configuration
         .config
         .with_model(Find(&configuration.violated))
+}
+
+/// [`explore_configuration`] on the model of a configuration: the property to prove, and how.
+pub struct Explore<'a>(&'a str, Search);
+
+impl WithModel for Explore<'_> {
+    type Output = Explored;
+    fn call<M>(self, model: M) -> Explored
+    where
+        M: Model + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Send + Sync + 'static,
+    {
+        let proof = property(&model, self.0);
+        explore(model, &proof, self.1)
+    }
+}
+
+/// [`find_counterexamples`] on the model of a configuration: the properties expected violated.
+pub struct Find<'a>(&'a [&'static str]);
+
+impl WithModel for Find<'_> {
+    type Output = usize;
+    fn call<M>(self, model: M) -> usize
+    where
+        M: Model + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Send + Sync + 'static,
+    {
+        let mut steps = 0;
+        for name in self.0 {
+            let p = property(&model, name);
+            debug_assert_eq!(p.expectation, Expectation::Always);
+            let outcome =
+                checker::check(&model, &p, &Budget::default()).expect("an always property");
+            assert_eq!(
+                outcome.verdict,
+                Verdict::Violated,
+                "{name} must be violated"
+            );
+            steps += outcome.path.map_or(0, |p| p.steps.len());
+        }
+        steps
+    }
 }

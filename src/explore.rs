@@ -38,9 +38,9 @@ pub fn config(spec: &str, faults: Option<&str>, bounds: &[String]) -> Result<Sys
         Some((name, variant)) => (name, Some(variant)),
         None => (spec, None),
     };
-    let info = catalogue::system(name)?;
-    let variant = variant.unwrap_or(info.variants[0]);
-    let mut config = SystemConfig::new(info, variant, faults.unwrap_or("none"))?;
+    let system = catalogue::system(name)?;
+    let variant = variant.unwrap_or(system.info().variants[0].0);
+    let mut config = SystemConfig::new(system, variant, faults.unwrap_or("none"))?;
     for bound in bounds {
         let (name, value) = catalogue::split_bound(bound)?;
         config.set_bound(name, value)?;
@@ -78,19 +78,22 @@ pub fn address(addr: &str, allow_remote: bool) -> Result<SocketAddr, String> {
 /// The deep links of `config`'s properties: one per counterexample or witness found within
 /// `budget`, in the model's property order.
 pub fn links(config: &SystemConfig, budget: &Budget) -> Vec<Link> {
-    struct Links<'a>(&'a Budget);
-    impl WithModel for Links<'_> {
-        type Output = Vec<Link>;
-        fn call<M>(self, model: M) -> Vec<Link>
-        where
-            M: Model + Live + Send + Sync + 'static,
-            M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-            M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
-        {
-            links_of(&model, self.0)
-        }
-    }
     config.with_model(Links(budget))
+}
+
+/// [`links`] on the model of a configuration.
+pub struct Links<'a>(&'a Budget);
+
+impl WithModel for Links<'_> {
+    type Output = Vec<Link>;
+    fn call<M>(self, model: M) -> Vec<Link>
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        links_of(&model, self.0)
+    }
 }
 
 fn links_of<M>(model: &M, budget: &Budget) -> Vec<Link>
@@ -162,17 +165,20 @@ pub fn link_budget() -> Budget {
 
 /// Serves the Explorer on `addr` until the process ends.
 pub fn serve(config: &SystemConfig, addr: SocketAddr) {
-    struct Serve(SocketAddr);
-    impl WithModel for Serve {
-        type Output = ();
-        fn call<M>(self, model: M)
-        where
-            M: Model + Live + Send + Sync + 'static,
-            M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-            M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
-        {
-            let _ = model.checker().serve(self.0).is_done();
-        }
-    }
     config.with_model(Serve(addr));
+}
+
+/// [`serve`] on the model of a configuration.
+pub struct Serve(SocketAddr);
+
+impl WithModel for Serve {
+    type Output = ();
+    fn call<M>(self, model: M)
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        let _ = model.checker().serve(self.0).is_done();
+    }
 }

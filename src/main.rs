@@ -376,14 +376,16 @@ fn main() -> ExitCode {
                         h.verdict,
                         render::step_table(
                             &trace,
-                            system.key_variables,
-                            system.counters,
+                            system.view.key_variables,
+                            system.view.counters,
                             Cells::Changes
                         )
                     )
                 }
-                Format::Mermaid => render::mermaid(&trace, system.lanes, system.key_variables),
-                Format::Svg => render::svg(&trace, system.lanes),
+                Format::Mermaid => {
+                    render::mermaid(&trace, system.view.lanes, system.view.key_variables)
+                }
+                Format::Svg => render::svg(&trace, system.view.lanes),
                 Format::Itf => trace.to_text(),
             };
             print(&text)

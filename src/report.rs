@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use walcheck_properties::system::{BoundValue, Kind};
 
-use crate::catalogue::{SystemConfig, SYSTEMS};
+use crate::catalogue::{systems, SystemConfig};
 use crate::checker::Verdict;
 use crate::run::CheckResult;
 
@@ -27,9 +27,10 @@ pub fn bounds_json(config: &SystemConfig) -> std::collections::BTreeMap<String, 
 
 /// `walcheck list --json`.
 pub fn list_json() -> Value {
-    let systems: Vec<Value> = SYSTEMS
+    let systems: Vec<Value> = systems()
         .iter()
         .map(|s| {
+            let s = s.info();
             let bounds: Vec<Value> = s
                 .bounds
                 .iter()
@@ -51,7 +52,7 @@ pub fn list_json() -> Value {
                 .iter()
                 .map(|p| json!({ "id": p.id, "kind": p.kind.name(), "needs": p.needs, "doc": p.doc }))
                 .collect();
-            json!({ "name": s.name, "variants": s.variants, "faults": s.faults, "bounds": bounds, "properties": properties })
+            json!({ "name": s.name, "variants": s.variant_names(), "faults": s.faults, "bounds": bounds, "properties": properties })
         })
         .collect();
     json!({ "schema": "walcheck.list/1", "systems": systems })
@@ -60,12 +61,13 @@ pub fn list_json() -> Value {
 /// `walcheck list` for a terminal.
 pub fn list_text() -> String {
     let mut out = String::new();
-    for s in SYSTEMS {
+    for s in systems() {
+        let s = s.info();
         let _ = writeln!(
             out,
             "{}\n  variants: {}\n  faults:   {}\n  bounds:",
             s.name,
-            s.variants.join(", "),
+            s.variant_names().join(", "),
             s.faults.join(", ")
         );
         for b in s.bounds {
@@ -187,7 +189,7 @@ pub fn check_text(
         header.extend(safety.iter().map(|s| (*s).to_owned()));
         header.push("witnesses (sometimes)".into());
         let mut rows = vec![header];
-        let mut configs: Vec<_> = of_system.iter().map(|r| r.entry.config).collect();
+        let mut configs: Vec<_> = of_system.iter().map(|r| r.entry.config.clone()).collect();
         configs.dedup();
         for config in configs {
             let of_config: Vec<&CheckResult> = of_system
@@ -328,8 +330,8 @@ pub fn check_text(
         );
         out.push_str(&walcheck_traces::render::step_table(
             trace,
-            e.config.info().key_variables,
-            e.config.info().counters,
+            e.config.info().view.key_variables,
+            e.config.info().view.counters,
             walcheck_traces::render::Cells::All,
         ));
         out.push('\n');

@@ -113,11 +113,15 @@ pub fn run_entry_observed(
     }
 }
 
-type Searched = (Verdict, u64, u64, u64, Option<Trace>);
+/// What a search gives: verdict, states, unique states, depth, and the trace it found.
+pub type Searched = (Verdict, u64, u64, u64, Option<Trace>);
+
+/// What a replay gives: the steps replayed, or the first mismatch; or why it could not run.
+pub type Replayed = Result<Result<usize, Mismatch>, String>;
 
 /// `entry`'s check on its model: the fair-liveness checker for an `eventually` property, the
 /// breadth-first checker otherwise.
-struct Search<'a> {
+pub struct Search<'a> {
     entry: &'a Entry,
     budget: &'a Budget,
     observe: &'a mut dyn FnMut(Progress),
@@ -412,7 +416,7 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
 }
 
 /// [`replay_trace`] on the model of the trace's header.
-struct Replay<'a>(&'a Trace);
+pub struct Replay<'a>(&'a Trace);
 
 impl WithModel for Replay<'_> {
     type Output = Result<Result<usize, Mismatch>, String>;
@@ -438,7 +442,7 @@ pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
 }
 
 /// [`check_against`] on the model of a configuration.
-struct CheckAgainst<'a>(&'a Trace);
+pub struct CheckAgainst<'a>(&'a Trace);
 
 impl WithModel for CheckAgainst<'_> {
     type Output = Result<(), String>;

@@ -42,6 +42,78 @@ pub struct PropertyInfo {
     pub needs: Option<&'static str>,
     /// One line: what it means.
     pub doc: &'static str,
+    /// Knobs its check sets, unless `--bound` sets them: the configuration it is checked in is
+    /// its own, listed after the one it comes from (electric-flush's `eventually-acknowledged`
+    /// runs with `traffic=steady`).
+    pub knobs: &'static [(&'static str, &'static str)],
+    /// A knob and value it is also checked with, unless `--bound` sets that knob: a second row
+    /// where that knob decides the verdict (`fairness=none` for a liveness property).
+    pub also: Option<(&'static str, &'static str)>,
+}
+
+impl PropertyInfo {
+    /// A property of `kind` with no needs and no knobs of its own.
+    pub const fn new(id: &'static str, kind: Kind, doc: &'static str) -> PropertyInfo {
+        PropertyInfo {
+            id,
+            kind,
+            needs: None,
+            doc,
+            knobs: &[],
+            also: None,
+        }
+    }
+
+    /// An `always` property (safety).
+    pub const fn always(id: &'static str, doc: &'static str) -> PropertyInfo {
+        PropertyInfo::new(id, Kind::Always, doc)
+    }
+
+    /// A `sometimes` property (a witness that the checks are not vacuous).
+    pub const fn sometimes(id: &'static str, doc: &'static str) -> PropertyInfo {
+        PropertyInfo::new(id, Kind::Sometimes, doc)
+    }
+
+    /// An `eventually` property (liveness, checked under fairness).
+    pub const fn eventually(id: &'static str, doc: &'static str) -> PropertyInfo {
+        PropertyInfo::new(id, Kind::Eventually, doc)
+    }
+
+    /// This property, applying only where `needs` holds: `fault:NAME` (the fault set has fault
+    /// NAME) or `KNOB=VALUE` (see [`Config::meets`]).
+    pub const fn needs(mut self, needs: &'static str) -> PropertyInfo {
+        self.needs = Some(needs);
+        self
+    }
+
+    /// This property, checked with `knobs` set (see [`PropertyInfo::knobs`]).
+    pub const fn with_knobs(
+        mut self,
+        knobs: &'static [(&'static str, &'static str)],
+    ) -> PropertyInfo {
+        self.knobs = knobs;
+        self
+    }
+
+    /// This property, also checked with `knob=value` (see [`PropertyInfo::also`]).
+    pub const fn also_with(mut self, knob: &'static str, value: &'static str) -> PropertyInfo {
+        self.also = Some((knob, value));
+        self
+    }
+
+    /// The stateright property that checks this declaration with `condition`: `always`,
+    /// `sometimes` or `eventually` as declared, under the declared id, so that a system writes
+    /// each property's id and kind once.
+    pub fn check<M: stateright::Model>(
+        &self,
+        condition: fn(&M, &M::State) -> bool,
+    ) -> stateright::Property<M> {
+        match self.kind {
+            Kind::Always => stateright::Property::always(self.id, condition),
+            Kind::Sometimes => stateright::Property::sometimes(self.id, condition),
+            Kind::Eventually => stateright::Property::eventually(self.id, condition),
+        }
+    }
 }
 
 /// A bound or knob of a system's configuration, as `walcheck list` shows it.
@@ -55,6 +127,10 @@ pub struct BoundInfo {
     pub values: &'static [&'static str],
     pub unit: &'static str,
     pub doc: &'static str,
+    /// Left out of a configuration's bounds (its trace header, `check --json`'s `bounds`, a
+    /// counterexample's file name) while at its default: a knob added after traces were
+    /// committed, so that the traces it cannot change keep the header they had.
+    pub quiet: bool,
 }
 
 /// A bound's value: a count or size, or a named choice.
@@ -90,6 +166,27 @@ pub const fn number(
         values: &[],
         unit,
         doc,
+        quiet: false,
+    }
+}
+
+/// A bound that takes one of `values`, `default` first or not, with its unit and doc.
+pub const fn choice(
+    name: &'static str,
+    default: &'static str,
+    values: &'static [&'static str],
+    unit: &'static str,
+    doc: &'static str,
+) -> BoundInfo {
+    BoundInfo {
+        name,
+        default: BoundValue::Name(default),
+        min: None,
+        max: None,
+        values,
+        unit,
+        doc,
+        quiet: false,
     }
 }
 
@@ -266,4 +363,294 @@ pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
     unit: "fairness",
     doc: "liveness checks assume the system's declared fairness (declared) or none (none); \
           safety checks ignore it",
+    quiet: true,
 };
+
+/// A checkable system as the catalogue, `walcheck list`, reports and traces read it: everything
+/// but its model, declared once next to the model.
+#[derive(Copy, Clone, Debug)]
+pub struct SystemInfo {
+    /// The name on the command line and in reports: `olake-bootstrap`.
+    pub name: &'static str,
+    /// One line: what it models, and from which upstream code.
+    pub doc: &'static str,
+    /// `(name, upstream reference)`, in catalogue order: `("pr1084", "OLake PR #1084, 5b0c1a2")`.
+    pub variants: &'static [(&'static str, &'static str)],
+    /// Fault sets, in catalogue order. `none` has no fault; `all` has every fault; any other
+    /// fault set has the one fault it names.
+    pub faults: &'static [&'static str],
+    /// Bounds and knobs `--bound` sets, in the order configurations list them.
+    pub bounds: &'static [BoundInfo],
+    /// Knobs only a trace's header carries (the simulator's workload), never `--bound`. Setting
+    /// one shows them all in the configuration.
+    pub trace_knobs: &'static [BoundInfo],
+    /// Every property, each declared once.
+    pub properties: &'static [PropertyInfo],
+    /// A knob the default catalogue runs at its default and at this other value (unless
+    /// `--bound` sets it): olake-bootstrap's `server=standby`.
+    pub also: Option<(&'static str, &'static str)>,
+    /// How its traces read.
+    pub view: View,
+}
+
+/// How a system's traces read: the variables step tables show, and how sequence diagrams draw
+/// them.
+#[derive(Copy, Clone, Debug)]
+pub struct View {
+    /// Variables every step table shows.
+    pub key_variables: &'static [&'static str],
+    /// Bookkeeping counters step tables leave out (the actions show them); traces keep them.
+    pub counters: &'static [&'static str],
+    /// How its traces are drawn as a sequence diagram.
+    pub lanes: &'static Lanes,
+}
+
+impl SystemInfo {
+    /// The variant names, in catalogue order.
+    pub fn variant_names(&self) -> Vec<&'static str> {
+        self.variants.iter().map(|(name, _)| *name).collect()
+    }
+
+    /// The property with id `id`.
+    pub fn property(&self, id: &str) -> Option<&'static PropertyInfo> {
+        self.properties.iter().find(|p| p.id == id)
+    }
+
+    fn bound(&self, name: &str) -> Option<&'static BoundInfo> {
+        self.bounds.iter().find(|b| b.name == name)
+    }
+}
+
+/// One configuration of a system: its variant, fault set and the value of every bound (and of
+/// any trace knob set), validated against its [`SystemInfo`]. The catalogue, the checkers and
+/// trace headers all speak of configurations in this one form; a system's own code reads its
+/// values with [`Config::number`] and [`Config::name`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Config {
+    pub variant: &'static str,
+    pub faults: &'static str,
+    /// Every bound's value, in [`SystemInfo::bounds`] order.
+    values: Vec<(&'static str, BoundValue)>,
+    /// The trace knobs' values, in [`SystemInfo::trace_knobs`] order, once any is set.
+    knobs: Option<Vec<(&'static str, BoundValue)>>,
+}
+
+impl Config {
+    /// `info`'s `variant` with `faults` and every bound at its default, or a one-line error
+    /// naming what is unknown.
+    pub fn new(info: &'static SystemInfo, variant: &str, faults: &str) -> Result<Config, String> {
+        let variant = info
+            .variants
+            .iter()
+            .map(|(name, _)| *name)
+            .find(|name| *name == variant)
+            .ok_or_else(|| {
+                format!(
+                    "{} has no variant {variant:?}; its variants are {}",
+                    info.name,
+                    info.variant_names().join(", ")
+                )
+            })?;
+        let faults = *info.faults.iter().find(|f| **f == faults).ok_or_else(|| {
+            format!(
+                "{} has no fault set {faults:?}; its fault sets are {}",
+                info.name,
+                info.faults.join(", ")
+            )
+        })?;
+        Ok(Config {
+            variant,
+            faults,
+            values: info.bounds.iter().map(|b| (b.name, b.default)).collect(),
+            knobs: None,
+        })
+    }
+
+    /// Sets bound `name` of `info` from its text, or says in one line why not (unknown bound,
+    /// bad value, out of range).
+    pub fn set_bound(
+        &mut self,
+        info: &'static SystemInfo,
+        name: &str,
+        text: &str,
+    ) -> Result<(), String> {
+        let bound = info.bound(name).ok_or_else(|| {
+            let names: Vec<_> = info.bounds.iter().map(|b| b.name).collect();
+            format!(
+                "{} has no bound {name:?}; its bounds are {}",
+                info.name,
+                names.join(", ")
+            )
+        })?;
+        let value = bound.parse(text)?;
+        let slot = self
+            .values
+            .iter_mut()
+            .find(|(n, _)| *n == bound.name)
+            .expect("a configuration has every bound of its system");
+        slot.1 = value;
+        Ok(())
+    }
+
+    /// Sets a bound, or a knob only traces carry ([`SystemInfo::trace_knobs`]), from its text.
+    pub fn set_knob(
+        &mut self,
+        info: &'static SystemInfo,
+        name: &str,
+        text: &str,
+    ) -> Result<(), String> {
+        let Some(knob) = info.trace_knobs.iter().find(|k| k.name == name) else {
+            return self.set_bound(info, name, text);
+        };
+        let value = knob.parse(text)?;
+        let knobs = self.knobs.get_or_insert_with(|| {
+            info.trace_knobs
+                .iter()
+                .map(|k| (k.name, k.default))
+                .collect()
+        });
+        let slot = knobs
+            .iter_mut()
+            .find(|(n, _)| *n == knob.name)
+            .expect("every trace knob is listed");
+        slot.1 = value;
+        Ok(())
+    }
+
+    /// The value of bound or trace knob `name`, if it has one.
+    pub fn value(&self, name: &str) -> Option<BoundValue> {
+        self.values
+            .iter()
+            .chain(self.knobs.iter().flatten())
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The value of numeric bound `name`.
+    ///
+    /// Panics if the system has no such numeric bound: a system reads only bounds it declares.
+    pub fn number(&self, name: &str) -> u64 {
+        match self.value(name) {
+            Some(BoundValue::Number(n)) => n,
+            other => panic!("no numeric bound {name}: {other:?}"),
+        }
+    }
+
+    /// The value of named bound `name` (one of its values).
+    ///
+    /// Panics if the system has no such named bound.
+    pub fn name(&self, name: &str) -> &'static str {
+        match self.value(name) {
+            Some(BoundValue::Name(v)) => v,
+            other => panic!("no named bound {name}: {other:?}"),
+        }
+    }
+
+    /// Every bound's value in declaration order, quiet ones included, then the trace knobs' once
+    /// any is set: what a system builds its model from.
+    pub fn values(&self) -> impl Iterator<Item = (&'static str, BoundValue)> + '_ {
+        self.values
+            .iter()
+            .chain(self.knobs.iter().flatten())
+            .copied()
+    }
+
+    /// Whether any trace knob is set.
+    pub fn has_trace_knobs(&self) -> bool {
+        self.knobs.is_some()
+    }
+
+    /// Every bound's value as configurations list it: in declaration order, a quiet bound only
+    /// when it is not at its default, then the trace knobs once any is set.
+    pub fn bounds(&self, info: &SystemInfo) -> Vec<(&'static str, BoundValue)> {
+        let loud = |(name, value): &&(&'static str, BoundValue)| {
+            info.bound(name)
+                .is_none_or(|b| !b.quiet || b.default != *value)
+        };
+        self.values
+            .iter()
+            .filter(loud)
+            .chain(self.knobs.iter().flatten())
+            .copied()
+            .collect()
+    }
+
+    /// The bounds whose value is not the default, as `name=value`.
+    pub fn non_default_bounds(&self, info: &SystemInfo) -> Vec<String> {
+        self.bounds(info)
+            .into_iter()
+            .filter(|(name, value)| info.bound(name).is_some_and(|b| b.default != *value))
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect()
+    }
+
+    /// Whether a property's `needs` holds here: `fault:NAME` when the fault set is NAME or
+    /// `all`; `KNOB=VALUE` when the bound has that value.
+    pub fn meets(&self, needs: Option<&str>) -> bool {
+        let Some(needs) = needs else { return true };
+        if let Some(fault) = needs.strip_prefix("fault:") {
+            return self.faults == fault || self.faults == "all";
+        }
+        match needs.split_once('=') {
+            Some((knob, value)) => self.value(knob).is_some_and(|v| v.to_string() == value),
+            None => false,
+        }
+    }
+}
+
+/// What a checker needs of a system's states: stored, compared, shown and written as trace
+/// variables.
+pub trait CheckState:
+    std::hash::Hash + Eq + Clone + fmt::Debug + Variables + Send + Sync + 'static
+{
+}
+impl<T: std::hash::Hash + Eq + Clone + fmt::Debug + Variables + Send + Sync + 'static> CheckState
+    for T
+{
+}
+
+/// What a checker needs of a system's actions: compared, shown as traces name them
+/// (`Advance{target=0/3}`), sent between threads.
+pub trait CheckAction:
+    Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static
+{
+}
+impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
+
+/// A checkable system: stateright's `Model` for each configuration, with everything the
+/// catalogue, `walcheck list`, reports and traces read declared once in its [`SystemInfo`].
+///
+/// Three things to write, as stateright's `Model` asks for three: the declaration
+/// ([`System::info`]), the model of a configuration ([`System::model`]) and, optionally, the
+/// verdicts the upstream code leads one to expect ([`System::expected`]). A system with no
+/// expectations is checked plainly: every `always` and `eventually` property should hold and
+/// every `sometimes` witness be reached.
+pub trait System: Send + Sync + 'static {
+    /// The model checked. Its `properties()` are the declared ones (see
+    /// [`PropertyInfo::check`]); its fairness and liveness properties come from [`Live`].
+    type Model: stateright::Model<State: CheckState, Action: CheckAction>
+        + Live
+        + Send
+        + Sync
+        + 'static;
+
+    /// The declaration: name, variants, fault sets, bounds, properties, trace view.
+    fn info(&self) -> &'static SystemInfo;
+
+    /// The model of `config`, a configuration of this system (its values are valid: the
+    /// catalogue checked them against [`System::info`]).
+    fn model(&self, config: &Config) -> Self::Model;
+
+    /// The verdict expected of `property` in `config`, with the upstream reason, for a system
+    /// that keeps an expectation table (the built-in catalogue's regression suite). `None` for
+    /// every property: checked plainly. `Some(Err(..))`: the table has no row for this
+    /// property, a one-line error.
+    fn expected(
+        &self,
+        config: &Config,
+        property: &PropertyInfo,
+    ) -> Option<Result<(crate::checker::Verdict, &'static str), String>> {
+        let _ = (config, property);
+        None
+    }
+}

@@ -13,6 +13,8 @@
 //! while a flush timer is armed and unfired; the stall check only once all else is quiet);
 //! `timer_order = any` lets everything interleave.
 
+mod expected;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -22,10 +24,13 @@ use walcheck_model::electric::consumer::{Consumer, Effects, Injection, Msg, Stat
 use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use walcheck_model::electric::replication_client::ReplicationClient;
 use walcheck_model::electric::{workload, Fragment, Offset, Variant, MAX_SHAPES};
+use walcheck_properties::checker::Verdict;
+use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
     Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
+use walcheck_properties::system::{System, SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "electric-flush";
@@ -105,6 +110,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         values: &["realistic", "any"],
         unit: "order",
         doc: "realistic: no :timeout while a 1 s flush timer is armed and unfired; any: every ordering",
+        quiet: false,
     },
     number("shapes", 2, 1, 2, "shapes", "shapes (shape 0: T1 only; shape 1: every transaction)"),
     number("fragments", 2, 2, 3, "fragments", "fragments of T1, the large transaction"),
@@ -120,6 +126,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         values: &["finite", "steady"],
         unit: "traffic",
         doc: "finite: the scripted transactions only; steady: then unrelated transactions (no shape's) forever, all at one abstract LSN",
+        quiet: true,
     },
 ];
 
@@ -130,42 +137,49 @@ pub const PROPERTIES: &[PropertyInfo] = &[
         kind: Kind::Always,
         needs: None,
         doc: "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "notified-offset-is-txn-boundary",
         kind: Kind::Always,
         needs: None,
         doc: "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "ack-within-flushed",
         kind: Kind::Always,
         needs: None,
         doc: "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "global-flush-monotone",
         kind: Kind::Always,
         needs: None,
         doc: "the global flushed offset, flushed_wal and confirmed_flush never go back",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "wal-retention-bounded",
         kind: Kind::Always,
         needs: None,
         doc: "at quiescence confirmed_flush is the last commit's LSN",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "eventually-acknowledged",
         kind: Kind::Eventually,
         needs: None,
         doc: "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
+        knobs: &[("traffic", "steady")],
+        ..PropertyInfo::new("", Kind::Always, "")
     },
-    PropertyInfo { id: "reach-timer-before-commit", kind: Kind::Sometimes, needs: None, doc: "a timer flush persists lines of a pending multi-fragment txn" },
-    PropertyInfo { id: "reach-hibernate-flush", kind: Kind::Sometimes, needs: None, doc: "the idle :timeout runs Storage.hibernate (flush and close)" },
-    PropertyInfo { id: "reach-inline-flush", kind: Kind::Sometimes, needs: None, doc: "a buffer reaches the threshold and flushes inline" },
-    PropertyInfo { id: "reach-multi-fragment-txn", kind: Kind::Sometimes, needs: None, doc: "a consumer holds a pending txn between fragments" },
-    PropertyInfo { id: "reach-two-shapes", kind: Kind::Sometimes, needs: Some("shapes=2"), doc: "two shapes are tracked at once" },
+    PropertyInfo { id: "reach-timer-before-commit", kind: Kind::Sometimes, needs: None, doc: "a timer flush persists lines of a pending multi-fragment txn", ..PropertyInfo::new("", Kind::Always, "") },
+    PropertyInfo { id: "reach-hibernate-flush", kind: Kind::Sometimes, needs: None, doc: "the idle :timeout runs Storage.hibernate (flush and close)", ..PropertyInfo::new("", Kind::Always, "") },
+    PropertyInfo { id: "reach-inline-flush", kind: Kind::Sometimes, needs: None, doc: "a buffer reaches the threshold and flushes inline", ..PropertyInfo::new("", Kind::Always, "") },
+    PropertyInfo { id: "reach-multi-fragment-txn", kind: Kind::Sometimes, needs: None, doc: "a consumer holds a pending txn between fragments", ..PropertyInfo::new("", Kind::Always, "") },
+    PropertyInfo { id: "reach-two-shapes", kind: Kind::Sometimes, needs: Some("shapes=2"), doc: "two shapes are tracked at once", ..PropertyInfo::new("", Kind::Always, "") },
 ];
 
 /// Properties only `walcheck triage` uses: a lost notification on a path where a hypothesis's
@@ -221,6 +235,57 @@ pub const LANES: Lanes = Lanes {
     },
 };
 
+/// The `electric-flush` system: its declaration and the model of each configuration.
+pub struct ElectricFlushSystem;
+
+/// The declaration `walcheck list`, the catalogue and traces read.
+pub static INFO: SystemInfo = SystemInfo {
+    name: NAME,
+    doc: "Electric's shape-log flush path: WriteLoop buffers, flush timers, Consumer hibernation and the FlushTracker (#4058)",
+    variants: &[
+        ("v1.4.15", "Electric 64a89a05f (1.4.15): :flushed always aligned and notified at once"),
+        ("pr4064", "Electric 6c5068aa2 (#4064): :flushed deferred while a multi-fragment txn is pending"),
+        ("head", "Electric dc07a1e6c (1.7.12): #4064 plus #4503, #4730 and #4731"),
+        ("fix1-notify-after-hibernate", "1.4.15 + #4058's fix 1: notify the persisted offset after Storage.hibernate()"),
+        ("fix2-close-returns-offset", "1.4.15 + #4058's fix 2: flush_and_close_all returns the flushed offset"),
+        ("fix3-periodic-recheck", "1.4.15 + #4058's fix 3: re-send :flushed on the hibernate timeout"),
+        ("fix4-flush-returns-offset", "1.4.15 + #4058's fix 4: flush_buffer returns the offset, callers notify it"),
+    ],
+    faults: &["none", "consumer-kill", "suspend", "all"],
+    bounds: BOUNDS,
+    trace_knobs: &[],
+    properties: PROPERTIES,
+    also: Some(("timer_order", "any")),
+    view: View {
+        key_variables: KEY_VARIABLES,
+        counters: COUNTERS,
+        lanes: &LANES,
+    },
+};
+
+impl System for ElectricFlushSystem {
+    type Model = ElectricFlush;
+
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
+    }
+
+    fn model(&self, config: &GenericConfig) -> ElectricFlush {
+        ElectricFlush::new(Config::of(config))
+    }
+
+    fn expected(
+        &self,
+        config: &GenericConfig,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        Some(
+            expected::expected(&Config::of(config), property.id)
+                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
+        )
+    }
+}
+
 /// The configuration.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -241,6 +306,19 @@ pub struct Config {
 }
 
 impl Config {
+    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    pub fn of(config: &GenericConfig) -> Config {
+        let mut c = Config::new(
+            Variant::from_name(config.variant).expect("a variant of INFO"),
+            Faults::from_name(config.faults).expect("a fault set of INFO"),
+        );
+        for (name, value) in config.values() {
+            c.set_bound(name, &value.to_string())
+                .expect("a value INFO accepts");
+        }
+        c
+    }
+
     pub const fn new(variant: Variant, faults: Faults) -> Config {
         Config {
             variant,

@@ -13,6 +13,8 @@
 //! delegates to one function of [`walcheck_model::pg`] or [`walcheck_model::olake`], so the simulator and the tests
 //! run the same semantics.
 
+mod expected;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -21,10 +23,13 @@ use stateright::{Model, Property};
 use walcheck_model::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use walcheck_model::pg::{CommitMode, Role, Server};
 use walcheck_model::Lsn;
+use walcheck_properties::checker::Verdict;
+use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
     Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
+use walcheck_properties::system::{System, SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-bootstrap";
@@ -95,6 +100,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         unit: "role",
         doc: "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070); \
               `check` without --bound server= runs both",
+        quiet: false,
     },
     number(
         "page_bytes",
@@ -171,6 +177,7 @@ pub const DRIVEN_KNOBS: &[BoundInfo] = &[
         values: &["sync", "async"],
         unit: "synchronous_commit",
         doc: "how every simulated statement commits (on: sync, off: async)",
+        quiet: false,
     },
     number(
         "commit_record_bytes",
@@ -205,60 +212,71 @@ pub const PROPERTIES: &[PropertyInfo] = &[
         kind: Kind::Always,
         needs: None,
         doc: "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "no-lsn-mismatch",
         kind: Kind::Always,
         needs: None,
         doc: "validateGlobalState never fails",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "wal-pointers-ordered",
         kind: Kind::Always,
         needs: None,
         doc: "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "bootstrap-eventually-completes",
         kind: Kind::Eventually,
         needs: None,
         doc: "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
+        also: Some(("fairness", "none")),
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-write-ahead-at-read",
         kind: Kind::Sometimes,
         needs: Some("server=primary"),
         doc: "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-advance-clamped",
         kind: Kind::Sometimes,
         needs: Some("server=primary"),
         doc: "an advance returns end_lsn below its target",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-bootstrap-complete",
         kind: Kind::Sometimes,
         needs: None,
         doc: "a run bootstraps (or resumes) and passes validateGlobalState",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-connector-crash",
         kind: Kind::Sometimes,
         needs: Some("fault:connector-crash"),
         doc: "the connector crashes mid-run",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-pg-crash-after-advance",
         kind: Kind::Sometimes,
         needs: Some("fault:pg-crash"),
         doc: "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-standby-bootstrap",
         kind: Kind::Sometimes,
         needs: Some("server=standby"),
         doc: "a bootstrap on a standby passes validateGlobalState",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
 ];
 
@@ -305,6 +323,53 @@ pub const LANES: Lanes = Lanes {
 
 /// Bookkeeping counters a step table leaves out (the actions show them); traces keep them.
 pub const COUNTERS: &[&str] = &["statements", "crashes"];
+
+/// The `olake-bootstrap` system: its declaration and the model of each configuration.
+pub struct OlakeBootstrapSystem;
+
+/// The declaration `walcheck list`, the catalogue and traces read.
+pub static INFO: SystemInfo = SystemInfo {
+    name: NAME,
+    doc: "OLake's PreCDC bootstrap against PostgreSQL 15's WAL pointers and pg_replication_slot_advance",
+    variants: &[
+        ("master", "OLake master 2b1f68a9 (v0.9.4): state written before the advance, end_lsn discarded"),
+        ("pr854", "OLake PR #854 8ad23875: advance first, then the state; end_lsn still discarded"),
+        ("pr1084", "OLake PR #1084 08e917b4: advance until the slot confirms the target, then seed the state"),
+    ],
+    faults: &["none", "connector-crash", "pg-crash", "all"],
+    bounds: BOUNDS,
+    trace_knobs: DRIVEN_KNOBS,
+    properties: PROPERTIES,
+    also: Some(("server", "standby")),
+    view: View {
+        key_variables: KEY_VARIABLES,
+        counters: COUNTERS,
+        lanes: &LANES,
+    },
+};
+
+impl System for OlakeBootstrapSystem {
+    type Model = OlakeBootstrap;
+
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
+    }
+
+    fn model(&self, config: &GenericConfig) -> OlakeBootstrap {
+        OlakeBootstrap::new(Config::of(config))
+    }
+
+    fn expected(
+        &self,
+        config: &GenericConfig,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        Some(
+            expected::expected(&Config::of(config), property.id)
+                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
+        )
+    }
+}
 
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -361,6 +426,19 @@ impl DrivenWorkload {
 }
 
 impl Config {
+    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    pub fn of(config: &GenericConfig) -> Config {
+        let mut c = Config::new(
+            Variant::from_name(config.variant).expect("a variant of INFO"),
+            Faults::from_name(config.faults).expect("a fault set of INFO"),
+        );
+        for (name, value) in config.values() {
+            c.set_knob(name, &value.to_string())
+                .expect("a value INFO accepts");
+        }
+        c
+    }
+
     /// `variant` with `faults` and every bound at its default.
     pub const fn new(variant: Variant, faults: Faults) -> Config {
         Config {

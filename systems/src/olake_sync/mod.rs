@@ -20,6 +20,8 @@
 //! left out rather than kept as a step that never changes the state. (`olake-bootstrap` keeps
 //! its `Checkpoint`: `slotfuncs.c:pg_logical_replication_slot_advance` does mark the slot dirty.)
 
+mod expected;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -31,9 +33,12 @@ use walcheck_model::olake::sync::{
 };
 use walcheck_model::pg::{Role, Server};
 use walcheck_model::Lsn;
+use walcheck_properties::checker::Verdict;
+use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables,
 };
+use walcheck_properties::system::{System, SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-sync";
@@ -55,6 +60,7 @@ pub const BOUNDS: &[BoundInfo] = &[
         unit: "switch",
         doc: "whether the walsender's keepalives (ServerWALEnd = sentPtr) reach the stream loop; \
               `check` without --bound keepalive= runs both",
+        quiet: false,
     },
     number(
         "txns",
@@ -97,72 +103,84 @@ pub const PROPERTIES: &[PropertyInfo] = &[
         kind: Kind::Always,
         needs: None,
         doc: "validateGlobalState never fails a sync (the non-retryable lsn mismatch)",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "no-data-loss",
         kind: Kind::Always,
         needs: None,
         doc: "every transaction that ends at or below the slot's confirmed_flush is in the destination",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "ack-within-destination",
         kind: Kind::Always,
         needs: None,
         doc: "the slot's confirmed_flush is never past the highest LSN the destination committed",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "no-ack-timeout",
         kind: Kind::Always,
         needs: None,
         doc: "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-sync-complete",
         kind: Kind::Sometimes,
         needs: None,
         doc: "a sync commits a transaction to the destination, acknowledges it and writes the state",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-duplicate",
         kind: Kind::Sometimes,
         needs: None,
         doc: "a transaction is written to the destination twice (at-least-once; a figure, not a violation)",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-crash-after-commit",
         kind: Kind::Sometimes,
         needs: Some("fault:connector-crash"),
         doc: "the connector crashes right after the destination commit",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-crash-after-ack",
         kind: Kind::Sometimes,
         needs: Some("fault:connector-crash"),
         doc: "the connector crashes right after the slot acknowledgement",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-crash-after-state",
         kind: Kind::Sometimes,
         needs: Some("fault:connector-crash"),
         doc: "the connector crashes right after the state file write",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-recovery-sync",
         kind: Kind::Sometimes,
         needs: Some("fault:connector-crash"),
         doc: "a run starts a 2PC recovery sync (destination metadata ahead of the state)",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-pg-crash-after-ack",
         kind: Kind::Sometimes,
         needs: Some("fault:pg-crash"),
         doc: "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
     PropertyInfo {
         id: "reach-keepalive-regression",
         kind: Kind::Sometimes,
         needs: Some("keepalive=on"),
         doc: "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream",
+        ..PropertyInfo::new("", Kind::Always, "")
     },
 ];
 
@@ -210,6 +228,54 @@ pub const LANES: Lanes = Lanes {
     },
 };
 
+/// The `olake-sync` system: its declaration and the model of each configuration.
+pub struct OlakeSyncSystem;
+
+/// The declaration `walcheck list`, the catalogue and traces read.
+pub static INFO: SystemInfo = SystemInfo {
+    name: NAME,
+    doc: "OLake's steady-state sync: StreamChanges' recovery rules and PostCDC's acknowledgement and state write, across crashes",
+    variants: &[
+        ("v0.5.0", "OLake tag v0.5.0: state file, then acknowledgement; recovery on any metadata difference"),
+        ("master", "OLake master 2b1f68a9 (v0.9.4): destination commit, acknowledgement (#870), state file; the skips of #865 and #998"),
+        ("pr854", "OLake PR #854 8ad23875: acknowledgement, then state; no destination metadata"),
+        ("pr864", "OLake PR #864 07a0df03: v0.5.0's order; forward-only keepalives, >= poll"),
+    ],
+    faults: &["none", "connector-crash", "pg-crash", "all"],
+    bounds: BOUNDS,
+    trace_knobs: &[],
+    properties: PROPERTIES,
+    also: Some(("keepalive", "on")),
+    view: View {
+        key_variables: KEY_VARIABLES,
+        counters: COUNTERS,
+        lanes: &LANES,
+    },
+};
+
+impl System for OlakeSyncSystem {
+    type Model = OlakeSync;
+
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
+    }
+
+    fn model(&self, config: &GenericConfig) -> OlakeSync {
+        OlakeSync::new(Config::of(config))
+    }
+
+    fn expected(
+        &self,
+        config: &GenericConfig,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        Some(
+            expected::expected(&Config::of(config), property.id)
+                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
+        )
+    }
+}
+
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -228,6 +294,19 @@ pub struct Config {
 }
 
 impl Config {
+    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    pub fn of(config: &GenericConfig) -> Config {
+        let mut c = Config::new(
+            SyncVariant::from_name(config.variant).expect("a variant of INFO"),
+            Faults::from_name(config.faults).expect("a fault set of INFO"),
+        );
+        for (name, value) in config.values() {
+            c.set_bound(name, &value.to_string())
+                .expect("a value INFO accepts");
+        }
+        c
+    }
+
     /// `variant` with `faults` and every bound at its default.
     pub const fn new(variant: SyncVariant, faults: Faults) -> Config {
         Config {
