@@ -9,6 +9,7 @@ pub mod bench;
 pub mod catalogue;
 pub mod checker;
 pub mod ci;
+pub mod compact;
 pub mod explore;
 pub mod heap;
 pub mod liveness;
