@@ -1231,3 +1231,614 @@ where
     Ok(path)
 }
 
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use proptest::prelude::*;
+    use stateright::{Model, Property};
+
+    use super::*;
+
+    /// Runs the compact engine at 1, 2 and 4 threads and several round sizes, asserts the reports
+    /// are identical, and that every property's outcome is the one `checker::check` gives.
+    fn same_as_checker<M>(model: &M, budget: Budget) -> Report<M::State, M::Action>
+    where
+        M: Model + Sync,
+        M::State: Hash + Eq + Clone + Send + Sync + std::fmt::Debug,
+        M::Action: Clone + PartialEq + std::fmt::Debug,
+    {
+        let mut reports = Vec::new();
+        for threads in [1, 2, 4] {
+            for chunk_states in [1, 2, 3, CHUNK_STATES] {
+                let options = Options {
+                    threads,
+                    budget,
+                    chunk_states,
+                    verify_duplicates: false,
+                };
+                reports.push(check(model, &options).expect("no collision"));
+            }
+        }
+        let first = format!("{:?}", reports[0]);
+        for report in &reports[1..] {
+            assert_eq!(
+                first,
+                format!("{report:?}"),
+                "same report at any thread count"
+            );
+        }
+        let report = reports.swap_remove(0);
+        let old_budget = checker::Budget {
+            max_states: budget.max_states,
+            deadline: None,
+        };
+        for (property, checked) in model.properties().iter().zip(&report.properties) {
+            assert_eq!(property.name, checked.name);
+            let old = checker::check(model, property, &old_budget);
+            match (old, &checked.outcome) {
+                (Err(_), None) => assert_eq!(property.expectation, Expectation::Eventually),
+                (Ok(old), Some(new)) => {
+                    assert_eq!(old.verdict, new.verdict, "{} verdict", property.name);
+                    assert_eq!(old.states, new.states, "{} states", property.name);
+                    assert_eq!(
+                        old.unique_states, new.unique_states,
+                        "{} unique states",
+                        property.name
+                    );
+                    assert_eq!(old.max_depth, new.max_depth, "{} depth", property.name);
+                    assert_eq!(old.path, new.path, "{} path", property.name);
+                }
+                (old, new) => panic!("{}: checker {old:?}, compact {new:?}", property.name),
+            }
+        }
+        if report.stop == Stop::Decided {
+            // The search ends where its last property was decided.
+            let last = report
+                .properties
+                .iter()
+                .filter_map(|checked| checked.outcome.as_ref())
+                .max_by_key(|outcome| outcome.states);
+            if let Some(last) = last {
+                assert_eq!(
+                    (last.states, last.unique_states, last.max_depth),
+                    (report.states, report.unique_states, report.max_depth)
+                );
+            }
+        }
+        report
+    }
+
+    /// A counter from 0 that can step up, step down, and jump to 0; bounded at `max`.
+    struct Counter {
+        max: u8,
+    }
+
+    #[derive(Copy, Clone, Debug, PartialEq)]
+    enum Step {
+        Up,
+        Down,
+        Reset,
+    }
+
+    impl Model for Counter {
+        type State = u8;
+        type Action = Step;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<Step>) {
+            actions.push(Step::Up);
+            if *state > 0 {
+                actions.push(Step::Down);
+                actions.push(Step::Reset);
+            }
+        }
+        fn next_state(&self, state: &u8, action: Step) -> Option<u8> {
+            match action {
+                Step::Up => Some(state + 1),
+                Step::Down => Some(state - 1),
+                Step::Reset => Some(0),
+            }
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state <= self.max
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("below 5", |_, s| *s < 5),
+                Property::sometimes("reaches 3", |_, s| *s == 3),
+                Property::always("not 200", |_, s| *s != 200),
+                Property::eventually("reaches max", |m, s| *s == m.max),
+            ]
+        }
+    }
+
+    #[test]
+    fn counter_matches_checker() {
+        let report = same_as_checker(&Counter { max: 7 }, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        assert_eq!(report.unique_states, 8);
+        let below_5 = report.outcome("below 5").expect("decided");
+        assert_eq!(below_5.verdict, Verdict::Violated);
+        let path = below_5.path.as_ref().expect("a counterexample");
+        assert_eq!(path.actions().cloned().collect::<Vec<_>>(), [Step::Up; 5]);
+        assert_eq!(*path.last_state(), 5);
+        assert_eq!(
+            report.outcome("not 200").expect("decided").verdict,
+            Verdict::Holds
+        );
+        assert!(
+            report.outcome("reaches max").is_none(),
+            "eventually is not decided here"
+        );
+    }
+
+    /// Two flags set in either order: the second level is reached twice.
+    struct Diamond;
+
+    impl Model for Diamond {
+        type State = (bool, bool);
+        type Action = u8;
+        fn init_states(&self) -> Vec<(bool, bool)> {
+            vec![(false, false)]
+        }
+        fn actions(&self, state: &(bool, bool), actions: &mut Vec<u8>) {
+            if !state.0 {
+                actions.push(0);
+            }
+            if !state.1 {
+                actions.push(1);
+            }
+        }
+        fn next_state(&self, state: &(bool, bool), action: u8) -> Option<(bool, bool)> {
+            Some(if action == 0 {
+                (true, state.1)
+            } else {
+                (state.0, true)
+            })
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("not both", |_, s: &(bool, bool)| !(s.0 && s.1)),
+                Property::sometimes("both", |_, s: &(bool, bool)| s.0 && s.1),
+                Property::sometimes("only second", |_, s: &(bool, bool)| !s.0 && s.1),
+            ]
+        }
+    }
+
+    #[test]
+    fn diamond_matches_checker() {
+        let report = same_as_checker(&Diamond, Budget::default());
+        assert_eq!(report.stop, Stop::Decided);
+        let both = report.outcome("both").expect("decided");
+        assert_eq!(both.path.as_ref().expect("a witness").steps.len(), 2);
+        // The first parent in order reaches (true, true): by setting the second flag last.
+        assert_eq!(
+            both.path
+                .as_ref()
+                .expect("a witness")
+                .actions()
+                .collect::<Vec<_>>(),
+            [&0, &1]
+        );
+    }
+
+    /// A grid walk with several initial states (one repeated, one outside the boundary), a
+    /// disabled action, and properties decided at different depths, one never.
+    struct Grid;
+
+    #[derive(Clone, Debug, PartialEq)]
+    enum Move {
+        Right,
+        Up,
+        Teleport,
+    }
+
+    impl Model for Grid {
+        type State = (u8, u8);
+        type Action = Move;
+        fn init_states(&self) -> Vec<(u8, u8)> {
+            vec![(9, 9), (0, 1), (0, 0), (0, 1)]
+        }
+        fn actions(&self, _: &(u8, u8), actions: &mut Vec<Move>) {
+            actions.extend([Move::Right, Move::Up, Move::Teleport]);
+        }
+        fn next_state(&self, state: &(u8, u8), action: Move) -> Option<(u8, u8)> {
+            match action {
+                Move::Right => Some((state.0 + 1, state.1)),
+                Move::Up => Some((state.0, state.1 + 1)),
+                // Never enabled: not a generated state.
+                Move::Teleport => None,
+            }
+        }
+        fn within_boundary(&self, state: &(u8, u8)) -> bool {
+            state.0 <= 4 && state.1 <= 4
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("sum below 3", |_, s: &(u8, u8)| s.0 + s.1 < 3),
+                Property::sometimes("at (2, 1)", |_, s: &(u8, u8)| *s == (2, 1)),
+                Property::sometimes("at the origin", |_, s: &(u8, u8)| *s == (0, 0)),
+                Property::sometimes("corner", |_, s: &(u8, u8)| *s == (4, 4)),
+                Property::always("inside", |_, s: &(u8, u8)| s.0 <= 4),
+                Property::sometimes("beyond", |_, s: &(u8, u8)| s.1 == 9),
+                Property::eventually("corner eventually", |_, s: &(u8, u8)| *s == (4, 4)),
+            ]
+        }
+    }
+
+    #[test]
+    fn grid_matches_checker() {
+        let report = same_as_checker(&Grid, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        assert_eq!(report.unique_states, 25);
+        // From (0, 1), the corner is 7 steps away.
+        assert_eq!(report.max_depth, 7);
+        let origin = report.outcome("at the origin").expect("decided");
+        assert_eq!((origin.states, origin.unique_states), (3, 2));
+        assert_eq!(
+            report.outcome("beyond").expect("decided").verdict,
+            Verdict::Violated
+        );
+    }
+
+    #[test]
+    fn grid_under_a_state_budget_matches_checker() {
+        for max_states in 0..27 {
+            let budget = Budget {
+                max_states: Some(max_states),
+                ..Budget::default()
+            };
+            let report = same_as_checker(&Grid, budget);
+            if max_states < 25 {
+                assert_eq!(report.stop, Stop::Limit(Limit::States), "{max_states}");
+            }
+        }
+    }
+
+    /// A witness that no reachable state gives: the space is exhausted first.
+    struct Unreachable;
+
+    impl Model for Unreachable {
+        type State = u16;
+        type Action = u16;
+        fn init_states(&self) -> Vec<u16> {
+            vec![1]
+        }
+        fn actions(&self, state: &u16, actions: &mut Vec<u16>) {
+            if *state < 1000 {
+                actions.extend([2, 3]);
+            }
+        }
+        fn next_state(&self, state: &u16, factor: u16) -> Option<u16> {
+            Some(state * factor)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::sometimes("odd above 1", |_, s| *s > 1 && s % 2 == 1 && s % 3 != 0),
+                Property::always("small", |_, s| *s < 3000),
+            ]
+        }
+    }
+
+    #[test]
+    fn unreachable_witness_matches_checker() {
+        let report = same_as_checker(&Unreachable, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        let odd = report.outcome("odd above 1").expect("decided");
+        assert_eq!(odd.verdict, Verdict::Violated);
+        assert!(odd.path.is_none());
+        assert_eq!(odd.states, report.states);
+        // Exhausted over 64-bit fingerprints: TLC's estimate, by its formula.
+        let c = report.collision;
+        let (d, g) = (c.distinct as f64, c.lookups as f64);
+        assert_eq!(c.optimistic, d * ((g - d) / 2f64.powi(64)));
+        assert!(c.lookups > c.distinct && c.optimistic > 0.0 && c.optimistic < 1e-12);
+    }
+
+    #[test]
+    fn fingerprints_of_128_bits_give_the_same_outcomes() {
+        let options = Options::default();
+        let narrow = check(&Grid, &options).expect("no collision");
+        let wide = check_with(&Grid, &Fold128, &options, &mut |_| {}).expect("no collision");
+        for (n, w) in narrow.properties.iter().zip(&wide.properties) {
+            assert_eq!(format!("{:?}", n.outcome), format!("{:?}", w.outcome));
+        }
+        assert_eq!(wide.collision.fingerprint_bits, 128);
+        assert!(wide.collision.optimistic < narrow.collision.optimistic);
+    }
+
+    #[test]
+    fn fingerprints_are_fixed_and_spread() {
+        let a: u64 = Fold64.fingerprint(&(1u8, 2u8));
+        assert_eq!(a, Fold64.fingerprint(&(1u8, 2u8)), "no random seed");
+        assert_ne!(a, Fold64.fingerprint(&(2u8, 1u8)));
+        // Inputs that differ only in their high bits still differ in the low ones.
+        let high: u64 = Fold64.fingerprint(&(1u64 << 40));
+        let low: u64 = Fold64.fingerprint(&0u64);
+        assert_ne!(high & 0xffff_ffff, low & 0xffff_ffff);
+    }
+
+    /// Gives two chosen counter states one fingerprint, and every other state its own.
+    struct Merging(u8, u8);
+
+    impl Fingerprinter<u8> for Merging {
+        type Print = u64;
+        fn fingerprint(&self, state: &u8) -> u64 {
+            if *state == self.1 {
+                self.0.into()
+            } else {
+                (*state).into()
+            }
+        }
+    }
+
+    #[test]
+    fn a_collision_with_a_state_held_whole_is_an_error() {
+        // 4 is generated from 3, which is in the level being expanded.
+        let error = check_with(
+            &Counter { max: 7 },
+            &Merging(3, 4),
+            &Options::default(),
+            &mut |_| {},
+        )
+        .expect_err("a collision");
+        assert_eq!(
+            error,
+            Error::Collision {
+                print: 3,
+                stored: 3,
+                parent: Some(3),
+                action: Some(0),
+            }
+        );
+        // 5 collides with 4 in the level being built, at 2 threads too.
+        let options = Options {
+            threads: 2,
+            ..Options::default()
+        };
+        let error = check_with(&Counter { max: 7 }, &Merging(4, 5), &options, &mut |_| {});
+        assert!(
+            matches!(error, Err(Error::Collision { stored: 4, .. })),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_collision_with_an_older_state_is_an_error_when_verifying_duplicates() {
+        // 6 collides with 1, stored five levels earlier and no longer held whole.
+        let verifying = Options {
+            verify_duplicates: true,
+            ..Options::default()
+        };
+        let error = check_with(&Counter { max: 7 }, &Merging(1, 6), &verifying, &mut |_| {});
+        assert!(
+            matches!(error, Err(Error::Collision { stored: 1, .. })),
+            "{error:?}"
+        );
+        // Without verifying, the collision prunes 6 and 7, and so it is what the collision
+        // estimate is for: this is the failure it estimates.
+        let report = check_with(
+            &Counter { max: 7 },
+            &Merging(1, 6),
+            &Options::default(),
+            &mut |_| {},
+        )
+        .expect("undetected");
+        assert_eq!(report.unique_states, 6);
+    }
+
+    /// A counter whose actions come in another order each time they are listed, so a stored
+    /// path does not replay.
+    struct Fickle {
+        calls: AtomicU64,
+    }
+
+    impl Model for Fickle {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, _: &u8, actions: &mut Vec<u8>) {
+            if self.calls.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+                actions.extend([1, 2]);
+            } else {
+                actions.extend([2, 1]);
+            }
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Some(state.saturating_add(step))
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state <= 9
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::sometimes("one", |_, s| *s == 1)]
+        }
+    }
+
+    #[test]
+    fn a_path_that_does_not_replay_is_an_error() {
+        let model = Fickle {
+            calls: AtomicU64::new(0),
+        };
+        let error = check(&model, &Options::default()).expect_err("no replay");
+        assert_eq!(
+            error,
+            Error::Rebuild {
+                index: 1,
+                step: 1,
+                why: "the state reached has another fingerprint",
+            }
+        );
+    }
+
+    #[test]
+    fn the_memory_budget_ends_a_search_inconclusive() {
+        let unbounded = check(&Grid, &Options::default()).expect("no collision");
+        assert_eq!(unbounded.stop, Stop::Exhausted);
+        let max_memory_bytes = unbounded.memory_bytes - 1;
+        let mut reports = Vec::new();
+        for threads in [1, 2, 4] {
+            let options = Options {
+                threads,
+                budget: Budget {
+                    max_memory_bytes: Some(max_memory_bytes),
+                    ..Budget::default()
+                },
+                ..Options::default()
+            };
+            let report = check(&Grid, &options).expect("no collision");
+            assert_eq!(report.stop, Stop::Limit(Limit::Memory));
+            assert_eq!(Limit::Memory.name(), "max_memory_bytes");
+            assert!(report.memory_bytes <= max_memory_bytes);
+            assert!(report.unique_states < unbounded.unique_states);
+            assert_eq!(
+                report.outcome("inside").expect("handled").verdict,
+                Verdict::Inconclusive
+            );
+            // Decided before the budget ran out: as without it.
+            assert_eq!(
+                format!("{:?}", report.outcome("sum below 3")),
+                format!("{:?}", unbounded.outcome("sum below 3"))
+            );
+            reports.push(format!("{report:?}"));
+        }
+        assert!(
+            reports.windows(2).all(|w| w[0] == w[1]),
+            "same at any thread count"
+        );
+    }
+
+    #[test]
+    fn progress_is_observed_without_changing_the_outcome() {
+        let mut seen = Vec::new();
+        let observed = check_with(&Grid, &Fold64, &Options::default(), &mut |p| seen.push(p))
+            .expect("no collision");
+        let plain = check(&Grid, &Options::default()).expect("no collision");
+        assert_eq!(format!("{observed:?}"), format!("{plain:?}"));
+        let last = seen.last().expect("observed");
+        assert_eq!(
+            (last.states, last.unique_states, last.max_depth),
+            (plain.states, plain.unique_states, plain.max_depth)
+        );
+    }
+
+    /// A finite directed graph: states are node ids, actions are edge positions. Some edges are
+    /// disabled (`next_state` is `None`), some nodes are outside the boundary, and four marks
+    /// give the properties.
+    #[derive(Clone, Debug)]
+    struct Graph {
+        inits: Vec<u16>,
+        edges: Vec<Vec<(u16, bool)>>,
+        outside: Vec<bool>,
+        marks: [Vec<bool>; 4],
+    }
+
+    fn unmarked<const K: usize>(graph: &Graph, node: &u16) -> bool {
+        !graph.marks[K][usize::from(*node)]
+    }
+
+    fn marked<const K: usize>(graph: &Graph, node: &u16) -> bool {
+        graph.marks[K][usize::from(*node)]
+    }
+
+    impl Model for Graph {
+        type State = u16;
+        type Action = usize;
+        fn init_states(&self) -> Vec<u16> {
+            self.inits.clone()
+        }
+        fn actions(&self, node: &u16, actions: &mut Vec<usize>) {
+            actions.extend(0..self.edges[usize::from(*node)].len());
+        }
+        fn next_state(&self, node: &u16, edge: usize) -> Option<u16> {
+            let (to, enabled) = self.edges[usize::from(*node)][edge];
+            enabled.then_some(to)
+        }
+        fn within_boundary(&self, node: &u16) -> bool {
+            !self.outside[usize::from(*node)]
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("a", unmarked::<0>),
+                Property::sometimes("b", marked::<1>),
+                Property::eventually("e", marked::<0>),
+                Property::always("c", unmarked::<2>),
+                Property::sometimes("d", marked::<3>),
+            ]
+        }
+    }
+
+    fn graphs() -> impl Strategy<Value = (Graph, Option<u64>)> {
+        (1usize..60).prop_flat_map(|nodes| {
+            let node = 0..nodes as u16;
+            let edge = (node.clone(), prop::bool::weighted(0.9));
+            let marks = || prop::collection::vec(prop::bool::weighted(0.04), nodes);
+            (
+                prop::collection::vec(node.clone(), 1..4),
+                prop::collection::vec(prop::collection::vec(edge, 0..4), nodes),
+                prop::collection::vec(prop::bool::weighted(0.1), nodes),
+                [marks(), marks(), marks(), marks()],
+                prop::option::weighted(0.3, 0..nodes as u64),
+            )
+                .prop_map(|(inits, edges, outside, marks, max_states)| {
+                    (
+                        Graph {
+                            inits,
+                            edges,
+                            outside,
+                            marks,
+                        },
+                        max_states,
+                    )
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn graphs_match_checker((graph, max_states) in graphs()) {
+            let budget = Budget { max_states, ..Budget::default() };
+            same_as_checker(&graph, budget);
+        }
+
+        #[test]
+        fn graphs_under_a_memory_budget((graph, _) in graphs(), max_memory_bytes in 0u64..600) {
+            let unbounded = check(&graph, &Options::default()).expect("no collision");
+            let mut reports = Vec::new();
+            for (threads, chunk_states) in [(1, CHUNK_STATES), (2, 1), (4, 3)] {
+                let options = Options {
+                    threads,
+                    chunk_states,
+                    budget: Budget {
+                        max_memory_bytes: Some(max_memory_bytes),
+                        ..Budget::default()
+                    },
+                    ..Options::default()
+                };
+                reports.push(format!("{:?}", check(&graph, &options).expect("no collision")));
+            }
+            prop_assert!(reports.windows(2).all(|w| w[0] == w[1]), "same at any thread count");
+            let bounded = check(&graph, &Options {
+                budget: Budget { max_memory_bytes: Some(max_memory_bytes), ..Budget::default() },
+                ..Options::default()
+            }).expect("no collision");
+            for (b, u) in bounded.properties.iter().zip(&unbounded.properties) {
+                match &b.outcome {
+                    Some(outcome) if outcome.verdict == Verdict::Inconclusive => {
+                        prop_assert_eq!(bounded.stop, Stop::Limit(Limit::Memory));
+                    }
+                    outcome => prop_assert_eq!(format!("{outcome:?}"), format!("{:?}", u.outcome)),
+                }
+            }
+            if bounded.stop == Stop::Limit(Limit::Memory) {
+                prop_assert!(bounded.memory_bytes <= max_memory_bytes);
+            }
+        }
+    }
+}
