@@ -1,0 +1,1844 @@
+//! A compact breadth-first engine: one search decides every `always` and `sometimes` property of a
+//! model, storing a fingerprint and a parent link per state instead of the state itself.
+//!
+//! [`crate::checker`] stores every distinct state whole and searches once per property. This
+//! engine keeps whole states only for the two levels it is working on (the frontier being
+//! expanded and the level being built); every state ever reached is otherwise a fingerprint in an
+//! open-addressing table plus the index of its parent and the position of the action that first
+//! reached it. A counterexample or witness is rebuilt at the end by re-executing those actions
+//! from the initial state, checking each state reached against its stored fingerprint.
+//!
+//! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s), and not yet wired
+//! into the command line.
+//!
+//! # Same answers as [`crate::checker`]
+//!
+//! Breadth-first order does not depend on the property: level by level, and within a level in
+//! the order states were generated (parent order, then action order). So the first state that
+//! decides a property here is the one [`crate::checker::check`] stops at, the path to it is the
+//! same, and so are the counts, by this rule:
+//!
+//! - `states` counts every state the model generates: each of `init_states()` in order, and each
+//!   `Some` that `next_state` returns, duplicates and states outside the boundary included. A
+//!   `None` from `next_state` is not a state and is not counted.
+//! - A generated state inside the boundary whose fingerprint is new is stored, and a property is
+//!   checked on a state when it is stored (on generation, not on expansion). The first stored
+//!   state that violates an `always` or satisfies a `sometimes` decides it.
+//! - A decided property's counts are those at the moment its deciding state was stored: `states`
+//!   up to and including it, `unique_states` including it, `max_depth` its depth (states are
+//!   stored in order of depth, so none stored before it is deeper).
+//! - A property still undecided when the space is exhausted gets the totals.
+//! - `max_states` and `max_memory_bytes` are checked when a new state is about to be stored; the
+//!   state that would exceed one is counted in `states` but not stored, and every undecided
+//!   property ends there, inconclusive. As in the checker, initial states are not held to
+//!   `max_states` (they are to `max_memory_bytes`). The deadline is looked at between rounds of
+//!   [`Options::chunk_states`] parents, so where a timed-out search stops depends on the clock.
+//!
+//! # Threads
+//!
+//! A level is expanded in rounds of [`Options::chunk_states`] parents. Each round splits its
+//! parents into contiguous pieces, one per thread (`std::thread::scope`); the threads generate
+//! and fingerprint successors and drop those already stored, reading the table but never writing
+//! it. One thread then merges the pieces in order — parent position, then action position — into
+//! the table, so the stored order, and with it every count, path and verdict, is the same at any
+//! thread count. The new states of the round are then checked against the undecided properties,
+//! again split over the threads, keeping the first hit of each property in stored order.
+//!
+//! # Across machines (design, not built)
+//!
+//! Distributed, the fingerprint table would be partitioned by fingerprint range, as distributed
+//! TLC partitions its fingerprint set: worker `w` of `W` owns the fingerprints whose top bits
+//! select `w` and holds those states' parent links, so a state's owner is a pure function of its
+//! fingerprint. Each worker expands the part of the level it owns, sends every successor (its
+//! fingerprint, parent and action position, and the state itself) to the successor's owner, and
+//! after a barrier each owner merges what it received in (parent's global position, action
+//! position) order — a parent's global position being its owner's offset in the level plus its
+//! position there — which gives every machine the same order as one thread. Parent links would
+//! then name (owner, local index); rebuilding a path asks each owner along the chain for one
+//! link. Deciding a property is a reduction over workers of the first hit in global order at the
+//! end of a level.
+
+use std::hash::{Hash, Hasher};
+use std::mem::size_of;
+use std::time::Instant;
+
+use stateright::{Expectation, Model, Property};
+
+use crate::checker::{self, Outcome, Path, Progress, Verdict};
+
+/// Parents expanded per round when [`Options::chunk_states`] is left at its default. It bounds
+/// the successors a round holds whole before they are merged.
+pub const CHUNK_STATES: usize = 4096;
+
+/// The fewest items a thread is given; smaller pieces cost more to start than they save. Tests
+/// split even the smallest levels, to exercise the merge.
+const MIN_PIECE: usize = if cfg!(test) { 1 } else { 64 };
+
+/// A table slot's index when the slot is empty, and a root's parent.
+const NONE: u32 = u32::MAX;
+
+/// Slots in an empty table.
+const INITIAL_SLOTS: usize = 16;
+
+/// Limits on one search. Exceeding one is an outcome ([`Verdict::Inconclusive`]), never a hang.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Budget {
+    /// Stop once this many unique states are stored (initial states are always stored).
+    pub max_states: Option<u64>,
+    /// Stop at this instant (looked at between rounds of [`Options::chunk_states`] parents).
+    pub deadline: Option<Instant>,
+    /// Stop before the engine's own stored bytes would exceed this: the fingerprint table, the
+    /// parent links, and the two levels of whole states, each counted as the `size_of` its
+    /// element type reports times the number stored (see [`Report::memory_bytes`]).
+    pub max_memory_bytes: Option<u64>,
+}
+
+impl From<checker::Budget> for Budget {
+    fn from(budget: checker::Budget) -> Budget {
+        Budget {
+            max_states: budget.max_states,
+            deadline: budget.deadline,
+            max_memory_bytes: None,
+        }
+    }
+}
+
+/// How to run one search.
+#[derive(Copy, Clone, Debug)]
+pub struct Options {
+    /// Threads that expand and check each round (at least 1; 0 is taken as 1). The results do
+    /// not depend on it.
+    pub threads: usize,
+    pub budget: Budget,
+    /// Parents expanded per round (at least 1). The results do not depend on it; it bounds the
+    /// successors held whole between expansion and merge.
+    pub chunk_states: usize,
+    /// Also compare a new state with an older stored state whose fingerprint it shares, by
+    /// rebuilding the older one from the initial state (one re-execution of its path per such
+    /// duplicate). Without it only duplicates of states still held whole, in the two levels
+    /// being worked on, are compared. For tests and small models.
+    pub verify_duplicates: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threads: 1,
+            budget: Budget::default(),
+            chunk_states: CHUNK_STATES,
+            verify_duplicates: false,
+        }
+    }
+}
+
+/// Which limit ended a search.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// [`Budget::max_states`].
+    States,
+    /// [`Budget::deadline`].
+    Time,
+    /// [`Budget::max_memory_bytes`].
+    Memory,
+    /// The table's 32-bit state indices: `u32::MAX` states are stored.
+    Indices,
+}
+
+impl Limit {
+    /// The name of the limit, as the budget spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Limit::States => "max_states",
+            Limit::Time => "deadline",
+            Limit::Memory => "max_memory_bytes",
+            Limit::Indices => "32-bit state indices",
+        }
+    }
+}
+
+/// Why a search ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every `always` and `sometimes` property was decided.
+    Decided,
+    /// Every reachable state inside the boundary was stored.
+    Exhausted,
+    /// A limit ran out; every property not yet decided is [`Verdict::Inconclusive`].
+    Limit(Limit),
+}
+
+/// One property's result.
+#[derive(Clone, Debug)]
+pub struct Checked<S, A> {
+    pub name: &'static str,
+    /// `None` for an `eventually` property, which this engine does not decide.
+    pub outcome: Option<Outcome<S, A>>,
+}
+
+/// An estimate of the probability that two distinct states shared a fingerprint during the
+/// search, assuming fingerprints behave as uniformly random `fingerprint_bits`-bit values.
+///
+/// It matters for the verdicts reached by exhausting the space (`always` holds, `sometimes`
+/// violated): a collision may have pruned the state that would have decided otherwise. A
+/// violation or witness is always a real path, rebuilt and checked.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct CollisionEstimate {
+    pub fingerprint_bits: u32,
+    /// `g`: fingerprint look-ups, one per generated state inside the boundary.
+    pub lookups: u64,
+    /// `d`: distinct fingerprints stored.
+    pub distinct: u64,
+    /// TLC's "calculated (optimistic)" estimate, `d · (g − d) / 2^bits`: each of the `g − d`
+    /// look-ups that found its fingerprint already stored could have been a new state that
+    /// collided with one of the `d` stored, each with probability `2^−bits`.
+    pub optimistic: f64,
+    /// The birthday bound over the stored states, `d · (d − 1) / 2 / 2^bits`: the probability
+    /// that some two of `d` distinct states share a fingerprint.
+    pub birthday: f64,
+}
+
+impl CollisionEstimate {
+    fn new(fingerprint_bits: u32, lookups: u64, distinct: u64) -> CollisionEstimate {
+        let space = 2f64.powi(fingerprint_bits as i32);
+        let d = distinct as f64;
+        let g = lookups as f64;
+        CollisionEstimate {
+            fingerprint_bits,
+            lookups,
+            distinct,
+            optimistic: d * ((g - d) / space),
+            birthday: d * (d - 1.0).max(0.0) / 2.0 / space,
+        }
+    }
+}
+
+/// The result of one search over all the properties of a model.
+#[derive(Clone, Debug)]
+pub struct Report<S, A> {
+    /// One entry per property, in `Model::properties` order.
+    pub properties: Vec<Checked<S, A>>,
+    pub stop: Stop,
+    /// States generated, duplicates included. The search's counts are those of its end: when
+    /// every property was decided, the moment the last of them was (whatever the round size);
+    /// otherwise where it was exhausted or a limit stopped it.
+    pub states: u64,
+    /// Distinct states stored.
+    pub unique_states: u64,
+    /// Steps from an initial state to the deepest state stored.
+    pub max_depth: u64,
+    /// The most bytes the engine counted as stored at any point up to the search's end, by the
+    /// rule of [`Budget::max_memory_bytes`]: table slots × (fingerprint + 4), stored states × 6
+    /// (parent index, action position), states held whole × `size_of` the state (+ 16 in the
+    /// level being built, for its counts). Heap memory a state owns, and the successors of a round
+    /// waiting to be merged, are not counted.
+    pub memory_bytes: u64,
+    pub collision: CollisionEstimate,
+}
+
+impl<S, A> Report<S, A> {
+    /// The outcome of the property called `name`; `None` if there is none or it is `eventually`.
+    pub fn outcome(&self, name: &str) -> Option<&Outcome<S, A>> {
+        self.properties
+            .iter()
+            .find(|checked| checked.name == name)
+            .and_then(|checked| checked.outcome.as_ref())
+    }
+}
+
+/// A search that could not give a trustworthy result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Two different states share a fingerprint: a new state, generated from the stored state
+    /// `parent` by the action at `action` (`None` for an initial state), compared unequal to
+    /// the stored state `stored` with the same fingerprint.
+    Collision {
+        print: u128,
+        stored: u64,
+        parent: Option<u64>,
+        action: Option<u64>,
+    },
+    /// Re-executing the stored path to state `index` did not reproduce it at `step` (0 is the
+    /// initial state): the model is not deterministic, or fingerprints collided.
+    Rebuild {
+        index: u64,
+        step: usize,
+        why: &'static str,
+    },
+    /// The rebuilt path to `property`'s deciding state ends in a state that does not decide it,
+    /// so the stored fingerprint belonged to another state.
+    NotDeciding { property: &'static str, index: u64 },
+    /// State `index` has more enabled actions than a parent link can name (65,536).
+    TooManyActions { index: u64, actions: usize },
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Collision {
+                print,
+                stored,
+                parent: Some(parent),
+                action: Some(action),
+            } => write!(
+                f,
+                "fingerprint collision: the successor of state {parent} by action {action} \
+                 differs from stored state {stored}, both fingerprinted {print:#x}"
+            ),
+            Error::Collision { print, stored, .. } => write!(
+                f,
+                "fingerprint collision: an initial state differs from stored state {stored}, \
+                 both fingerprinted {print:#x}"
+            ),
+            Error::Rebuild { index, step, why } => {
+                write!(
+                    f,
+                    "rebuilding the path to state {index}, step {step}: {why}"
+                )
+            }
+            Error::NotDeciding { property, index } => write!(
+                f,
+                "the rebuilt path to state {index} does not decide {property:?}: a fingerprint \
+                 collision"
+            ),
+            Error::TooManyActions { index, actions } => write!(
+                f,
+                "state {index} has {actions} actions; a parent link names at most 65536"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A fixed-size digest of a state, as stored in the table.
+pub trait Fingerprint: Copy + Eq + Default + Send + Sync + 'static {
+    /// Bits in the digest, for [`CollisionEstimate`].
+    const BITS: u32;
+    /// The bits that pick the digest's table slot.
+    fn slot_bits(self) -> u64;
+    /// The digest, widened for error messages.
+    fn widen(self) -> u128;
+}
+
+impl Fingerprint for u64 {
+    const BITS: u32 = 64;
+    fn slot_bits(self) -> u64 {
+        self
+    }
+    fn widen(self) -> u128 {
+        self.into()
+    }
+}
+
+impl Fingerprint for u128 {
+    const BITS: u32 = 128;
+    fn slot_bits(self) -> u64 {
+        self as u64
+    }
+    fn widen(self) -> u128 {
+        self
+    }
+}
+
+/// Computes states' fingerprints. Must be deterministic: the same state gives the same
+/// fingerprint on every call, on every thread, and the rebuild of a path relies on it.
+pub trait Fingerprinter<S>: Sync {
+    type Print: Fingerprint;
+    fn fingerprint(&self, state: &S) -> Self::Print;
+}
+
+/// 64-bit fingerprints of a state's `Hash`, with a fixed seed (never std's `RandomState`).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Fold64;
+
+/// 128-bit fingerprints: two 64-bit lanes with different seeds and multipliers, fed the same
+/// words. For spaces where 64 bits' [`CollisionEstimate`] is too high.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Fold128;
+
+impl<S: Hash> Fingerprinter<S> for Fold64 {
+    type Print = u64;
+    fn fingerprint(&self, state: &S) -> u64 {
+        let mut hasher = Fold::<1>::new();
+        state.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
+impl<S: Hash> Fingerprinter<S> for Fold128 {
+    type Print = u128;
+    fn fingerprint(&self, state: &S) -> u128 {
+        let mut hasher = Fold::<2>::new();
+        state.hash(&mut hasher);
+        let [low, high] = hasher.lanes.map(avalanche);
+        u128::from(high) << 64 | u128::from(low)
+    }
+}
+
+const SEEDS: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344];
+const MULTIPLIERS: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
+
+/// A streaming hash for fingerprints. Each word goes through a bijective step (xor into the
+/// lane, multiply by an odd constant, fold the high half into the low), so a change in any bit of
+/// any word reaches every bit of the lane; `finish` ends with an avalanche. rustc's Fx hash is
+/// not used here: its low bits depend only on the inputs' low bits, which is harmless for table
+/// placement but not for a digest that must stand for the state.
+struct Fold<const LANES: usize> {
+    lanes: [u64; LANES],
+}
+
+impl<const LANES: usize> Fold<LANES> {
+    fn new() -> Fold<LANES> {
+        Fold {
+            lanes: std::array::from_fn(|i| SEEDS[i]),
+        }
+    }
+
+    fn word(&mut self, word: u64) {
+        for (lane, multiplier) in self.lanes.iter_mut().zip(MULTIPLIERS) {
+            let mixed = (*lane ^ word).wrapping_mul(multiplier);
+            *lane = mixed ^ (mixed >> 32);
+        }
+    }
+}
+
+/// MurmurHash3's 64-bit finaliser (public domain): every input bit affects every output bit.
+fn avalanche(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+impl<const LANES: usize> Hasher for Fold<LANES> {
+    fn finish(&self) -> u64 {
+        avalanche(self.lanes[0])
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.word(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(last));
+        }
+        // The length tells a trailing zero byte from the padding.
+        self.word(bytes.len() as u64);
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.word(i.into());
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.word(i.into());
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.word(i.into());
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.word(i);
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.word(i as u64);
+        self.word((i >> 64) as u64);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.word(i as u64);
+    }
+}
+
+/// Every state stored, in the order stored: its parent link, and its fingerprint in an
+/// open-addressing table (linear probing, at most 3/4 full) that maps fingerprints to indices.
+struct Visited<F> {
+    slot_prints: Vec<F>,
+    /// The stored index in each slot, or [`NONE`].
+    slot_index: Vec<u32>,
+    /// Each stored state's parent index ([`NONE`] for an initial state).
+    parent: Vec<u32>,
+    /// The position in `actions()` of the action that first reached each stored state (for an
+    /// initial state: unused, its position in `init_states()` is in `Space::roots`).
+    action: Vec<u16>,
+}
+
+impl<F: Fingerprint> Visited<F> {
+    fn new() -> Visited<F> {
+        Visited {
+            slot_prints: vec![F::default(); INITIAL_SLOTS],
+            slot_index: vec![NONE; INITIAL_SLOTS],
+            parent: Vec::new(),
+            action: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// The stored index of `print`, or the empty slot where it would go.
+    fn find(&self, print: F) -> Result<u32, usize> {
+        let mask = self.slot_index.len() - 1;
+        let mut slot = print.slot_bits() as usize & mask;
+        loop {
+            let index = self.slot_index[slot];
+            if index == NONE {
+                return Err(slot);
+            }
+            if self.slot_prints[slot] == print {
+                return Ok(index);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// Slots the table will have once one more state is stored.
+    fn slots_after_insert(&self) -> usize {
+        debug_assert_eq!(self.slot_index.len(), slots_for(self.len()));
+        slots_for(self.len() + 1)
+    }
+
+    /// Stores `print` at `slot` (from [`Visited::find`]) and returns its index.
+    fn insert(&mut self, mut slot: usize, print: F, parent: u32, action: u16) -> u32 {
+        debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
+        if self.slots_after_insert() > self.slot_index.len() {
+            self.grow();
+            slot = self.find(print).expect_err("a new fingerprint");
+        }
+        let index = self.len() as u32;
+        self.slot_prints[slot] = print;
+        self.slot_index[slot] = index;
+        self.parent.push(parent);
+        self.action.push(action);
+        index
+    }
+
+    fn grow(&mut self) {
+        debug_assert!(
+            self.len() < NONE as usize,
+            "at most 2^32 states, 2^33 slots"
+        );
+        let slots = self.slot_index.len() * 2;
+        let prints = std::mem::replace(&mut self.slot_prints, vec![F::default(); slots]);
+        let indices = std::mem::replace(&mut self.slot_index, vec![NONE; slots]);
+        for (print, index) in prints.into_iter().zip(indices) {
+            if index != NONE {
+                let slot = self.find(print).expect_err("fingerprints are distinct");
+                self.slot_prints[slot] = print;
+                self.slot_index[slot] = index;
+            }
+        }
+    }
+}
+
+/// Slots a table holding `stored` states has: it doubles from [`INITIAL_SLOTS`] to stay at most
+/// 3/4 full.
+fn slots_for(stored: usize) -> usize {
+    let mut slots = INITIAL_SLOTS;
+    while stored * 4 > slots * 3 {
+        slots *= 2;
+    }
+    slots
+}
+
+/// One level of states held whole, stored at indices `start..start + states.len()`.
+struct Level<S> {
+    start: u32,
+    states: Vec<S>,
+    /// For each state, the states generated and the fingerprint look-ups made up to and including
+    /// it.
+    generated: Vec<(u64, u64)>,
+}
+
+impl<S> Level<S> {
+    fn new(start: usize) -> Level<S> {
+        Level {
+            start: start as u32,
+            states: Vec::new(),
+            generated: Vec::new(),
+        }
+    }
+
+    fn get(&self, index: u32) -> Option<&S> {
+        index
+            .checked_sub(self.start)
+            .and_then(|i| self.states.get(i as usize))
+    }
+}
+
+/// What one thread found stored and already known since its previous new state.
+#[derive(Copy, Clone, Debug, Default)]
+struct Skipped {
+    /// Generated outside the boundary.
+    outside: u64,
+    /// Generated inside the boundary with a fingerprint already stored.
+    known: u64,
+}
+
+/// A successor whose fingerprint was not stored when its round began.
+struct New<S, F> {
+    skipped: Skipped,
+    parent: u32,
+    action: u16,
+    print: F,
+    state: S,
+}
+
+/// One thread's share of a round, in parent order then action order.
+struct Expanded<S, F> {
+    news: Vec<New<S, F>>,
+    trailing: Skipped,
+}
+
+/// The parts of a search the threads read.
+struct Space<'a, M: Model, P: Fingerprinter<M::State>> {
+    model: &'a M,
+    fingerprinter: &'a P,
+    visited: Visited<P::Print>,
+    /// Each initial state's position in `init_states()`; they are stored first, at `0..`.
+    roots: Vec<u32>,
+}
+
+/// A property the search has still to decide.
+struct Pending<M: Model> {
+    property: usize,
+    condition: fn(&M, &M::State) -> bool,
+    /// What decides it: `false` for `always` (a violation), `true` for `sometimes`.
+    wanted: bool,
+}
+
+/// Where a property stands.
+#[derive(Copy, Clone)]
+enum Status {
+    NotHandled,
+    Pending,
+    Decided { index: u32, states: u64, depth: u64 },
+}
+
+/// Running totals of a search.
+#[derive(Copy, Clone, Default)]
+struct Totals {
+    states: u64,
+    lookups: u64,
+    max_depth: u64,
+    memory_bytes: u64,
+}
+
+impl Totals {
+    /// The totals at the moment state `position` of `next` (at `depth`, with `current` the level
+    /// being expanded) was stored, given the most bytes counted before `next` was begun.
+    fn at<F: Fingerprint, S>(
+        current: &Level<S>,
+        next: &Level<S>,
+        position: usize,
+        depth: u64,
+        peak_before_level: u64,
+    ) -> Totals {
+        let (states, lookups) = next.generated[position];
+        let stored = next.start as usize + position + 1;
+        // Within a level the counted bytes only grow, so the most is at the state itself.
+        let bytes = bytes::<F, S>(
+            slots_for(stored),
+            stored,
+            current.states.len(),
+            position + 1,
+        );
+        Totals {
+            states,
+            lookups,
+            max_depth: depth,
+            memory_bytes: peak_before_level.max(bytes),
+        }
+    }
+}
+
+/// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
+pub fn check<M>(model: &M, options: &Options) -> Result<Report<M::State, M::Action>, Error>
+where
+    M: Model + Sync,
+    M::State: Hash + Eq + Clone + Send + Sync,
+    M::Action: Clone,
+{
+    check_with(model, &Fold64, options, &mut |_| {})
+}
+
+/// Searches `model` breadth-first once, deciding all its `always` and `sometimes` properties,
+/// with `fingerprinter`'s fingerprints, telling `observe` how far it has got after every round.
+/// Observing never changes the outcome.
+///
+/// Returns each property's outcome with the counts [`crate::checker::check`] reports for it (see
+/// the module documentation for the rule), or an [`Error`] when a fingerprint collision or a
+/// model that does not replay was found: a result that cannot be trusted is never returned.
+pub fn check_with<M, P>(
+    model: &M,
+    fingerprinter: &P,
+    options: &Options,
+    observe: &mut dyn FnMut(Progress),
+) -> Result<Report<M::State, M::Action>, Error>
+where
+    M: Model + Sync,
+    M::State: Eq + Clone + Send + Sync,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let threads = options.threads.max(1);
+    let chunk_states = options.chunk_states.max(1);
+    let budget = &options.budget;
+    let properties = model.properties();
+    let mut status: Vec<Status> = properties
+        .iter()
+        .map(|p| match p.expectation {
+            Expectation::Eventually => Status::NotHandled,
+            Expectation::Always | Expectation::Sometimes => Status::Pending,
+        })
+        .collect();
+    let mut pending: Vec<Pending<M>> = properties
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.expectation != Expectation::Eventually)
+        .map(|(property, p)| Pending {
+            property,
+            condition: p.condition,
+            wanted: p.expectation == Expectation::Sometimes,
+        })
+        .collect();
+
+    let mut space = Space {
+        model,
+        fingerprinter,
+        visited: Visited::new(),
+        roots: Vec::new(),
+    };
+    let mut totals = Totals::default();
+    let mut stop = None;
+
+    // Level 0: the initial states, in order.
+    let mut current: Level<M::State> = Level::new(0);
+    let mut next: Level<M::State> = Level::new(0);
+    for (position, init) in model.init_states().into_iter().enumerate() {
+        totals.states += 1;
+        if !model.within_boundary(&init) {
+            continue;
+        }
+        totals.lookups += 1;
+        let print = fingerprinter.fingerprint(&init);
+        match space.visited.find(print) {
+            Ok(stored) => {
+                if next.get(stored) != Some(&init) {
+                    return Err(Error::Collision {
+                        print: print.widen(),
+                        stored: stored.into(),
+                        parent: None,
+                        action: None,
+                    });
+                }
+            }
+            Err(slot) => {
+                if let Some(limit) = admit(&space.visited, &current, &next, budget, false) {
+                    stop = Some(Stop::Limit(limit));
+                    break;
+                }
+                space.visited.insert(slot, print, NONE, 0);
+                space.roots.push(position as u32);
+                next.states.push(init);
+                next.generated.push((totals.states, totals.lookups));
+                totals.memory_bytes =
+                    totals
+                        .memory_bytes
+                        .max(counted_bytes(&space.visited, &current, &next));
+            }
+        }
+    }
+    let mut unique_states = space.visited.len() as u64;
+    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads) {
+        totals = Totals::at::<P::Print, _>(&current, &next, last, 0, 0);
+        unique_states = next.start as u64 + last as u64 + 1;
+        stop = Some(Stop::Decided);
+    }
+    observe(progress(&totals, unique_states));
+
+    let mut depth = 0;
+    while stop.is_none() {
+        if pending.is_empty() {
+            // Only when the model has no `always` or `sometimes` property.
+            stop = Some(Stop::Decided);
+            break;
+        }
+        if next.states.is_empty() {
+            stop = Some(Stop::Exhausted);
+            break;
+        }
+        current = std::mem::replace(&mut next, Level::new(space.visited.len()));
+        current.generated = Vec::new();
+        depth += 1;
+        let peak_before_level = totals.memory_bytes;
+        for first in (0..current.states.len()).step_by(chunk_states) {
+            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+                stop = Some(Stop::Limit(Limit::Time));
+                break;
+            }
+            let parents = &current.states[first..(first + chunk_states).min(current.states.len())];
+            let space_ref = &space;
+            let (current_ref, next_ref) = (&current, &next);
+            let verify = options.verify_duplicates;
+            let pieces = in_parallel(threads, parents, &|offset, piece| {
+                expand(
+                    space_ref,
+                    current_ref,
+                    next_ref,
+                    first + offset,
+                    piece,
+                    verify,
+                )
+            });
+            let mut expanded = Vec::with_capacity(pieces.len());
+            for piece in pieces {
+                // The first error in parent order, whatever the thread count.
+                expanded.push(piece?);
+            }
+            let round_start = next.states.len();
+            if let Some(limit) = merge(
+                &mut space,
+                &current,
+                &mut next,
+                expanded,
+                budget,
+                depth,
+                &mut totals,
+            )? {
+                stop = Some(Stop::Limit(limit));
+            }
+            unique_states = space.visited.len() as u64;
+            let last = decide(
+                model,
+                &mut pending,
+                &mut status,
+                &next,
+                round_start,
+                depth,
+                threads,
+            );
+            if let Some(last) = last {
+                // The checker stops each property at its deciding state; the search ends where
+                // the last of them did, not at the end of the round.
+                totals = Totals::at::<P::Print, _>(&current, &next, last, depth, peak_before_level);
+                unique_states = u64::from(next.start) + last as u64 + 1;
+                stop = Some(Stop::Decided);
+            }
+            observe(progress(&totals, unique_states));
+            if stop.is_some() {
+                break;
+            }
+        }
+    }
+    let stop = stop.expect("the loop ends with a reason");
+    let mut checked = Vec::with_capacity(properties.len());
+    for (property, status) in properties.iter().zip(status) {
+        let wanted = property.expectation == Expectation::Sometimes;
+        let outcome = match status {
+            Status::NotHandled => None,
+            Status::Decided {
+                index,
+                states,
+                depth,
+            } => Some(Outcome {
+                verdict: if wanted {
+                    Verdict::Holds
+                } else {
+                    Verdict::Violated
+                },
+                states,
+                unique_states: u64::from(index) + 1,
+                max_depth: depth,
+                path: Some(rebuild_deciding(&space, property, index)?),
+            }),
+            Status::Pending => Some(Outcome {
+                verdict: match stop {
+                    Stop::Limit(_) => Verdict::Inconclusive,
+                    Stop::Exhausted if wanted => Verdict::Violated,
+                    Stop::Exhausted => Verdict::Holds,
+                    Stop::Decided => unreachable!("a pending property after all were decided"),
+                },
+                states: totals.states,
+                unique_states,
+                max_depth: totals.max_depth,
+                path: None,
+            }),
+        };
+        checked.push(Checked {
+            name: property.name,
+            outcome,
+        });
+    }
+    Ok(Report {
+        properties: checked,
+        stop,
+        states: totals.states,
+        unique_states,
+        max_depth: totals.max_depth,
+        memory_bytes: totals.memory_bytes,
+        collision: CollisionEstimate::new(P::Print::BITS, totals.lookups, unique_states),
+    })
+}
+
+fn progress(totals: &Totals, unique_states: u64) -> Progress {
+    Progress {
+        states: totals.states,
+        unique_states,
+        max_depth: totals.max_depth,
+    }
+}
+
+/// The bytes [`Budget::max_memory_bytes`] counts, as they stand.
+fn counted_bytes<F: Fingerprint, S>(
+    visited: &Visited<F>,
+    current: &Level<S>,
+    next: &Level<S>,
+) -> u64 {
+    bytes::<F, S>(
+        visited.slot_index.len(),
+        visited.len(),
+        current.states.len(),
+        next.states.len(),
+    )
+}
+
+/// The rule of [`Report::memory_bytes`]: `slots` table slots, `stored` parent links, `current`
+/// states of the level being expanded and `next` of the level being built.
+fn bytes<F, S>(slots: usize, stored: usize, current: usize, next: usize) -> u64 {
+    let slot = size_of::<F>() + size_of::<u32>();
+    let link = size_of::<u32>() + size_of::<u16>();
+    let state = size_of::<S>();
+    let counts = size_of::<(u64, u64)>();
+    (slots * slot + stored * link + current * state + next * (state + counts)) as u64
+}
+
+/// The limit that storing one more state (into `next`) would exceed, if any.
+fn admit<F: Fingerprint, S>(
+    visited: &Visited<F>,
+    current: &Level<S>,
+    next: &Level<S>,
+    budget: &Budget,
+    counts_to_max_states: bool,
+) -> Option<Limit> {
+    let stored = visited.len();
+    if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
+        return Some(Limit::States);
+    }
+    if stored >= NONE as usize {
+        return Some(Limit::Indices);
+    }
+    if let Some(max) = budget.max_memory_bytes {
+        let after = bytes::<F, S>(
+            visited.slots_after_insert(),
+            stored + 1,
+            current.states.len(),
+            next.states.len() + 1,
+        );
+        if after > max {
+            return Some(Limit::Memory);
+        }
+    }
+    None
+}
+
+/// Runs `work` on contiguous pieces of `items`, one per thread, and returns the results in
+/// order; `work` is told each piece's offset in `items`.
+fn in_parallel<T: Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    work: &(dyn Fn(usize, &[T]) -> R + Sync),
+) -> Vec<R> {
+    let pieces = threads.min(items.len().div_ceil(MIN_PIECE)).max(1);
+    if pieces == 1 {
+        return vec![work(0, items)];
+    }
+    let size = items.len().div_ceil(pieces);
+    std::thread::scope(|scope| {
+        let others: Vec<_> = items
+            .chunks(size)
+            .enumerate()
+            .skip(1)
+            .map(|(i, piece)| scope.spawn(move || work(i * size, piece)))
+            .collect();
+        let mut results = Vec::with_capacity(pieces);
+        results.push(work(0, &items[..size]));
+        for other in others {
+            results.push(
+                other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        results
+    })
+}
+
+/// Generates the successors of `parents` (at positions `first..` of `current`), dropping those
+/// outside the boundary or already stored and comparing those with a state held whole.
+fn expand<M, P>(
+    space: &Space<'_, M, P>,
+    current: &Level<M::State>,
+    next: &Level<M::State>,
+    first: usize,
+    parents: &[M::State],
+    verify: bool,
+) -> Result<Expanded<M::State, P::Print>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let mut expanded = Expanded {
+        news: Vec::new(),
+        trailing: Skipped::default(),
+    };
+    let mut actions = Vec::new();
+    for (offset, state) in parents.iter().enumerate() {
+        let parent = current.start + (first + offset) as u32;
+        actions.clear();
+        space.model.actions(state, &mut actions);
+        if actions.len() > usize::from(u16::MAX) + 1 {
+            return Err(Error::TooManyActions {
+                index: parent.into(),
+                actions: actions.len(),
+            });
+        }
+        for (position, action) in actions.drain(..).enumerate() {
+            let Some(successor) = space.model.next_state(state, action) else {
+                continue;
+            };
+            if !space.model.within_boundary(&successor) {
+                expanded.trailing.outside += 1;
+                continue;
+            }
+            let print = space.fingerprinter.fingerprint(&successor);
+            match space.visited.find(print) {
+                Ok(stored) => {
+                    let same = match current.get(stored).or_else(|| next.get(stored)) {
+                        Some(whole) => *whole == successor,
+                        None if verify => *space.rebuild(stored)?.last_state() == successor,
+                        None => true,
+                    };
+                    if !same {
+                        return Err(Error::Collision {
+                            print: print.widen(),
+                            stored: stored.into(),
+                            parent: Some(parent.into()),
+                            action: Some(position as u64),
+                        });
+                    }
+                    expanded.trailing.known += 1;
+                }
+                Err(_) => expanded.news.push(New {
+                    skipped: std::mem::take(&mut expanded.trailing),
+                    parent,
+                    action: position as u16,
+                    print,
+                    state: successor,
+                }),
+            }
+        }
+    }
+    Ok(expanded)
+}
+
+/// Stores a round's new states in order, counting every generated state as it goes. Returns the
+/// limit that stopped it, if one did.
+fn merge<M, P>(
+    space: &mut Space<'_, M, P>,
+    current: &Level<M::State>,
+    next: &mut Level<M::State>,
+    expanded: Vec<Expanded<M::State, P::Print>>,
+    budget: &Budget,
+    depth: u64,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq,
+    P: Fingerprinter<M::State>,
+{
+    for piece in expanded {
+        for new in piece.news {
+            totals.states += new.skipped.outside + new.skipped.known + 1;
+            totals.lookups += new.skipped.known + 1;
+            match space.visited.find(new.print) {
+                Ok(stored) => {
+                    // Stored earlier in this round, so held whole in `next`.
+                    if next.get(stored) != Some(&new.state) {
+                        return Err(Error::Collision {
+                            print: new.print.widen(),
+                            stored: stored.into(),
+                            parent: Some(new.parent.into()),
+                            action: Some(new.action.into()),
+                        });
+                    }
+                }
+                Err(slot) => {
+                    if let Some(limit) = admit(&space.visited, current, next, budget, true) {
+                        return Ok(Some(limit));
+                    }
+                    space
+                        .visited
+                        .insert(slot, new.print, new.parent, new.action);
+                    next.states.push(new.state);
+                    next.generated.push((totals.states, totals.lookups));
+                    totals.max_depth = depth;
+                    totals.memory_bytes =
+                        totals
+                            .memory_bytes
+                            .max(counted_bytes(&space.visited, current, next));
+                }
+            }
+        }
+        totals.states += piece.trailing.outside + piece.trailing.known;
+        totals.lookups += piece.trailing.known;
+    }
+    Ok(None)
+}
+
+/// Checks the states of `next` from position `from` on against the pending properties, and
+/// decides each at its first hit in stored order. Returns the position of the last deciding
+/// state when no property is left pending.
+fn decide<M>(
+    model: &M,
+    pending: &mut Vec<Pending<M>>,
+    status: &mut [Status],
+    next: &Level<M::State>,
+    from: usize,
+    depth: u64,
+    threads: usize,
+) -> Option<usize>
+where
+    M: Model + Sync,
+    M::State: Sync,
+{
+    if pending.is_empty() || from == next.states.len() {
+        return None;
+    }
+    let conditions: Vec<_> = pending.iter().map(|p| (p.condition, p.wanted)).collect();
+    let pieces = in_parallel(threads, &next.states[from..], &|offset, piece| {
+        conditions
+            .iter()
+            .map(|&(condition, wanted)| {
+                piece
+                    .iter()
+                    .position(|state| condition(model, state) == wanted)
+                    .map(|i| from + offset + i)
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut decided = vec![false; pending.len()];
+    let mut last = 0;
+    for (p, pending) in pending.iter().enumerate() {
+        let Some(position) = pieces.iter().find_map(|piece| piece[p]) else {
+            continue;
+        };
+        last = last.max(position);
+        status[pending.property] = Status::Decided {
+            index: next.start + position as u32,
+            states: next.generated[position].0,
+            depth,
+        };
+        decided[p] = true;
+    }
+    let mut decided = decided.into_iter();
+    pending.retain(|_| !decided.next().expect("one flag per pending property"));
+    pending.is_empty().then_some(last)
+}
+
+impl<M, P> Space<'_, M, P>
+where
+    M: Model,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    /// Re-executes the stored path to state `index` from its initial state, checking that each
+    /// state reached has the fingerprint stored at its place on the path.
+    fn rebuild(&self, index: u32) -> Result<Path<M::State, M::Action>, Error> {
+        let mut chain = Vec::new();
+        let mut at = index;
+        while at as usize >= self.roots.len() {
+            chain.push((at, self.visited.action[at as usize]));
+            at = self.visited.parent[at as usize];
+        }
+        chain.reverse();
+        let fail = |step, why| Error::Rebuild {
+            index: index.into(),
+            step,
+            why,
+        };
+        let init = self
+            .model
+            .init_states()
+            .into_iter()
+            .nth(self.roots[at as usize] as usize)
+            .ok_or_else(|| fail(0, "the initial state is no longer generated"))?;
+        if self.visited.find(self.fingerprinter.fingerprint(&init)) != Ok(at) {
+            return Err(fail(
+                0,
+                "the initial state's fingerprint is not the stored one",
+            ));
+        }
+        let mut path = Path {
+            init,
+            steps: Vec::with_capacity(chain.len()),
+        };
+        let mut actions = Vec::new();
+        for (step, &(stored, position)) in chain.iter().enumerate() {
+            let state = path.last_state();
+            actions.clear();
+            self.model.actions(state, &mut actions);
+            let action = actions
+                .get(usize::from(position))
+                .cloned()
+                .ok_or_else(|| fail(step + 1, "the stored action is no longer enabled"))?;
+            let next = self
+                .model
+                .next_state(state, action.clone())
+                .ok_or_else(|| fail(step + 1, "the stored action no longer leads anywhere"))?;
+            if self.visited.find(self.fingerprinter.fingerprint(&next)) != Ok(stored) {
+                return Err(fail(step + 1, "the state reached has another fingerprint"));
+            }
+            path.steps.push((action, next));
+        }
+        Ok(path)
+    }
+}
+
+/// The path to `property`'s deciding state `index`, checked to decide it.
+fn rebuild_deciding<M, P>(
+    space: &Space<'_, M, P>,
+    property: &Property<M>,
+    index: u32,
+) -> Result<Path<M::State, M::Action>, Error>
+where
+    M: Model,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let path = space.rebuild(index)?;
+    let wanted = property.expectation == Expectation::Sometimes;
+    if (property.condition)(space.model, path.last_state()) != wanted {
+        return Err(Error::NotDeciding {
+            property: property.name,
+            index: index.into(),
+        });
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use proptest::prelude::*;
+    use stateright::{Model, Property};
+
+    use super::*;
+
+    /// Runs the compact engine at 1, 2 and 4 threads and several round sizes, asserts the reports
+    /// are identical, and that every property's outcome is the one `checker::check` gives.
+    fn same_as_checker<M>(model: &M, budget: Budget) -> Report<M::State, M::Action>
+    where
+        M: Model + Sync,
+        M::State: Hash + Eq + Clone + Send + Sync + std::fmt::Debug,
+        M::Action: Clone + PartialEq + std::fmt::Debug,
+    {
+        let mut reports = Vec::new();
+        for threads in [1, 2, 4] {
+            for chunk_states in [1, 2, 3, CHUNK_STATES] {
+                let options = Options {
+                    threads,
+                    budget,
+                    chunk_states,
+                    verify_duplicates: false,
+                };
+                reports.push(check(model, &options).expect("no collision"));
+            }
+        }
+        let first = format!("{:?}", reports[0]);
+        for report in &reports[1..] {
+            assert_eq!(
+                first,
+                format!("{report:?}"),
+                "same report at any thread count"
+            );
+        }
+        let report = reports.swap_remove(0);
+        let old_budget = checker::Budget {
+            max_states: budget.max_states,
+            deadline: None,
+        };
+        for (property, checked) in model.properties().iter().zip(&report.properties) {
+            assert_eq!(property.name, checked.name);
+            let old = checker::check(model, property, &old_budget);
+            match (old, &checked.outcome) {
+                (Err(_), None) => assert_eq!(property.expectation, Expectation::Eventually),
+                (Ok(old), Some(new)) => {
+                    assert_eq!(old.verdict, new.verdict, "{} verdict", property.name);
+                    assert_eq!(old.states, new.states, "{} states", property.name);
+                    assert_eq!(
+                        old.unique_states, new.unique_states,
+                        "{} unique states",
+                        property.name
+                    );
+                    assert_eq!(old.max_depth, new.max_depth, "{} depth", property.name);
+                    assert_eq!(old.path, new.path, "{} path", property.name);
+                }
+                (old, new) => panic!("{}: checker {old:?}, compact {new:?}", property.name),
+            }
+        }
+        if report.stop == Stop::Decided {
+            // The search ends where its last property was decided.
+            let last = report
+                .properties
+                .iter()
+                .filter_map(|checked| checked.outcome.as_ref())
+                .max_by_key(|outcome| outcome.states);
+            if let Some(last) = last {
+                assert_eq!(
+                    (last.states, last.unique_states, last.max_depth),
+                    (report.states, report.unique_states, report.max_depth)
+                );
+            }
+        }
+        report
+    }
+
+    /// A counter from 0 that can step up, step down, and jump to 0; bounded at `max`.
+    struct Counter {
+        max: u8,
+    }
+
+    #[derive(Copy, Clone, Debug, PartialEq)]
+    enum Step {
+        Up,
+        Down,
+        Reset,
+    }
+
+    impl Model for Counter {
+        type State = u8;
+        type Action = Step;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, state: &u8, actions: &mut Vec<Step>) {
+            actions.push(Step::Up);
+            if *state > 0 {
+                actions.push(Step::Down);
+                actions.push(Step::Reset);
+            }
+        }
+        fn next_state(&self, state: &u8, action: Step) -> Option<u8> {
+            match action {
+                Step::Up => Some(state + 1),
+                Step::Down => Some(state - 1),
+                Step::Reset => Some(0),
+            }
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state <= self.max
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("below 5", |_, s| *s < 5),
+                Property::sometimes("reaches 3", |_, s| *s == 3),
+                Property::always("not 200", |_, s| *s != 200),
+                Property::eventually("reaches max", |m, s| *s == m.max),
+            ]
+        }
+    }
+
+    #[test]
+    fn counter_matches_checker() {
+        let report = same_as_checker(&Counter { max: 7 }, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        assert_eq!(report.unique_states, 8);
+        let below_5 = report.outcome("below 5").expect("decided");
+        assert_eq!(below_5.verdict, Verdict::Violated);
+        let path = below_5.path.as_ref().expect("a counterexample");
+        assert_eq!(path.actions().cloned().collect::<Vec<_>>(), [Step::Up; 5]);
+        assert_eq!(*path.last_state(), 5);
+        assert_eq!(
+            report.outcome("not 200").expect("decided").verdict,
+            Verdict::Holds
+        );
+        assert!(
+            report.outcome("reaches max").is_none(),
+            "eventually is not decided here"
+        );
+    }
+
+    /// Two flags set in either order: the second level is reached twice.
+    struct Diamond;
+
+    impl Model for Diamond {
+        type State = (bool, bool);
+        type Action = u8;
+        fn init_states(&self) -> Vec<(bool, bool)> {
+            vec![(false, false)]
+        }
+        fn actions(&self, state: &(bool, bool), actions: &mut Vec<u8>) {
+            if !state.0 {
+                actions.push(0);
+            }
+            if !state.1 {
+                actions.push(1);
+            }
+        }
+        fn next_state(&self, state: &(bool, bool), action: u8) -> Option<(bool, bool)> {
+            Some(if action == 0 {
+                (true, state.1)
+            } else {
+                (state.0, true)
+            })
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("not both", |_, s: &(bool, bool)| !(s.0 && s.1)),
+                Property::sometimes("both", |_, s: &(bool, bool)| s.0 && s.1),
+                Property::sometimes("only second", |_, s: &(bool, bool)| !s.0 && s.1),
+            ]
+        }
+    }
+
+    #[test]
+    fn diamond_matches_checker() {
+        let report = same_as_checker(&Diamond, Budget::default());
+        assert_eq!(report.stop, Stop::Decided);
+        let both = report.outcome("both").expect("decided");
+        assert_eq!(both.path.as_ref().expect("a witness").steps.len(), 2);
+        // The first parent in order reaches (true, true): by setting the second flag last.
+        assert_eq!(
+            both.path
+                .as_ref()
+                .expect("a witness")
+                .actions()
+                .collect::<Vec<_>>(),
+            [&0, &1]
+        );
+    }
+
+    /// A grid walk with several initial states (one repeated, one outside the boundary), a
+    /// disabled action, and properties decided at different depths, one never.
+    struct Grid;
+
+    #[derive(Clone, Debug, PartialEq)]
+    enum Move {
+        Right,
+        Up,
+        Teleport,
+    }
+
+    impl Model for Grid {
+        type State = (u8, u8);
+        type Action = Move;
+        fn init_states(&self) -> Vec<(u8, u8)> {
+            vec![(9, 9), (0, 1), (0, 0), (0, 1)]
+        }
+        fn actions(&self, _: &(u8, u8), actions: &mut Vec<Move>) {
+            actions.extend([Move::Right, Move::Up, Move::Teleport]);
+        }
+        fn next_state(&self, state: &(u8, u8), action: Move) -> Option<(u8, u8)> {
+            match action {
+                Move::Right => Some((state.0 + 1, state.1)),
+                Move::Up => Some((state.0, state.1 + 1)),
+                // Never enabled: not a generated state.
+                Move::Teleport => None,
+            }
+        }
+        fn within_boundary(&self, state: &(u8, u8)) -> bool {
+            state.0 <= 4 && state.1 <= 4
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("sum below 3", |_, s: &(u8, u8)| s.0 + s.1 < 3),
+                Property::sometimes("at (2, 1)", |_, s: &(u8, u8)| *s == (2, 1)),
+                Property::sometimes("at the origin", |_, s: &(u8, u8)| *s == (0, 0)),
+                Property::sometimes("corner", |_, s: &(u8, u8)| *s == (4, 4)),
+                Property::always("inside", |_, s: &(u8, u8)| s.0 <= 4),
+                Property::sometimes("beyond", |_, s: &(u8, u8)| s.1 == 9),
+                Property::eventually("corner eventually", |_, s: &(u8, u8)| *s == (4, 4)),
+            ]
+        }
+    }
+
+    #[test]
+    fn grid_matches_checker() {
+        let report = same_as_checker(&Grid, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        assert_eq!(report.unique_states, 25);
+        // From (0, 1), the corner is 7 steps away.
+        assert_eq!(report.max_depth, 7);
+        let origin = report.outcome("at the origin").expect("decided");
+        assert_eq!((origin.states, origin.unique_states), (3, 2));
+        assert_eq!(
+            report.outcome("beyond").expect("decided").verdict,
+            Verdict::Violated
+        );
+    }
+
+    #[test]
+    fn grid_under_a_state_budget_matches_checker() {
+        for max_states in 0..27 {
+            let budget = Budget {
+                max_states: Some(max_states),
+                ..Budget::default()
+            };
+            let report = same_as_checker(&Grid, budget);
+            if max_states < 25 {
+                assert_eq!(report.stop, Stop::Limit(Limit::States), "{max_states}");
+            }
+        }
+    }
+
+    /// A witness that no reachable state gives: the space is exhausted first.
+    struct Unreachable;
+
+    impl Model for Unreachable {
+        type State = u16;
+        type Action = u16;
+        fn init_states(&self) -> Vec<u16> {
+            vec![1]
+        }
+        fn actions(&self, state: &u16, actions: &mut Vec<u16>) {
+            if *state < 1000 {
+                actions.extend([2, 3]);
+            }
+        }
+        fn next_state(&self, state: &u16, factor: u16) -> Option<u16> {
+            Some(state * factor)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::sometimes("odd above 1", |_, s| *s > 1 && s % 2 == 1 && s % 3 != 0),
+                Property::always("small", |_, s| *s < 3000),
+            ]
+        }
+    }
+
+    #[test]
+    fn unreachable_witness_matches_checker() {
+        let report = same_as_checker(&Unreachable, Budget::default());
+        assert_eq!(report.stop, Stop::Exhausted);
+        let odd = report.outcome("odd above 1").expect("decided");
+        assert_eq!(odd.verdict, Verdict::Violated);
+        assert!(odd.path.is_none());
+        assert_eq!(odd.states, report.states);
+        // Exhausted over 64-bit fingerprints: TLC's estimate, by its formula.
+        let c = report.collision;
+        let (d, g) = (c.distinct as f64, c.lookups as f64);
+        assert_eq!(c.optimistic, d * ((g - d) / 2f64.powi(64)));
+        assert!(c.lookups > c.distinct && c.optimistic > 0.0 && c.optimistic < 1e-12);
+    }
+
+    #[test]
+    fn fingerprints_of_128_bits_give_the_same_outcomes() {
+        let options = Options::default();
+        let narrow = check(&Grid, &options).expect("no collision");
+        let wide = check_with(&Grid, &Fold128, &options, &mut |_| {}).expect("no collision");
+        for (n, w) in narrow.properties.iter().zip(&wide.properties) {
+            assert_eq!(format!("{:?}", n.outcome), format!("{:?}", w.outcome));
+        }
+        assert_eq!(wide.collision.fingerprint_bits, 128);
+        assert!(wide.collision.optimistic < narrow.collision.optimistic);
+    }
+
+    #[test]
+    fn fingerprints_are_fixed_and_spread() {
+        let a: u64 = Fold64.fingerprint(&(1u8, 2u8));
+        assert_eq!(a, Fold64.fingerprint(&(1u8, 2u8)), "no random seed");
+        assert_ne!(a, Fold64.fingerprint(&(2u8, 1u8)));
+        // Inputs that differ only in their high bits still differ in the low ones.
+        let high: u64 = Fold64.fingerprint(&(1u64 << 40));
+        let low: u64 = Fold64.fingerprint(&0u64);
+        assert_ne!(high & 0xffff_ffff, low & 0xffff_ffff);
+    }
+
+    /// Gives two chosen counter states one fingerprint, and every other state its own.
+    struct Merging(u8, u8);
+
+    impl Fingerprinter<u8> for Merging {
+        type Print = u64;
+        fn fingerprint(&self, state: &u8) -> u64 {
+            if *state == self.1 {
+                self.0.into()
+            } else {
+                (*state).into()
+            }
+        }
+    }
+
+    #[test]
+    fn a_collision_with_a_state_held_whole_is_an_error() {
+        // 4 is generated from 3, which is in the level being expanded.
+        let error = check_with(
+            &Counter { max: 7 },
+            &Merging(3, 4),
+            &Options::default(),
+            &mut |_| {},
+        )
+        .expect_err("a collision");
+        assert_eq!(
+            error,
+            Error::Collision {
+                print: 3,
+                stored: 3,
+                parent: Some(3),
+                action: Some(0),
+            }
+        );
+        // 5 collides with 4 in the level being built, at 2 threads too.
+        let options = Options {
+            threads: 2,
+            ..Options::default()
+        };
+        let error = check_with(&Counter { max: 7 }, &Merging(4, 5), &options, &mut |_| {});
+        assert!(
+            matches!(error, Err(Error::Collision { stored: 4, .. })),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_collision_with_an_older_state_is_an_error_when_verifying_duplicates() {
+        // 6 collides with 1, stored five levels earlier and no longer held whole.
+        let verifying = Options {
+            verify_duplicates: true,
+            ..Options::default()
+        };
+        let error = check_with(&Counter { max: 7 }, &Merging(1, 6), &verifying, &mut |_| {});
+        assert!(
+            matches!(error, Err(Error::Collision { stored: 1, .. })),
+            "{error:?}"
+        );
+        // Without verifying, the collision prunes 6 and 7, and so it is what the collision
+        // estimate is for: this is the failure it estimates.
+        let report = check_with(
+            &Counter { max: 7 },
+            &Merging(1, 6),
+            &Options::default(),
+            &mut |_| {},
+        )
+        .expect("undetected");
+        assert_eq!(report.unique_states, 6);
+    }
+
+    /// A counter whose actions come in another order each time they are listed, so a stored
+    /// path does not replay.
+    struct Fickle {
+        calls: AtomicU64,
+    }
+
+    impl Model for Fickle {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, _: &u8, actions: &mut Vec<u8>) {
+            if self.calls.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+                actions.extend([1, 2]);
+            } else {
+                actions.extend([2, 1]);
+            }
+        }
+        fn next_state(&self, state: &u8, step: u8) -> Option<u8> {
+            Some(state.saturating_add(step))
+        }
+        fn within_boundary(&self, state: &u8) -> bool {
+            *state <= 9
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::sometimes("one", |_, s| *s == 1)]
+        }
+    }
+
+    #[test]
+    fn a_path_that_does_not_replay_is_an_error() {
+        let model = Fickle {
+            calls: AtomicU64::new(0),
+        };
+        let error = check(&model, &Options::default()).expect_err("no replay");
+        assert_eq!(
+            error,
+            Error::Rebuild {
+                index: 1,
+                step: 1,
+                why: "the state reached has another fingerprint",
+            }
+        );
+    }
+
+    #[test]
+    fn the_memory_budget_ends_a_search_inconclusive() {
+        let unbounded = check(&Grid, &Options::default()).expect("no collision");
+        assert_eq!(unbounded.stop, Stop::Exhausted);
+        let max_memory_bytes = unbounded.memory_bytes - 1;
+        let mut reports = Vec::new();
+        for threads in [1, 2, 4] {
+            let options = Options {
+                threads,
+                budget: Budget {
+                    max_memory_bytes: Some(max_memory_bytes),
+                    ..Budget::default()
+                },
+                ..Options::default()
+            };
+            let report = check(&Grid, &options).expect("no collision");
+            assert_eq!(report.stop, Stop::Limit(Limit::Memory));
+            assert_eq!(Limit::Memory.name(), "max_memory_bytes");
+            assert!(report.memory_bytes <= max_memory_bytes);
+            assert!(report.unique_states < unbounded.unique_states);
+            assert_eq!(
+                report.outcome("inside").expect("handled").verdict,
+                Verdict::Inconclusive
+            );
+            // Decided before the budget ran out: as without it.
+            assert_eq!(
+                format!("{:?}", report.outcome("sum below 3")),
+                format!("{:?}", unbounded.outcome("sum below 3"))
+            );
+            reports.push(format!("{report:?}"));
+        }
+        assert!(
+            reports.windows(2).all(|w| w[0] == w[1]),
+            "same at any thread count"
+        );
+    }
+
+    #[test]
+    fn progress_is_observed_without_changing_the_outcome() {
+        let mut seen = Vec::new();
+        let observed = check_with(&Grid, &Fold64, &Options::default(), &mut |p| seen.push(p))
+            .expect("no collision");
+        let plain = check(&Grid, &Options::default()).expect("no collision");
+        assert_eq!(format!("{observed:?}"), format!("{plain:?}"));
+        let last = seen.last().expect("observed");
+        assert_eq!(
+            (last.states, last.unique_states, last.max_depth),
+            (plain.states, plain.unique_states, plain.max_depth)
+        );
+    }
+
+    /// A finite directed graph: states are node ids, actions are edge positions. Some edges are
+    /// disabled (`next_state` is `None`), some nodes are outside the boundary, and four marks
+    /// give the properties.
+    #[derive(Clone, Debug)]
+    struct Graph {
+        inits: Vec<u16>,
+        edges: Vec<Vec<(u16, bool)>>,
+        outside: Vec<bool>,
+        marks: [Vec<bool>; 4],
+    }
+
+    fn unmarked<const K: usize>(graph: &Graph, node: &u16) -> bool {
+        !graph.marks[K][usize::from(*node)]
+    }
+
+    fn marked<const K: usize>(graph: &Graph, node: &u16) -> bool {
+        graph.marks[K][usize::from(*node)]
+    }
+
+    impl Model for Graph {
+        type State = u16;
+        type Action = usize;
+        fn init_states(&self) -> Vec<u16> {
+            self.inits.clone()
+        }
+        fn actions(&self, node: &u16, actions: &mut Vec<usize>) {
+            actions.extend(0..self.edges[usize::from(*node)].len());
+        }
+        fn next_state(&self, node: &u16, edge: usize) -> Option<u16> {
+            let (to, enabled) = self.edges[usize::from(*node)][edge];
+            enabled.then_some(to)
+        }
+        fn within_boundary(&self, node: &u16) -> bool {
+            !self.outside[usize::from(*node)]
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![
+                Property::always("a", unmarked::<0>),
+                Property::sometimes("b", marked::<1>),
+                Property::eventually("e", marked::<0>),
+                Property::always("c", unmarked::<2>),
+                Property::sometimes("d", marked::<3>),
+            ]
+        }
+    }
+
+    fn graphs() -> impl Strategy<Value = (Graph, Option<u64>)> {
+        (1usize..60).prop_flat_map(|nodes| {
+            let node = 0..nodes as u16;
+            let edge = (node.clone(), prop::bool::weighted(0.9));
+            let marks = || prop::collection::vec(prop::bool::weighted(0.04), nodes);
+            (
+                prop::collection::vec(node.clone(), 1..4),
+                prop::collection::vec(prop::collection::vec(edge, 0..4), nodes),
+                prop::collection::vec(prop::bool::weighted(0.1), nodes),
+                [marks(), marks(), marks(), marks()],
+                prop::option::weighted(0.3, 0..nodes as u64),
+            )
+                .prop_map(|(inits, edges, outside, marks, max_states)| {
+                    (
+                        Graph {
+                            inits,
+                            edges,
+                            outside,
+                            marks,
+                        },
+                        max_states,
+                    )
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn graphs_match_checker((graph, max_states) in graphs()) {
+            let budget = Budget { max_states, ..Budget::default() };
+            same_as_checker(&graph, budget);
+        }
+
+        #[test]
+        fn graphs_under_a_memory_budget((graph, _) in graphs(), max_memory_bytes in 0u64..600) {
+            let unbounded = check(&graph, &Options::default()).expect("no collision");
+            let mut reports = Vec::new();
+            for (threads, chunk_states) in [(1, CHUNK_STATES), (2, 1), (4, 3)] {
+                let options = Options {
+                    threads,
+                    chunk_states,
+                    budget: Budget {
+                        max_memory_bytes: Some(max_memory_bytes),
+                        ..Budget::default()
+                    },
+                    ..Options::default()
+                };
+                reports.push(format!("{:?}", check(&graph, &options).expect("no collision")));
+            }
+            prop_assert!(reports.windows(2).all(|w| w[0] == w[1]), "same at any thread count");
+            let bounded = check(&graph, &Options {
+                budget: Budget { max_memory_bytes: Some(max_memory_bytes), ..Budget::default() },
+                ..Options::default()
+            }).expect("no collision");
+            for (b, u) in bounded.properties.iter().zip(&unbounded.properties) {
+                match &b.outcome {
+                    Some(outcome) if outcome.verdict == Verdict::Inconclusive => {
+                        prop_assert_eq!(bounded.stop, Stop::Limit(Limit::Memory));
+                    }
+                    outcome => prop_assert_eq!(format!("{outcome:?}"), format!("{:?}", u.outcome)),
+                }
+            }
+            if bounded.stop == Stop::Limit(Limit::Memory) {
+                prop_assert!(bounded.memory_bytes <= max_memory_bytes);
+            }
+        }
+    }
+}
