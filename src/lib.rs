@@ -1,16 +1,28 @@
-//! walcheck: the check catalogue, the reports, and the command line's work.
+//! walcheck: the check catalogue, the reports, and the command line.
 //!
-//! The `walcheck` binary only parses arguments and prints; everything it does is a call into this
-//! library, which the tests make too. Not for: models (`walcheck-model`, `walcheck-systems`), the
+//! The `walcheck` binary is [`cli::main`] over the built-in systems; a crate that defines its own
+//! [`System`] gets the same command line for it with `walcheck::cli::main(&[&MySystem])`. What a
+//! system is built from is re-exported here, so that such a crate depends on `walcheck` alone:
+//! [`pg`] (PostgreSQL 15's WAL pointers and slots), [`Lsn`], [`stateright`], and the vocabulary of
+//! [`system`]. Not for: models (`walcheck-model`, `walcheck-systems`), the
 //! checkers (`walcheck-properties`), traces on disk (`walcheck-traces`), timed simulation
 //! (`walcheck-sim`) or the live server (`walcheck-live`).
 
-pub use walcheck_properties::{checker, liveness};
+pub use walcheck_model::pg;
+pub use walcheck_model::{Lsn, ParseLsnError};
+pub use walcheck_properties::system;
+pub use walcheck_properties::system::{
+    BoundInfo, BoundValue, Config, FairClass, Fairness, Kind, Lanes, Live, Liveness, PropertyInfo,
+    System, SystemInfo, Var, Variables, View,
+};
+pub use walcheck_properties::{checker, compact, liveness};
+pub use {serde, stateright};
 
 pub mod baseline;
 pub mod bench;
 pub mod catalogue;
 pub mod ci;
+pub mod cli;
 pub mod explore;
 pub mod heap;
 pub mod progress;

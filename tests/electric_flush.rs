@@ -259,7 +259,6 @@ fn triage_settles_the_hypotheses_and_fixes() {
 /// step or removes the violation.
 #[test]
 fn every_electric_counterexample_is_minimal() {
-    use walcheck::catalogue::SystemConfig;
     let entries = catalogue::select(&Selection {
         specs: vec!["electric-flush".into()],
         ..Selection::default()
@@ -270,9 +269,7 @@ fn every_electric_counterexample_is_minimal() {
         e.expected == Verdict::Violated
             && e.property.kind == walcheck_properties::system::Kind::Always
     }) {
-        let SystemConfig::ElectricFlush(config) = e.config else {
-            unreachable!()
-        };
+        let config = walcheck_systems::electric_flush::Config::of(&e.config.config);
         let model = ElectricFlush::new(config);
         let property = model
             .properties()

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use stateright::Model;
-use walcheck::catalogue::{self, Selection, SystemConfig};
+use walcheck::catalogue::{self, Selection};
 use walcheck::checker::{Budget, Verdict};
 use walcheck::run;
 use walcheck_systems::electric_flush::ElectricFlush;
@@ -156,9 +156,7 @@ fn the_explorer_lists_properties_and_deep_links_open_the_violating_state() {
     .into_iter()
     .find(|e| e.property.id == property && e.config.non_default_bounds().is_empty())
     .unwrap();
-    let SystemConfig::ElectricFlush(config) = entry.config else {
-        unreachable!("an electric-flush entry")
-    };
+    let config = walcheck_systems::electric_flush::Config::of(&entry.config.config);
 
     // The front page lists every property of the system.
     let page = dump_dom(&chromium, &format!("http://127.0.0.1:{port}/"));

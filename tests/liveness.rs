@@ -3,7 +3,7 @@
 //! through replay.
 
 use stateright::Model;
-use walcheck::catalogue::{self, Entry, Selection, SystemConfig};
+use walcheck::catalogue::{self, Entry, Selection};
 use walcheck::checker::{Budget, Verdict};
 use walcheck::liveness;
 use walcheck::run;
@@ -357,7 +357,7 @@ fn liveness_agrees_with_the_safety_formulation_on_every_entry() {
         assert_eq!(live.len(), safe.len());
         let live = run::run_all(&live, 2, &Budget::default());
         for (l, s) in live.iter().zip(&safe) {
-            let mut config = l.entry.config;
+            let mut config = l.entry.config.clone();
             config.set_bound("traffic", "finite").unwrap();
             assert_eq!(config, s.entry.config);
             assert_eq!(
@@ -430,9 +430,7 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
             loop_index: 3
         })
     );
-    let SystemConfig::OlakeBootstrap(config) = entry.config else {
-        unreachable!()
-    };
+    let config = walcheck_systems::olake_bootstrap::Config::of(&entry.config.config);
     assert_eq!(config.fairness, FairnessChoice::None);
 
     // The same lasso claimed under the declared fairness: it closes, but the walwriter is

@@ -116,8 +116,8 @@ fn mermaid_accepts_every_counterexample_diagram() {
             let system = r.entry.config.info();
             render::mermaid(
                 r.trace.as_ref().unwrap(),
-                system.lanes,
-                system.key_variables,
+                system.view.lanes,
+                system.view.key_variables,
             )
         })
         .collect();

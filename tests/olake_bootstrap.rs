@@ -2,7 +2,7 @@
 //! catalogue's verdicts with their witnesses, and agreement with stateright's own checker.
 
 use stateright::{Checker, Model};
-use walcheck::catalogue::{self, Entry, Selection, SystemConfig};
+use walcheck::catalogue::{self, Entry, Selection};
 use walcheck::checker::{self, Budget, Verdict};
 use walcheck::run;
 use walcheck_model::olake::Variant;
@@ -30,9 +30,8 @@ fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
 }
 
 fn model_of(entry: &Entry) -> OlakeBootstrap {
-    let SystemConfig::OlakeBootstrap(config) = entry.config else {
-        panic!("not an olake-bootstrap entry");
-    };
+    assert_eq!(entry.system(), "olake-bootstrap");
+    let config = walcheck_systems::olake_bootstrap::Config::of(&entry.config.config);
     OlakeBootstrap::new(config)
 }
 

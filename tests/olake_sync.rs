@@ -3,7 +3,7 @@
 //! #998 and #862, and the size of the default search.
 
 use stateright::Model;
-use walcheck::catalogue::{self, Entry, Selection, SystemConfig};
+use walcheck::catalogue::{self, Entry, Selection};
 use walcheck::checker::{self, Budget, Verdict};
 use walcheck::run;
 use walcheck_model::olake::sync::{SyncFailure, SyncPhase};
@@ -32,9 +32,8 @@ fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
 }
 
 fn model_of(entry: &Entry) -> OlakeSync {
-    let SystemConfig::OlakeSync(config) = entry.config else {
-        panic!("not an olake-sync entry");
-    };
+    assert_eq!(entry.system(), "olake-sync");
+    let config = walcheck_systems::olake_sync::Config::of(&entry.config.config);
     OlakeSync::new(config)
 }
 
