@@ -19,6 +19,10 @@ use stateright::Model;
 use walcheck_model::electric::consumer::Injection;
 use walcheck_model::electric::Variant;
 use walcheck_systems::electric_flush::{Config, ElectricFlush, Faults, TimerOrder};
+use walcheck_systems::electric_flush::{
+    LOST_AFTER_H1, LOST_AFTER_H2, LOST_AFTER_H3, LOST_AFTER_H4, LOST_AFTER_INJECTION,
+    NO_LOST_FLUSH_NOTIFICATION, OCCURS_H1, OCCURS_H2, OCCURS_H3, OCCURS_H4, WAL_RETENTION_BOUNDED,
+};
 
 use crate::checker::{self, Budget, Verdict};
 use crate::report::table;
@@ -121,13 +125,8 @@ pub fn triage(budget: &Budget) -> (Vec<HypothesisRow>, Vec<FixRow>) {
     ];
     let mut hypotheses = Vec::new();
     for (n, (id, claim, injection)) in HYPOTHESES.into_iter().enumerate() {
-        let occurs_prop = ["occurs-h1", "occurs-h2", "occurs-h3", "occurs-h4"][n];
-        let lost_prop = [
-            "lost-after-h1",
-            "lost-after-h2",
-            "lost-after-h3",
-            "lost-after-h4",
-        ][n];
+        let occurs_prop = [OCCURS_H1, OCCURS_H2, OCCURS_H3, OCCURS_H4][n].id;
+        let lost_prop = [LOST_AFTER_H1, LOST_AFTER_H2, LOST_AFTER_H3, LOST_AFTER_H4][n].id;
         for (order, order_name) in orders {
             let faithful = Config {
                 timer_order: order,
@@ -143,7 +142,7 @@ pub fn triage(budget: &Budget) -> (Vec<HypothesisRow>, Vec<FixRow>) {
             let sufficient_prop = if injection == Injection::None {
                 lost_prop
             } else {
-                "lost-after-injection"
+                LOST_AFTER_INJECTION.id
             };
             hypotheses.push(HypothesisRow {
                 id,
@@ -173,8 +172,8 @@ pub fn triage(budget: &Budget) -> (Vec<HypothesisRow>, Vec<FixRow>) {
             fixes.push(FixRow {
                 variant,
                 timer_order: order_name,
-                no_lost: decide(config, "no-lost-flush-notification", budget),
-                retention: decide(config, "wal-retention-bounded", budget),
+                no_lost: decide(config, NO_LOST_FLUSH_NOTIFICATION.id, budget),
+                retention: decide(config, WAL_RETENTION_BOUNDED.id, budget),
             });
         }
     }
@@ -225,8 +224,8 @@ pub fn text(hypotheses: &[HypothesisRow], fixes: &[FixRow]) -> String {
     let mut rows = vec![[
         "fix",
         "timer order",
-        "no-lost-flush-notification",
-        "wal-retention-bounded",
+        NO_LOST_FLUSH_NOTIFICATION.id,
+        WAL_RETENTION_BOUNDED.id,
         "verdict",
     ]
     .map(String::from)

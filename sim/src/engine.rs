@@ -35,9 +35,9 @@ pub const MAX_EVENTS_PER_ATTEMPT: u64 = 20_000_000;
 
 /// The safety properties every step is checked against, in the model's order.
 pub const SAFETY: [&str; 3] = [
-    "state-matches-slot",
-    "no-lsn-mismatch",
-    "wal-pointers-ordered",
+    system::STATE_MATCHES_SLOT.id,
+    system::NO_LSN_MISMATCH.id,
+    system::WAL_POINTERS_ORDERED.id,
 ];
 
 fn safety_holds(index: usize, state: &State) -> bool {

@@ -27,8 +27,8 @@ use walcheck_model::electric::{workload, Fragment, Offset, Variant, MAX_SHAPES};
 use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
-    Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
+    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
 use walcheck_properties::system::{System, SystemInfo, View};
 
@@ -130,65 +130,132 @@ pub const BOUNDS: &[BoundInfo] = &[
     },
 ];
 
-/// The properties, by stable id (the triage's own checks are in [`TRIAGE_PROPERTIES`]).
+pub const NO_LOST_FLUSH_NOTIFICATION: PropertyInfo = PropertyInfo::always(
+    "no-lost-flush-notification",
+    "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary",
+);
+
+pub const NOTIFIED_OFFSET_IS_TXN_BOUNDARY: PropertyInfo = PropertyInfo::always(
+    "notified-offset-is-txn-boundary",
+    "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit",
+);
+
+pub const ACK_WITHIN_FLUSHED: PropertyInfo = PropertyInfo::always(
+    "ack-within-flushed",
+    "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted",
+);
+
+pub const GLOBAL_FLUSH_MONOTONE: PropertyInfo = PropertyInfo::always(
+    "global-flush-monotone",
+    "the global flushed offset, flushed_wal and confirmed_flush never go back",
+);
+
+pub const WAL_RETENTION_BOUNDED: PropertyInfo = PropertyInfo::always(
+    "wal-retention-bounded",
+    "at quiescence confirmed_flush is the last commit's LSN",
+);
+
+pub const EVENTUALLY_ACKNOWLEDGED: PropertyInfo = PropertyInfo::eventually(
+    "eventually-acknowledged",
+    "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
+)
+.with_knobs(&[("traffic", "steady")]);
+
+pub const REACH_TIMER_BEFORE_COMMIT: PropertyInfo = PropertyInfo::sometimes(
+    "reach-timer-before-commit",
+    "a timer flush persists lines of a pending multi-fragment txn",
+);
+
+pub const REACH_HIBERNATE_FLUSH: PropertyInfo = PropertyInfo::sometimes(
+    "reach-hibernate-flush",
+    "the idle :timeout runs Storage.hibernate (flush and close)",
+);
+
+pub const REACH_INLINE_FLUSH: PropertyInfo = PropertyInfo::sometimes(
+    "reach-inline-flush",
+    "a buffer reaches the threshold and flushes inline",
+);
+
+pub const REACH_MULTI_FRAGMENT_TXN: PropertyInfo = PropertyInfo::sometimes(
+    "reach-multi-fragment-txn",
+    "a consumer holds a pending txn between fragments",
+);
+
+pub const REACH_TWO_SHAPES: PropertyInfo =
+    PropertyInfo::sometimes("reach-two-shapes", "two shapes are tracked at once").needs("shapes=2");
+
+/// The properties, each declared once above.
 pub const PROPERTIES: &[PropertyInfo] = &[
-    PropertyInfo {
-        id: "no-lost-flush-notification",
-        kind: Kind::Always,
-        needs: None,
-        doc: "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "notified-offset-is-txn-boundary",
-        kind: Kind::Always,
-        needs: None,
-        doc: "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "ack-within-flushed",
-        kind: Kind::Always,
-        needs: None,
-        doc: "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "global-flush-monotone",
-        kind: Kind::Always,
-        needs: None,
-        doc: "the global flushed offset, flushed_wal and confirmed_flush never go back",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "wal-retention-bounded",
-        kind: Kind::Always,
-        needs: None,
-        doc: "at quiescence confirmed_flush is the last commit's LSN",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "eventually-acknowledged",
-        kind: Kind::Eventually,
-        needs: None,
-        doc: "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
-        knobs: &[("traffic", "steady")],
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo { id: "reach-timer-before-commit", kind: Kind::Sometimes, needs: None, doc: "a timer flush persists lines of a pending multi-fragment txn", ..PropertyInfo::new("", Kind::Always, "") },
-    PropertyInfo { id: "reach-hibernate-flush", kind: Kind::Sometimes, needs: None, doc: "the idle :timeout runs Storage.hibernate (flush and close)", ..PropertyInfo::new("", Kind::Always, "") },
-    PropertyInfo { id: "reach-inline-flush", kind: Kind::Sometimes, needs: None, doc: "a buffer reaches the threshold and flushes inline", ..PropertyInfo::new("", Kind::Always, "") },
-    PropertyInfo { id: "reach-multi-fragment-txn", kind: Kind::Sometimes, needs: None, doc: "a consumer holds a pending txn between fragments", ..PropertyInfo::new("", Kind::Always, "") },
-    PropertyInfo { id: "reach-two-shapes", kind: Kind::Sometimes, needs: Some("shapes=2"), doc: "two shapes are tracked at once", ..PropertyInfo::new("", Kind::Always, "") },
+    NO_LOST_FLUSH_NOTIFICATION,
+    NOTIFIED_OFFSET_IS_TXN_BOUNDARY,
+    ACK_WITHIN_FLUSHED,
+    GLOBAL_FLUSH_MONOTONE,
+    WAL_RETENTION_BOUNDED,
+    EVENTUALLY_ACKNOWLEDGED,
+    REACH_TIMER_BEFORE_COMMIT,
+    REACH_HIBERNATE_FLUSH,
+    REACH_INLINE_FLUSH,
+    REACH_MULTI_FRAGMENT_TXN,
+    REACH_TWO_SHAPES,
 ];
 
-/// Properties only `walcheck triage` uses: a lost notification on a path where a hypothesis's
-/// mechanism occurred.
-pub const TRIAGE_PROPERTIES: &[&str] = &[
+pub const OCCURS_H1: PropertyInfo = PropertyInfo::sometimes(
+    "occurs-h1",
+    "#4058 hypothesis H1's mechanism occurs on some path",
+);
+
+pub const OCCURS_H2: PropertyInfo = PropertyInfo::sometimes(
+    "occurs-h2",
+    "#4058 hypothesis H2's mechanism occurs on some path",
+);
+
+pub const OCCURS_H3: PropertyInfo = PropertyInfo::sometimes(
+    "occurs-h3",
+    "#4058 hypothesis H3's mechanism (a timer flush before the commit) occurs on some path",
+);
+
+pub const OCCURS_H4: PropertyInfo = PropertyInfo::sometimes(
+    "occurs-h4",
+    "#4058 hypothesis H4's mechanism occurs on some path",
+);
+
+pub const LOST_AFTER_H1: PropertyInfo = PropertyInfo::always(
+    "lost-after-h1",
+    "no notification is lost on a path where H1 occurred",
+);
+
+pub const LOST_AFTER_H2: PropertyInfo = PropertyInfo::always(
     "lost-after-h2",
+    "no notification is lost on a path where H2 occurred",
+);
+
+pub const LOST_AFTER_H3: PropertyInfo = PropertyInfo::always(
     "lost-after-h3",
+    "no notification is lost on a path where H3 occurred",
+);
+
+pub const LOST_AFTER_H4: PropertyInfo = PropertyInfo::always(
     "lost-after-h4",
+    "no notification is lost on a path where H4 occurred",
+);
+
+pub const LOST_AFTER_INJECTION: PropertyInfo = PropertyInfo::always(
     "lost-after-injection",
+    "no notification is lost on a path where the injected fault occurred",
+);
+
+/// Properties only `walcheck triage` uses: whether a hypothesis's mechanism occurs, and a lost
+/// notification on a path where it occurred.
+pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &[
+    OCCURS_H1,
+    OCCURS_H2,
+    OCCURS_H3,
+    OCCURS_H4,
+    LOST_AFTER_H1,
+    LOST_AFTER_H2,
+    LOST_AFTER_H3,
+    LOST_AFTER_H4,
+    LOST_AFTER_INJECTION,
 ];
 
 /// Variables every step table shows.
@@ -928,59 +995,29 @@ impl Model for ElectricFlush {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always(
-                "no-lost-flush-notification",
-                |m: &ElectricFlush, s: &State| no_lost_flush_notification(m, s),
-            ),
-            Property::always("notified-offset-is-txn-boundary", |_, s: &State| {
-                s.seen & seen::BAD_BOUNDARY == 0
-            }),
-            Property::always("ack-within-flushed", |_, s: &State| ack_within_flushed(s)),
-            Property::always("global-flush-monotone", |_, s: &State| {
-                s.seen & seen::REGRESSED == 0
-            }),
-            Property::always("wal-retention-bounded", |m: &ElectricFlush, s: &State| {
-                wal_retention_bounded(m, s)
-            }),
-            Property::eventually("eventually-acknowledged", |m: &ElectricFlush, s: &State| {
-                all_acknowledged(m, s)
-            }),
-            Property::sometimes("reach-timer-before-commit", |_, s: &State| {
-                s.seen & seen::TIMER_BEFORE_COMMIT != 0
-            }),
-            Property::sometimes("reach-hibernate-flush", |_, s: &State| {
-                s.seen & seen::HIBERNATE != 0
-            }),
-            Property::sometimes("reach-inline-flush", |_, s: &State| {
-                s.seen & seen::INLINE_FLUSH != 0
-            }),
-            Property::sometimes("reach-multi-fragment-txn", |_, s: &State| {
-                s.seen & seen::MULTI_FRAGMENT != 0
-            }),
-            Property::sometimes("reach-two-shapes", |_, s: &State| {
-                s.seen & seen::TWO_SHAPES != 0
-            }),
-            Property::sometimes("occurs-h1", |_, s: &State| s.seen & seen::H1 != 0),
-            Property::sometimes("occurs-h2", |_, s: &State| s.seen & seen::H2 != 0),
-            Property::sometimes("occurs-h3", |_, s: &State| {
-                s.seen & seen::TIMER_BEFORE_COMMIT != 0
-            }),
-            Property::sometimes("occurs-h4", |_, s: &State| s.seen & seen::H4 != 0),
-            Property::always("lost-after-h1", |m: &ElectricFlush, s: &State| {
-                lost_after(m, s, seen::H1)
-            }),
-            Property::always("lost-after-h2", |m: &ElectricFlush, s: &State| {
-                lost_after(m, s, seen::H2)
-            }),
-            Property::always("lost-after-h3", |m: &ElectricFlush, s: &State| {
-                lost_after(m, s, seen::TIMER_BEFORE_COMMIT)
-            }),
-            Property::always("lost-after-h4", |m: &ElectricFlush, s: &State| {
-                lost_after(m, s, seen::H4)
-            }),
-            Property::always("lost-after-injection", |m: &ElectricFlush, s: &State| {
-                lost_after(m, s, seen::INJECTED)
-            }),
+            NO_LOST_FLUSH_NOTIFICATION
+                .check(|m: &ElectricFlush, s: &State| no_lost_flush_notification(m, s)),
+            NOTIFIED_OFFSET_IS_TXN_BOUNDARY.check(|_, s: &State| s.seen & seen::BAD_BOUNDARY == 0),
+            ACK_WITHIN_FLUSHED.check(|_, s: &State| ack_within_flushed(s)),
+            GLOBAL_FLUSH_MONOTONE.check(|_, s: &State| s.seen & seen::REGRESSED == 0),
+            WAL_RETENTION_BOUNDED.check(|m: &ElectricFlush, s: &State| wal_retention_bounded(m, s)),
+            EVENTUALLY_ACKNOWLEDGED.check(|m: &ElectricFlush, s: &State| all_acknowledged(m, s)),
+            REACH_TIMER_BEFORE_COMMIT.check(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0),
+            REACH_HIBERNATE_FLUSH.check(|_, s: &State| s.seen & seen::HIBERNATE != 0),
+            REACH_INLINE_FLUSH.check(|_, s: &State| s.seen & seen::INLINE_FLUSH != 0),
+            REACH_MULTI_FRAGMENT_TXN.check(|_, s: &State| s.seen & seen::MULTI_FRAGMENT != 0),
+            REACH_TWO_SHAPES.check(|_, s: &State| s.seen & seen::TWO_SHAPES != 0),
+            OCCURS_H1.check(|_, s: &State| s.seen & seen::H1 != 0),
+            OCCURS_H2.check(|_, s: &State| s.seen & seen::H2 != 0),
+            OCCURS_H3.check(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0),
+            OCCURS_H4.check(|_, s: &State| s.seen & seen::H4 != 0),
+            LOST_AFTER_H1.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H1)),
+            LOST_AFTER_H2.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H2)),
+            LOST_AFTER_H3
+                .check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::TIMER_BEFORE_COMMIT)),
+            LOST_AFTER_H4.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H4)),
+            LOST_AFTER_INJECTION
+                .check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::INJECTED)),
         ]
     }
 }
@@ -1092,7 +1129,7 @@ impl Live for ElectricFlush {
     /// The liveness properties, by id (`eventually-acknowledged`).
     fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
         vec![Liveness {
-            id: "eventually-acknowledged",
+            id: EVENTUALLY_ACKNOWLEDGED.id,
             trigger: None,
             goal: all_acknowledged,
         }]

@@ -26,8 +26,8 @@ use walcheck_model::Lsn;
 use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Kind, Lanes, Live,
-    Liveness, PropertyInfo, Var, Variables, FAIRNESS_BOUND,
+    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
+    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
 use walcheck_properties::system::{System, SystemInfo, View};
 
@@ -205,79 +205,70 @@ pub const DRIVEN_KNOBS: &[BoundInfo] = &[
     ),
 ];
 
-/// The properties, by stable id.
+pub const STATE_MATCHES_SLOT: PropertyInfo = PropertyInfo::always(
+    "state-matches-slot",
+    "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
+);
+
+pub const NO_LSN_MISMATCH: PropertyInfo =
+    PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails");
+
+pub const WAL_POINTERS_ORDERED: PropertyInfo = PropertyInfo::always(
+    "wal-pointers-ordered",
+    "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
+);
+
+pub const BOOTSTRAP_EVENTUALLY_COMPLETES: PropertyInfo = PropertyInfo::eventually(
+    "bootstrap-eventually-completes",
+    "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
+)
+.also_with("fairness", "none");
+
+pub const REACH_WRITE_AHEAD_AT_READ: PropertyInfo = PropertyInfo::sometimes(
+    "reach-write-ahead-at-read",
+    "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
+)
+.needs("server=primary");
+
+pub const REACH_ADVANCE_CLAMPED: PropertyInfo = PropertyInfo::sometimes(
+    "reach-advance-clamped",
+    "an advance returns end_lsn below its target",
+)
+.needs("server=primary");
+
+pub const REACH_BOOTSTRAP_COMPLETE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-bootstrap-complete",
+    "a run bootstraps (or resumes) and passes validateGlobalState",
+);
+
+pub const REACH_CONNECTOR_CRASH: PropertyInfo =
+    PropertyInfo::sometimes("reach-connector-crash", "the connector crashes mid-run")
+        .needs("fault:connector-crash");
+
+pub const REACH_PG_CRASH_AFTER_ADVANCE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-pg-crash-after-advance",
+    "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
+)
+.needs("fault:pg-crash");
+
+pub const REACH_STANDBY_BOOTSTRAP: PropertyInfo = PropertyInfo::sometimes(
+    "reach-standby-bootstrap",
+    "a bootstrap on a standby passes validateGlobalState",
+)
+.needs("server=standby");
+
+/// The properties, each declared once above.
 pub const PROPERTIES: &[PropertyInfo] = &[
-    PropertyInfo {
-        id: "state-matches-slot",
-        kind: Kind::Always,
-        needs: None,
-        doc: "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "no-lsn-mismatch",
-        kind: Kind::Always,
-        needs: None,
-        doc: "validateGlobalState never fails",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "wal-pointers-ordered",
-        kind: Kind::Always,
-        needs: None,
-        doc: "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "bootstrap-eventually-completes",
-        kind: Kind::Eventually,
-        needs: None,
-        doc: "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
-        also: Some(("fairness", "none")),
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-write-ahead-at-read",
-        kind: Kind::Sometimes,
-        needs: Some("server=primary"),
-        doc: "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-advance-clamped",
-        kind: Kind::Sometimes,
-        needs: Some("server=primary"),
-        doc: "an advance returns end_lsn below its target",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-bootstrap-complete",
-        kind: Kind::Sometimes,
-        needs: None,
-        doc: "a run bootstraps (or resumes) and passes validateGlobalState",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-connector-crash",
-        kind: Kind::Sometimes,
-        needs: Some("fault:connector-crash"),
-        doc: "the connector crashes mid-run",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-pg-crash-after-advance",
-        kind: Kind::Sometimes,
-        needs: Some("fault:pg-crash"),
-        doc: "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-standby-bootstrap",
-        kind: Kind::Sometimes,
-        needs: Some("server=standby"),
-        doc: "a bootstrap on a standby passes validateGlobalState",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
+    STATE_MATCHES_SLOT,
+    NO_LSN_MISMATCH,
+    WAL_POINTERS_ORDERED,
+    BOOTSTRAP_EVENTUALLY_COMPLETES,
+    REACH_WRITE_AHEAD_AT_READ,
+    REACH_ADVANCE_CLAMPED,
+    REACH_BOOTSTRAP_COMPLETE,
+    REACH_CONNECTOR_CRASH,
+    REACH_PG_CRASH_AFTER_ADVANCE,
+    REACH_STANDBY_BOOTSTRAP,
 ];
 
 /// The variables a step table always shows, whether or not they change.
@@ -865,31 +856,18 @@ impl Model for OlakeBootstrap {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("state-matches-slot", |_, s: &State| state_matches_slot(s)),
-            Property::always("no-lsn-mismatch", |_, s: &State| no_lsn_mismatch(s)),
-            Property::always("wal-pointers-ordered", |_, s: &State| {
-                wal_pointers_ordered(s)
+            STATE_MATCHES_SLOT.check(|_, s: &State| state_matches_slot(s)),
+            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
+            WAL_POINTERS_ORDERED.check(|_, s: &State| wal_pointers_ordered(s)),
+            BOOTSTRAP_EVENTUALLY_COMPLETES.check(|_, s: &State| !in_bootstrap(s)),
+            REACH_WRITE_AHEAD_AT_READ.check(|_, s: &State| write_ahead_at_read(s)),
+            REACH_ADVANCE_CLAMPED.check(|_, s: &State| advance_clamped(s)),
+            REACH_BOOTSTRAP_COMPLETE.check(|_, s: &State| bootstrap_complete(s)),
+            REACH_CONNECTOR_CRASH.check(|_, s: &State| connector_crashed(s)),
+            REACH_PG_CRASH_AFTER_ADVANCE.check(|_, s: &State| pg_crash_lost_advance(s)),
+            REACH_STANDBY_BOOTSTRAP.check(|m: &OlakeBootstrap, s: &State| {
+                m.config.server == Role::Standby && bootstrap_complete(s)
             }),
-            Property::eventually("bootstrap-eventually-completes", |_, s: &State| {
-                !in_bootstrap(s)
-            }),
-            Property::sometimes("reach-write-ahead-at-read", |_, s: &State| {
-                write_ahead_at_read(s)
-            }),
-            Property::sometimes("reach-advance-clamped", |_, s: &State| advance_clamped(s)),
-            Property::sometimes("reach-bootstrap-complete", |_, s: &State| {
-                bootstrap_complete(s)
-            }),
-            Property::sometimes("reach-connector-crash", |_, s: &State| connector_crashed(s)),
-            Property::sometimes("reach-pg-crash-after-advance", |_, s: &State| {
-                pg_crash_lost_advance(s)
-            }),
-            Property::sometimes(
-                "reach-standby-bootstrap",
-                |m: &OlakeBootstrap, s: &State| {
-                    m.config.server == Role::Standby && bootstrap_complete(s)
-                },
-            ),
         ]
     }
 }
@@ -956,7 +934,7 @@ impl Live for OlakeBootstrap {
     /// The liveness properties, by id (`bootstrap-eventually-completes`).
     fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
         vec![Liveness {
-            id: "bootstrap-eventually-completes",
+            id: BOOTSTRAP_EVENTUALLY_COMPLETES.id,
             trigger: Some(|_, s| in_bootstrap(s)),
             goal: |_, s| !in_bootstrap(s),
         }]

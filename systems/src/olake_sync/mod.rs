@@ -36,7 +36,7 @@ use walcheck_model::Lsn;
 use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, Kind, Lanes, PropertyInfo, Var, Variables,
+    number, BoundInfo, BoundValue, Lanes, PropertyInfo, Var, Variables,
 };
 use walcheck_properties::system::{System, SystemInfo, View};
 
@@ -96,92 +96,86 @@ pub const BOUNDS: &[BoundInfo] = &[
     ),
 ];
 
-/// The properties, by stable id.
+pub const NO_LSN_MISMATCH: PropertyInfo = PropertyInfo::always(
+    "no-lsn-mismatch",
+    "validateGlobalState never fails a sync (the non-retryable lsn mismatch)",
+);
+
+pub const NO_DATA_LOSS: PropertyInfo = PropertyInfo::always(
+    "no-data-loss",
+    "every transaction that ends at or below the slot's confirmed_flush is in the destination",
+);
+
+pub const ACK_WITHIN_DESTINATION: PropertyInfo = PropertyInfo::always(
+    "ack-within-destination",
+    "the slot's confirmed_flush is never past the highest LSN the destination committed",
+);
+
+pub const NO_ACK_TIMEOUT: PropertyInfo = PropertyInfo::always(
+    "no-ack-timeout",
+    "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)",
+);
+
+pub const REACH_SYNC_COMPLETE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-sync-complete",
+    "a sync commits a transaction to the destination, acknowledges it and writes the state",
+);
+
+pub const REACH_DUPLICATE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-duplicate",
+    "a transaction is written to the destination twice (at-least-once; a figure, not a violation)",
+);
+
+pub const REACH_CRASH_AFTER_COMMIT: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-commit",
+    "the connector crashes right after the destination commit",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_CRASH_AFTER_ACK: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-ack",
+    "the connector crashes right after the slot acknowledgement",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_CRASH_AFTER_STATE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-state",
+    "the connector crashes right after the state file write",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_RECOVERY_SYNC: PropertyInfo = PropertyInfo::sometimes(
+    "reach-recovery-sync",
+    "a run starts a 2PC recovery sync (destination metadata ahead of the state)",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_PG_CRASH_AFTER_ACK: PropertyInfo = PropertyInfo::sometimes(
+    "reach-pg-crash-after-ack",
+    "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed",
+)
+.needs("fault:pg-crash");
+
+pub const REACH_KEEPALIVE_REGRESSION: PropertyInfo = PropertyInfo::sometimes(
+    "reach-keepalive-regression",
+    "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream",
+)
+.needs("keepalive=on");
+
+/// The properties, each declared once above.
 pub const PROPERTIES: &[PropertyInfo] = &[
-    PropertyInfo {
-        id: "no-lsn-mismatch",
-        kind: Kind::Always,
-        needs: None,
-        doc: "validateGlobalState never fails a sync (the non-retryable lsn mismatch)",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "no-data-loss",
-        kind: Kind::Always,
-        needs: None,
-        doc: "every transaction that ends at or below the slot's confirmed_flush is in the destination",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "ack-within-destination",
-        kind: Kind::Always,
-        needs: None,
-        doc: "the slot's confirmed_flush is never past the highest LSN the destination committed",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "no-ack-timeout",
-        kind: Kind::Always,
-        needs: None,
-        doc: "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-sync-complete",
-        kind: Kind::Sometimes,
-        needs: None,
-        doc: "a sync commits a transaction to the destination, acknowledges it and writes the state",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-duplicate",
-        kind: Kind::Sometimes,
-        needs: None,
-        doc: "a transaction is written to the destination twice (at-least-once; a figure, not a violation)",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-crash-after-commit",
-        kind: Kind::Sometimes,
-        needs: Some("fault:connector-crash"),
-        doc: "the connector crashes right after the destination commit",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-crash-after-ack",
-        kind: Kind::Sometimes,
-        needs: Some("fault:connector-crash"),
-        doc: "the connector crashes right after the slot acknowledgement",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-crash-after-state",
-        kind: Kind::Sometimes,
-        needs: Some("fault:connector-crash"),
-        doc: "the connector crashes right after the state file write",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-recovery-sync",
-        kind: Kind::Sometimes,
-        needs: Some("fault:connector-crash"),
-        doc: "a run starts a 2PC recovery sync (destination metadata ahead of the state)",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-pg-crash-after-ack",
-        kind: Kind::Sometimes,
-        needs: Some("fault:pg-crash"),
-        doc: "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
-    PropertyInfo {
-        id: "reach-keepalive-regression",
-        kind: Kind::Sometimes,
-        needs: Some("keepalive=on"),
-        doc: "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream",
-        ..PropertyInfo::new("", Kind::Always, "")
-    },
+    NO_LSN_MISMATCH,
+    NO_DATA_LOSS,
+    ACK_WITHIN_DESTINATION,
+    NO_ACK_TIMEOUT,
+    REACH_SYNC_COMPLETE,
+    REACH_DUPLICATE,
+    REACH_CRASH_AFTER_COMMIT,
+    REACH_CRASH_AFTER_ACK,
+    REACH_CRASH_AFTER_STATE,
+    REACH_RECOVERY_SYNC,
+    REACH_PG_CRASH_AFTER_ACK,
+    REACH_KEEPALIVE_REGRESSION,
 ];
 
 /// The variables a step table always shows, whether or not they change.
@@ -565,32 +559,18 @@ impl Model for OlakeSync {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("no-lsn-mismatch", |_, s: &State| no_lsn_mismatch(s)),
-            Property::always("no-data-loss", |m: &OlakeSync, s: &State| {
-                no_data_loss(&m.config, s)
-            }),
-            Property::always("ack-within-destination", |_, s: &State| {
-                ack_within_destination(s)
-            }),
-            Property::always("no-ack-timeout", |_, s: &State| no_ack_timeout(s)),
-            Property::sometimes("reach-sync-complete", |_, s: &State| sync_complete(s)),
-            Property::sometimes("reach-duplicate", |_, s: &State| s.durable.duplicates > 0),
-            Property::sometimes("reach-crash-after-commit", |_, s: &State| {
-                crashed_after(s, PostStep::Commit)
-            }),
-            Property::sometimes("reach-crash-after-ack", |_, s: &State| {
-                crashed_after(s, PostStep::Ack)
-            }),
-            Property::sometimes("reach-crash-after-state", |_, s: &State| {
-                crashed_after(s, PostStep::SaveState)
-            }),
-            Property::sometimes("reach-recovery-sync", |_, s: &State| recovery_sync(s)),
-            Property::sometimes("reach-pg-crash-after-ack", |_, s: &State| {
-                pg_crash_lost_ack(s)
-            }),
-            Property::sometimes("reach-keepalive-regression", |_, s: &State| {
-                keepalive_regression(s)
-            }),
+            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
+            NO_DATA_LOSS.check(|m: &OlakeSync, s: &State| no_data_loss(&m.config, s)),
+            ACK_WITHIN_DESTINATION.check(|_, s: &State| ack_within_destination(s)),
+            NO_ACK_TIMEOUT.check(|_, s: &State| no_ack_timeout(s)),
+            REACH_SYNC_COMPLETE.check(|_, s: &State| sync_complete(s)),
+            REACH_DUPLICATE.check(|_, s: &State| s.durable.duplicates > 0),
+            REACH_CRASH_AFTER_COMMIT.check(|_, s: &State| crashed_after(s, PostStep::Commit)),
+            REACH_CRASH_AFTER_ACK.check(|_, s: &State| crashed_after(s, PostStep::Ack)),
+            REACH_CRASH_AFTER_STATE.check(|_, s: &State| crashed_after(s, PostStep::SaveState)),
+            REACH_RECOVERY_SYNC.check(|_, s: &State| recovery_sync(s)),
+            REACH_PG_CRASH_AFTER_ACK.check(|_, s: &State| pg_crash_lost_ack(s)),
+            REACH_KEEPALIVE_REGRESSION.check(|_, s: &State| keepalive_regression(s)),
         ]
     }
 }
