@@ -7,7 +7,7 @@ use walcheck_properties::checker::Verdict;
 use super::Config;
 
 /// The properties this table has a row for.
-const ROWS: &[&str] = &[
+pub(super) const ROWS: &[&str] = &[
     "no-lost-flush-notification",
     "wal-retention-bounded",
     "eventually-acknowledged",
@@ -21,15 +21,9 @@ const ROWS: &[&str] = &[
     "reach-two-shapes",
 ];
 
-/// The verdict expected of `property` in `c` and why, or `None` when the table has no row for it
-/// (a property added without one).
-pub(super) fn expected(c: &Config, property: &str) -> Option<(Verdict, &'static str)> {
-    ROWS.contains(&property).then(|| verdict(c, property))
-}
-
 /// What Electric's code leads us to expect of `electric-flush` (electric.md §2–4), given the
 /// bounds that decide it.
-fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
+pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     use super::TimerOrder;
     use Verdict::{Holds, Violated};
     let bug_era = !c.variant.has_4064();

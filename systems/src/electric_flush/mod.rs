@@ -24,13 +24,12 @@ use walcheck_model::electric::consumer::{Consumer, Effects, Injection, Msg, Stat
 use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use walcheck_model::electric::replication_client::ReplicationClient;
 use walcheck_model::electric::{workload, Fragment, Offset, Variant, MAX_SHAPES};
-use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
     PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
-use walcheck_properties::system::{System, SystemInfo, View};
+use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "electric-flush";
@@ -330,28 +329,7 @@ pub static INFO: SystemInfo = SystemInfo {
     },
 };
 
-impl System for ElectricFlushSystem {
-    type Model = ElectricFlush;
-
-    fn info(&self) -> &'static SystemInfo {
-        &INFO
-    }
-
-    fn model(&self, config: &GenericConfig) -> ElectricFlush {
-        ElectricFlush::new(Config::of(config))
-    }
-
-    fn expected(
-        &self,
-        config: &GenericConfig,
-        property: &PropertyInfo,
-    ) -> Option<Result<(Verdict, &'static str), String>> {
-        Some(
-            expected::expected(&Config::of(config), property.id)
-                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
-        )
-    }
-}
+built_in_system!(ElectricFlushSystem, ElectricFlush);
 
 /// The configuration.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use walcheck_properties::system::FairnessChoice;
 use super::Config;
 
 /// The properties this table has a row for.
-const ROWS: &[&str] = &[
+pub(super) const ROWS: &[&str] = &[
     "state-matches-slot",
     "no-lsn-mismatch",
     "wal-pointers-ordered",
@@ -22,16 +22,10 @@ const ROWS: &[&str] = &[
     "reach-pg-crash-after-advance",
 ];
 
-/// The verdict expected of `property` in `c` and why, or `None` when the table has no row for it
-/// (a property added without one).
-pub(super) fn expected(c: &Config, property: &str) -> Option<(Verdict, &'static str)> {
-    ROWS.contains(&property).then(|| verdict(c, property))
-}
-
 /// What upstream code leads us to expect of `olake-bootstrap`, given every bound that decides it:
 /// the variant and role, whether any WAL is written (`statements`), whether a fault can happen
 /// (`faults`, `crashes`), and whether a later run validates what a crash left (`syncs`).
-fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
+pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     use Verdict::{Holds, Violated};
     let standby = c.server == Role::Standby;
     let wal = c.statements > 0;

@@ -23,13 +23,12 @@ use stateright::{Model, Property};
 use walcheck_model::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
 use walcheck_model::pg::{CommitMode, Role, Server};
 use walcheck_model::Lsn;
-use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
     PropertyInfo, Var, Variables, FAIRNESS_BOUND,
 };
-use walcheck_properties::system::{System, SystemInfo, View};
+use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-bootstrap";
@@ -339,28 +338,7 @@ pub static INFO: SystemInfo = SystemInfo {
     },
 };
 
-impl System for OlakeBootstrapSystem {
-    type Model = OlakeBootstrap;
-
-    fn info(&self) -> &'static SystemInfo {
-        &INFO
-    }
-
-    fn model(&self, config: &GenericConfig) -> OlakeBootstrap {
-        OlakeBootstrap::new(Config::of(config))
-    }
-
-    fn expected(
-        &self,
-        config: &GenericConfig,
-        property: &PropertyInfo,
-    ) -> Option<Result<(Verdict, &'static str), String>> {
-        Some(
-            expected::expected(&Config::of(config), property.id)
-                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
-        )
-    }
-}
+built_in_system!(OlakeBootstrapSystem, OlakeBootstrap);
 
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

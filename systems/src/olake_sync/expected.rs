@@ -7,7 +7,7 @@ use walcheck_properties::checker::Verdict;
 use super::Config;
 
 /// The properties this table has a row for.
-const ROWS: &[&str] = &[
+pub(super) const ROWS: &[&str] = &[
     "no-lsn-mismatch",
     "no-data-loss",
     "ack-within-destination",
@@ -22,18 +22,12 @@ const ROWS: &[&str] = &[
     "reach-keepalive-regression",
 ];
 
-/// The verdict expected of `property` in `c` and why, or `None` when the table has no row for it
-/// (a property added without one).
-pub(super) fn expected(c: &Config, property: &str) -> Option<(Verdict, &'static str)> {
-    ROWS.contains(&property).then(|| verdict(c, property))
-}
-
 /// What upstream code leads us to expect of `olake-sync` (olake-postgres.md §1, §3;
 /// postgres-live.md §3), given every bound that decides it: the variant (the order of the three
 /// side effects, the recovery rules), whether a change is ever streamed (`txns`), whether a fault
 /// can happen (`faults`, `crashes`), whether a later run validates what it left (`syncs`), and
 /// whether keepalives reach the stream loop (`keepalive`).
-fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
+pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     use SyncVariant::{Master, Pr854, Pr864, V050};
     use Verdict::{Holds, Violated};
     let data = c.txns > 0;

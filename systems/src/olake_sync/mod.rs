@@ -33,12 +33,11 @@ use walcheck_model::olake::sync::{
 };
 use walcheck_model::pg::{Role, Server};
 use walcheck_model::Lsn;
-use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{
     number, BoundInfo, BoundValue, Lanes, PropertyInfo, Var, Variables,
 };
-use walcheck_properties::system::{System, SystemInfo, View};
+use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-sync";
@@ -247,28 +246,7 @@ pub static INFO: SystemInfo = SystemInfo {
     },
 };
 
-impl System for OlakeSyncSystem {
-    type Model = OlakeSync;
-
-    fn info(&self) -> &'static SystemInfo {
-        &INFO
-    }
-
-    fn model(&self, config: &GenericConfig) -> OlakeSync {
-        OlakeSync::new(Config::of(config))
-    }
-
-    fn expected(
-        &self,
-        config: &GenericConfig,
-        property: &PropertyInfo,
-    ) -> Option<Result<(Verdict, &'static str), String>> {
-        Some(
-            expected::expected(&Config::of(config), property.id)
-                .ok_or_else(|| format!("{NAME} has no expectation for property {}", property.id)),
-        )
-    }
-}
+built_in_system!(OlakeSyncSystem, OlakeSync);
 
 /// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
