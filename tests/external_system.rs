@@ -1,0 +1,176 @@
+//! The teaching example `examples/textbook-connector` as its user runs it: a crate outside
+//! walcheck's own that depends on `walcheck` alone and gets the whole command line for its system
+//! from `walcheck::cli::main`. The example's binary runs as a subprocess; its discoveries are
+//! asserted as data, the counterexample's exact action sequence included.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The example's binary, built once for all the tests here (cargo names its path).
+fn binary() -> &'static PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let output = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "textbook-connector"])
+            .arg("--message-format=json")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "cargo build failed: {stderr}");
+        let stdout = String::from_utf8(output.stdout).expect("cargo's messages are UTF-8");
+        stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|message| message["target"]["name"] == "textbook-connector")
+            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reports the example's executable")
+    })
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(args)
+        .output()
+        .expect("the example runs")
+}
+
+/// `check --json`'s report, after asserting the exit code.
+fn check_json(args: &[&str], code: i32) -> Value {
+    let output = run(args);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("check --json prints JSON")
+}
+
+/// `(faults, property, verdict)` of every row of a report.
+fn rows(report: &Value) -> Vec<(String, String, String)> {
+    let text = |row: &Value, key: &str| row[key].as_str().expect(key).to_owned();
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|row| {
+            let faults = text(row, "faults");
+            (faults, text(row, "property"), text(row, "verdict"))
+        })
+        .collect()
+}
+
+#[test]
+fn ack_on_receipt_loses_a_received_transaction_when_the_connector_crashes() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_str().unwrap();
+    let report = check_json(
+        &[
+            "check",
+            "textbook:ack-on-receipt",
+            "--faults",
+            "connector-crash",
+            "--json",
+            "--out",
+            dir,
+        ],
+        1,
+    );
+    let row = |property: &str, verdict: &str| {
+        (
+            "connector-crash".to_owned(),
+            property.to_owned(),
+            verdict.to_owned(),
+        )
+    };
+    assert_eq!(
+        rows(&report),
+        [
+            row("no-data-loss", "violated"),
+            row("reach-connector-crash", "holds"),
+            row("reach-all-delivered", "holds"),
+        ]
+    );
+
+    let trace = report["results"][0]["trace"].as_str().expect("a trace");
+    let itf: Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let states = itf["states"].as_array().expect("states");
+    let actions: Vec<&str> = states
+        .iter()
+        .map(|state| state["mbt::actionTaken"].as_str().expect("an action"))
+        .collect();
+    // The slot confirmed transaction 0 on receipt, and the crash took the only copy with it.
+    assert_eq!(
+        actions,
+        [
+            "init",
+            "CommitTxn",
+            "Receive{txn: 0}",
+            "Ack",
+            "ConnectorCrash"
+        ]
+    );
+    let last = states.last().unwrap();
+    assert_eq!(last["confirmed_flush"], "0/1002000");
+    assert_eq!(last["destination"], "[]");
+    assert_eq!(last["running"], false);
+}
+
+#[test]
+fn ack_after_commit_holds_and_reaches_every_witness() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_str().unwrap();
+    let report = check_json(
+        &["check", "textbook:ack-after-commit", "--json", "--out", dir],
+        0,
+    );
+    let row =
+        |faults: &str, property: &str| (faults.to_owned(), property.to_owned(), "holds".to_owned());
+    assert_eq!(
+        rows(&report),
+        [
+            row("none", "no-data-loss"),
+            row("none", "reach-all-delivered"),
+            row("connector-crash", "no-data-loss"),
+            row("connector-crash", "reach-connector-crash"),
+            row("connector-crash", "reach-all-delivered"),
+        ]
+    );
+}
+
+#[test]
+fn list_shows_the_system_beside_the_built_in_ones() {
+    let output = run(&["list"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let systems: Vec<&str> = stdout
+        .lines()
+        .filter(|line| !line.starts_with(' '))
+        .collect();
+    for name in [
+        "olake-bootstrap",
+        "electric-flush",
+        "olake-sync",
+        "textbook",
+    ] {
+        assert!(systems.contains(&name), "{name} not in {systems:?}");
+    }
+    assert!(stdout.contains("  variants: ack-after-commit, ack-on-receipt\n"));
+    assert!(stdout.contains("  faults:   none, connector-crash\n"));
+}
+
+#[test]
+fn an_unknown_variant_is_a_one_line_usage_error() {
+    let output = run(&["check", "textbook:no-such"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "walcheck: error: textbook has no variant \"no-such\"; \
+         its variants are ack-after-commit, ack-on-receipt\n"
+    );
+}
