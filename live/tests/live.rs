@@ -297,3 +297,84 @@ fn a_failed_run_leaves_no_slot_or_load_table_on_an_existing_server() {
         0
     );
 }
+
+/// The replication client on its own: IDENTIFY_SYSTEM, START_REPLICATION of a pgoutput slot, a
+/// published transaction as Begin … Commit with the LSNs the session read around its commit, a
+/// keepalive, a status update that reaches the slot.
+#[test]
+fn replication_client_streams_a_transaction() {
+    use walcheck_live::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
+    use walcheck_model::Lsn;
+    let Some(server) = primary("replication_client_streams_a_transaction") else {
+        return;
+    };
+    let mut sql = server.connect().unwrap();
+    sql.batch_execute(
+        "CREATE TABLE walcheck_pub (id int, v text); CREATE PUBLICATION walcheck_p FOR TABLE walcheck_pub",
+    )
+    .unwrap();
+    sql.execute(
+        "SELECT pg_create_logical_replication_slot('walcheck_client', 'pgoutput')",
+        &[],
+    )
+    .unwrap();
+    let lsn = |sql: &mut postgres::Client, q: &str| -> Lsn {
+        let text: String = sql.query_one(q, &[]).unwrap().get(0);
+        text.parse().unwrap()
+    };
+    sql.batch_execute("BEGIN; INSERT INTO walcheck_pub VALUES (1, 'a')")
+        .unwrap();
+    let commit_lsn = lsn(&mut sql, "SELECT pg_current_wal_insert_lsn()::text");
+    sql.batch_execute("COMMIT").unwrap();
+    let end_lsn = lsn(&mut sql, "SELECT pg_current_wal_insert_lsn()::text");
+    let target = server.replication_target();
+    let mut client = ReplicationClient::connect(&target, "").unwrap();
+    let identified = client.identify_system().unwrap();
+    assert_eq!(
+        identified.xlogpos,
+        lsn(&mut sql, "SELECT pg_current_wal_flush_lsn()::text")
+    );
+    client
+        .start_replication("walcheck_client", Lsn::INVALID, "walcheck_p")
+        .unwrap();
+    let messages = client
+        .recv_until_quiet(std::time::Duration::from_millis(500), 100)
+        .unwrap();
+    eprintln!("commit_lsn {commit_lsn} end_lsn {end_lsn}: {messages:#?}");
+    let begin = messages.iter().find_map(|m| match m {
+        CopyMessage::XLogData {
+            message: PgOutputMessage::Begin { final_lsn, .. },
+            ..
+        } => Some(*final_lsn),
+        _ => None,
+    });
+    assert_eq!(begin, Some(commit_lsn));
+    let commit = messages.iter().find_map(|m| match m {
+        CopyMessage::XLogData {
+            wal_start,
+            message:
+                PgOutputMessage::Commit {
+                    commit_lsn,
+                    end_lsn,
+                },
+            ..
+        } => Some((*wal_start, *commit_lsn, *end_lsn)),
+        _ => None,
+    });
+    assert_eq!(commit, Some((end_lsn, commit_lsn, end_lsn)));
+    assert!(messages
+        .iter()
+        .any(|m| matches!(m, CopyMessage::Keepalive { .. })));
+    client
+        .send_status(end_lsn, end_lsn, end_lsn, false)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(
+        lsn(
+            &mut sql,
+            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'walcheck_client'"
+        ),
+        end_lsn
+    );
+    client.close().unwrap();
+}
