@@ -351,8 +351,22 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
             _ => None,
         })
         .collect();
-    // The first change's record starts where the slot's consistent point ended the WAL.
-    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, cf, false);
+    // The first change's record: the session knows only that it starts at or after the insert
+    // pointer read before the INSERT (a server with history may log a prune or full-page record
+    // first); the model is given the LSN the server sent it under, and checked against that bound.
+    let first_change = data
+        .first()
+        .map_or(txn.first_lsn, |(wal_start, _, _)| *wal_start);
+    ensure(
+        txn.first_lsn <= first_change && first_change < txn.commit_lsn,
+        || {
+            format!(
+                "Begin under {first_change}, outside the transaction's WAL {}..{}",
+                txn.first_lsn, txn.commit_lsn
+            )
+        },
+    )?;
+    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false);
     ensure(data.len() == predicted.len(), || {
         format!(
             "{} messages, the model says {}: {data:?}",
@@ -409,8 +423,8 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
         server,
         "pgoutput_begin_commit_lsns",
         format!(
-            "Begin at {cf} (first change) final_lsn {}, Relation at 0/0, Commit at {} \
-             (commit_lsn {}, end_lsn {})",
+            "Begin at {first_change} (first change; slot at {cf}) final_lsn {}, Relation at 0/0, \
+             Commit at {} (commit_lsn {}, end_lsn {})",
             txn.commit_lsn, txn.end_lsn, txn.commit_lsn, txn.end_lsn
         ),
     )
@@ -1097,10 +1111,12 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
     };
     let mut session = Session::open(server, "walcheck_replay_lsn")?;
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
+    // Earlier rules may have crashed this server: start from a clean restart.
+    session.clean_restart(server)?;
     let mut model = PrimaryReplay::CLEAN;
     let fresh = read(server)?;
     ensure(fresh == model.last_wal_replay_lsn(), || {
-        format!("fresh primary: {fresh:?}, the model says NULL")
+        format!("after a clean start: {fresh:?}, the model says NULL")
     })?;
     let p = session.observe()?;
     let mut wal = Wal::at(p.flush);
@@ -1137,7 +1153,7 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
         server,
         "replay_lsn_on_primary",
         format!(
-            "fresh: NULL; crash at write {}: {recovered:?}, unchanged after more WAL; clean restart: NULL",
+            "clean start: NULL; crash at write {}: {recovered:?}, unchanged after more WAL; clean restart: NULL",
             p.write
         ),
     )

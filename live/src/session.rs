@@ -157,7 +157,8 @@ impl Session {
 
     /// One transaction inserting `rows` rows into `table`, under `synchronous_commit = on` or
     /// `off`; its commit record's start and end are the insert pointer read just before and just
-    /// after `COMMIT` (an idle server writes nothing in between). Recorded as `Commit{…}` with the
+    /// after `COMMIT` (an idle server writes nothing in between), and `first_lsn` the insert
+    /// pointer read before the INSERT (a bound: the first change's record starts there or later). Recorded as `Commit{…}` with the
     /// pointers read after it.
     pub fn commit_txn(
         &mut self,
@@ -167,6 +168,7 @@ impl Session {
         sync: bool,
     ) -> Result<walcheck_model::pg::Txn, String> {
         let mode = if sync { "on" } else { "off" };
+        let first_lsn = self.pointers()?.insert;
         self.client
             .batch_execute(&format!(
                 "BEGIN; SET LOCAL synchronous_commit = {mode}; \
@@ -192,7 +194,7 @@ impl Session {
         let end_lsn = p.insert;
         let txn = walcheck_model::pg::Txn {
             xid,
-            first_lsn: commit_lsn.minus(1),
+            first_lsn,
             commit_lsn,
             end_lsn,
             published_rows: if published { rows } else { 0 },
