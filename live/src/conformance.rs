@@ -11,6 +11,7 @@ use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
 use crate::load::{Load, Workload};
+use crate::protocol;
 use crate::server::PgServer;
 use crate::session::{db_error, Session};
 use walcheck_sim::observed::replay_observed;
@@ -83,6 +84,116 @@ pub const RULES: &[Rule] = &[
         source: "slotfuncs.c:pg_replication_slot_advance (16+): moveto = Min(target, GetXLogReplayRecPtr())",
         check: standby_slot_clamp,
     },
+    Rule {
+        name: "identify_system_xlogpos",
+        source: "walsender.c:IdentifySystem (15): xlogpos = GetFlushRecPtr()",
+        check: protocol::identify_system_xlogpos_rule,
+    },
+    Rule {
+        name: "start_at_zero_from_confirmed_flush",
+        source: "logical.c:CreateDecodingContext (15): start_lsn 0/0 -> confirmed_flush; walsender.c:StartLogicalReplication sentPtr",
+        check: protocol::start_at_zero_rule,
+    },
+    Rule {
+        name: "start_below_confirmed_flush",
+        source: "logical.c:CreateDecodingContext (15): start_lsn < confirmed_flush is forwarded to it",
+        check: protocol::start_below_confirmed_flush_rule,
+    },
+    Rule {
+        name: "start_skips_by_commit_start",
+        source: "decode.c:DecodeTXNNeedSkip, snapbuild.c:SnapBuildXactNeedsSkip (15): commit origptr < start_decoding_at",
+        check: protocol::start_skips_by_commit_start_rule,
+    },
+    Rule {
+        name: "start_past_flush_accepted",
+        source: "logical.c:CreateDecodingContext (15): a later start_lsn is taken as it is; START_REPLICATION never confirms",
+        check: protocol::start_past_flush_rule,
+    },
+    Rule {
+        name: "pgoutput_begin_commit_lsns",
+        source: "walsender.c:WalSndPrepareWrite, logical.c:*_cb_wrapper write_location, pgoutput.c:pgoutput_send_begin (15)",
+        check: protocol::pgoutput_lsns_rule,
+    },
+    Rule {
+        name: "unpublished_txn_sends_nothing",
+        source: "pgoutput.c:pgoutput_commit_txn (15): skipped replication of an empty transaction",
+        check: protocol::unpublished_txn_rule,
+    },
+    Rule {
+        name: "keepalive_below_confirmed_flush",
+        source: "walsender.c:XLogSendLogical (15): sentPtr = reader->EndRecPtr, from restart_lsn",
+        check: protocol::keepalive_below_confirmed_flush_rule,
+    },
+    Rule {
+        name: "keepalive_reply_requested",
+        source: "walsender.c:WalSndKeepaliveIfNecessary (15): ping at last_reply + wal_sender_timeout/2",
+        check: protocol::keepalive_reply_requested_rule,
+    },
+    Rule {
+        name: "status_update_only_flush",
+        source: "walsender.c:ProcessStandbyReplyMessage (15): LogicalConfirmReceivedLocation(flushPtr)",
+        check: protocol::status_update_only_flush_rule,
+    },
+    Rule {
+        name: "status_update_zero_flush_ignored",
+        source: "walsender.c:ProcessStandbyReplyMessage (15): flushPtr != InvalidXLogRecPtr",
+        check: protocol::status_update_zero_flush_rule,
+    },
+    Rule {
+        name: "status_update_no_clamp",
+        source: "logical.c:LogicalConfirmReceivedLocation (15): no bound on lsn",
+        check: protocol::status_update_no_clamp_rule,
+    },
+    Rule {
+        name: "status_update_never_backwards",
+        source: "logical.c:LogicalConfirmReceivedLocation (15.14+): never moves confirmed_flush backwards",
+        check: protocol::status_update_never_backwards_rule,
+    },
+    Rule {
+        name: "status_update_lost_in_crash",
+        source: "logical.c:LogicalConfirmReceivedLocation (15): saved only with a candidate restart_lsn/xmin",
+        check: protocol::status_update_lost_in_crash_rule,
+    },
+    Rule {
+        name: "status_update_not_saved",
+        source: "logical.c:LogicalConfirmReceivedLocation (15): not marked dirty; slot.c:SaveSlotToPath skips clean slots",
+        check: protocol::status_update_not_saved_rule,
+    },
+    Rule {
+        name: "sql_peek_confirms_nothing",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): confirm = false",
+        check: protocol::sql_peek_rule,
+    },
+    Rule {
+        name: "sql_get_confirms_and_marks_dirty",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): LogicalConfirmReceivedLocation(EndRecPtr), ReplicationSlotMarkDirty",
+        check: protocol::sql_get_rule,
+    },
+    Rule {
+        name: "sql_upto_lsn_includes_crossing_record",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): break once upto_lsn <= EndRecPtr",
+        check: protocol::sql_upto_lsn_rule,
+    },
+    Rule {
+        name: "sql_upto_nchanges_whole_txns",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): upto_nchanges <= returned_rows after each record",
+        check: protocol::sql_upto_nchanges_rule,
+    },
+    Rule {
+        name: "create_slot_at_consistent_point",
+        source: "slot.c:ReplicationSlotReserveWal, logical.c:DecodingContextFindStartpoint (15)",
+        check: protocol::create_slot_rule,
+    },
+    Rule {
+        name: "wal_retention_min_restart_lsn",
+        source: "xlog.c:KeepLogSeg, slot.c:ReplicationSlotsComputeRequiredLSN (15)",
+        check: protocol::wal_retention_rule,
+    },
+    Rule {
+        name: "replay_lsn_on_primary",
+        source: "xlogfuncs.c:pg_last_wal_replay_lsn, xlogrecovery.c:PerformWalRecovery (15)",
+        check: protocol::replay_lsn_on_primary_rule,
+    },
 ];
 
 /// Looks a rule up by name.
@@ -90,7 +201,7 @@ pub fn rule(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)
 }
 
-fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+pub(crate) fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if condition {
         Ok(())
     } else {
@@ -106,7 +217,7 @@ fn replays(trace: &Trace) -> Result<(), String> {
     }
 }
 
-fn pass(
+pub(crate) fn pass(
     session: &Session,
     server: &PgServer,
     rule: &str,

@@ -8,6 +8,8 @@
 pub mod conformance;
 pub mod ladder;
 pub mod load;
+pub mod protocol;
+pub mod replication;
 pub mod server;
 pub mod session;
 

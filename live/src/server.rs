@@ -442,6 +442,30 @@ impl PgServer {
             .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port))
     }
 
+    /// Where a replication connection goes: the throwaway server as `postgres`, or the
+    /// `--pg-url` server's host, port, user and database.
+    pub fn replication_target(&self) -> crate::replication::Target {
+        let (mut user, mut dbname) = ("postgres".to_owned(), "postgres".to_owned());
+        let mut host = "127.0.0.1".to_owned();
+        if let Some(config) = &self.external {
+            if let Some(u) = config.get_user() {
+                user = u.to_owned();
+            }
+            dbname = config
+                .get_dbname()
+                .map_or_else(|| user.clone(), str::to_owned);
+            if let Some(postgres::config::Host::Tcp(h)) = config.get_hosts().first() {
+                host = h.clone();
+            }
+        }
+        crate::replication::Target {
+            host,
+            port: self.port,
+            user,
+            dbname,
+        }
+    }
+
     fn query_version(&self) -> Result<u32, String> {
         let mut client = self.connect()?;
         let row = client

@@ -37,7 +37,14 @@ pub struct Session {
     slot: String,
     steps: Vec<Step>,
     last: Option<Pointers>,
+    /// Statements that undo what the session created besides its slot (run on drop).
+    cleanup: Vec<String>,
 }
+
+/// The publication the protocol rules stream, its table, and a table outside it.
+pub const PUBLICATION: &str = "walcheck_p";
+pub const PUBLISHED_TABLE: &str = "walcheck_pub";
+pub const UNPUBLISHED_TABLE: &str = "walcheck_unpub";
 
 fn lsn_text(l: Lsn) -> Var {
     Var::Text(l.to_string())
@@ -59,11 +66,41 @@ pub fn db_error(e: &postgres::Error) -> (String, String) {
 impl Session {
     /// Connects and creates the slot `slot` (saved at once by PostgreSQL).
     pub fn open(server: &PgServer, slot: &str) -> Result<Session, String> {
+        Session::open_with(server, slot, "test_decoding", false)
+    }
+
+    /// Connects, creates the publication [`PUBLICATION`] of [`PUBLISHED_TABLE`] (and the table
+    /// [`UNPUBLISHED_TABLE`] outside it), then the pgoutput slot `slot`; the first state records
+    /// the slot's `restart_lsn` too.
+    pub fn open_pgoutput(server: &PgServer, slot: &str) -> Result<Session, String> {
+        Session::open_with(server, slot, "pgoutput", true)
+    }
+
+    fn open_with(
+        server: &PgServer,
+        slot: &str,
+        plugin: &str,
+        publication: bool,
+    ) -> Result<Session, String> {
         let mut client = server.connect()?;
+        let mut cleanup = Vec::new();
+        if publication {
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
+                     CREATE TABLE {UNPUBLISHED_TABLE} (id int, v text); \
+                     CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
+                ))
+                .map_err(|e| format!("create publication: {e}"))?;
+            cleanup.push(format!(
+                "DROP PUBLICATION IF EXISTS {PUBLICATION}; \
+                 DROP TABLE IF EXISTS {PUBLISHED_TABLE}, {UNPUBLISHED_TABLE}"
+            ));
+        }
         client
             .execute(
-                "SELECT pg_create_logical_replication_slot($1, 'test_decoding')",
-                &[&slot],
+                "SELECT pg_create_logical_replication_slot($1, $2)",
+                &[&slot, &plugin],
             )
             .map_err(|e| format!("create slot {slot}: {e}"))?;
         server.note_slot(slot);
@@ -72,21 +109,126 @@ impl Session {
             slot: slot.to_owned(),
             steps: Vec::new(),
             last: None,
+            cleanup,
         };
         let p = session.pointers()?;
-        let confirmed_flush = session.confirmed_flush()?;
+        let (confirmed_flush, restart_lsn) = session.slot_row()?;
+        let mut vars = vec![
+            ("insert".into(), lsn_text(p.insert)),
+            ("write".into(), lsn_text(p.write)),
+            ("flush".into(), lsn_text(p.flush)),
+            ("confirmed_flush".into(), lsn_text(confirmed_flush)),
+        ];
+        if publication {
+            vars.push(("restart_lsn".into(), lsn_text(restart_lsn)));
+        }
         session.steps.push(Step {
             action: None,
-            vars: vec![
-                ("insert".into(), lsn_text(p.insert)),
-                ("write".into(), lsn_text(p.write)),
-                ("flush".into(), lsn_text(p.flush)),
-                ("confirmed_flush".into(), lsn_text(confirmed_flush)),
-            ],
+            vars,
             time_us: None,
         });
         session.last = Some(p);
         Ok(session)
+    }
+
+    /// Runs `statement` when the session is dropped (after its slot is dropped).
+    pub fn clean_up_with(&mut self, statement: String) {
+        self.cleanup.push(statement);
+    }
+
+    /// The slot's name.
+    pub fn slot_name(&self) -> &str {
+        &self.slot
+    }
+
+    /// Records one step of the observed trace as it is.
+    pub fn record(&mut self, action: String, vars: Vec<(String, Var)>) {
+        self.steps.push(Step {
+            action: Some(action),
+            vars,
+            time_us: None,
+        });
+    }
+
+    /// `(confirmed_flush_lsn, restart_lsn)` from `pg_replication_slots`, not recorded.
+    pub fn slot_lsns(&mut self) -> Result<(Lsn, Lsn), String> {
+        self.slot_row()
+    }
+
+    /// One transaction inserting `rows` rows into `table`, under `synchronous_commit = on` or
+    /// `off`; its commit record's start and end are the insert pointer read just before and just
+    /// after `COMMIT` (an idle server writes nothing in between), and `first_lsn` the insert
+    /// pointer read before the INSERT (a bound: the first change's record starts there or later). Recorded as `Commit{…}` with the
+    /// pointers read after it.
+    pub fn commit_txn(
+        &mut self,
+        table: &str,
+        rows: u32,
+        published: bool,
+        sync: bool,
+    ) -> Result<walcheck_model::pg::Txn, String> {
+        let mode = if sync { "on" } else { "off" };
+        let first_lsn = self.pointers()?.insert;
+        self.client
+            .batch_execute(&format!(
+                "BEGIN; SET LOCAL synchronous_commit = {mode}; \
+                 INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
+            ))
+            .map_err(|e| format!("insert into {table}: {e}"))?;
+        let first = self
+            .client
+            .query_one(
+                "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
+                &[],
+            )
+            .map_err(|e| format!("read xid: {e}"))?;
+        let xid: u32 = first
+            .get::<_, String>(0)
+            .parse()
+            .map_err(|e| format!("xid: {e}"))?;
+        let commit_lsn = parse_lsn(first.get(1))?;
+        self.client
+            .batch_execute("COMMIT")
+            .map_err(|e| format!("commit: {e}"))?;
+        let p = self.pointers()?;
+        let end_lsn = p.insert;
+        let txn = walcheck_model::pg::Txn {
+            xid,
+            first_lsn,
+            commit_lsn,
+            end_lsn,
+            published_rows: if published { rows } else { 0 },
+            mode: if sync {
+                walcheck_model::pg::CommitMode::Sync
+            } else {
+                walcheck_model::pg::CommitMode::Async
+            },
+        };
+        self.record(
+            format!(
+                "Commit{{xid: {xid}, commit_lsn: {commit_lsn}, end_lsn: {end_lsn}, \
+                 published_rows: {}, mode: {}}}",
+                txn.published_rows,
+                if sync { "sync" } else { "async" }
+            ),
+            Self::pointer_vars(p),
+        );
+        self.last = Some(p);
+        Ok(txn)
+    }
+
+    /// `pg_ctl stop -m fast` and a start, then a new connection; records `CleanRestart` with the
+    /// slot's `confirmed_flush` after it. Returns it.
+    pub fn clean_restart(&mut self, server: &PgServer) -> Result<Lsn, String> {
+        server.stop("fast")?;
+        server.start()?;
+        self.client = server.connect()?;
+        let confirmed_flush = self.confirmed_flush()?;
+        self.record(
+            "CleanRestart".into(),
+            vec![("confirmed_flush".into(), lsn_text(confirmed_flush))],
+        );
+        Ok(confirmed_flush)
     }
 
     /// The client, for statements the trace does not record.
@@ -128,7 +270,7 @@ impl Session {
         Ok(self.slot_row()?.0)
     }
 
-    fn pointer_vars(p: Pointers) -> Vec<(String, Var)> {
+    pub fn pointer_vars(p: Pointers) -> Vec<(String, Var)> {
         vec![
             ("insert".into(), lsn_text(p.insert)),
             ("write".into(), lsn_text(p.write)),
@@ -254,6 +396,9 @@ impl Drop for Session {
         let _ = self
             .client
             .execute("SELECT pg_drop_replication_slot($1)", &[&self.slot]);
+        for statement in &self.cleanup {
+            let _ = self.client.batch_execute(statement);
+        }
     }
 }
 

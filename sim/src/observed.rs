@@ -22,8 +22,31 @@
 //! - `Checkpoint`: `CHECKPOINT`; saves the slot.
 //! - `PgCrash`: `pg_ctl stop -m immediate` and a restart; the slot returns to its saved copy.
 //!   Records `confirmed_flush` after the restart.
+//!
+//! The logical replication protocol ([`walcheck_model::pg::stream`], [`walcheck_model::pg::decoding`]):
+//! - `Commit{xid: N, commit_lsn: X/Y, end_lsn: X/Y, published_rows: N, mode: sync|async}`: a
+//!   client transaction the session committed and saw the LSNs of; later steps decode it.
+//! - `StartReplication{requested: X/Y}`: `START_REPLICATION SLOT … LOGICAL X/Y`; records
+//!   `keepalive_wal_end` (the walsender's `sentPtr` before it reads) and `confirmed_flush`.
+//! - `Stream{wal_end: X/Y}`: the walsender read up to `wal_end`; records `sent` (the commit LSNs
+//!   of the transactions it sent, comma-separated) and `keepalive_wal_end` after it.
+//! - `StatusUpdate{write: X/Y, flush: X/Y, apply: X/Y, candidate_restart: X/Y|none}`: a standby
+//!   status update; `candidate_restart` is PostgreSQL's choice (the `restart_lsn` it moved to);
+//!   records `confirmed_flush`.
+//! - `SqlDecode{upto_lsn: X/Y|none, upto_nchanges: N|none, confirm: B, candidate_restart: …}`:
+//!   `pg_logical_slot_get_changes` (`confirm: true`) or `_peek_changes` bounded by the flush
+//!   pointer last observed; records `sent`, `rows`, `confirmed_flush`.
+//! - `CleanRestart`: `pg_ctl stop -m fast` and a start; the shutdown checkpoint saves a dirty
+//!   slot. Records `confirmed_flush`.
+//!
+//! `Checkpoint` saves the slot only when it is dirty (an advance or a SQL `get` made it so; a
+//! status update does not).
 
-use walcheck_model::pg::{Role, Server};
+use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
+use walcheck_model::pg::stream::process_standby_reply;
+use walcheck_model::pg::{
+    CommitMode, DurableSlot, Role, Server, SqlDecode, StandbyStatusUpdate, Txn, Walsender,
+};
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 use walcheck_traces::replay::{Mismatch, VarDiff};
@@ -40,6 +63,16 @@ struct LiveState {
     server: Server,
     end_lsn: Option<Lsn>,
     error: Option<String>,
+    /// Whether the slot is dirty (the next checkpoint saves it).
+    dirty: bool,
+    /// The transactions committed so far, in commit order.
+    txns: Vec<Txn>,
+    /// The walsender streaming the slot, while there is one.
+    sender: Option<Walsender>,
+    /// What the last decoding step sent or returned: commit LSNs, comma-separated.
+    sent: String,
+    /// The rows the last SQL decoding step returned.
+    rows: u32,
 }
 
 impl LiveState {
@@ -66,7 +99,29 @@ impl LiveState {
                 "error",
                 Var::Text(self.error.clone().unwrap_or_else(|| "none".into())),
             ),
+            ("restart_lsn", lsn(self.server.slot.restart_lsn)),
+            (
+                "keepalive_wal_end",
+                Var::Text(
+                    self.sender
+                        .map_or_else(|| "none".into(), |s| s.sent_ptr.to_string()),
+                ),
+            ),
+            ("sent", Var::Text(self.sent.clone())),
+            ("rows", Var::Int(u64::from(self.rows))),
         ]
+    }
+
+    fn durable(&self) -> DurableSlot {
+        DurableSlot {
+            slot: self.server.slot,
+            dirty: self.dirty,
+        }
+    }
+
+    fn set_durable(&mut self, slot: DurableSlot) {
+        self.server.slot = slot.slot;
+        self.dirty = slot.dirty;
     }
 }
 
@@ -113,6 +168,145 @@ fn parse_advance(action: &str) -> Option<(Lsn, bool)> {
     Some((target?, restart_moves?))
 }
 
+/// `Name{key: value, ...}` → (name, [(key, value)]); `Name` alone has no arguments.
+fn parse_action(action: &str) -> Option<(&str, Vec<(&str, &str)>)> {
+    let Some((name, rest)) = action.split_once('{') else {
+        return Some((action, Vec::new()));
+    };
+    let inner = rest.strip_suffix('}')?;
+    let args = inner
+        .split(',')
+        .map(|part| {
+            let (key, value) = part.split_once(':')?;
+            Some((key.trim(), value.trim()))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((name, args))
+}
+
+fn arg<'a>(args: &[(&str, &'a str)], key: &str) -> Result<&'a str, String> {
+    args.iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| format!("missing argument {key}"))
+}
+
+fn lsn_arg(args: &[(&str, &str)], key: &str) -> Result<Lsn, String> {
+    let text = arg(args, key)?;
+    text.parse().map_err(|e| format!("{key}: {e}"))
+}
+
+fn optional<T: std::str::FromStr>(args: &[(&str, &str)], key: &str) -> Result<Option<T>, String> {
+    match arg(args, key)? {
+        "none" => Ok(None),
+        text => text
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{key}: {text:?}")),
+    }
+}
+
+fn commit_lsns<'a>(txns: impl IntoIterator<Item = &'a Txn>) -> String {
+    txns.into_iter()
+        .map(|t| t.commit_lsn.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Applies a protocol action (see the module header); `Ok(false)` when `action` is not one.
+fn protocol_step(
+    state: &mut LiveState,
+    action: &str,
+    vars: &[(String, Var)],
+) -> Result<bool, String> {
+    let Some((name, args)) = parse_action(action) else {
+        return Ok(false);
+    };
+    let bad = |e: String| format!("{action}: {e}");
+    match name {
+        "Commit" => {
+            let mode = match arg(&args, "mode").map_err(bad)? {
+                "sync" => CommitMode::Sync,
+                "async" => CommitMode::Async,
+                other => return Err(bad(format!("mode {other:?}"))),
+            };
+            let commit_lsn = lsn_arg(&args, "commit_lsn").map_err(bad)?;
+            state.txns.push(Txn {
+                xid: arg(&args, "xid")
+                    .map_err(bad)?
+                    .parse()
+                    .map_err(|_| bad("xid".into()))?,
+                first_lsn: commit_lsn.minus(1),
+                commit_lsn,
+                end_lsn: lsn_arg(&args, "end_lsn").map_err(bad)?,
+                published_rows: arg(&args, "published_rows")
+                    .map_err(bad)?
+                    .parse()
+                    .map_err(|_| bad("published_rows".into()))?,
+                mode,
+            });
+            let diffs = adopt_pointers(state, vars)?;
+            if !diffs.is_empty() {
+                return Err(bad(format!("pointers went backwards: {diffs:?}")));
+            }
+        }
+        "StartReplication" => {
+            let requested = lsn_arg(&args, "requested").map_err(bad)?;
+            state.sender = Some(Walsender::start_replication(requested, &state.server.slot));
+        }
+        "Stream" => {
+            let wal_end = lsn_arg(&args, "wal_end").map_err(bad)?;
+            let sender = state
+                .sender
+                .as_mut()
+                .ok_or_else(|| bad("no START_REPLICATION before it".into()))?;
+            let sent = sender.send_logical(&state.txns, wal_end);
+            state.sent = commit_lsns(sent);
+        }
+        "StopReplication" => state.sender = None,
+        "StatusUpdate" => {
+            let update = StandbyStatusUpdate {
+                write: lsn_arg(&args, "write").map_err(bad)?,
+                flush: lsn_arg(&args, "flush").map_err(bad)?,
+                apply: lsn_arg(&args, "apply").map_err(bad)?,
+                reply_requested: false,
+            };
+            let candidate = optional::<Lsn>(&args, "candidate_restart").map_err(bad)?;
+            let mut slot = state.durable();
+            process_standby_reply(&mut slot, &update, candidate);
+            state.set_durable(slot);
+        }
+        "SqlDecode" => {
+            let request = SqlDecode {
+                upto_lsn: optional(&args, "upto_lsn").map_err(bad)?,
+                upto_nchanges: optional(&args, "upto_nchanges").map_err(bad)?,
+                confirm: arg(&args, "confirm").map_err(bad)? == "true",
+            };
+            let candidate = optional::<Lsn>(&args, "candidate_restart").map_err(bad)?;
+            let mut slot = state.durable();
+            let got = get_changes(
+                &mut slot,
+                &state.txns,
+                state.server.wal.flush,
+                request,
+                candidate,
+                test_decoding_rows,
+            );
+            state.set_durable(slot);
+            state.sent = commit_lsns(&got.txns);
+            state.rows = got.rows;
+        }
+        "CleanRestart" => {
+            let mut slot = state.durable();
+            slot.clean_restart();
+            state.set_durable(slot);
+            state.sender = None;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 /// The initial model state: a primary whose pointers and slot are what the first step observed.
 fn initial(trace: &Trace) -> Result<LiveState, String> {
     let first = trace
@@ -127,10 +321,19 @@ fn initial(trace: &Trace) -> Result<LiveState, String> {
     server.wal.insert = get("insert")?;
     server.wal.write = get("write")?;
     server.wal.flush = get("flush")?;
+    if let Some(restart_lsn) = lsn_var(&first.vars, "restart_lsn")? {
+        server.slot.restart_lsn = restart_lsn;
+        server.slot.saved.restart_lsn = restart_lsn;
+    }
     Ok(LiveState {
         server,
         end_lsn: None,
         error: None,
+        dirty: false,
+        txns: Vec::new(),
+        sender: None,
+        sent: String::new(),
+        rows: 0,
     })
 }
 
@@ -209,14 +412,43 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 state.error = None;
             }
             "Checkpoint" => {
-                state.server.checkpoint();
+                // A checkpoint writes out dirty slots only (slot.c:SaveSlotToPath).
+                let mut slot = state.durable();
+                slot.checkpoint();
+                state.set_durable(slot);
+                if state.server.role == Role::Primary {
+                    state.server.wal.checkpoint_flush();
+                }
                 state.end_lsn = None;
                 state.error = None;
             }
             "PgCrash" => {
                 state.server.crash_restart();
+                state.dirty = false;
+                state.sender = None;
                 state.end_lsn = None;
                 state.error = None;
+            }
+            other if !other.starts_with("Advance{") => {
+                if !protocol_step(&mut state, other, &step.vars)? {
+                    return Ok(Err(Mismatch::NotEnabled {
+                        step: index,
+                        action: other.to_owned(),
+                        enabled: vec![
+                            "Observe".into(),
+                            "Advance{target: X/Y, restart_moves: B}".into(),
+                            "Checkpoint".into(),
+                            "PgCrash".into(),
+                            "CleanRestart".into(),
+                            "Commit{xid, commit_lsn, end_lsn, published_rows, mode}".into(),
+                            "StartReplication{requested}".into(),
+                            "Stream{wal_end}".into(),
+                            "StopReplication".into(),
+                            "StatusUpdate{write, flush, apply, candidate_restart}".into(),
+                            "SqlDecode{upto_lsn, upto_nchanges, confirm, candidate_restart}".into(),
+                        ],
+                    }));
+                }
             }
             other => {
                 let Some((target, restart_moves)) = parse_advance(other) else {
@@ -250,7 +482,10 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 let mut matched = None;
                 for limit in candidates {
                     let mut tried = after.clone();
-                    match tried.server.slot.slot_advance(target, limit, restart_moves) {
+                    let mut slot = tried.durable();
+                    let result = slot.slot_advance(target, limit, restart_moves);
+                    tried.set_durable(slot);
+                    match result {
                         Ok(end_lsn) => {
                             tried.end_lsn = Some(end_lsn);
                             tried.error = None;

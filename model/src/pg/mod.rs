@@ -3,10 +3,17 @@
 //! Every function here names the PostgreSQL source it models. Sizes are bytes; the checker moves
 //! the pointers in whole WAL pages, the simulator in bytes.
 
+pub mod decoding;
+pub mod lifecycle;
 pub mod server;
 pub mod slot;
+pub mod stream;
+pub mod txn;
 pub mod wal;
 
+pub use decoding::{DurableSlot, Persistence, SqlChanges, SqlDecode};
 pub use server::{Role, Server, WalFunctionError};
 pub use slot::{AdvanceError, SavedSlot, Slot};
+pub use stream::{Keepalive, PgOutput, StandbyStatusUpdate, Walsender, XLogData};
+pub use txn::Txn;
 pub use wal::{CommitMode, Wal};

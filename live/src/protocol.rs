@@ -1,0 +1,1160 @@
+//! The conformance rules of the logical replication protocol ([`walcheck_model::pg::stream`],
+//! [`walcheck_model::pg::decoding`], [`walcheck_model::pg::lifecycle`]): each predicts the
+//! server's answer from the model's function, compares, and records an observed trace.
+
+use std::time::{Duration, Instant};
+
+use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
+use walcheck_model::pg::lifecycle::{create_logical_slot, oldest_kept_segment, PrimaryReplay};
+use walcheck_model::pg::stream::{
+    identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
+};
+use walcheck_model::pg::{
+    DurableSlot, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn, Wal, Walsender,
+};
+use walcheck_model::Lsn;
+use walcheck_properties::system::Var;
+
+use crate::conformance::{ensure, pass, Outcome};
+use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
+use crate::server::PgServer;
+use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
+
+/// How long a stream may stay silent before the client takes it as caught up.
+const QUIET_MS: u64 = 600;
+/// At most this many messages are read per burst.
+const MESSAGES_MAX: usize = 10_000;
+
+fn lsn_var(l: Lsn) -> Var {
+    Var::Text(l.to_string())
+}
+
+fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
+    (!server.is_throwaway()).then(|| Outcome::Skip {
+        reason: format!("needs a throwaway server ({what}); not run with --pg-url"),
+    })
+}
+
+/// The slot as `pg_replication_slots` shows it, as a model slot saved where it is.
+fn slot_now(session: &mut Session) -> Result<Slot, String> {
+    let (confirmed_flush, restart_lsn) = session.slot_lsns()?;
+    let mut slot = Slot::created_at(confirmed_flush);
+    slot.restart_lsn = restart_lsn;
+    slot.save();
+    Ok(slot)
+}
+
+/// What one START_REPLICATION saw until the stream went quiet.
+struct Streamed {
+    client: ReplicationClient,
+    first_keepalive: Option<Lsn>,
+    last_keepalive: Option<Lsn>,
+    /// `final_lsn` of every Begin, in order.
+    begins: Vec<Lsn>,
+    messages: Vec<CopyMessage>,
+}
+
+fn read_burst(client: &mut ReplicationClient) -> Result<Vec<CopyMessage>, String> {
+    Ok(client.recv_until_quiet(Duration::from_millis(QUIET_MS), MESSAGES_MAX)?)
+}
+
+fn keepalives(messages: &[CopyMessage]) -> Vec<Lsn> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            CopyMessage::Keepalive { wal_end, .. } => Some(*wal_end),
+            _ => None,
+        })
+        .collect()
+}
+
+fn begins(messages: &[CopyMessage]) -> Vec<Lsn> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            CopyMessage::XLogData {
+                message: PgOutputMessage::Begin { final_lsn, .. },
+                ..
+            } => Some(*final_lsn),
+            _ => None,
+        })
+        .collect()
+}
+
+fn joined(lsns: impl IntoIterator<Item = Lsn>) -> String {
+    lsns.into_iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `START_REPLICATION … LOGICAL requested`, read until quiet; predicts with
+/// [`Walsender::start_replication`] and [`Walsender::send_logical`] and compares: the first
+/// keepalive's `ServerWALEnd`, the transactions sent, the keepalive after catching up, and an
+/// unchanged `confirmed_flush`. Records `StartReplication` and `Stream`.
+fn stream_and_check(
+    server: &PgServer,
+    session: &mut Session,
+    txns: &[Txn],
+    requested: Lsn,
+    options: &str,
+) -> Result<Streamed, String> {
+    let slot = slot_now(session)?;
+    let mut client = ReplicationClient::connect(&server.replication_target(), options)?;
+    client.start_replication(session.slot_name(), requested, PUBLICATION)?;
+    let messages = read_burst(&mut client)?;
+    let wal_end = session.pointers()?.flush;
+    let mut sender = Walsender::start_replication(requested, &slot);
+    let predicted_first = sender.keepalive(false).wal_end;
+    let predicted_sent: Vec<Lsn> = sender
+        .send_logical(txns, wal_end)
+        .iter()
+        .map(|t| t.commit_lsn)
+        .collect();
+    let predicted_last = sender.keepalive(false).wal_end;
+    let seen = keepalives(&messages);
+    let streamed = Streamed {
+        first_keepalive: seen.first().copied(),
+        last_keepalive: seen.last().copied(),
+        begins: begins(&messages),
+        messages,
+        client,
+    };
+    let (cf_after, _) = session.slot_lsns()?;
+    session.record(
+        format!("StartReplication{{requested: {requested}}}"),
+        vec![
+            (
+                "keepalive_wal_end".into(),
+                Var::Text(
+                    streamed
+                        .first_keepalive
+                        .map_or("none".into(), |l| l.to_string()),
+                ),
+            ),
+            ("confirmed_flush".into(), lsn_var(cf_after)),
+        ],
+    );
+    session.record(
+        format!("Stream{{wal_end: {wal_end}}}"),
+        vec![
+            ("sent".into(), Var::Text(joined(streamed.begins.clone()))),
+            (
+                "keepalive_wal_end".into(),
+                Var::Text(
+                    streamed
+                        .last_keepalive
+                        .map_or("none".into(), |l| l.to_string()),
+                ),
+            ),
+        ],
+    );
+    ensure(streamed.first_keepalive == Some(predicted_first), || {
+        format!(
+            "START_REPLICATION {requested}: first keepalive {:?}, the model says {predicted_first}",
+            streamed.first_keepalive
+        )
+    })?;
+    ensure(streamed.begins == predicted_sent, || {
+        format!(
+            "START_REPLICATION {requested}: sent transactions committed at [{}], the model says [{}]",
+            joined(streamed.begins.clone()),
+            joined(predicted_sent.clone())
+        )
+    })?;
+    ensure(streamed.last_keepalive == Some(predicted_last), || {
+        format!(
+            "START_REPLICATION {requested}: keepalive after catching up {:?}, the model says \
+             {predicted_last}",
+            streamed.last_keepalive
+        )
+    })?;
+    ensure(cf_after == slot.confirmed_flush, || {
+        format!(
+            "START_REPLICATION moved confirmed_flush {} -> {cf_after}",
+            slot.confirmed_flush
+        )
+    })?;
+    Ok(streamed)
+}
+
+fn stop_stream(session: &mut Session, streamed: Streamed) -> Result<(), String> {
+    streamed.client.close()?;
+    session.record("StopReplication".into(), Vec::new());
+    // The walsender releases the slot when it exits; wait for it (a later rule step needs it).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let slot = session.slot_name().to_owned();
+    while Instant::now() < deadline {
+        let active: bool = session
+            .client()
+            .query_one(
+                "SELECT active FROM pg_replication_slots WHERE slot_name = $1",
+                &[&slot],
+            )
+            .map_err(|e| e.to_string())?
+            .get(0);
+        if !active {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err("the walsender kept the slot after the stream ended".into())
+}
+
+/// Three published transactions on a fresh pgoutput slot.
+fn three_txns(session: &mut Session) -> Result<Vec<Txn>, String> {
+    (1..=3)
+        .map(|rows| session.commit_txn(PUBLISHED_TABLE, rows, true, true))
+        .collect()
+}
+
+/// `IDENTIFY_SYSTEM`'s `xlogpos` is the flush pointer on a primary, also with an asynchronous
+/// commit not yet flushed.
+pub fn identify_system_xlogpos_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_identify")?;
+    session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
+    let mut client = ReplicationClient::connect(&server.replication_target(), "")?;
+    let before = session.observe()?;
+    let identified = client.identify_system()?;
+    let after = session.observe()?;
+    let mut model = Server::quiet_at(Role::Primary, before.flush);
+    model.wal.insert = before.insert;
+    model.wal.write = before.write;
+    let predicted = identify_system_xlogpos(&model);
+    ensure(
+        (predicted..=after.flush).contains(&identified.xlogpos),
+        || {
+            format!(
+                "IDENTIFY_SYSTEM xlogpos {}; the model says the flush pointer ({predicted} .. {})",
+                identified.xlogpos, after.flush
+            )
+        },
+    )?;
+    client.close()?;
+    pass(
+        &session,
+        server,
+        "identify_system_xlogpos",
+        format!(
+            "xlogpos {} = flush (insert {} after an asynchronous commit)",
+            identified.xlogpos, before.insert
+        ),
+    )
+}
+
+/// `START_REPLICATION … 0/0` after the slot was advanced past the first transaction starts at
+/// `confirmed_flush`: only the later transactions are sent.
+pub fn start_at_zero_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_start_zero")?;
+    let txns = three_txns(&mut session)?;
+    session.observe()?;
+    session.advance(txns[0].end_lsn)?;
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let detail = format!(
+        "confirmed_flush {}: sent [{}], keepalives {:?} .. {:?}",
+        txns[0].end_lsn,
+        joined(streamed.begins.clone()),
+        streamed.first_keepalive,
+        streamed.last_keepalive
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "start_at_zero_from_confirmed_flush",
+        detail,
+    )
+}
+
+/// A requested position below `confirmed_flush` is forwarded to it (no error).
+pub fn start_below_confirmed_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_start_below")?;
+    let txns = three_txns(&mut session)?;
+    session.observe()?;
+    session.advance(txns[1].end_lsn)?;
+    let requested = txns[0].commit_lsn;
+    let streamed = stream_and_check(server, &mut session, &txns, requested, "")?;
+    let detail = format!(
+        "requested {requested} < confirmed_flush {}: sent [{}]",
+        txns[1].end_lsn,
+        joined(streamed.begins.clone())
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "start_below_confirmed_flush", detail)
+}
+
+/// A transaction is sent when the requested position is its commit record's start, and skipped
+/// one byte later (still inside the commit record); START_REPLICATION moves nothing.
+pub fn start_skips_by_commit_start_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_start_skip")?;
+    let txns = three_txns(&mut session)?;
+    let mut details = Vec::new();
+    for requested in [txns[1].commit_lsn, txns[1].commit_lsn.plus(1)] {
+        let streamed = stream_and_check(server, &mut session, &txns, requested, "")?;
+        details.push(format!(
+            "from {requested}: [{}]",
+            joined(streamed.begins.clone())
+        ));
+        stop_stream(&mut session, streamed)?;
+    }
+    pass(
+        &session,
+        server,
+        "start_skips_by_commit_start",
+        format!(
+            "second commit record {}..{}: {}",
+            txns[1].commit_lsn,
+            txns[1].end_lsn,
+            details.join("; ")
+        ),
+    )
+}
+
+/// A requested position past the flush pointer is accepted; nothing before it is sent, nor a
+/// transaction committed later whose commit record starts before it; `confirmed_flush` stays.
+pub fn start_past_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_start_past")?;
+    let mut txns = three_txns(&mut session)?;
+    let requested = session.pointers()?.flush.plus(1 << 20);
+    let streamed = stream_and_check(server, &mut session, &txns, requested, "")?;
+    stop_stream(&mut session, streamed)?;
+    txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let streamed = stream_and_check(server, &mut session, &txns, requested, "")?;
+    let detail = format!(
+        "requested {requested} beyond flush: accepted, sent [{}] (a later commit at {} skipped), \
+         confirmed_flush unchanged",
+        joined(streamed.begins.clone()),
+        txns[3].commit_lsn
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "start_past_flush_accepted", detail)
+}
+
+/// pgoutput's LSNs: Begin's `final_lsn` and Commit's `commit_lsn` are the commit record's start,
+/// Commit's `end_lsn` its end and the XLogData `wal_start` of the Commit; Begin goes out under the
+/// first change's LSN, the Relation under `0/0`.
+pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_pgoutput_lsns")?;
+    let (cf, _) = session.slot_lsns()?;
+    let txn = session.commit_txn(PUBLISHED_TABLE, 2, true, true)?;
+    let txns = [txn];
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let data: Vec<(Lsn, Lsn, PgOutputMessage)> = streamed
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            CopyMessage::XLogData {
+                wal_start,
+                wal_end,
+                message,
+            } => Some((*wal_start, *wal_end, message.clone())),
+            _ => None,
+        })
+        .collect();
+    // The first change's record: the session knows only that it starts at or after the insert
+    // pointer read before the INSERT (a server with history may log a prune or full-page record
+    // first); the model is given the LSN the server sent it under, and checked against that bound.
+    let first_change = data
+        .first()
+        .map_or(txn.first_lsn, |(wal_start, _, _)| *wal_start);
+    ensure(
+        txn.first_lsn <= first_change && first_change < txn.commit_lsn,
+        || {
+            format!(
+                "Begin under {first_change}, outside the transaction's WAL {}..{}",
+                txn.first_lsn, txn.commit_lsn
+            )
+        },
+    )?;
+    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false);
+    ensure(data.len() == predicted.len(), || {
+        format!(
+            "{} messages, the model says {}: {data:?}",
+            data.len(),
+            predicted.len()
+        )
+    })?;
+    for ((wal_start, wal_end, message), model) in data.iter().zip(&predicted) {
+        use walcheck_model::pg::PgOutput;
+        let same_kind = matches!(
+            (message, model.message),
+            (PgOutputMessage::Begin { .. }, PgOutput::Begin { .. })
+                | (PgOutputMessage::Relation { .. }, PgOutput::Relation)
+                | (PgOutputMessage::Insert { .. }, PgOutput::Insert)
+                | (PgOutputMessage::Commit { .. }, PgOutput::Commit { .. })
+        );
+        let fields = match (message, model.message) {
+            (
+                PgOutputMessage::Begin { final_lsn, xid },
+                PgOutput::Begin {
+                    final_lsn: f,
+                    xid: x,
+                },
+            ) => *final_lsn == f && *xid == x,
+            (
+                PgOutputMessage::Commit {
+                    commit_lsn,
+                    end_lsn,
+                },
+                PgOutput::Commit {
+                    commit_lsn: c,
+                    end_lsn: e,
+                },
+            ) => *commit_lsn == c && *end_lsn == e,
+            _ => true,
+        };
+        // Inserts after the first lie between the first change and the commit.
+        let position = match model.message {
+            PgOutput::Insert => *wal_start >= model.wal_start && *wal_start < txn.commit_lsn,
+            _ => *wal_start == model.wal_start,
+        };
+        ensure(
+            same_kind && fields && position && wal_start == wal_end,
+            || {
+                format!(
+                    "server sent {message:?} at {wal_start}/{wal_end}, the model says {model:?}"
+                )
+            },
+        )?;
+    }
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "pgoutput_begin_commit_lsns",
+        format!(
+            "Begin at {first_change} (first change; slot at {cf}) final_lsn {}, Relation at 0/0, \
+             Commit at {} (commit_lsn {}, end_lsn {})",
+            txn.commit_lsn, txn.end_lsn, txn.commit_lsn, txn.end_lsn
+        ),
+    )
+}
+
+/// A transaction on a table outside the publication advances the WAL and sends nothing, not
+/// even Begin/Commit (pgoutput 15 skips empty transactions); the keepalive passes it.
+pub fn unpublished_txn_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut session = Session::open_pgoutput(server, "walcheck_unpublished")?;
+    let txns = vec![
+        session.commit_txn(UNPUBLISHED_TABLE, 3, false, true)?,
+        session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
+        session.commit_txn(UNPUBLISHED_TABLE, 2, false, true)?,
+    ];
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let commits = streamed
+        .messages
+        .iter()
+        .filter(|m| {
+            matches!(
+                m,
+                CopyMessage::XLogData {
+                    message: PgOutputMessage::Commit { .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    ensure(commits == 1, || {
+        format!("{commits} Commit messages, the model says 1")
+    })?;
+    let detail = format!(
+        "3 transactions, 1 published: sent [{}]; keepalive {:?} past the last unpublished commit \
+         ({})",
+        joined(streamed.begins.clone()),
+        streamed.last_keepalive,
+        txns[2].end_lsn
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "unpublished_txn_sends_nothing", detail)
+}
+
+/// Status updates go through [`process_standby_reply`]: one field set at a time, recorded.
+fn status_update(
+    session: &mut Session,
+    client: &mut ReplicationClient,
+    update: StandbyStatusUpdate,
+) -> Result<(Lsn, Lsn), String> {
+    let (_, restart_before) = session.slot_lsns()?;
+    client.send_status(update.write, update.flush, update.apply, false)?;
+    // Wait until the walsender has processed it (pg_stat_replication shows its write field).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (write_seen, flush_seen, apply_seen) = loop {
+        let row = session
+            .client()
+            .query_one(
+                "SELECT coalesce(write_lsn::text, '0/0'), coalesce(flush_lsn::text, '0/0'), \
+                 coalesce(replay_lsn::text, '0/0') FROM pg_stat_replication \
+                 WHERE application_name = 'walcheck-replication'",
+                &[],
+            )
+            .map_err(|e| format!("pg_stat_replication: {e}"))?;
+        let parse = |i: usize| row.get::<_, String>(i).parse::<Lsn>();
+        let seen = (parse(0), parse(1), parse(2));
+        if let (Ok(w), Ok(f), Ok(a)) = seen {
+            if w == update.write && f == update.flush && a == update.apply {
+                break (w, f, a);
+            }
+            if Instant::now() > deadline {
+                break (w, f, a);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    ensure(
+        (write_seen, flush_seen, apply_seen) == stat_replication(&update),
+        || {
+            format!(
+                "pg_stat_replication shows {write_seen}/{flush_seen}/{apply_seen}, the model says \
+                 {:?}",
+                stat_replication(&update)
+            )
+        },
+    )?;
+    let (cf, restart_after) = session.slot_lsns()?;
+    let candidate = (restart_after != restart_before).then_some(restart_after);
+    session.record(
+        format!(
+            "StatusUpdate{{write: {}, flush: {}, apply: {}, candidate_restart: {}}}",
+            update.write,
+            update.flush,
+            update.apply,
+            candidate.map_or("none".into(), |l| l.to_string())
+        ),
+        vec![("confirmed_flush".into(), lsn_var(cf))],
+    );
+    Ok((cf, restart_after))
+}
+
+fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
+    StandbyStatusUpdate {
+        write,
+        flush,
+        apply,
+        reply_requested: false,
+    }
+}
+
+/// A streaming session on a fresh pgoutput slot with three transactions, caught up.
+fn streaming(server: &PgServer, slot: &str) -> Result<(Session, Vec<Txn>, Streamed), String> {
+    let mut session = Session::open_pgoutput(server, slot)?;
+    let txns = three_txns(&mut session)?;
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    Ok((session, txns, streamed))
+}
+
+/// Predicts a status update on the slot as it is and checks the server's `confirmed_flush`.
+fn check_update(
+    session: &mut Session,
+    client: &mut ReplicationClient,
+    sent: StandbyStatusUpdate,
+) -> Result<Lsn, String> {
+    let mut model = DurableSlot::created(slot_now(session)?);
+    let (seen, restart_after) = status_update(session, client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply(&mut model, &sent, candidate);
+    ensure(seen == model.slot.confirmed_flush, || {
+        format!(
+            "after write {} flush {} apply {}: confirmed_flush {seen}, the model says {}",
+            sent.write, sent.flush, sent.apply, model.slot.confirmed_flush
+        )
+    })?;
+    Ok(seen)
+}
+
+/// Only the flush field of a status update reaches the slot; write and apply show in
+/// `pg_stat_replication` only.
+pub fn status_update_only_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_only_flush")?;
+    let write_only = update(txns[2].end_lsn, txns[0].end_lsn, txns[2].end_lsn);
+    let a = check_update(&mut session, &mut streamed.client, write_only)?;
+    let flush_moves = update(txns[2].end_lsn, txns[1].end_lsn, Lsn::INVALID);
+    let b = check_update(&mut session, &mut streamed.client, flush_moves)?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "status_update_only_flush",
+        format!(
+            "write {} flush {} apply {}: confirmed_flush {a}; then flush {}: {b}",
+            write_only.write, write_only.flush, write_only.apply, flush_moves.flush
+        ),
+    )
+}
+
+/// A status update with flush `0/0` leaves the slot alone.
+pub fn status_update_zero_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_zero_flush")?;
+    let zero = update(txns[2].end_lsn, Lsn::INVALID, txns[2].end_lsn);
+    let cf = check_update(&mut session, &mut streamed.client, zero)?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "status_update_zero_flush_ignored",
+        format!("write {} flush 0/0: confirmed_flush stays {cf}", zero.write),
+    )
+}
+
+/// A flush position past the end of WAL is taken as it is (no clamp).
+pub fn status_update_no_clamp_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, _, mut streamed) = streaming(server, "walcheck_no_clamp")?;
+    let flush = session.pointers()?.flush;
+    let past = flush.plus(1 << 20);
+    let cf = check_update(&mut session, &mut streamed.client, update(past, past, past))?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "status_update_no_clamp",
+        format!("flush {past} with the WAL flushed to {flush}: confirmed_flush {cf}"),
+    )
+}
+
+/// A flush position below `confirmed_flush` does not move it back.
+pub fn status_update_never_backwards_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_backwards")?;
+    let high = txns[2].end_lsn;
+    let low = txns[0].end_lsn;
+    check_update(&mut session, &mut streamed.client, update(high, high, high))?;
+    let cf = check_update(&mut session, &mut streamed.client, update(low, low, low))?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "status_update_never_backwards",
+        format!(
+            "flush {high} then {low}: confirmed_flush {cf} (PostgreSQL {})",
+            server.version_num()
+        ),
+    )
+}
+
+/// After a confirmation that found no candidate `restart_lsn`, an immediate stop loses it.
+pub fn status_update_lost_in_crash_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it stops the server with -m immediate") {
+        return Ok(skip);
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_confirm_crash")?;
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let target = txns[2].end_lsn;
+    let sent = update(target, target, target);
+    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply(&mut model, &sent, candidate);
+    stop_stream(&mut session, streamed)?;
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {target}, crash: confirmed_flush {after}, the model says {} (candidate {candidate:?})",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "status_update_lost_in_crash",
+        format!(
+            "confirmed {target} (candidate restart_lsn {candidate:?}), immediate stop: {after}"
+        ),
+    )
+}
+
+/// In 15 such a confirmation does not even mark the slot dirty: a CHECKPOINT and a clean
+/// (`-m fast`) restart lose it too.
+pub fn status_update_not_saved_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it restarts the server") {
+        return Ok(skip);
+    }
+    if server.version_num() >= 170_000 {
+        return Ok(Outcome::Skip {
+            reason: format!(
+                "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); \
+                 the model is 15's",
+                server.version_num()
+            ),
+        });
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_confirm_clean")?;
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let target = txns[2].end_lsn;
+    let sent = update(target, target, target);
+    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply(&mut model, &sent, candidate);
+    stop_stream(&mut session, streamed)?;
+    session.checkpoint()?;
+    model.checkpoint();
+    let after = session.clean_restart(server)?;
+    model.clean_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {target}, CHECKPOINT, clean restart: confirmed_flush {after}, the model says \
+             {} (candidate {candidate:?})",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "status_update_not_saved",
+        format!(
+            "confirmed {target} (candidate restart_lsn {candidate:?}), CHECKPOINT, fast stop and \
+             start: {after}"
+        ),
+    )
+}
+
+/// Keepalives report `sentPtr`: `confirmed_flush` before reading, then the end of the records
+/// read — below a `confirmed_flush` confirmed past the end of WAL (OLake #862's regression).
+pub fn keepalive_below_confirmed_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_keepalive_below")?;
+    let flush = session.pointers()?.flush;
+    let past = flush.plus(1 << 16);
+    check_update(&mut session, &mut streamed.client, update(past, past, past))?;
+    stop_stream(&mut session, streamed)?;
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let detail = format!(
+        "confirmed_flush {past} past the flushed WAL {flush}: keepalives {:?} then {:?}",
+        streamed.first_keepalive, streamed.last_keepalive
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "keepalive_below_confirmed_flush", detail)
+}
+
+/// With `wal_sender_timeout = 2s`, an idle stream gets a keepalive requesting a reply about a
+/// second after the client's last message.
+pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, String> {
+    const TIMEOUT_MS: u64 = 2_000;
+    let mut session = Session::open_pgoutput(server, "walcheck_reply")?;
+    let txns = three_txns(&mut session)?;
+    let mut streamed = stream_and_check(
+        server,
+        &mut session,
+        &txns,
+        Lsn::INVALID,
+        &format!("-c wal_sender_timeout={TIMEOUT_MS}ms"),
+    )?;
+    let flush = session.pointers()?.flush;
+    streamed.client.send_status(flush, flush, flush, false)?;
+    let replied = Instant::now();
+    let deadline = replied + Duration::from_millis(3 * TIMEOUT_MS);
+    let mut asked_after_ms = None;
+    while Instant::now() < deadline && asked_after_ms.is_none() {
+        if let Some(CopyMessage::Keepalive {
+            reply_requested: true,
+            ..
+        }) = streamed.client.recv(Duration::from_millis(100))?
+        {
+            asked_after_ms = Some(replied.elapsed().as_millis() as u64);
+        }
+    }
+    let asked = asked_after_ms.ok_or("no keepalive requested a reply")?;
+    ensure(
+        keepalive_due(asked, TIMEOUT_MS) && !keepalive_due(asked.saturating_sub(300), TIMEOUT_MS),
+        || {
+            format!(
+                "reply requested after {asked} ms; the model says at {} ms",
+                TIMEOUT_MS / 2
+            )
+        },
+    )?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "keepalive_reply_requested",
+        format!(
+            "wal_sender_timeout {TIMEOUT_MS} ms: reply requested {asked} ms after the last update"
+        ),
+    )
+}
+
+/// SQL decoding: one call recorded as `SqlDecode{…}` after an `Observe` (its flush pointer is the
+/// call's `end_of_wal`, the server idle), predicted with [`get_changes`].
+fn sql_decode(
+    session: &mut Session,
+    txns: &[Txn],
+    request: SqlDecode,
+) -> Result<(Vec<Lsn>, u32, Lsn), String> {
+    let p = session.observe()?;
+    let mut model = DurableSlot::created(slot_now(session)?);
+    let (_, restart_before) = session.slot_lsns()?;
+    let function = if request.confirm {
+        "pg_logical_slot_get_changes"
+    } else {
+        "pg_logical_slot_peek_changes"
+    };
+    let upto_lsn = request.upto_lsn.map(|l| l.to_string());
+    let upto_nchanges = request.upto_nchanges.map(|n| n as i32);
+    let slot = session.slot_name().to_owned();
+    let rows = session
+        .client()
+        .query(
+            &format!("SELECT lsn::text, data FROM {function}($1, $2::text::pg_lsn, $3)"),
+            &[&slot, &upto_lsn, &upto_nchanges],
+        )
+        .map_err(|e| format!("{function}: {e}"))?;
+    // test_decoding's BEGIN rows carry no LSN of the commit; the COMMIT rows' lsn is end_lsn.
+    let ends: Vec<Lsn> = rows
+        .iter()
+        .filter(|r| r.get::<_, String>(1).starts_with("COMMIT"))
+        .map(|r| r.get::<_, String>(0).parse::<Lsn>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let sent: Vec<Lsn> = ends
+        .iter()
+        .map(|end| {
+            txns.iter()
+                .find(|t| t.end_lsn == *end)
+                .map_or(*end, |t| t.commit_lsn)
+        })
+        .collect();
+    let (cf, restart_after) = session.slot_lsns()?;
+    let candidate = (restart_after != restart_before).then_some(restart_after);
+    let got = get_changes(
+        &mut model,
+        txns,
+        p.flush,
+        request,
+        candidate,
+        test_decoding_rows,
+    );
+    session.record(
+        format!(
+            "SqlDecode{{upto_lsn: {}, upto_nchanges: {}, confirm: {}, candidate_restart: {}}}",
+            upto_lsn.unwrap_or_else(|| "none".into()),
+            request
+                .upto_nchanges
+                .map_or("none".into(), |n| n.to_string()),
+            request.confirm,
+            candidate.map_or("none".into(), |l| l.to_string())
+        ),
+        vec![
+            ("sent".into(), Var::Text(joined(sent.clone()))),
+            ("rows".into(), Var::Int(rows.len() as u64)),
+            ("confirmed_flush".into(), lsn_var(cf)),
+        ],
+    );
+    let predicted: Vec<Lsn> = got.txns.iter().map(|t| t.commit_lsn).collect();
+    ensure(
+        predicted == sent && got.rows as usize == rows.len() && model.slot.confirmed_flush == cf,
+        || {
+            format!(
+                "{function}(upto_lsn {:?}, upto_nchanges {:?}): transactions [{}], {} rows, \
+                 confirmed_flush {cf}; the model says [{}], {} rows, {}",
+                request.upto_lsn,
+                request.upto_nchanges,
+                joined(sent.clone()),
+                rows.len(),
+                joined(predicted.clone()),
+                got.rows,
+                model.slot.confirmed_flush
+            )
+        },
+    )?;
+    Ok((sent, rows.len() as u32, cf))
+}
+
+/// A test_decoding slot created after its table (the CREATE TABLE would be decoded as an empty
+/// transaction otherwise) and three transactions.
+fn sql_session(server: &PgServer, slot: &str) -> Result<(Session, Vec<Txn>), String> {
+    server
+        .connect()?
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {PUBLISHED_TABLE} (id int, v text)"
+        ))
+        .map_err(|e| e.to_string())?;
+    let mut session = Session::open(server, slot)?;
+    session.clean_up_with(format!("DROP TABLE IF EXISTS {PUBLISHED_TABLE}"));
+    let txns = three_txns(&mut session)?;
+    Ok((session, txns))
+}
+
+fn request(upto_lsn: Option<Lsn>, upto_nchanges: Option<u32>, confirm: bool) -> SqlDecode {
+    SqlDecode {
+        upto_lsn,
+        upto_nchanges,
+        confirm,
+    }
+}
+
+/// `pg_logical_slot_peek_changes` returns every committed transaction and confirms nothing.
+pub fn sql_peek_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns) = sql_session(server, "walcheck_sql_peek")?;
+    let (sent, rows, cf) = sql_decode(&mut session, &txns, request(None, None, false))?;
+    pass(
+        &session,
+        server,
+        "sql_peek_confirms_nothing",
+        format!(
+            "peek: [{}], {rows} rows; confirmed_flush stays {cf}",
+            joined(sent)
+        ),
+    )
+}
+
+/// `pg_logical_slot_get_changes` confirms to the end of the last record read (the flush pointer
+/// at the call) and marks the slot dirty: lost in a crash, kept by a CHECKPOINT or a clean stop.
+pub fn sql_get_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it restarts the server") {
+        return Ok(skip);
+    }
+    let (mut session, mut txns) = sql_session(server, "walcheck_sql_get")?;
+    let created = session.confirmed_flush()?;
+    let (_, _, first) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    let crashed = session.crash_restart(server)?;
+    ensure(crashed == created, || {
+        format!("get confirmed {first}; after a crash {crashed}, the model says {created}")
+    })?;
+    // After the crash the slot decodes the same transactions again, and recovery's checkpoint
+    // record follows them.
+    txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let (_, _, second) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    let clean = session.clean_restart(server)?;
+    ensure(clean == second, || {
+        format!("get confirmed {second}; after a clean restart {clean}")
+    })?;
+    txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let (_, _, third) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    session.checkpoint()?;
+    let after = session.crash_restart(server)?;
+    ensure(after == third, || {
+        format!("get confirmed {third}, CHECKPOINT, crash: {after}")
+    })?;
+    pass(
+        &session,
+        server,
+        "sql_get_confirms_and_marks_dirty",
+        format!(
+            "get -> {first}, crash -> {crashed}; get -> {second}, clean restart -> {clean}; get -> \
+             {third}, CHECKPOINT, crash -> {after}"
+        ),
+    )
+}
+
+/// `upto_lsn` at a commit record's start stops before it; one byte later the commit record
+/// crosses it and its transaction is returned, and `get` confirms to its end.
+pub fn sql_upto_lsn_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns) = sql_session(server, "walcheck_sql_upto_lsn")?;
+    let at = txns[1].commit_lsn;
+    let (before, _, _) = sql_decode(&mut session, &txns, request(Some(at), None, false))?;
+    let (crossing, _, cf) = sql_decode(&mut session, &txns, request(Some(at.plus(1)), None, true))?;
+    pass(
+        &session,
+        server,
+        "sql_upto_lsn_includes_crossing_record",
+        format!(
+            "upto {at}: [{}]; upto {}: [{}], confirmed_flush {cf}",
+            joined(before),
+            at.plus(1),
+            joined(crossing)
+        ),
+    )
+}
+
+/// `upto_nchanges` is checked after whole transactions: 1 returns all rows of the first.
+pub fn sql_upto_nchanges_rule(server: &PgServer) -> Result<Outcome, String> {
+    let (mut session, txns) = sql_session(server, "walcheck_sql_nchanges")?;
+    let (sent, rows, cf) = sql_decode(&mut session, &txns, request(None, Some(1), true))?;
+    pass(
+        &session,
+        server,
+        "sql_upto_nchanges_whole_txns",
+        format!(
+            "upto_nchanges 1: [{}], {rows} rows, confirmed_flush {cf}",
+            joined(sent)
+        ),
+    )
+}
+
+/// A new slot: `restart_lsn` at the insert pointer before, `confirmed_flush` at the end of the
+/// running-xacts record it logs and flushes, with an asynchronous commit before it.
+pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
+    let mut client = server.connect()?;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text); \
+             SET synchronous_commit = off; INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a')"
+        ))
+        .map_err(|e| e.to_string())?;
+    let read = |client: &mut postgres::Client| -> Result<(Lsn, Lsn, Lsn), String> {
+        let row = client
+            .query_one(
+                "SELECT pg_current_wal_flush_lsn()::text, pg_current_wal_lsn()::text, \
+                 pg_current_wal_insert_lsn()::text",
+                &[],
+            )
+            .map_err(|e| e.to_string())?;
+        let p = |i: usize| {
+            row.get::<_, String>(i)
+                .parse::<Lsn>()
+                .map_err(|e| e.to_string())
+        };
+        Ok((p(0)?, p(1)?, p(2)?))
+    };
+    let (flush, write, insert) = read(&mut client)?;
+    let mut wal = Wal::at(flush);
+    wal.write = write;
+    wal.insert = insert;
+    let mut session = Session::open(server, "walcheck_create")?;
+    session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
+    let (cf, restart) = session.slot_lsns()?;
+    let (flush_after, _, _) = read(&mut client)?;
+    let bytes = cf.bytes().saturating_sub(restart.bytes());
+    let predicted = create_logical_slot(&mut wal, bytes);
+    ensure(
+        restart == insert && predicted.confirmed_flush == cf && flush_after >= cf,
+        || {
+            format!(
+                "insert {insert} (flush {flush}) before; slot restart_lsn {restart}, confirmed_flush \
+                 {cf}, flush {flush_after}; the model says {predicted:?}, flush {}",
+                wal.flush
+            )
+        },
+    )?;
+    pass(
+        &session,
+        server,
+        "create_slot_at_consistent_point",
+        format!(
+            "insert {insert} (flush {flush}, an async commit pending): restart_lsn {restart}, \
+             confirmed_flush {cf} ({bytes}-byte running-xacts record), flush now {flush_after}"
+        ),
+    )
+}
+
+fn oldest_segment(client: &mut postgres::Client) -> Result<u64, String> {
+    let name: String = client
+        .query_one(
+            "SELECT min(name) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'",
+            &[],
+        )
+        .map_err(|e| format!("pg_ls_waldir: {e}"))?
+        .get(0);
+    let log = u64::from_str_radix(&name[8..16], 16).map_err(|e| e.to_string())?;
+    let seg = u64::from_str_radix(&name[16..24], 16).map_err(|e| e.to_string())?;
+    Ok(log * 0x100 + seg)
+}
+
+fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
+    let text: String = client
+        .query_one("SELECT redo_lsn::text FROM pg_control_checkpoint()", &[])
+        .map_err(|e| e.to_string())?
+        .get(0);
+    text.parse().map_err(|e| format!("{e}"))
+}
+
+/// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
+/// once the slot is dropped, that of the redo pointer.
+pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it switches WAL segments") {
+        return Ok(skip);
+    }
+    let mut client = server.connect()?;
+    let mut old = Session::open(server, "walcheck_retain_old")?;
+    for _ in 0..3 {
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text); \
+                 INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a'); SELECT pg_switch_wal()"
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    let new = Session::open(server, "walcheck_retain_new")?;
+    let mut new = new;
+    let slots = [Some(slot_now(&mut old)?), Some(slot_now(&mut new)?)];
+    client
+        .batch_execute("CHECKPOINT")
+        .map_err(|e| e.to_string())?;
+    let redo = redo_lsn(&mut client)?;
+    let kept = oldest_segment(&mut client)?;
+    let predicted = oldest_kept_segment(&slots, redo);
+    ensure(kept == predicted, || {
+        format!("two slots, CHECKPOINT: oldest segment {kept:X}, the model says {predicted:X}")
+    })?;
+    drop(old);
+    server.forget_slot("walcheck_retain_old");
+    let slots = [None, slots[1]];
+    client
+        .batch_execute("CHECKPOINT")
+        .map_err(|e| e.to_string())?;
+    let redo2 = redo_lsn(&mut client)?;
+    let kept2 = oldest_segment(&mut client)?;
+    let predicted2 = oldest_kept_segment(&slots, redo2);
+    ensure(kept2 == predicted2, || {
+        format!("oldest slot dropped, CHECKPOINT: oldest segment {kept2:X}, the model says {predicted2:X}")
+    })?;
+    pass(
+        &new,
+        server,
+        "wal_retention_min_restart_lsn",
+        format!(
+            "oldest segment {kept:X} with the old slot (redo {redo}); {kept2:X} after dropping it"
+        ),
+    )
+}
+
+/// `pg_last_wal_replay_lsn()` on a primary: NULL after a clean start, the end of the WAL
+/// replayed after crash recovery, frozen there, and NULL again after a clean restart.
+pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it restarts the server") {
+        return Ok(skip);
+    }
+    let read = |server: &PgServer| -> Result<Option<Lsn>, String> {
+        let text: Option<String> = server
+            .connect()?
+            .query_one("SELECT pg_last_wal_replay_lsn()::text", &[])
+            .map_err(|e| e.to_string())?
+            .get(0);
+        text.map(|t| t.parse().map_err(|e| format!("{e}")))
+            .transpose()
+    };
+    let mut session = Session::open(server, "walcheck_replay_lsn")?;
+    session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
+    // Earlier rules may have crashed this server: start from a clean restart.
+    session.clean_restart(server)?;
+    let mut model = PrimaryReplay::CLEAN;
+    let fresh = read(server)?;
+    ensure(fresh == model.last_wal_replay_lsn(), || {
+        format!("after a clean start: {fresh:?}, the model says NULL")
+    })?;
+    let p = session.observe()?;
+    let mut wal = Wal::at(p.flush);
+    wal.write = p.write;
+    wal.insert = p.insert;
+    session.crash_restart(server)?;
+    model.crash_restart(&wal);
+    let recovered = read(server)?;
+    session
+        .client()
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text); \
+             INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a')"
+        ))
+        .map_err(|e| e.to_string())?;
+    let later = read(server)?;
+    ensure(
+        recovered == model.last_wal_replay_lsn() && later == recovered,
+        || {
+            format!(
+                "after crash recovery {recovered:?}, after more WAL {later:?}; the model says {:?}",
+                model.last_wal_replay_lsn()
+            )
+        },
+    )?;
+    session.clean_restart(server)?;
+    model.clean_restart();
+    let clean = read(server)?;
+    ensure(clean == model.last_wal_replay_lsn(), || {
+        format!("after a clean restart {clean:?}, the model says NULL")
+    })?;
+    pass(
+        &session,
+        server,
+        "replay_lsn_on_primary",
+        format!(
+            "clean start: NULL; crash at write {}: {recovered:?}, unchanged after more WAL; clean restart: NULL",
+            p.write
+        ),
+    )
+}

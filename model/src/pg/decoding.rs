@@ -1,0 +1,451 @@
+//! Logical decoding of a slot: where it starts, which transactions it skips, how a confirmation
+//! reaches the slot and its saved copy, and the SQL functions `pg_logical_slot_{peek,get}_changes`.
+
+use serde::{Deserialize, Serialize};
+
+use super::slot::{AdvanceError, Slot};
+use super::txn::Txn;
+use crate::Lsn;
+
+/// Where decoding starts for a requested position.
+///
+/// PostgreSQL 15 `logical.c:CreateDecodingContext`: `start_lsn = 0/0` continues from
+/// `confirmed_flush`; `start_lsn < confirmed_flush` is "already streamed, forwarding to"
+/// `confirmed_flush` (a LOG line, not an error); any later position is taken as it is, even past
+/// the end of WAL (nothing checks it against the flush pointer).
+pub fn decoding_start(requested: Lsn, confirmed_flush: Lsn) -> Lsn {
+    if !requested.is_valid() || requested < confirmed_flush {
+        confirmed_flush
+    } else {
+        requested
+    }
+}
+
+/// Whether decoding starting at `start_decoding_at` skips the transaction: its commit record
+/// *starts* before it.
+///
+/// PostgreSQL 15 `decode.c:DecodeCommit` → `DecodeTXNNeedSkip` → `snapbuild.c:
+/// SnapBuildXactNeedsSkip(builder, buf->origptr)`: `ptr < builder->start_decoding_at`, where
+/// `origptr` is the commit record's start. A start inside the commit record skips it.
+pub fn txn_needs_skip(txn: &Txn, start_decoding_at: Lsn) -> bool {
+    txn.commit_lsn < start_decoding_at
+}
+
+/// What a change to the slot's in-memory position did to its saved copy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Persistence {
+    /// Nothing to save: memory only, not even dirty (a checkpoint does not save it).
+    MemoryOnly,
+    /// Marked dirty: the next checkpoint or clean shutdown saves it, a crash loses it.
+    Dirty,
+    /// Saved to disk at once.
+    Saved,
+}
+
+/// A slot with its dirty flag: whether the next checkpoint writes it out.
+///
+/// PostgreSQL 15 `slot.c:SaveSlotToPath` returns at once for a slot that is not dirty, and
+/// `CheckPointReplicationSlots` runs it for every slot at each checkpoint, the shutdown
+/// checkpoint of a clean (`-m fast`) stop included.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct DurableSlot {
+    pub slot: Slot,
+    pub dirty: bool,
+}
+
+impl DurableSlot {
+    /// A slot just created, saved, clean.
+    pub const fn created(slot: Slot) -> DurableSlot {
+        DurableSlot { slot, dirty: false }
+    }
+
+    fn persist(&mut self, how: Persistence) -> Persistence {
+        match how {
+            Persistence::MemoryOnly => {}
+            Persistence::Dirty => self.dirty = true,
+            Persistence::Saved => {
+                self.slot.save();
+                self.dirty = false;
+            }
+        }
+        how
+    }
+
+    /// `LogicalConfirmReceivedLocation(lsn)`: the client has everything up to `lsn`.
+    ///
+    /// PostgreSQL 15 `logical.c:LogicalConfirmReceivedLocation`:
+    /// - `confirmed_flush` becomes `lsn` only when that moves it forward (the guard "Prevent moving
+    ///   the confirmed_flush backwards", in 15 since 15.14); there is no clamp to the WAL's end.
+    /// - When decoding has found a candidate `restart_lsn` (or `catalog_xmin`) that `lsn` reaches
+    ///   — it does after reading an `xl_running_xacts` record (`snapbuild.c:
+    ///   SnapBuildProcessRunningXacts` → `LogicalIncreaseRestartDecodingForSlot`) — the slot
+    ///   takes it and is saved at once (`ReplicationSlotMarkDirty` + `ReplicationSlotSave`).
+    /// - Otherwise only shared memory changes: the slot is not even marked dirty, so neither a
+    ///   checkpoint nor a clean shutdown saves it in 15 (17 saves it at shutdown).
+    ///
+    /// The candidate depends on WAL the model does not track: the caller passes it
+    /// (`candidate_restart`, the `restart_lsn` PostgreSQL moves to, as observed).
+    pub fn confirm_received(&mut self, lsn: Lsn, candidate_restart: Option<Lsn>) -> Persistence {
+        if lsn > self.slot.confirmed_flush {
+            self.slot.confirmed_flush = lsn;
+        }
+        let how = match candidate_restart {
+            Some(restart) if restart <= self.slot.confirmed_flush => {
+                self.slot.restart_lsn = self.slot.restart_lsn.max(restart);
+                Persistence::Saved
+            }
+            _ => Persistence::MemoryOnly,
+        };
+        debug_assert!(self.slot.is_ordered(), "{self:?}");
+        self.persist(how)
+    }
+
+    /// `pg_replication_slot_advance`, which marks the slot dirty (see [`Slot::slot_advance`]).
+    pub fn slot_advance(
+        &mut self,
+        target: Lsn,
+        limit: Lsn,
+        restart_moves: bool,
+    ) -> Result<Lsn, AdvanceError> {
+        let saved_before = self.slot.saved;
+        let end_lsn = self.slot.slot_advance(target, limit, restart_moves)?;
+        if self.slot.saved == saved_before {
+            self.persist(Persistence::Dirty);
+        } else {
+            self.dirty = false;
+        }
+        Ok(end_lsn)
+    }
+
+    /// A checkpoint (or the shutdown checkpoint of a clean stop) saves the slot if it is dirty.
+    ///
+    /// PostgreSQL 15 `slot.c:CheckPointReplicationSlots` → `SaveSlotToPath`, which skips a slot
+    /// that is not dirty.
+    pub fn checkpoint(&mut self) {
+        if self.dirty {
+            self.persist(Persistence::Saved);
+        }
+    }
+
+    /// A clean stop and start (`pg_ctl stop -m fast`): the shutdown checkpoint saves dirty slots,
+    /// and the restart reads them back.
+    ///
+    /// PostgreSQL 15 `xlog.c:ShutdownXLOG` → `CreateCheckPoint(CHECKPOINT_IS_SHUTDOWN)` →
+    /// `CheckPointReplicationSlots`; then `slot.c:StartupReplicationSlots`.
+    pub fn clean_restart(&mut self) {
+        self.checkpoint();
+        self.slot.restore_saved();
+    }
+
+    /// An immediate stop and restart: the slot is what was saved (see [`Slot::restore_saved`]).
+    pub fn crash_restart(&mut self) {
+        self.slot.restore_saved();
+        self.dirty = false;
+    }
+}
+
+/// The request of `pg_logical_slot_get_changes(slot, upto_lsn, upto_nchanges)` or its `peek`
+/// twin (`confirm = false`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SqlDecode {
+    /// `upto_lsn`; `None` is SQL NULL.
+    pub upto_lsn: Option<Lsn>,
+    /// `upto_nchanges`; `None` is SQL NULL.
+    pub upto_nchanges: Option<u32>,
+    /// `get` (true) confirms what it read; `peek` (false) does not.
+    pub confirm: bool,
+}
+
+/// What a SQL decoding call returned and how far it read.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SqlChanges {
+    /// The transactions whose rows it returned, in commit order.
+    pub txns: Vec<Txn>,
+    /// The rows it returned.
+    pub rows: u32,
+    /// The end of the last record it read (`ctx->reader->EndRecPtr`).
+    pub read_to: Lsn,
+}
+
+/// `pg_logical_slot_get_changes` / `pg_logical_slot_peek_changes` on a slot, given the committed
+/// transactions in commit order, the flush pointer at the call (`end_of_wal`), and the rows the
+/// output plugin writes for a transaction (`rows_of`; test_decoding: BEGIN, one per change,
+/// COMMIT).
+///
+/// PostgreSQL 15 `logicalfuncs.c:pg_logical_slot_get_changes_guts`:
+/// - `end_of_wal = GetFlushRecPtr()` once, at the call: later WAL is not read.
+/// - Decoding starts at `confirmed_flush` (`CreateDecodingContext(InvalidXLogRecPtr, …)`), reading
+///   from `restart_lsn`; a transaction is output when its commit record is decoded.
+/// - The loop reads one record at a time while `EndRecPtr < end_of_wal`, then stops when
+///   `upto_lsn ≤ EndRecPtr` (so the record crossing `upto_lsn` is read, and included) or when
+///   `upto_nchanges ≤ returned rows` (checked after each record, and rows come whole
+///   transactions at a time at their commit).
+/// - `get` then calls `LogicalConfirmReceivedLocation(EndRecPtr)` and marks the slot dirty
+///   ("so it's written out at the next checkpoint. We'll still lose its position on crash").
+///
+/// The model knows the records around commits only: a record ends at each `commit_lsn` (the
+/// previous record is contiguous with the commit record; not so when the commit record starts a
+/// page, after its header), the commit record ends at `end_lsn`, and the last record read ends at
+/// `end_of_wal` (flush is at a record end when commits flush it). An `upto_lsn` inside the WAL
+/// between commits stops, in the model, at the next commit's start.
+pub fn get_changes(
+    slot: &mut DurableSlot,
+    txns: &[Txn],
+    end_of_wal: Lsn,
+    request: SqlDecode,
+    candidate_restart: Option<Lsn>,
+    rows_of: impl Fn(&Txn) -> u32,
+) -> SqlChanges {
+    let start_decoding_at = decoding_start(Lsn::INVALID, slot.slot.confirmed_flush);
+    let mut read_to = slot.slot.restart_lsn;
+    let mut out = SqlChanges {
+        txns: Vec::new(),
+        rows: 0,
+        read_to,
+    };
+    // Record ends the model knows, in WAL order, each with the transaction it commits.
+    let ends = txns
+        .iter()
+        .flat_map(|t| [(t.commit_lsn, None), (t.end_lsn, Some(t))])
+        .chain([(end_of_wal, None)]);
+    for (end, commits) in ends {
+        if read_to >= end_of_wal {
+            break;
+        }
+        if end <= read_to {
+            continue;
+        }
+        // A record crossing `end_of_wal` is read whole (the reader waits for its flush).
+        read_to = end;
+        if let Some(txn) = commits {
+            if !txn_needs_skip(txn, start_decoding_at) && rows_of(txn) > 0 {
+                // A plugin that writes no row for it (pgoutput, unpublished) returns nothing.
+                out.rows += rows_of(txn);
+                out.txns.push(*txn);
+            }
+        }
+        let upto_lsn_reached = request.upto_lsn.is_some_and(|upto| upto <= read_to);
+        let upto_nchanges_reached = request.upto_nchanges.is_some_and(|n| n <= out.rows);
+        if upto_lsn_reached || upto_nchanges_reached {
+            break;
+        }
+    }
+    out.read_to = read_to;
+    if request.confirm
+        && read_to.is_valid()
+        && slot.confirm_received(read_to, candidate_restart) != Persistence::Saved
+    {
+        slot.persist(Persistence::Dirty);
+    }
+    out
+}
+
+/// test_decoding's rows for a transaction: `BEGIN`, one per change, `COMMIT` — also for a
+/// transaction without decodable changes (a `CREATE TABLE`, measured on 15): `skip-empty-xacts`
+/// is off by default (PostgreSQL 15 `test_decoding.c:pg_decode_begin_txn`). test_decoding has no
+/// publication: `published_rows` counts the changes of every table.
+pub fn test_decoding_rows(txn: &Txn) -> u32 {
+    txn.published_rows + 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wal::{CommitMode, Wal};
+    use super::*;
+
+    const CF: Lsn = Lsn(0x153_E240);
+
+    fn wal_of(n: u32, rows: u32) -> (Wal, Vec<Txn>) {
+        let mut wal = Wal::at(CF);
+        let txns = (0..n)
+            .map(|i| wal.commit_txn(730 + i, 200, 46, rows, CommitMode::Sync))
+            .collect();
+        (wal, txns)
+    }
+
+    #[test]
+    fn start_at_zero_or_below_confirmed_flush_continues_from_it() {
+        assert_eq!(decoding_start(Lsn::INVALID, CF), CF);
+        assert_eq!(decoding_start(Lsn(1), CF), CF);
+        assert_eq!(decoding_start(CF.minus(8), CF), CF);
+    }
+
+    #[test]
+    fn start_above_confirmed_flush_is_taken_even_past_the_wal() {
+        assert_eq!(decoding_start(CF.plus(8), CF), CF.plus(8));
+        assert_eq!(decoding_start(Lsn(u64::MAX), CF), Lsn(u64::MAX));
+    }
+
+    #[test]
+    fn a_transaction_is_skipped_when_its_commit_record_starts_before_the_start() {
+        let (_, txns) = wal_of(1, 1);
+        let txn = txns[0];
+        assert!(!txn_needs_skip(&txn, txn.commit_lsn));
+        assert!(txn_needs_skip(&txn, txn.commit_lsn.plus(1)));
+        // Even a start inside the commit record, before end_lsn, skips it.
+        assert!(txn_needs_skip(&txn, txn.end_lsn.minus(8)));
+    }
+
+    #[test]
+    fn a_confirmation_moves_forward_only_and_is_not_clamped() {
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        assert_eq!(
+            slot.confirm_received(CF.plus(1 << 30), None),
+            Persistence::MemoryOnly
+        );
+        assert_eq!(slot.slot.confirmed_flush, CF.plus(1 << 30));
+        slot.confirm_received(CF.plus(8), None);
+        assert_eq!(slot.slot.confirmed_flush, CF.plus(1 << 30));
+    }
+
+    #[test]
+    fn a_confirmation_without_candidate_survives_neither_checkpoint_nor_restart() {
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        slot.confirm_received(CF.plus(0x100), None);
+        assert!(!slot.dirty);
+        slot.checkpoint();
+        assert_eq!(slot.slot.saved.confirmed_flush, CF);
+        slot.clean_restart();
+        assert_eq!(slot.slot.confirmed_flush, CF);
+    }
+
+    #[test]
+    fn a_confirmation_reaching_a_candidate_restart_lsn_is_saved_at_once() {
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let how = slot.confirm_received(CF.plus(0x100), Some(CF.plus(0x80)));
+        assert_eq!(how, Persistence::Saved);
+        assert_eq!(slot.slot.restart_lsn, CF.plus(0x80));
+        slot.crash_restart();
+        assert_eq!(slot.slot.confirmed_flush, CF.plus(0x100));
+    }
+
+    #[test]
+    fn get_confirms_to_the_end_of_wal_and_marks_dirty() {
+        let (wal, txns) = wal_of(3, 2);
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let request = SqlDecode {
+            upto_lsn: None,
+            upto_nchanges: None,
+            confirm: true,
+        };
+        let got = get_changes(
+            &mut slot,
+            &txns,
+            wal.flush,
+            request,
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns, txns);
+        assert_eq!(got.rows, 12);
+        assert_eq!(got.read_to, wal.flush);
+        assert_eq!(slot.slot.confirmed_flush, wal.flush);
+        assert!(slot.dirty);
+        // Lost in a crash, kept by a checkpoint.
+        let mut crashed = slot;
+        crashed.crash_restart();
+        assert_eq!(crashed.slot.confirmed_flush, CF);
+        slot.checkpoint();
+        slot.crash_restart();
+        assert_eq!(slot.slot.confirmed_flush, wal.flush);
+    }
+
+    #[test]
+    fn peek_reads_the_same_and_confirms_nothing() {
+        let (wal, txns) = wal_of(2, 1);
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let request = SqlDecode {
+            upto_lsn: None,
+            upto_nchanges: None,
+            confirm: false,
+        };
+        let got = get_changes(
+            &mut slot,
+            &txns,
+            wal.flush,
+            request,
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns.len(), 2);
+        assert_eq!(slot, DurableSlot::created(Slot::created_at(CF)));
+    }
+
+    #[test]
+    fn upto_lsn_includes_the_record_crossing_it() {
+        let (wal, txns) = wal_of(3, 1);
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let at = |upto: Lsn| SqlDecode {
+            upto_lsn: Some(upto),
+            upto_nchanges: None,
+            confirm: false,
+        };
+        // Up to the second commit's start: the record ending there is the last read.
+        let got = get_changes(
+            &mut slot,
+            &txns,
+            wal.flush,
+            at(txns[1].commit_lsn),
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns, vec![txns[0]]);
+        assert_eq!(got.read_to, txns[1].commit_lsn);
+        // One byte further: the commit record crosses it and is read.
+        let got = get_changes(
+            &mut slot,
+            &txns,
+            wal.flush,
+            at(txns[1].commit_lsn.plus(1)),
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns, vec![txns[0], txns[1]]);
+        assert_eq!(got.read_to, txns[1].end_lsn);
+    }
+
+    #[test]
+    fn upto_nchanges_returns_whole_transactions() {
+        let (wal, txns) = wal_of(3, 3);
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let request = SqlDecode {
+            upto_lsn: None,
+            upto_nchanges: Some(1),
+            confirm: true,
+        };
+        let got = get_changes(
+            &mut slot,
+            &txns,
+            wal.flush,
+            request,
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns, vec![txns[0]]);
+        assert_eq!(got.rows, 5);
+        assert_eq!(slot.slot.confirmed_flush, txns[0].end_lsn);
+    }
+
+    #[test]
+    fn decoding_is_bounded_by_the_flush_pointer_at_the_call() {
+        let mut wal = Wal::at(CF);
+        let first = wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let second = wal.commit_txn(731, 200, 46, 1, CommitMode::Async);
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let request = SqlDecode {
+            upto_lsn: None,
+            upto_nchanges: None,
+            confirm: true,
+        };
+        let got = get_changes(
+            &mut slot,
+            &[first, second],
+            wal.flush,
+            request,
+            None,
+            test_decoding_rows,
+        );
+        assert_eq!(got.txns, vec![first]);
+        assert_eq!(slot.slot.confirmed_flush, first.end_lsn);
+    }
+}

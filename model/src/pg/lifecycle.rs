@@ -1,0 +1,160 @@
+//! A logical slot's life: creation at a consistent point, drop, the WAL the slots retain, and the
+//! WAL position functions as a primary answers them across restarts.
+
+use serde::{Deserialize, Serialize};
+
+use super::slot::Slot;
+use super::wal::{Wal, WAL_SEGMENT_BYTES};
+use crate::Lsn;
+
+/// The size of the `xl_running_xacts` record an idle primary logs when a slot is created
+/// (no running transactions: a 24-byte header and 26 bytes of data, MAXALIGNed), as
+/// `pg_waldump` shows it on PostgreSQL 15 (`len (rec/tot): 50/50`).
+pub const IDLE_RUNNING_XACTS_BYTES: u64 = 56;
+
+/// `pg_create_logical_replication_slot(name, plugin)` on an idle primary: the slot's
+/// `restart_lsn` is the insert pointer, a running-xacts record is logged and flushed (and with it
+/// every asynchronous commit before it), and `confirmed_flush` is its end, the consistent point.
+/// The new slot is saved before the function returns.
+///
+/// PostgreSQL 15 `slot.c:ReplicationSlotReserveWal` sets `restart_lsn = GetXLogInsertRecPtr()`,
+/// then `LogStandbySnapshot()` and `XLogFlush()` of it; `logical.c:DecodingContextFindStartpoint`
+/// reads from `restart_lsn` until the snapshot is consistent (at once when no transaction runs)
+/// and sets `confirmed_flush = ctx->reader->EndRecPtr`; `slotfuncs.c:create_logical_replication_slot`
+/// → `ReplicationSlotPersist` saves it. With transactions running, creation waits for them to end
+/// and the consistent point is later; the model creates slots on an idle server.
+pub fn create_logical_slot(wal: &mut Wal, running_xacts_bytes: u64) -> Slot {
+    let restart_lsn = wal.insert;
+    wal.insert = wal.insert.plus(running_xacts_bytes);
+    wal.commit_flush();
+    let mut slot = Slot::created_at(wal.insert);
+    slot.restart_lsn = restart_lsn;
+    slot.save();
+    debug_assert!(slot.is_ordered() && wal.is_ordered(), "{slot:?} {wal:?}");
+    slot
+}
+
+/// `pg_drop_replication_slot(name)`: the slot is gone from `slots` (the others keep their
+/// places); what it retained is released at the next checkpoint. Returns whether it existed.
+///
+/// PostgreSQL 15 `slotfuncs.c:pg_drop_replication_slot` → `slot.c:ReplicationSlotDrop` →
+/// `ReplicationSlotDropAcquired` removes `pg_replslot/<name>` and recomputes the required LSN
+/// (`ReplicationSlotsComputeRequiredLSN`).
+pub fn drop_slot<const N: usize>(slots: &mut [Option<Slot>; N], index: usize) -> bool {
+    slots.get_mut(index).and_then(Option::take).is_some()
+}
+
+/// The oldest LSN any slot needs: the minimum `restart_lsn`, or `None` without slots.
+///
+/// PostgreSQL 15 `slot.c:ReplicationSlotsComputeRequiredLSN` (`XLogGetReplicationSlotMinimumLSN`).
+pub fn slots_required_lsn(slots: &[Option<Slot>]) -> Option<Lsn> {
+    slots.iter().flatten().map(|s| s.restart_lsn).min()
+}
+
+/// The WAL segment number an LSN lies in (`XLByteToSeg`).
+pub const fn segment_of(lsn: Lsn) -> u64 {
+    lsn.bytes() / WAL_SEGMENT_BYTES
+}
+
+/// The oldest segment a checkpoint with redo pointer `redo` keeps: that of `redo` or of the
+/// oldest slot's `restart_lsn`, whichever is earlier (with `wal_keep_size = 0` and
+/// `max_slot_wal_keep_size = -1`, the defaults).
+///
+/// PostgreSQL 15 `xlog.c:CreateCheckPoint` → `KeepLogSeg(recptr, &_logSegNo)` lowers the
+/// segment to the slots' minimum, then `RemoveOldXlogFiles` removes (or recycles) every segment
+/// before it.
+pub fn oldest_kept_segment(slots: &[Option<Slot>], redo: Lsn) -> u64 {
+    let keep = slots_required_lsn(slots).map_or(redo, |required| required.min(redo));
+    segment_of(keep)
+}
+
+/// What `pg_last_wal_replay_lsn()` answers on a primary: `NULL` after a start from a clean
+/// shutdown (nothing was replayed), and after crash recovery the end of the last record replayed,
+/// which then stays where it is however much WAL the primary writes.
+///
+/// PostgreSQL 15 `xlogfuncs.c:pg_last_wal_replay_lsn` returns NULL for
+/// `GetXLogReplayRecPtr() == InvalidXLogRecPtr`; `xlogrecovery.c:PerformWalRecovery` sets
+/// `lastReplayedEndRecPtr` only when recovery runs, and nothing moves it after recovery ends.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PrimaryReplay {
+    pub last_replayed: Option<Lsn>,
+}
+
+impl PrimaryReplay {
+    /// A primary started after a clean shutdown (or initdb).
+    pub const CLEAN: PrimaryReplay = PrimaryReplay {
+        last_replayed: None,
+    };
+
+    /// `pg_last_wal_replay_lsn()`.
+    pub const fn last_wal_replay_lsn(&self) -> Option<Lsn> {
+        self.last_replayed
+    }
+
+    /// An immediate stop and restart: recovery replays all written WAL, ending where the written
+    /// WAL ends ([`Wal::crash_restart`]), before the end-of-recovery checkpoint is logged.
+    pub fn crash_restart(&mut self, wal_before: &Wal) {
+        self.last_replayed = Some(wal_before.write);
+    }
+
+    /// A clean stop and start: no recovery, so NULL again.
+    pub fn clean_restart(&mut self) {
+        *self = PrimaryReplay::CLEAN;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wal::CommitMode;
+    use super::*;
+
+    const BASE: Lsn = Lsn(0x152_3748);
+
+    #[test]
+    fn a_slot_is_created_at_the_end_of_its_running_xacts_record() {
+        let mut wal = Wal::at(BASE);
+        let slot = create_logical_slot(&mut wal, IDLE_RUNNING_XACTS_BYTES);
+        assert_eq!(slot.restart_lsn, BASE);
+        assert_eq!(slot.confirmed_flush, Lsn(0x152_3780));
+        assert_eq!(slot.saved.confirmed_flush, slot.confirmed_flush);
+        assert_eq!(wal.flush, slot.confirmed_flush);
+    }
+
+    #[test]
+    fn creating_a_slot_flushes_asynchronous_commits() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(726, 61, 46, 1, CommitMode::Async);
+        assert!(wal.flush < txn.end_lsn);
+        let slot = create_logical_slot(&mut wal, IDLE_RUNNING_XACTS_BYTES);
+        assert!(wal.flush >= txn.end_lsn);
+        assert_eq!(slot.restart_lsn, txn.end_lsn);
+    }
+
+    #[test]
+    fn the_oldest_slot_holds_the_wal_until_it_is_dropped() {
+        let old = Slot::created_at(Lsn(WAL_SEGMENT_BYTES + 0x100));
+        let new = Slot::created_at(Lsn(4 * WAL_SEGMENT_BYTES + 0x100));
+        let mut slots = [Some(old), Some(new)];
+        let redo = Lsn(5 * WAL_SEGMENT_BYTES + 0x28);
+        assert_eq!(oldest_kept_segment(&slots, redo), 1);
+        assert!(drop_slot(&mut slots, 0));
+        assert!(!drop_slot(&mut slots, 0));
+        assert_eq!(oldest_kept_segment(&slots, redo), 4);
+        assert!(drop_slot(&mut slots, 1));
+        assert_eq!(oldest_kept_segment(&slots, redo), 5);
+    }
+
+    #[test]
+    fn replay_lsn_is_null_until_a_crash_and_then_frozen() {
+        let mut wal = Wal::at(BASE);
+        let mut replay = PrimaryReplay::CLEAN;
+        assert_eq!(replay.last_wal_replay_lsn(), None);
+        replay.crash_restart(&wal);
+        wal.crash_restart();
+        assert_eq!(replay.last_wal_replay_lsn(), Some(BASE));
+        wal.commit_txn(727, 61, 46, 1, CommitMode::Sync);
+        assert_eq!(replay.last_wal_replay_lsn(), Some(BASE));
+        replay.clean_restart();
+        assert_eq!(replay.last_wal_replay_lsn(), None);
+    }
+}

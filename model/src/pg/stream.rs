@@ -1,0 +1,340 @@
+//! Streaming a logical slot over the replication protocol: `IDENTIFY_SYSTEM`,
+//! `START_REPLICATION SLOT s LOGICAL X`, the XLogData and keepalive messages the walsender sends,
+//! and the standby status updates it receives.
+
+use serde::{Deserialize, Serialize};
+
+use super::decoding::{decoding_start, txn_needs_skip, DurableSlot, Persistence};
+use super::server::{Role, Server};
+use super::slot::Slot;
+use super::txn::Txn;
+use crate::Lsn;
+
+/// `IDENTIFY_SYSTEM`'s `xlogpos`.
+///
+/// PostgreSQL 15 `walsender.c:IdentifySystem`: `GetFlushRecPtr()` on a primary,
+/// `GetStandbyFlushRecPtr()` (received or replayed, whichever is further) during recovery; the
+/// model's standby has received what the primary flushed.
+pub fn identify_system_xlogpos(server: &Server) -> Lsn {
+    match server.role {
+        Role::Primary => server.wal.flush,
+        Role::Standby => server.wal.replay,
+    }
+}
+
+/// A pgoutput message (protocol version 1) as the model predicts it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PgOutput {
+    /// 'B': `final_lsn` (the commit record's start) and the xid.
+    Begin { final_lsn: Lsn, xid: u32 },
+    /// 'R': the relation's description, once per relation and session before its first change.
+    Relation,
+    /// 'I': one inserted row.
+    Insert,
+    /// 'C': the commit record's start and end.
+    Commit { commit_lsn: Lsn, end_lsn: Lsn },
+}
+
+/// One XLogData ('w') message: `wal_start` and `wal_end` as the walsender fills them in, and the
+/// pgoutput message it carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct XLogData {
+    pub wal_start: Lsn,
+    pub wal_end: Lsn,
+    pub message: PgOutput,
+}
+
+/// The XLogData messages for one transaction of `published_rows` inserts into one table, the
+/// first change's record at `first_change_lsn` (`relation_known`: the session already sent that
+/// table's Relation).
+///
+/// PostgreSQL 15 `walsender.c:WalSndPrepareWrite` writes `dataStart = walEnd = lsn` when the
+/// plugin's write is its last for that position and `0/0` otherwise ("can't have sync rep
+/// confused by sending the same LSN several times"); `lsn` is `ctx->write_location`, which
+/// `logical.c`'s callback wrappers set to the change's LSN (`change_cb_wrapper`) and to
+/// `txn->end_lsn` for the commit (`commit_cb_wrapper`). pgoutput sends Begin lazily from the
+/// first change (`pgoutput.c:pgoutput_send_begin`, so under that change's LSN), the Relation with
+/// `last_write = false` (`send_relation_and_attrs`), each Insert and the Commit with
+/// `last_write = true`.
+pub fn pgoutput_txn(txn: &Txn, first_change_lsn: Lsn, relation_known: bool) -> Vec<XLogData> {
+    if !txn.is_published() {
+        return Vec::new();
+    }
+    let at = |lsn: Lsn, message| XLogData {
+        wal_start: lsn,
+        wal_end: lsn,
+        message,
+    };
+    let mut out = vec![at(
+        first_change_lsn,
+        PgOutput::Begin {
+            final_lsn: txn.commit_lsn,
+            xid: txn.xid,
+        },
+    )];
+    if !relation_known {
+        out.push(at(Lsn::INVALID, PgOutput::Relation));
+    }
+    // The model does not know the later changes' LSNs: they lie between the first and the commit.
+    out.extend((0..txn.published_rows).map(|_| at(first_change_lsn, PgOutput::Insert)));
+    out.push(at(
+        txn.end_lsn,
+        PgOutput::Commit {
+            commit_lsn: txn.commit_lsn,
+            end_lsn: txn.end_lsn,
+        },
+    ));
+    out
+}
+
+/// A keepalive ('k'): `ServerWALEnd` and whether a reply is requested.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Keepalive {
+    pub wal_end: Lsn,
+    pub reply_requested: bool,
+}
+
+/// A walsender streaming one logical slot.
+///
+/// - `start_decoding_at`: transactions whose commit record starts before it are skipped.
+/// - `sent_ptr`: `walsender.c`'s `sentPtr`, what keepalives report as `ServerWALEnd`.
+/// - `read_to`: the end of the last record its reader has read (it starts at `restart_lsn`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Walsender {
+    pub start_decoding_at: Lsn,
+    pub sent_ptr: Lsn,
+    pub read_to: Lsn,
+}
+
+impl Walsender {
+    /// `START_REPLICATION SLOT s LOGICAL requested`. It never moves `confirmed_flush`.
+    ///
+    /// PostgreSQL 15 `walsender.c:StartLogicalReplication`: `CreateDecodingContext(requested, …)`
+    /// (see [`decoding_start`]), the reader positioned at the slot's `restart_lsn`
+    /// (`XLogBeginRead(…, MyReplicationSlot->data.restart_lsn)`), and `sentPtr =
+    /// MyReplicationSlot->data.confirmed_flush`.
+    pub fn start_replication(requested: Lsn, slot: &Slot) -> Walsender {
+        Walsender {
+            start_decoding_at: decoding_start(requested, slot.confirmed_flush),
+            sent_ptr: slot.confirmed_flush,
+            read_to: slot.restart_lsn,
+        }
+    }
+
+    /// The walsender reads and decodes every record up to `wal_end` (the end of the last whole
+    /// record the flush pointer covers) and sends the transactions committed there: published,
+    /// not skipped, in commit order. `sent_ptr` follows the end of each record read, so after
+    /// catching up it is `wal_end` — below `confirmed_flush` when that was confirmed past the end
+    /// of WAL.
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical`: `sentPtr = logical_decoding_ctx->reader->
+    /// EndRecPtr` after each record; `logical_read_xlog_page` → `WalSndWaitForWal` waits for
+    /// `GetFlushRecPtr()` to cover the page; a transaction goes out at its commit record
+    /// (`decode.c:DecodeCommit` → `ReorderBufferCommit`).
+    pub fn send_logical<'a>(&mut self, txns: &'a [Txn], wal_end: Lsn) -> Vec<&'a Txn> {
+        if wal_end <= self.read_to {
+            return Vec::new();
+        }
+        let sent: Vec<&Txn> = txns
+            .iter()
+            .filter(|t| t.end_lsn > self.read_to && t.end_lsn <= wal_end)
+            .filter(|t| t.is_published() && !txn_needs_skip(t, self.start_decoding_at))
+            .collect();
+        self.read_to = wal_end;
+        self.sent_ptr = wal_end;
+        sent
+    }
+
+    /// The keepalive the walsender sends while it waits for WAL, or when a reply is due.
+    ///
+    /// PostgreSQL 15 `walsender.c:WalSndKeepalive` sends `sentPtr`; `WalSndWaitForWal` sends one
+    /// without requesting a reply when the client's last reported write and flush are below
+    /// `sentPtr`, and `WalSndKeepaliveIfNecessary` one requesting a reply (see [`keepalive_due`]).
+    pub fn keepalive(&self, reply_requested: bool) -> Keepalive {
+        Keepalive {
+            wal_end: self.sent_ptr,
+            reply_requested,
+        }
+    }
+}
+
+/// Whether the walsender asks for a reply: half of `wal_sender_timeout` has passed since the
+/// client's last message.
+///
+/// PostgreSQL 15 `walsender.c:WalSndKeepaliveIfNecessary`: `ping_time =
+/// TimestampTzPlusMilliseconds(last_reply_timestamp, wal_sender_timeout / 2)`; a keepalive with
+/// `requestReply = true` once `now ≥ ping_time` (and none while `wal_sender_timeout = 0`).
+pub fn keepalive_due(ms_since_last_reply: u64, wal_sender_timeout_ms: u64) -> bool {
+    wal_sender_timeout_ms > 0 && ms_since_last_reply >= wal_sender_timeout_ms / 2
+}
+
+/// A standby status update ('r'): the client's write, flush and apply positions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct StandbyStatusUpdate {
+    pub write: Lsn,
+    pub flush: Lsn,
+    pub apply: Lsn,
+    pub reply_requested: bool,
+}
+
+/// What `pg_stat_replication` shows for the walsender after an update: `(write_lsn, flush_lsn,
+/// replay_lsn)`, the three fields as sent.
+///
+/// PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage` stores `writePtr`, `flushPtr`,
+/// `applyPtr` in `MyWalSnd->write/flush/apply` unconditionally; `pg_stat_get_wal_senders` shows
+/// them (an invalid one as NULL).
+pub fn stat_replication(update: &StandbyStatusUpdate) -> (Lsn, Lsn, Lsn) {
+    (update.write, update.flush, update.apply)
+}
+
+/// The slot side of a standby status update: only `flush` reaches it; `0/0` is ignored.
+///
+/// PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage`: `if (MyReplicationSlot && flushPtr
+/// != InvalidXLogRecPtr)` → `LogicalConfirmReceivedLocation(flushPtr)` (see
+/// [`DurableSlot::confirm_received`]: forward only, no clamp, saved at once only when a candidate
+/// `restart_lsn` applies). `write` and `apply` only feed `pg_stat_replication` and synchronous
+/// replication.
+pub fn process_standby_reply(
+    slot: &mut DurableSlot,
+    update: &StandbyStatusUpdate,
+    candidate_restart: Option<Lsn>,
+) -> Persistence {
+    if !update.flush.is_valid() {
+        return Persistence::MemoryOnly;
+    }
+    slot.confirm_received(update.flush, candidate_restart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wal::{CommitMode, Wal};
+    use super::*;
+
+    const CF: Lsn = Lsn(0x153_E240);
+
+    fn three_txns() -> (Wal, Vec<Txn>) {
+        let mut wal = Wal::at(CF);
+        let txns = vec![
+            wal.commit_txn(730, 200, 46, 1, CommitMode::Sync),
+            wal.commit_txn(731, 200, 46, 0, CommitMode::Sync),
+            wal.commit_txn(732, 200, 46, 2, CommitMode::Sync),
+        ];
+        (wal, txns)
+    }
+
+    #[test]
+    fn identify_system_reports_the_flush_pointer_on_a_primary() {
+        let mut server = Server::quiet_at(Role::Primary, CF);
+        server.wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
+        assert_eq!(identify_system_xlogpos(&server), CF);
+    }
+
+    #[test]
+    fn streaming_from_zero_sends_published_transactions_after_confirmed_flush() {
+        let (wal, txns) = three_txns();
+        let slot = Slot::created_at(CF);
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &slot);
+        assert_eq!(sender.sent_ptr, CF);
+        let sent = sender.send_logical(&txns, wal.flush);
+        assert_eq!(sent, vec![&txns[0], &txns[2]]);
+        assert_eq!(sender.keepalive(false).wal_end, wal.flush);
+    }
+
+    #[test]
+    fn streaming_from_a_commit_start_sends_it_and_one_byte_later_skips_it() {
+        let (wal, txns) = three_txns();
+        let slot = Slot::created_at(CF);
+        let mut at_commit = Walsender::start_replication(txns[2].commit_lsn, &slot);
+        assert_eq!(at_commit.send_logical(&txns, wal.flush), vec![&txns[2]]);
+        let mut past = Walsender::start_replication(txns[2].commit_lsn.plus(1), &slot);
+        assert!(past.send_logical(&txns, wal.flush).is_empty());
+        // Neither start moved the slot.
+        assert_eq!(slot, Slot::created_at(CF));
+    }
+
+    #[test]
+    fn only_flushed_commits_are_sent() {
+        let mut wal = Wal::at(CF);
+        let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        assert!(sender.send_logical(&[txn], wal.flush).is_empty());
+        wal.walwriter_flush();
+        assert_eq!(sender.send_logical(&[txn], wal.flush), vec![&txn]);
+    }
+
+    #[test]
+    fn keepalive_falls_below_a_confirmed_flush_past_the_wal_end() {
+        let (wal, txns) = three_txns();
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let past = wal.flush.plus(1 << 20);
+        let update = StandbyStatusUpdate {
+            write: past,
+            flush: past,
+            apply: past,
+            reply_requested: false,
+        };
+        process_standby_reply(&mut slot, &update, None);
+        assert_eq!(slot.slot.confirmed_flush, past);
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &slot.slot);
+        assert_eq!(sender.keepalive(false).wal_end, past);
+        assert!(sender.send_logical(&txns, wal.flush).is_empty());
+        assert_eq!(sender.keepalive(false).wal_end, wal.flush);
+        assert!(sender.keepalive(false).wal_end < slot.slot.confirmed_flush);
+    }
+
+    #[test]
+    fn only_the_flush_field_reaches_the_slot_and_zero_is_ignored() {
+        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let write_only = StandbyStatusUpdate {
+            write: CF.plus(0x100),
+            flush: Lsn::INVALID,
+            apply: CF.plus(0x100),
+            reply_requested: false,
+        };
+        process_standby_reply(&mut slot, &write_only, None);
+        assert_eq!(slot.slot.confirmed_flush, CF);
+        assert_eq!(
+            stat_replication(&write_only),
+            (CF.plus(0x100), Lsn::INVALID, CF.plus(0x100))
+        );
+        let flush_only = StandbyStatusUpdate {
+            flush: CF.plus(0x80),
+            ..write_only
+        };
+        process_standby_reply(&mut slot, &flush_only, None);
+        assert_eq!(slot.slot.confirmed_flush, CF.plus(0x80));
+    }
+
+    #[test]
+    fn a_reply_is_requested_after_half_the_sender_timeout() {
+        assert!(!keepalive_due(999, 2_000));
+        assert!(keepalive_due(1_000, 2_000));
+        assert!(!keepalive_due(u64::MAX, 0));
+    }
+
+    #[test]
+    fn pgoutput_sends_begin_under_the_first_change_and_commit_under_end_lsn() {
+        let (_, txns) = three_txns();
+        let messages = pgoutput_txn(&txns[0], txns[0].first_lsn, false);
+        let kinds: Vec<_> = messages.iter().map(|m| m.message).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                PgOutput::Begin {
+                    final_lsn: txns[0].commit_lsn,
+                    xid: 730
+                },
+                PgOutput::Relation,
+                PgOutput::Insert,
+                PgOutput::Commit {
+                    commit_lsn: txns[0].commit_lsn,
+                    end_lsn: txns[0].end_lsn
+                },
+            ]
+        );
+        assert_eq!(messages[0].wal_start, txns[0].first_lsn);
+        assert_eq!(messages[1].wal_start, Lsn::INVALID);
+        assert_eq!(messages[3].wal_start, txns[0].end_lsn);
+        assert!(pgoutput_txn(&txns[1], txns[1].first_lsn, true).is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+//! Client transactions as they lie in the WAL: their change records, the commit record's start
+//! (`commit_lsn`) and end (`end_lsn`), which pgoutput's Begin and Commit messages carry.
+
+use serde::{Deserialize, Serialize};
+
+use super::wal::{CommitMode, Wal};
+use crate::Lsn;
+
+/// WAL records start on `MAXALIGN` boundaries (8 bytes on every platform PostgreSQL 15 builds
+/// for): `xlog.c:ReserveXLogInsertLocation` reserves `MAXALIGN(size)`.
+pub const MAXALIGN_BYTES: u64 = 8;
+
+/// One committed client transaction, as logical decoding meets it.
+///
+/// - `first_lsn`: start of its first change record (`ReorderBufferTXN.first_lsn`).
+/// - `commit_lsn`: start of its commit record (`ReorderBufferTXN.final_lsn`): pgoutput's Begin
+///   carries it as `final_lsn`, its Commit as `commit_lsn` (PostgreSQL 15 `proto.c:
+///   logicalrep_write_begin`, `logicalrep_write_commit`).
+/// - `end_lsn`: end of the commit record (`ReorderBufferTXN.end_lsn`, the reader's `EndRecPtr`
+///   after it): the Commit message's `end_lsn`, and what a client confirms to acknowledge it.
+/// - `published_rows`: rows it changed in tables of the publication. A transaction with none
+///   advances the WAL and sends nothing: pgoutput in 15 sends Begin only before the first
+///   published change (`pgoutput.c:pgoutput_send_begin`, called from `pgoutput_change`) and
+///   skips the Commit of a transaction whose Begin was not sent (`pgoutput_commit_txn`).
+///
+/// Invariant: `first_lsn < commit_lsn < end_lsn`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Txn {
+    pub xid: u32,
+    pub first_lsn: Lsn,
+    pub commit_lsn: Lsn,
+    pub end_lsn: Lsn,
+    pub published_rows: u32,
+    pub mode: CommitMode,
+}
+
+impl Txn {
+    /// Whether pgoutput sends it at all (it changed a published table).
+    ///
+    /// PostgreSQL 15 `pgoutput.c:pgoutput_commit_txn`: `if (!sent_begin_txn) { elog(DEBUG1,
+    /// "skipped replication of an empty transaction ..."); return; }`.
+    pub const fn is_published(&self) -> bool {
+        self.published_rows > 0
+    }
+
+    /// Whether `first_lsn < commit_lsn < end_lsn`.
+    pub fn is_ordered(&self) -> bool {
+        self.first_lsn < self.commit_lsn && self.commit_lsn < self.end_lsn
+    }
+}
+
+/// Rounds `bytes` up to a multiple of [`MAXALIGN_BYTES`].
+pub const fn maxalign(bytes: u64) -> u64 {
+    bytes.div_ceil(MAXALIGN_BYTES) * MAXALIGN_BYTES
+}
+
+impl Wal {
+    /// A client transaction inserts its change records (`change_bytes` in all) and then its
+    /// commit record (`commit_bytes`); a synchronous commit flushes through it, an asynchronous
+    /// one leaves it to the walwriter. Returns the transaction's LSNs.
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit` inserts the commit record with
+    /// `XactLogCommitRecord` and, under `synchronous_commit = on`, calls `XLogFlush(XactLastRecEnd)`;
+    /// otherwise `XLogSetAsyncXactLSN`. Records follow each other at `MAXALIGN` boundaries
+    /// (`xlog.c:ReserveXLogInsertLocation`). The model does not lay out page headers: a record
+    /// that would cross a page boundary ends `SizeOfXLogShortPHD` bytes later in PostgreSQL.
+    /// Never writes more than the buffers' pressure would ([`Wal::append`] is for bulk WAL).
+    pub fn commit_txn(
+        &mut self,
+        xid: u32,
+        change_bytes: u64,
+        commit_bytes: u64,
+        published_rows: u32,
+        mode: CommitMode,
+    ) -> Txn {
+        let first_lsn = self.insert;
+        let commit_lsn = first_lsn.plus(maxalign(change_bytes.max(1)));
+        let end_lsn = commit_lsn.plus(maxalign(commit_bytes.max(1)));
+        self.insert = end_lsn;
+        if mode == CommitMode::Sync {
+            self.commit_flush();
+        }
+        debug_assert!(self.is_ordered(), "{self:?}");
+        let txn = Txn {
+            xid,
+            first_lsn,
+            commit_lsn,
+            end_lsn,
+            published_rows,
+            mode,
+        };
+        debug_assert!(txn.is_ordered(), "{txn:?}");
+        txn
+    }
+}
+
+/// The end of the last whole transaction in `txns` (in commit order) whose commit record is
+/// flushed, or `None`: what a logical reader bounded by `flush` can decode.
+///
+/// PostgreSQL 15 `walsender.c:logical_read_xlog_page` (and `xlogutils.c:read_local_xlog_page`
+/// for SQL decoding) never return bytes beyond `GetFlushRecPtr()`, so a commit record is
+/// decoded only once `end_lsn ≤ flush`.
+pub fn last_flushed_commit(txns: &[Txn], flush: Lsn) -> Option<&Txn> {
+    txns.iter().rev().find(|t| t.end_lsn <= flush)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: Lsn = Lsn(0x153_E240);
+
+    #[test]
+    fn a_synchronous_commit_is_flushed_through_its_end() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(730, 61, 46, 1, CommitMode::Sync);
+        assert_eq!(txn.first_lsn, BASE);
+        assert_eq!(txn.commit_lsn, BASE.plus(64));
+        assert_eq!(txn.end_lsn, BASE.plus(64 + 48));
+        assert_eq!((wal.insert, wal.flush), (txn.end_lsn, txn.end_lsn));
+    }
+
+    #[test]
+    fn an_asynchronous_commit_is_not_flushed() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(730, 61, 46, 1, CommitMode::Async);
+        assert_eq!(wal.insert, txn.end_lsn);
+        assert_eq!(wal.flush, BASE);
+        assert_eq!(last_flushed_commit(&[txn], wal.flush), None);
+        wal.walwriter_flush();
+        assert_eq!(last_flushed_commit(&[txn], wal.flush), Some(&txn));
+    }
+
+    #[test]
+    fn a_transaction_on_unpublished_tables_advances_the_wal_and_is_not_published() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(731, 61, 46, 0, CommitMode::Sync);
+        assert!(!txn.is_published());
+        assert!(wal.insert > BASE);
+    }
+
+    #[test]
+    fn records_are_maxaligned() {
+        assert_eq!(maxalign(1), 8);
+        assert_eq!(maxalign(46), 48);
+        assert_eq!(maxalign(48), 48);
+    }
+}
