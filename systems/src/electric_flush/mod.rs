@@ -426,40 +426,6 @@ impl Config {
         Ok(())
     }
 
-    /// Every bound's value, in [`BOUNDS`] order.
-    pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
-        let n = |v: u8| BoundValue::Number(v.into());
-        let order = match self.timer_order {
-            TimerOrder::Realistic => "realistic",
-            TimerOrder::Any => "any",
-        };
-        let mut bounds = vec![
-            ("timer_order", BoundValue::Name(order)),
-            ("shapes", n(self.shapes)),
-            ("fragments", n(self.fragments)),
-            ("txns", n(self.txns)),
-            ("inline_flush_lines", n(self.inline_flush_lines)),
-            ("crashes", n(self.crashes)),
-        ];
-        // Only when set: safety traces, which it cannot change, keep the header they had.
-        if self.fairness != FairnessChoice::Declared {
-            bounds.push(("fairness", BoundValue::Name(self.fairness.name())));
-        }
-        if self.traffic == Traffic::Steady {
-            bounds.push(("traffic", BoundValue::Name("steady")));
-        }
-        bounds
-    }
-
-    /// Whether property `needs` is met.
-    pub fn meets(&self, needs: Option<&str>) -> bool {
-        match needs {
-            None => true,
-            Some("shapes=2") => self.shapes >= 2,
-            Some(other) => unreachable!("unknown need {other}"),
-        }
-    }
-
     /// The scripted fragments, each with the op index of its first change.
     pub fn workload(&self) -> Vec<(Fragment, u8)> {
         workload(

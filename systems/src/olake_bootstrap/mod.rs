@@ -538,18 +538,6 @@ impl Config {
         bounds
     }
 
-    /// Whether property `needs` (as in [`PropertyInfo::needs`]) is met by this configuration.
-    pub fn meets(&self, needs: Option<&str>) -> bool {
-        match needs {
-            None => true,
-            Some("server=primary") => self.server == Role::Primary,
-            Some("server=standby") => self.server == Role::Standby,
-            Some("fault:connector-crash") => self.faults.connector_crash(),
-            Some("fault:pg-crash") => self.faults.pg_crash(),
-            Some(other) => unreachable!("unknown need {other}"),
-        }
-    }
-
     /// `wal_buffers` in bytes.
     pub fn wal_buffers_bytes(&self) -> u64 {
         self.wal_buffers_pages * self.page_bytes

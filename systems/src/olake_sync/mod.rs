@@ -319,32 +319,6 @@ impl Config {
         Ok(())
     }
 
-    /// Every bound's value, in [`BOUNDS`] order.
-    pub fn bounds(&self) -> Vec<(&'static str, BoundValue)> {
-        let n = BoundValue::Number;
-        vec![
-            (
-                "keepalive",
-                BoundValue::Name(if self.keepalive { "on" } else { "off" }),
-            ),
-            ("txns", n(self.txns.into())),
-            ("txn_bytes", n(self.txn_bytes)),
-            ("syncs", n(self.syncs.into())),
-            ("crashes", n(self.crashes.into())),
-        ]
-    }
-
-    /// Whether property `needs` (as in [`PropertyInfo::needs`]) is met by this configuration.
-    pub fn meets(&self, needs: Option<&str>) -> bool {
-        match needs {
-            None => true,
-            Some("keepalive=on") => self.keepalive,
-            Some("fault:connector-crash") => self.faults.connector_crash(),
-            Some("fault:pg-crash") => self.faults.pg_crash(),
-            Some(other) => unreachable!("unknown need {other}"),
-        }
-    }
-
     /// Where transaction `txn` (from 0) ends: its commit record's end, in LSN bytes.
     pub fn txn_end(&self, txn: u8) -> Lsn {
         INITIAL_LSN.plus((u64::from(txn) + 1) * self.txn_bytes)
