@@ -13,9 +13,11 @@ pub use walcheck_model::{Lsn, ParseLsnError};
 pub use walcheck_properties::system;
 pub use walcheck_properties::system::{
     BoundInfo, BoundValue, Config, FairClass, Fairness, Kind, Lanes, Live, Liveness, PropertyInfo,
-    System, SystemInfo, Var, Variables, View,
+    System, SystemInfo, ToVar, Var, VarInfo, Variables, View,
 };
+pub use walcheck_properties::{actions, actions_plumbing, debug_as_variables, display_as_debug};
 pub use walcheck_properties::{checker, compact, liveness};
+pub use walcheck_properties::{model_plumbing, variables};
 pub use {serde, stateright};
 
 pub mod baseline;

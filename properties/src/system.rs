@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+pub use walcheck_model::Lsn;
+
 /// How a property is checked (stateright's `Expectation`, by the names reports use).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -246,6 +248,250 @@ impl fmt::Display for Var {
     }
 }
 
+/// A trace variable as a system declares it, for the legend under a counterexample and for
+/// reading traces back: its name as step tables show it, the kind of value it holds (`LSN`,
+/// `bool`, `count`, `text`, …) and one line saying what it is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct VarInfo {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub doc: &'static str,
+}
+
+/// A trace variable's declaration: `var("flush", "LSN", "the WAL flush pointer")`.
+pub const fn var(name: &'static str, kind: &'static str, doc: &'static str) -> VarInfo {
+    VarInfo { name, kind, doc }
+}
+
+/// A value a trace variable holds, and the kind of value its declaration names: what
+/// [`variables!`](crate::variables) converts each field with.
+pub trait ToVar {
+    /// The kind a legend shows: `LSN`, `bool`, `count`, …
+    const KIND: &'static str;
+    fn to_var(&self) -> Var;
+}
+
+impl ToVar for Lsn {
+    const KIND: &'static str = "LSN";
+    fn to_var(&self) -> Var {
+        Var::Text(self.to_string())
+    }
+}
+
+impl ToVar for Option<Lsn> {
+    const KIND: &'static str = "LSN or none";
+    fn to_var(&self) -> Var {
+        Var::Text(self.map_or_else(|| "none".to_owned(), |lsn| lsn.to_string()))
+    }
+}
+
+impl ToVar for bool {
+    const KIND: &'static str = "bool";
+    fn to_var(&self) -> Var {
+        Var::Bool(*self)
+    }
+}
+
+impl ToVar for String {
+    const KIND: &'static str = "text";
+    fn to_var(&self) -> Var {
+        Var::Text(self.clone())
+    }
+}
+
+macro_rules! counts {
+    ($($int:ty),*) => {$(
+        impl ToVar for $int {
+            const KIND: &'static str = "count";
+            fn to_var(&self) -> Var {
+                Var::Int(u64::from(*self))
+            }
+        }
+
+        impl ToVar for Option<$int> {
+            const KIND: &'static str = "number or none";
+            fn to_var(&self) -> Var {
+                Var::Text(self.map_or_else(|| "none".to_owned(), |n| n.to_string()))
+            }
+        }
+
+        impl ToVar for Vec<$int> {
+            const KIND: &'static str = "list";
+            fn to_var(&self) -> Var {
+                Var::Text(format!("{self:?}"))
+            }
+        }
+    )*};
+}
+counts!(u8, u16, u32, u64);
+
+/// Reads one variable of `state` with `get`: how [`variables!`](crate::variables) applies each
+/// declared accessor.
+pub fn read<S, T>(state: &S, get: impl Fn(&S) -> T) -> T {
+    get(state)
+}
+
+/// Declares a state's trace variables once: a `VarInfo` table for the system's [`View`] and the
+/// state's [`Variables`] from the same lines, one a variable — its name, the Rust type its
+/// accessor returns (which gives its kind, see [`ToVar`]), the accessor, and a one-line doc.
+///
+/// ```
+/// # use walcheck_properties::system::Variables;
+/// # use walcheck_properties::system::Lsn;
+/// struct State { flush: Lsn, running: bool }
+/// walcheck_properties::variables! { State as VARIABLES {
+///     flush: Lsn = |s| s.flush, "the WAL flush pointer";
+///     running: bool = |s| s.running, "whether the connector is up";
+/// }}
+/// let state = State { flush: Lsn(0x300), running: true };
+/// assert_eq!(VARIABLES[0].kind, "LSN");
+/// assert_eq!(state.variables()[0].1.to_string(), "0/300");
+/// ```
+#[macro_export]
+macro_rules! variables {
+    ($state:ty as $table:ident { $($name:ident: $t:ty = $get:expr, $doc:literal;)* }) => {
+        /// The state's trace variables, each with its kind and a one-line doc.
+        static $table: &[$crate::system::VarInfo] = &[$($crate::system::VarInfo {
+            name: stringify!($name),
+            kind: <$t as $crate::system::ToVar>::KIND,
+            doc: $doc,
+        }),*];
+
+        impl $crate::system::Variables for $state {
+            fn variables(&self) -> Vec<(&'static str, $crate::system::Var)> {
+                vec![$((
+                    stringify!($name),
+                    $crate::system::ToVar::to_var(&$crate::system::read::<$state, $t>(self, $get)),
+                )),*]
+            }
+        }
+    };
+}
+
+/// The `stateright::Model` plumbing a system written the usual walcheck way shares, inside its
+/// `impl Model`: one initial state (`self.initial_state()`), the enabled actions in their fixed
+/// order (`self.enabled(state, actions)`), the transition as `self.apply(&mut next, action)` on
+/// a copy (which never refuses an enabled action), and actions printed as traces print them
+/// (their `Display`: `Advance{target=0/3}`), not as `Debug` would.
+#[macro_export]
+macro_rules! model_plumbing {
+    () => {
+        fn format_action(&self, action: &Self::Action) -> String {
+            action.to_string()
+        }
+
+        fn init_states(&self) -> Vec<Self::State> {
+            vec![self.initial_state()]
+        }
+
+        fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+            self.enabled(state, actions);
+        }
+
+        fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
+            let mut next = state.clone();
+            self.apply(&mut next, action);
+            Some(next)
+        }
+    };
+}
+
+/// The actions of a system that writes each behaviour as one method of its model, guard first:
+/// `fn receive(&self, s: &mut State) -> Option<()>` returns `None` (leaving the copy it was given
+/// to be dropped) where the action is not enabled. Declares the action enum (plain variants,
+/// printed by name) and, on the model, `ACTIONS` in the order the checker tries them and
+/// `step`, which hands each action to its method. [`actions_plumbing!`](crate::actions_plumbing)
+/// then writes the `stateright::Model` methods from them.
+///
+/// ```ignore
+/// walcheck::actions! { TextbookModel, State => enum Action {
+///     CommitTxn => commit_txn,
+///     Receive => receive,
+/// }}
+/// ```
+#[macro_export]
+macro_rules! actions {
+    ($model:ty, $state:ty => $vis:vis enum $action:ident { $($name:ident => $method:ident,)* }) => {
+        /// An action: one atomic step, taken by the model's method of the same name.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        $vis enum $action {
+            $($name,)*
+        }
+
+        impl std::fmt::Display for $action {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(self, f)
+            }
+        }
+
+        impl $model {
+            /// Every action, in the order the checker tries them.
+            const ACTIONS: &'static [$action] = &[$($action::$name,)*];
+
+            /// Takes `action` on `state`, or `None` where it is not enabled.
+            fn step(&self, state: &mut $state, action: $action) -> Option<()> {
+                match action {
+                    $($action::$name => self.$method(state),)*
+                }
+            }
+        }
+    };
+}
+
+/// The `stateright::Model` methods of a system declared with [`actions!`](crate::actions), inside
+/// its `impl Model`: the one initial state given (`actions_plumbing!(INITIAL)`), every action
+/// offered in `ACTIONS` order, and a transition that is the action's method on a copy of the
+/// state (`None` where its guard fails).
+#[macro_export]
+macro_rules! actions_plumbing {
+    ($initial:expr) => {
+        fn format_action(&self, action: &Self::Action) -> String {
+            action.to_string()
+        }
+
+        fn init_states(&self) -> Vec<Self::State> {
+            vec![$initial]
+        }
+
+        fn actions(&self, _: &Self::State, actions: &mut Vec<Self::Action>) {
+            actions.extend(Self::ACTIONS);
+        }
+
+        fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
+            let mut next = state.clone();
+            self.step(&mut next, action)?;
+            Some(next)
+        }
+    };
+}
+
+/// `Debug` for a system's state: its trace variables one a line, as step tables and the
+/// Explorer name them.
+#[macro_export]
+macro_rules! debug_as_variables {
+    ($state:ty) => {
+        impl std::fmt::Debug for $state {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                $crate::system::fmt_variables(&$crate::system::Variables::variables(self), f)
+            }
+        }
+    };
+}
+
+/// `Display` for an action as traces name it, from its `Debug` without the spaces around
+/// braces: `Receive { txn: 0 }` reads `Receive{txn: 0}`.
+#[macro_export]
+macro_rules! display_as_debug {
+    ($action:ty) => {
+        impl std::fmt::Display for $action {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let debug = format!("{self:?}");
+                f.write_str(&debug.replace(" { ", "{").replace(" }", "}"))
+            }
+        }
+    };
+}
+
 /// Writes `vars` one a line as `name: value` (LSNs as `X/Y`): how states read in the Explorer and
 /// in `Debug` output.
 pub fn fmt_variables(vars: &[(&'static str, Var)], f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -274,6 +520,16 @@ pub struct Lanes {
     pub lane: fn(&str) -> (&'static str, &'static str),
     /// The participant a variable belongs to, or none for bookkeeping counters.
     pub owner: fn(&str) -> Option<&'static str>,
+}
+
+impl Lanes {
+    /// One participant, `system`, that every action goes from and to and every variable belongs
+    /// to: the diagram of a system that does not draw its processes apart.
+    pub const SINGLE: Lanes = Lanes {
+        participants: &[("system", "system")],
+        lane: |_| ("system", "system"),
+        owner: |_| Some("system"),
+    };
 }
 
 /// How a fairness constraint restricts the infinite behaviours a liveness check considers
@@ -397,6 +653,9 @@ pub struct SystemInfo {
 /// them.
 #[derive(Copy, Clone, Debug)]
 pub struct View {
+    /// Every variable a state of the system can show, declared once (a state shows a subset:
+    /// olake-bootstrap names its WAL pointers `primary_*` on a standby).
+    pub variables: &'static [VarInfo],
     /// Variables every step table shows.
     pub key_variables: &'static [&'static str],
     /// Bookkeeping counters step tables leave out (the actions show them); traces keep them.
@@ -406,6 +665,26 @@ pub struct View {
 }
 
 impl SystemInfo {
+    /// A declaration with nothing declared, to complete one with `..SystemInfo::EMPTY`: no
+    /// variants, fault sets, bounds, trace knobs, properties or `also` knob; no variables; one
+    /// lane.
+    pub const EMPTY: SystemInfo = SystemInfo {
+        name: "",
+        doc: "",
+        variants: &[],
+        faults: &["none"],
+        bounds: &[],
+        trace_knobs: &[],
+        properties: &[],
+        also: None,
+        view: View {
+            variables: &[],
+            key_variables: &[],
+            counters: &[],
+            lanes: &Lanes::SINGLE,
+        },
+    };
+
     /// The variant names, in catalogue order.
     pub fn variant_names(&self) -> Vec<&'static str> {
         self.variants.iter().map(|(name, _)| *name).collect()

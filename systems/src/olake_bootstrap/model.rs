@@ -1,0 +1,272 @@
+//! System `olake-bootstrap`: its state, actions and transitions: the `stateright::Model`.
+
+use super::*;
+
+/// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
+pub const INITIAL_LSN: Lsn = Lsn(0x100_0000);
+
+/// A state of the system. Its `Debug` is its [`Variables`], one `name: value` a line, as
+/// stateright's Explorer shows it.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct State {
+    pub server: Server,
+    /// The connector's state file: `global.state.lsn`, or none before the first bootstrap.
+    pub state_file: Option<Lsn>,
+    pub connector: Connector,
+    /// Client statements run so far.
+    pub statements: u8,
+    /// Faults injected so far.
+    pub crashes: u8,
+}
+
+/// An action of the system. Each is one atomic step of PostgreSQL, the workload or the connector.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// A client statement inserts `pages` WAL pages and commits with `commit`
+    /// ([`walcheck_model::pg::Wal::append`]; buffer-pressure writes happen inside it).
+    Append { pages: u64, commit: CommitMode },
+    /// The pending synchronous commit flushes through its record ([`walcheck_model::pg::Wal::commit_flush`]).
+    CommitFlush,
+    /// Driven workload only: the running statement inserts `bytes` of WAL, a chunk of its rows
+    /// ([`walcheck_model::pg::Wal::append`]; buffer-pressure writes happen inside it).
+    ///
+    /// PostgreSQL 15 `heapam.c:heap_insert` logs each row with `xloginsert.c:XLogInsert`;
+    /// `xlog.c:XLogInsertRecord` copies it into `wal_buffers` as the statement runs, and
+    /// `AdvanceXLInsertBuffer` writes out (without flushing) the buffer a new page needs.
+    InsertWal { bytes: u64 },
+    /// Driven workload only: the running statement inserts its commit record of `bytes` and
+    /// commits with `commit`; a synchronous commit then waits for [`Action::CommitFlush`].
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: `XactLogCommitRecord`, then
+    /// `XLogFlush(XactLastRecEnd)` under `synchronous_commit = on`, or
+    /// `XLogSetAsyncXactLSN(XactLastRecEnd)` (no flush; the walwriter's job) when it is off.
+    Commit { bytes: u64, commit: CommitMode },
+    /// The walwriter writes completed pages without flushing ([`walcheck_model::pg::Wal::walwriter_write`]).
+    WalWriterWrite,
+    /// The walwriter writes and flushes ([`walcheck_model::pg::Wal::walwriter_flush`]).
+    WalWriterFlush,
+    /// `CHECKPOINT` ([`Server::checkpoint`]).
+    Checkpoint,
+    /// The standby replays what the primary flushed ([`walcheck_model::pg::Wal::replay_to_flush`]).
+    Replay,
+    /// PreCDC's `GetSlotPosition` ([`Connector::read_slot`]).
+    ReadSlot,
+    /// The state file gets W0 ([`Connector::seed_state`]).
+    SeedState,
+    /// `pg_replication_slot_advance(slot, W0)`; `restart_moves` is PostgreSQL's choice of whether
+    /// `restart_lsn` moves (and the slot is saved) ([`Connector::advance`]).
+    Advance { restart_moves: bool },
+    /// PR #1084 gives up after its 30 s deadline ([`Connector::give_up_advance`]).
+    AdvanceGiveUp,
+    /// `StreamChanges`' `validateGlobalState` ([`Connector::validate`]).
+    Validate,
+    /// The next sync starts after a finished or failed run ([`Connector::start_next_run`]).
+    NextSync,
+    /// Fault: the connector process dies ([`Connector::crash`]).
+    ConnectorCrash,
+    /// Fault: PostgreSQL crashes and restarts ([`Server::crash_restart`]).
+    PgCrash,
+    /// The crashed connector is restarted ([`Connector::start_next_run`]).
+    Restart,
+}
+
+/// The `olake-bootstrap` model for one configuration.
+#[derive(Clone, Debug)]
+pub struct OlakeBootstrap {
+    pub config: Config,
+}
+
+impl OlakeBootstrap {
+    pub const fn new(config: Config) -> OlakeBootstrap {
+        OlakeBootstrap { config }
+    }
+
+    /// The initial state: a quiet cluster with the slot created at [`INITIAL_LSN`], no state
+    /// file, the connector about to run its first sync.
+    pub fn initial_state(&self) -> State {
+        State {
+            server: Server::quiet_at(self.config.server, INITIAL_LSN),
+            state_file: None,
+            connector: Connector::first_run(),
+            statements: 0,
+            crashes: 0,
+        }
+    }
+
+    /// Applies `action` to `state`; the same transition the checker, the simulator and the tests
+    /// use. The caller must only apply enabled actions ([`Model::actions`]).
+    pub fn apply(&self, state: &mut State, action: Action) {
+        let cfg = &self.config;
+        match action {
+            Action::Append { pages, commit } => {
+                state.server.wal.append(
+                    pages * cfg.page_bytes,
+                    cfg.page_bytes,
+                    cfg.wal_buffers_bytes(),
+                );
+                state.server.commit_pending = commit == CommitMode::Sync;
+                state.statements += 1;
+            }
+            Action::CommitFlush => {
+                state.server.wal.commit_flush();
+                state.server.commit_pending = false;
+            }
+            Action::InsertWal { bytes } => {
+                state
+                    .server
+                    .wal
+                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
+            }
+            Action::Commit { bytes, commit } => {
+                state
+                    .server
+                    .wal
+                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
+                state.server.commit_pending = commit == CommitMode::Sync;
+            }
+            Action::WalWriterWrite => {
+                state.server.wal.walwriter_write(cfg.page_bytes);
+            }
+            Action::WalWriterFlush => {
+                state.server.wal.walwriter_flush();
+            }
+            Action::Checkpoint => state.server.checkpoint(),
+            Action::Replay => {
+                state.server.wal.replay_to_flush();
+            }
+            Action::ReadSlot => {
+                state
+                    .connector
+                    .read_slot(cfg.variant, &state.server, state.state_file)
+            }
+            Action::SeedState => state
+                .connector
+                .seed_state(cfg.variant, &mut state.state_file),
+            Action::Advance { restart_moves } => {
+                state
+                    .connector
+                    .advance(cfg.variant, &mut state.server, restart_moves)
+            }
+            Action::AdvanceGiveUp => state.connector.give_up_advance(),
+            Action::Validate => state.connector.validate(&state.server, state.state_file),
+            Action::NextSync | Action::Restart => state.connector.start_next_run(),
+            Action::ConnectorCrash => {
+                state.connector.crash();
+                state.crashes += 1;
+            }
+            Action::PgCrash => {
+                state.server.crash_restart();
+                state.connector.server_crashed();
+                state.crashes += 1;
+            }
+        }
+    }
+
+    /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
+    pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
+        let cfg = &self.config;
+        let server = &state.server;
+        let wal = &server.wal;
+        match cfg.driven {
+            None if state.statements < cfg.statements && !server.commit_pending => {
+                let mut sizes = vec![cfg.stmt_pages_small, cfg.stmt_pages_bulk];
+                sizes.dedup();
+                for pages in sizes {
+                    for commit in [CommitMode::Sync, CommitMode::Async] {
+                        actions.push(Action::Append { pages, commit });
+                    }
+                }
+            }
+            // One backend: while its synchronous commit waits in XLogFlush it inserts nothing.
+            Some(driven) if !server.commit_pending => {
+                actions.extend(
+                    driven
+                        .insert_sizes()
+                        .map(|bytes| Action::InsertWal { bytes }),
+                );
+                actions.push(Action::Commit {
+                    bytes: driven.commit_record_bytes,
+                    commit: driven.commit,
+                });
+            }
+            None | Some(_) => {}
+        }
+        if server.commit_pending {
+            actions.push(Action::CommitFlush);
+        }
+        if wal.insert.page_floor(cfg.page_bytes) > wal.write {
+            actions.push(Action::WalWriterWrite);
+        }
+        if wal.flush < wal.insert {
+            actions.push(Action::WalWriterFlush);
+        }
+        let slot_dirty = server.slot.saved.confirmed_flush != server.slot.confirmed_flush
+            || server.slot.saved.restart_lsn != server.slot.restart_lsn;
+        if slot_dirty || (cfg.server == Role::Primary && wal.flush < wal.insert) {
+            actions.push(Action::Checkpoint);
+        }
+        if cfg.server == Role::Standby && wal.replay < wal.flush {
+            actions.push(Action::Replay);
+        }
+        let connector = &state.connector;
+        let runs_left = connector.runs < cfg.syncs;
+        match connector.phase {
+            Phase::PreCdc => actions.push(Action::ReadSlot),
+            Phase::Bootstrap {
+                next: BootStep::SeedState,
+                ..
+            } => actions.push(Action::SeedState),
+            Phase::Bootstrap {
+                next: next @ (BootStep::Advance | BootStep::RetryAdvance),
+                w0,
+            } => {
+                actions.push(Action::Advance {
+                    restart_moves: false,
+                });
+                if server.slot.restart_can_move(w0, server.advance_limit()) {
+                    actions.push(Action::Advance {
+                        restart_moves: true,
+                    });
+                }
+                if next == BootStep::RetryAdvance {
+                    actions.push(Action::AdvanceGiveUp);
+                }
+            }
+            Phase::StreamChanges => actions.push(Action::Validate),
+            Phase::Validated | Phase::Failed(_) if runs_left => actions.push(Action::NextSync),
+            Phase::Crashed if runs_left => actions.push(Action::Restart),
+            Phase::Validated | Phase::Failed(_) | Phase::Crashed => {}
+        }
+        let crash_left = state.crashes < cfg.crashes;
+        if crash_left && cfg.faults.connector_crash() && connector.phase.is_running() {
+            actions.push(Action::ConnectorCrash);
+        }
+        if crash_left && cfg.faults.pg_crash() {
+            actions.push(Action::PgCrash);
+        }
+    }
+}
+
+impl Model for OlakeBootstrap {
+    type State = State;
+    type Action = Action;
+
+    walcheck_properties::model_plumbing!();
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            STATE_MATCHES_SLOT.check(|_, s: &State| state_matches_slot(s)),
+            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
+            WAL_POINTERS_ORDERED.check(|_, s: &State| wal_pointers_ordered(s)),
+            BOOTSTRAP_EVENTUALLY_COMPLETES.check(|_, s: &State| !in_bootstrap(s)),
+            REACH_WRITE_AHEAD_AT_READ.check(|_, s: &State| write_ahead_at_read(s)),
+            REACH_ADVANCE_CLAMPED.check(|_, s: &State| advance_clamped(s)),
+            REACH_BOOTSTRAP_COMPLETE.check(|_, s: &State| bootstrap_complete(s)),
+            REACH_CONNECTOR_CRASH.check(|_, s: &State| connector_crashed(s)),
+            REACH_PG_CRASH_AFTER_ADVANCE.check(|_, s: &State| pg_crash_lost_advance(s)),
+            REACH_STANDBY_BOOTSTRAP.check(|m: &OlakeBootstrap, s: &State| {
+                m.config.server == Role::Standby && bootstrap_complete(s)
+            }),
+        ]
+    }
+}

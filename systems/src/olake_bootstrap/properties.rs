@@ -1,0 +1,199 @@
+//! System `olake-bootstrap`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
+
+use super::*;
+
+pub const STATE_MATCHES_SLOT: PropertyInfo = PropertyInfo::always(
+    "state-matches-slot",
+    "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
+);
+
+pub const NO_LSN_MISMATCH: PropertyInfo =
+    PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails");
+
+pub const WAL_POINTERS_ORDERED: PropertyInfo = PropertyInfo::always(
+    "wal-pointers-ordered",
+    "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
+);
+
+pub const BOOTSTRAP_EVENTUALLY_COMPLETES: PropertyInfo = PropertyInfo::eventually(
+    "bootstrap-eventually-completes",
+    "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
+)
+.also_with("fairness", "none");
+
+pub const REACH_WRITE_AHEAD_AT_READ: PropertyInfo = PropertyInfo::sometimes(
+    "reach-write-ahead-at-read",
+    "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
+)
+.needs("server=primary");
+
+pub const REACH_ADVANCE_CLAMPED: PropertyInfo = PropertyInfo::sometimes(
+    "reach-advance-clamped",
+    "an advance returns end_lsn below its target",
+)
+.needs("server=primary");
+
+pub const REACH_BOOTSTRAP_COMPLETE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-bootstrap-complete",
+    "a run bootstraps (or resumes) and passes validateGlobalState",
+);
+
+pub const REACH_CONNECTOR_CRASH: PropertyInfo =
+    PropertyInfo::sometimes("reach-connector-crash", "the connector crashes mid-run")
+        .needs("fault:connector-crash");
+
+pub const REACH_PG_CRASH_AFTER_ADVANCE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-pg-crash-after-advance",
+    "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
+)
+.needs("fault:pg-crash");
+
+pub const REACH_STANDBY_BOOTSTRAP: PropertyInfo = PropertyInfo::sometimes(
+    "reach-standby-bootstrap",
+    "a bootstrap on a standby passes validateGlobalState",
+)
+.needs("server=standby");
+
+/// The properties, each declared once above.
+pub const PROPERTIES: &[PropertyInfo] = &[
+    STATE_MATCHES_SLOT,
+    NO_LSN_MISMATCH,
+    WAL_POINTERS_ORDERED,
+    BOOTSTRAP_EVENTUALLY_COMPLETES,
+    REACH_WRITE_AHEAD_AT_READ,
+    REACH_ADVANCE_CLAMPED,
+    REACH_BOOTSTRAP_COMPLETE,
+    REACH_CONNECTOR_CRASH,
+    REACH_PG_CRASH_AFTER_ADVANCE,
+    REACH_STANDBY_BOOTSTRAP,
+];
+
+/// The fairness the `olake-bootstrap` liveness checks assume, each weak (`WF`): an action of the
+/// class that stays enabled is eventually taken.
+/// - `walwriter`: PostgreSQL 15 `walwriter.c:WalWriterMain` wakes at least every
+///   `wal_writer_delay` (200 ms) and `xlog.c:XLogBackgroundFlush` writes and flushes what is
+///   unflushed; a server that is up does not skip it forever.
+/// - `commit-flush`: a backend waiting in `xlog.c:XLogFlush` for its synchronous commit returns
+///   once its fsync does.
+/// - `checkpointer`: `checkpointer.c` runs a checkpoint at least every `checkpoint_timeout`.
+/// - `startup-replay`: a standby's startup process replays what it has received.
+/// - `connector`: a running sync keeps taking its own steps (OLake `cdc.go:PreCDC`, `AdvanceLSN`'s
+///   100 ms retries and 30 s deadline, `StreamChanges`).
+///
+/// Not fair: client statements, the next sync and restarts (scheduled by people), and the faults.
+pub const FAIRNESS: &[FairClass<Action>] = &[
+    FairClass {
+        class: "walwriter",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::WalWriterWrite | Action::WalWriterFlush),
+    },
+    FairClass {
+        class: "commit-flush",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::CommitFlush),
+    },
+    FairClass {
+        class: "checkpointer",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Checkpoint),
+    },
+    FairClass {
+        class: "startup-replay",
+        kind: Fairness::Weak,
+        member: |a| matches!(a, Action::Replay),
+    },
+    FairClass {
+        class: "connector",
+        kind: Fairness::Weak,
+        member: |a| {
+            matches!(
+                a,
+                Action::ReadSlot
+                    | Action::SeedState
+                    | Action::Advance { .. }
+                    | Action::AdvanceGiveUp
+                    | Action::Validate
+            )
+        },
+    },
+];
+
+impl Live for OlakeBootstrap {
+    /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
+    fn fairness(&self) -> &'static [FairClass<Action>] {
+        match self.config.fairness {
+            FairnessChoice::Declared => FAIRNESS,
+            FairnessChoice::None => &[],
+        }
+    }
+
+    /// The liveness properties, by id (`bootstrap-eventually-completes`).
+    fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
+        vec![Liveness {
+            id: BOOTSTRAP_EVENTUALLY_COMPLETES.id,
+            trigger: Some(|_, s| in_bootstrap(s)),
+            goal: |_, s| !in_bootstrap(s),
+        }]
+    }
+}
+
+/// Whether a run is inside PreCDC's bootstrap (OLake `cdc.go:PreCDC` with no global state): read
+/// W0, and still to seed the state or to advance (#1084: until `end_lsn` reaches W0).
+pub fn in_bootstrap(state: &State) -> bool {
+    matches!(state.connector.phase, Phase::Bootstrap { .. })
+}
+
+/// `state-matches-slot`: once the state file holds an LSN and the connector is not inside PreCDC's
+/// bootstrap (so it will trust the file: a restarted run skips the bootstrap), the file equals the
+/// slot's `confirmed_flush`.
+pub fn state_matches_slot(state: &State) -> bool {
+    match state.state_file {
+        Some(lsn) if !matches!(state.connector.phase, Phase::Bootstrap { .. }) => {
+            lsn == state.server.slot.confirmed_flush
+        }
+        _ => true,
+    }
+}
+
+/// `no-lsn-mismatch`: `validateGlobalState` has not failed.
+pub fn no_lsn_mismatch(state: &State) -> bool {
+    !matches!(
+        state.connector.phase,
+        Phase::Failed(walcheck_model::olake::Failure::LsnMismatch { .. })
+    )
+}
+
+/// `wal-pointers-ordered`: `replay ≤ flush ≤ write ≤ insert`, the slot's own ordering, and
+/// `confirmed_flush` no further than the pointer an advance clamps to.
+pub fn wal_pointers_ordered(state: &State) -> bool {
+    let server = &state.server;
+    server.wal.is_ordered()
+        && server.slot.is_ordered()
+        && server.slot.confirmed_flush <= server.advance_limit()
+}
+
+/// Witness: the bootstrap's target W0 is ahead of the flush pointer.
+pub fn write_ahead_at_read(state: &State) -> bool {
+    matches!(state.connector.phase, Phase::Bootstrap { w0, .. } if w0 > state.server.wal.flush)
+}
+
+/// Witness: the last advance stopped short of its target.
+pub fn advance_clamped(state: &State) -> bool {
+    matches!(state.connector.last_advance, Some(AdvanceCall { target, end_lsn }) if end_lsn < target)
+}
+
+/// Witness: a run passed `validateGlobalState`.
+pub fn bootstrap_complete(state: &State) -> bool {
+    state.connector.phase == Phase::Validated
+}
+
+/// Witness: the connector crashed mid-run.
+pub fn connector_crashed(state: &State) -> bool {
+    state.connector.phase == Phase::Crashed
+}
+
+/// Witness: the slot is below an `end_lsn` this run was given: a PostgreSQL crash took back an
+/// advance that was only in memory.
+pub fn pg_crash_lost_advance(state: &State) -> bool {
+    matches!(state.connector.last_advance, Some(call) if call.end_lsn > state.server.slot.confirmed_flush)
+}

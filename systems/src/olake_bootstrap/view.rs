@@ -1,0 +1,142 @@
+//! System `olake-bootstrap`: how its traces read: the variables, the step-table key variables and counters, and the sequence-diagram lanes.
+
+use super::*;
+use walcheck_properties::system::{var, VarInfo};
+
+/// Every variable a state shows: on a primary `insert`, `write`, `flush`; on a standby the
+/// primary's pointers as `primary_*` and the standby's `replay`; then the rest.
+#[rustfmt::skip]
+pub const VARIABLES: &[VarInfo] = &[
+    var("insert", "LSN", "the WAL insert pointer: the end of the WAL reserved so far"),
+    var("write", "LSN", "the WAL write pointer: WAL handed to the kernel; pg_current_wal_lsn() on a primary"),
+    var("flush", "LSN", "the WAL flush pointer: WAL durably on disk; slot advance clamps its target here"),
+    var("primary_insert", "LSN", "on a standby: the primary's WAL insert pointer"),
+    var("primary_write", "LSN", "on a standby: the primary's WAL write pointer"),
+    var("primary_flush", "LSN", "on a standby: the primary's WAL flush pointer, how far the standby has received"),
+    var("replay", "LSN", "on a standby: the replay pointer, WAL applied; slot advance clamps here"),
+    var("commit_pending", "bool", "a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush"),
+    var("confirmed_flush", "LSN", "the slot's confirmed_flush_lsn in shared memory"),
+    var("restart_lsn", "LSN", "the slot's restart_lsn in shared memory: the oldest WAL it keeps"),
+    var("saved_confirmed_flush", "LSN", "the slot's confirmed_flush_lsn on disk, as the last checkpoint saved it: what a PostgreSQL crash restores"),
+    var("saved_restart_lsn", "LSN", "the slot's restart_lsn on disk, as the last checkpoint saved it"),
+    var("state_file", "LSN or none", "the connector's state file (global.state.lsn): where the next sync starts; none before bootstrap seeds it"),
+    var("connector", "text", "the connector's phase: which step of PreCDC's bootstrap or of the sync it is at"),
+    var("run", "count", "connector runs started so far, restarts included"),
+    var("end_lsn", "LSN or none", "the end_lsn the last pg_replication_slot_advance returned; none before one"),
+    var("statements", "count", "client statements run so far"),
+    var("crashes", "count", "faults injected so far"),
+];
+
+/// The variables a step table always shows, whether or not they change.
+pub const KEY_VARIABLES: &[&str] = &[
+    "insert",
+    "write",
+    "flush",
+    "confirmed_flush",
+    "saved_confirmed_flush",
+    "state_file",
+    "connector",
+];
+
+/// The sequence-diagram lanes of this system's traces.
+pub const LANES: Lanes = Lanes {
+    participants: &[
+        ("client", "client"),
+        ("pg", "PostgreSQL"),
+        ("slot", "slot"),
+        ("connector", "connector"),
+        ("statefile", "state file"),
+    ],
+    lane: |action| match action {
+        "Append" | "CommitFlush" | "InsertWal" | "Commit" => ("client", "pg"),
+        "WalWriterWrite" | "WalWriterFlush" | "Replay" | "PgCrash" => ("pg", "pg"),
+        "Checkpoint" => ("pg", "slot"),
+        "ReadSlot" => ("connector", "pg"),
+        "Advance" | "Validate" => ("connector", "slot"),
+        "SeedState" => ("connector", "statefile"),
+        _ => ("connector", "connector"),
+    },
+    owner: |var| match var {
+        "insert" | "write" | "flush" | "replay" | "commit_pending" => Some("pg"),
+        "primary_insert" | "primary_write" | "primary_flush" => Some("pg"),
+        "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" | "saved_restart_lsn" => {
+            Some("slot")
+        }
+        "state_file" => Some("statefile"),
+        "connector" | "run" | "end_lsn" => Some("connector"),
+        _ => None,
+    },
+};
+
+/// Bookkeeping counters a step table leaves out (the actions show them); traces keep them.
+pub const COUNTERS: &[&str] = &["statements", "crashes"];
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Append { pages, commit } => {
+                let commit = match commit {
+                    CommitMode::Sync => "sync",
+                    CommitMode::Async => "async",
+                };
+                write!(f, "Append{{pages: {pages}, commit: {commit}}}")
+            }
+            Action::Advance { restart_moves } => {
+                write!(f, "Advance{{restart_moves: {restart_moves}}}")
+            }
+            Action::InsertWal { bytes } => write!(f, "InsertWal{{bytes: {bytes}}}"),
+            Action::Commit { bytes, commit } => {
+                let commit = match commit {
+                    CommitMode::Sync => "sync",
+                    CommitMode::Async => "async",
+                };
+                write!(f, "Commit{{bytes: {bytes}, commit: {commit}}}")
+            }
+            other => write!(f, "{other:?}"),
+        }
+    }
+}
+
+walcheck_properties::debug_as_variables!(State);
+
+impl Variables for State {
+    /// On a standby the WAL pointers are the primary's and named so (`primary_insert`, …), beside
+    /// the standby's `replay`; on a primary there is no replay pointer.
+    fn variables(&self) -> Vec<(&'static str, Var)> {
+        let wal = &self.server.wal;
+        let slot = &self.server.slot;
+        let lsn = |l: Lsn| Var::Text(l.to_string());
+        let opt =
+            |l: Option<Lsn>| Var::Text(l.map_or_else(|| "none".to_owned(), |l| l.to_string()));
+        let mut vars = match self.server.role {
+            Role::Primary => vec![
+                ("insert", lsn(wal.insert)),
+                ("write", lsn(wal.write)),
+                ("flush", lsn(wal.flush)),
+            ],
+            Role::Standby => vec![
+                ("primary_insert", lsn(wal.insert)),
+                ("primary_write", lsn(wal.write)),
+                ("primary_flush", lsn(wal.flush)),
+                ("replay", lsn(wal.replay)),
+            ],
+        };
+        vars.extend([
+            ("commit_pending", Var::Bool(self.server.commit_pending)),
+            ("confirmed_flush", lsn(slot.confirmed_flush)),
+            ("restart_lsn", lsn(slot.restart_lsn)),
+            ("saved_confirmed_flush", lsn(slot.saved.confirmed_flush)),
+            ("saved_restart_lsn", lsn(slot.saved.restart_lsn)),
+            ("state_file", opt(self.state_file)),
+            ("connector", Var::Text(self.connector.phase.to_string())),
+            ("run", Var::Int(self.connector.runs.into())),
+            (
+                "end_lsn",
+                opt(self.connector.last_advance.map(|c| c.end_lsn)),
+            ),
+            ("statements", Var::Int(self.statements.into())),
+            ("crashes", Var::Int(self.crashes.into())),
+        ]);
+        vars
+    }
+}

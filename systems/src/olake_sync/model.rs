@@ -1,0 +1,189 @@
+//! System `olake-sync`: its state, actions and transitions: the `stateright::Model`.
+
+use super::*;
+
+/// A state of the system. Its `Debug` is its [`Variables`].
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct State {
+    pub server: Server,
+    pub durable: Durable,
+    pub connector: SyncConnector,
+    /// Client transactions committed so far.
+    pub txns: u8,
+    /// Faults injected so far.
+    pub crashes: u8,
+}
+
+/// An action of the system. Each is one atomic step of PostgreSQL, the workload or the connector.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// A client transaction changes the published table and commits synchronously
+    /// ([`walcheck_model::pg::Wal::append`], then [`walcheck_model::pg::Wal::commit_flush`]).
+    CommitTxn,
+    /// `StreamChanges` up to the loop ([`SyncConnector::validate`]).
+    Validate,
+    /// The walsender decodes transaction `txn` ([`SyncConnector::receive`]).
+    Receive { txn: u8 },
+    /// A primary keepalive carrying `sentPtr` ([`SyncConnector::keepalive`]).
+    Keepalive,
+    /// The stream loop reaches its target ([`SyncConnector::end_stream`]).
+    EndStream,
+    /// The destination commit ([`SyncConnector::commit`]).
+    Commit,
+    /// `AcknowledgeLSN` and its poll; `restart` is PostgreSQL's choice of candidate for
+    /// `restart_lsn`, which saves the slot, or none ([`SyncConnector::ack`],
+    /// [`restart_candidates`]).
+    Ack { restart: Option<Lsn> },
+    /// `SetGlobal` ([`SyncConnector::save_state`]).
+    SaveState,
+    /// The next sync starts after a finished or failed one ([`SyncConnector::start_next_run`]).
+    NextSync,
+    /// Fault: the connector process dies ([`SyncConnector::crash`]).
+    ConnectorCrash,
+    /// Fault: PostgreSQL crashes and restarts ([`Server::crash_restart`]).
+    PgCrash,
+    /// The crashed connector is restarted ([`SyncConnector::start_next_run`]).
+    Restart,
+}
+
+/// The `olake-sync` model for one configuration.
+#[derive(Clone, Debug)]
+pub struct OlakeSync {
+    pub config: Config,
+}
+
+impl OlakeSync {
+    pub const fn new(config: Config) -> OlakeSync {
+        OlakeSync { config }
+    }
+
+    /// The initial state: a quiet primary with the slot at [`INITIAL_LSN`], the state file
+    /// there too (the bootstrap is done), an empty destination, the first sync about to start.
+    pub fn initial_state(&self) -> State {
+        State {
+            server: Server::quiet_at(Role::Primary, INITIAL_LSN),
+            durable: Durable {
+                state_file: INITIAL_LSN,
+                dest_meta: None,
+                dest_lsn: INITIAL_LSN,
+                dest_txns: 0,
+                duplicates: 0,
+            },
+            connector: SyncConnector::first_run(),
+            txns: 0,
+            crashes: 0,
+        }
+    }
+
+    /// Applies `action` to `state`. The caller must only apply enabled actions.
+    pub fn apply(&self, state: &mut State, action: Action) {
+        let cfg = &self.config;
+        let variant = cfg.variant;
+        match action {
+            Action::CommitTxn => {
+                let wal = &mut state.server.wal;
+                wal.append(cfg.txn_bytes, PAGE_BYTES, WAL_BUFFERS_BYTES);
+                wal.commit_flush();
+                state.txns += 1;
+            }
+            Action::Validate => state
+                .connector
+                .validate(variant, &state.server, &state.durable),
+            Action::Receive { txn } => state.connector.receive(txn, cfg.txn_end(txn)),
+            Action::Keepalive => state.connector.keepalive(variant),
+            Action::EndStream => state.connector.end_stream(false),
+            Action::Commit => state.connector.commit(variant, &mut state.durable),
+            Action::Ack { restart } => state.connector.ack(variant, &mut state.server, restart),
+            Action::SaveState => state.connector.save_state(&mut state.durable),
+            Action::NextSync | Action::Restart => state.connector.start_next_run(),
+            Action::ConnectorCrash => {
+                state.connector.crash(variant);
+                state.crashes += 1;
+            }
+            Action::PgCrash => {
+                state.server.crash_restart();
+                state.connector.server_crashed();
+                state.crashes += 1;
+            }
+        }
+    }
+
+    /// The transaction the walsender decodes next in `stream`, if one is committed.
+    fn next_txn(&self, sent_ptr: Lsn, committed: u8) -> Option<u8> {
+        (0..committed).find(|&i| self.config.txn_end(i) > sent_ptr)
+    }
+
+    /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
+    pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
+        let cfg = &self.config;
+        let server = &state.server;
+        if state.txns < cfg.txns {
+            actions.push(Action::CommitTxn);
+        }
+        let connector = &state.connector;
+        let runs_left = connector.runs < cfg.syncs;
+        match connector.phase {
+            SyncPhase::Validate => actions.push(Action::Validate),
+            // `pgoutput.go:StreamChanges` checks the exit before every receive: once
+            // `ClientXLogPos >= CurrentWalPosition` the loop ends without reading on.
+            SyncPhase::Streaming(s) if s.client_pos >= s.target => {
+                actions.push(Action::EndStream);
+            }
+            SyncPhase::Streaming(s) => {
+                if let Some(txn) = self.next_txn(s.sent_ptr, state.txns) {
+                    actions.push(Action::Receive { txn });
+                }
+                if cfg.keepalive && s.client_pos != s.sent_ptr {
+                    actions.push(Action::Keepalive);
+                }
+            }
+            SyncPhase::Post { stream, .. } => match connector.next_post_step(cfg.variant) {
+                Some(PostStep::Commit) => actions.push(Action::Commit),
+                Some(PostStep::Ack) => {
+                    actions.push(Action::Ack { restart: None });
+                    let boundaries = (0..state.txns).map(|i| cfg.txn_end(i));
+                    actions.extend(
+                        restart_candidates(stream.client_pos, &server.slot, boundaries)
+                            .map(|to| Action::Ack { restart: Some(to) }),
+                    );
+                }
+                Some(PostStep::SaveState) => actions.push(Action::SaveState),
+                None => unreachable!("PostCDC with every step done"),
+            },
+            SyncPhase::Done | SyncPhase::Failed(_) if runs_left => actions.push(Action::NextSync),
+            SyncPhase::Crashed { .. } if runs_left => actions.push(Action::Restart),
+            SyncPhase::Done | SyncPhase::Failed(_) | SyncPhase::Crashed { .. } => {}
+        }
+        let crash_left = state.crashes < cfg.crashes;
+        if crash_left && cfg.faults.connector_crash() && connector.phase.is_running() {
+            actions.push(Action::ConnectorCrash);
+        }
+        if crash_left && cfg.faults.pg_crash() {
+            actions.push(Action::PgCrash);
+        }
+    }
+}
+
+impl Model for OlakeSync {
+    type State = State;
+    type Action = Action;
+
+    walcheck_properties::model_plumbing!();
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
+            NO_DATA_LOSS.check(|m: &OlakeSync, s: &State| no_data_loss(&m.config, s)),
+            ACK_WITHIN_DESTINATION.check(|_, s: &State| ack_within_destination(s)),
+            NO_ACK_TIMEOUT.check(|_, s: &State| no_ack_timeout(s)),
+            REACH_SYNC_COMPLETE.check(|_, s: &State| sync_complete(s)),
+            REACH_DUPLICATE.check(|_, s: &State| s.durable.duplicates > 0),
+            REACH_CRASH_AFTER_COMMIT.check(|_, s: &State| crashed_after(s, PostStep::Commit)),
+            REACH_CRASH_AFTER_ACK.check(|_, s: &State| crashed_after(s, PostStep::Ack)),
+            REACH_CRASH_AFTER_STATE.check(|_, s: &State| crashed_after(s, PostStep::SaveState)),
+            REACH_RECOVERY_SYNC.check(|_, s: &State| recovery_sync(s)),
+            REACH_PG_CRASH_AFTER_ACK.check(|_, s: &State| pg_crash_lost_ack(s)),
+            REACH_KEEPALIVE_REGRESSION.check(|_, s: &State| keepalive_regression(s)),
+        ]
+    }
+}

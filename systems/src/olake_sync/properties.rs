@@ -1,0 +1,150 @@
+//! System `olake-sync`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
+
+use super::*;
+
+pub const NO_LSN_MISMATCH: PropertyInfo = PropertyInfo::always(
+    "no-lsn-mismatch",
+    "validateGlobalState never fails a sync (the non-retryable lsn mismatch)",
+);
+
+pub const NO_DATA_LOSS: PropertyInfo = PropertyInfo::always(
+    "no-data-loss",
+    "every transaction that ends at or below the slot's confirmed_flush is in the destination",
+);
+
+pub const ACK_WITHIN_DESTINATION: PropertyInfo = PropertyInfo::always(
+    "ack-within-destination",
+    "the slot's confirmed_flush is never past the highest LSN the destination committed",
+);
+
+pub const NO_ACK_TIMEOUT: PropertyInfo = PropertyInfo::always(
+    "no-ack-timeout",
+    "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)",
+);
+
+pub const REACH_SYNC_COMPLETE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-sync-complete",
+    "a sync commits a transaction to the destination, acknowledges it and writes the state",
+);
+
+pub const REACH_DUPLICATE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-duplicate",
+    "a transaction is written to the destination twice (at-least-once; a figure, not a violation)",
+);
+
+pub const REACH_CRASH_AFTER_COMMIT: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-commit",
+    "the connector crashes right after the destination commit",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_CRASH_AFTER_ACK: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-ack",
+    "the connector crashes right after the slot acknowledgement",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_CRASH_AFTER_STATE: PropertyInfo = PropertyInfo::sometimes(
+    "reach-crash-after-state",
+    "the connector crashes right after the state file write",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_RECOVERY_SYNC: PropertyInfo = PropertyInfo::sometimes(
+    "reach-recovery-sync",
+    "a run starts a 2PC recovery sync (destination metadata ahead of the state)",
+)
+.needs("fault:connector-crash");
+
+pub const REACH_PG_CRASH_AFTER_ACK: PropertyInfo = PropertyInfo::sometimes(
+    "reach-pg-crash-after-ack",
+    "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed",
+)
+.needs("fault:pg-crash");
+
+pub const REACH_KEEPALIVE_REGRESSION: PropertyInfo = PropertyInfo::sometimes(
+    "reach-keepalive-regression",
+    "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream",
+)
+.needs("keepalive=on");
+
+/// The properties, each declared once above.
+pub const PROPERTIES: &[PropertyInfo] = &[
+    NO_LSN_MISMATCH,
+    NO_DATA_LOSS,
+    ACK_WITHIN_DESTINATION,
+    NO_ACK_TIMEOUT,
+    REACH_SYNC_COMPLETE,
+    REACH_DUPLICATE,
+    REACH_CRASH_AFTER_COMMIT,
+    REACH_CRASH_AFTER_ACK,
+    REACH_CRASH_AFTER_STATE,
+    REACH_RECOVERY_SYNC,
+    REACH_PG_CRASH_AFTER_ACK,
+    REACH_KEEPALIVE_REGRESSION,
+];
+
+/// No liveness property: the defaults (no fairness, no properties).
+impl walcheck_properties::system::Live for OlakeSync {}
+
+/// `no-lsn-mismatch`: `validateGlobalState` has not failed the run.
+pub fn no_lsn_mismatch(state: &State) -> bool {
+    !matches!(
+        state.connector.phase,
+        SyncPhase::Failed(walcheck_model::olake::sync::SyncFailure::LsnMismatch { .. })
+    )
+}
+
+/// `no-data-loss`: every committed transaction ending at or below the slot's `confirmed_flush`
+/// is in the destination: PostgreSQL will never send it again.
+pub fn no_data_loss(config: &Config, state: &State) -> bool {
+    let cf = state.server.slot.confirmed_flush;
+    (0..state.txns)
+        .filter(|&i| config.txn_end(i) <= cf)
+        .all(|i| state.durable.dest_txns & (1 << i) != 0)
+}
+
+/// `ack-within-destination`: the slot's `confirmed_flush` is not past the highest LSN a
+/// destination commit covered (the bootstrap's LSN before any commit).
+pub fn ack_within_destination(state: &State) -> bool {
+    state.server.slot.confirmed_flush <= state.durable.dest_lsn
+}
+
+/// `no-ack-timeout`: `AcknowledgeLSN` has not given up on the slot.
+pub fn no_ack_timeout(state: &State) -> bool {
+    !matches!(
+        state.connector.phase,
+        SyncPhase::Failed(walcheck_model::olake::sync::SyncFailure::AckTimeout { .. })
+    )
+}
+
+/// Witness: a sync finished with at least one transaction in the destination.
+pub fn sync_complete(state: &State) -> bool {
+    state.connector.phase == SyncPhase::Done && state.durable.dest_txns != 0
+}
+
+/// Witness: the connector crashed right after `step`.
+pub fn crashed_after(state: &State, step: PostStep) -> bool {
+    state.connector.phase == SyncPhase::Crashed { after: Some(step) }
+}
+
+/// Witness: a run streams in 2PC recovery mode.
+pub fn recovery_sync(state: &State) -> bool {
+    matches!(state.connector.phase, SyncPhase::Streaming(s) if s.recovery.is_some())
+}
+
+/// Witness: the slot is below a position the destination committed and the slot had confirmed:
+/// a PostgreSQL restart took back an acknowledgement that was only in memory. The sync is done,
+/// so its acknowledgement was seen; a sync whose acknowledgement failed on the dead connection
+/// (the EOF path) leaves the same positions but never had the slot confirm them.
+pub fn pg_crash_lost_ack(state: &State) -> bool {
+    state.crashes > 0
+        && state.server.slot.confirmed_flush < state.durable.dest_lsn
+        && state.durable.state_file == state.durable.dest_lsn
+        && state.connector.phase == SyncPhase::Done
+}
+
+/// Witness: during the stream `ClientXLogPos` is below the slot's `confirmed_flush`.
+pub fn keepalive_regression(state: &State) -> bool {
+    matches!(state.connector.phase, SyncPhase::Streaming(s) if s.client_pos < state.server.slot.confirmed_flush)
+}

@@ -1,0 +1,38 @@
+//! Each system declares every trace variable once, with its kind and a one-line doc
+//! (`View::variables`): what the counterexample legend and trace validation read. The golden
+//! traces show exactly the declared variables: none undeclared, none declared and never shown.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+use walcheck::catalogue;
+
+#[test]
+fn golden_traces_show_exactly_the_declared_variables() {
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("traces/golden");
+    let mut shown: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for entry in std::fs::read_dir(golden).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let trace: Value = serde_json::from_str(&text).unwrap();
+        let system = trace["#meta"]["walcheck:system"].as_str().unwrap().to_owned();
+        let names = shown.entry(system).or_default();
+        for state in trace["states"].as_array().unwrap() {
+            let keys = state.as_object().unwrap().keys();
+            names.extend(keys.filter(|k| !k.starts_with('#') && !k.contains("::")).cloned());
+        }
+    }
+    assert_eq!(shown.len(), 3, "every built-in system has golden traces");
+    for (system, names) in shown {
+        let info = catalogue::system(&system).unwrap().info();
+        let declared: BTreeSet<String> =
+            info.view.variables.iter().map(|v| v.name.to_owned()).collect();
+        assert_eq!(names, declared, "{system}: shown (left) and declared (right)");
+        for var in info.view.variables {
+            assert!(!var.kind.is_empty() && !var.doc.is_empty(), "{system}: {var:?}");
+        }
+        for key in info.view.key_variables.iter().chain(info.view.counters) {
+            assert!(declared.contains(*key), "{system}: {key} is not declared");
+        }
+    }
+}
