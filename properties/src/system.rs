@@ -133,6 +133,8 @@ pub struct BoundInfo {
     /// counterexample's file name) while at its default: a knob added after traces were
     /// committed, so that the traces it cannot change keep the header they had.
     pub quiet: bool,
+    /// A numeric bound whose value must also be a power of two (a page size).
+    pub power_of_two: bool,
 }
 
 /// A bound's value: a count or size, or a named choice.
@@ -169,6 +171,7 @@ pub const fn number(
         unit,
         doc,
         quiet: false,
+        power_of_two: false,
     }
 }
 
@@ -189,10 +192,24 @@ pub const fn choice(
         unit,
         doc,
         quiet: false,
+        power_of_two: false,
     }
 }
 
 impl BoundInfo {
+    /// This bound, left out of a configuration's bounds while at its default (see
+    /// [`BoundInfo::quiet`]).
+    pub const fn quiet(mut self) -> BoundInfo {
+        self.quiet = true;
+        self
+    }
+
+    /// This numeric bound, taking powers of two only.
+    pub const fn power_of_two(mut self) -> BoundInfo {
+        self.power_of_two = true;
+        self
+    }
+
     /// Parses `text` as a value of this bound, or says in one line why not.
     pub fn parse(&self, text: &str) -> Result<BoundValue, String> {
         if !self.values.is_empty() {
@@ -223,6 +240,12 @@ impl BoundInfo {
         if n < min || n > max {
             return Err(format!(
                 "bound {}={n} is outside its range {min}..={max} ({})",
+                self.name, self.unit
+            ));
+        }
+        if self.power_of_two && !n.is_power_of_two() {
+            return Err(format!(
+                "bound {} must be a power of two ({}), not {text}",
                 self.name, self.unit
             ));
         }
@@ -392,6 +415,69 @@ macro_rules! model_plumbing {
             let mut next = state.clone();
             self.apply(&mut next, action);
             Some(next)
+        }
+    };
+}
+
+/// A system's fault sets as an enum: each variant with its name on the command line, and for
+/// each single fault a predicate saying whether a fault set injects it. The variant `All` (named
+/// `all`) must be one of them: it injects every fault. Generates `ALL` (every fault set, in
+/// declaration order), `name`, `from_name`, the predicates and `Display` (the name).
+///
+/// ```
+/// walcheck_properties::fault_sets! {
+///     #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+///     pub enum Faults {
+///         None = "none",
+///         /// The connector process dies.
+///         ConnectorCrash = "connector-crash" => connector_crash,
+///         All = "all",
+///     }
+/// }
+/// assert!(Faults::from_name("all").unwrap().connector_crash());
+/// assert_eq!(Faults::ConnectorCrash.to_string(), "connector-crash");
+/// ```
+#[macro_export]
+macro_rules! fault_sets {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $faults:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $name:literal $(=> $fault:ident)?,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $faults {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $faults {
+            /// Every fault set, in catalogue order.
+            pub const ALL: &'static [$faults] = &[$($faults::$variant,)*];
+
+            /// The name used on the command line and in reports.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($faults::$variant => $name,)*
+                }
+            }
+
+            /// The fault set called `name`, if any.
+            pub fn from_name(name: &str) -> Option<$faults> {
+                Self::ALL.iter().copied().find(|f| f.name() == name)
+            }
+
+            $($(
+                #[doc = concat!("Whether this fault set injects `", $name, "`.")]
+                pub const fn $fault(self) -> bool {
+                    matches!(self, $faults::$variant | $faults::All)
+                }
+            )?)*
+        }
+
+        impl std::fmt::Display for $faults {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
         }
     };
 }
@@ -598,6 +684,14 @@ pub enum FairnessChoice {
 }
 
 impl FairnessChoice {
+    /// The choice of a configuration's `fairness` bound ([`FAIRNESS_BOUND`]).
+    pub fn of(config: &Config) -> FairnessChoice {
+        match config.name("fairness") {
+            "none" => FairnessChoice::None,
+            _ => FairnessChoice::Declared,
+        }
+    }
+
     /// The values of the `fairness` bound.
     pub const NAMES: [&'static str; 2] = ["declared", "none"];
 
@@ -620,6 +714,7 @@ pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
     doc: "liveness checks assume the system's declared fairness (declared) or none (none); \
           safety checks ignore it",
     quiet: true,
+    power_of_two: false,
 };
 
 /// A checkable system as the catalogue, `walcheck list`, reports and traces read it: everything
@@ -813,6 +908,15 @@ impl Config {
             Some(BoundValue::Number(n)) => n,
             other => panic!("no numeric bound {name}: {other:?}"),
         }
+    }
+
+    /// The value of numeric bound `name` as a `u8`, for a bound whose declared range keeps it
+    /// below 256 (counts of transactions, runs, crashes).
+    ///
+    /// Panics if the system has no such numeric bound or its range lets it exceed 255.
+    pub fn small(&self, name: &str) -> u8 {
+        let n = self.number(name);
+        u8::try_from(n).unwrap_or_else(|_| panic!("bound {name}={n} does not fit in a u8"))
     }
 
     /// The value of named bound `name` (one of its values).

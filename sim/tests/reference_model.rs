@@ -20,7 +20,7 @@ use walcheck_sim::reference::shape_log::{
     align_offset_to_txn_boundary, Design, FlushTracker, ShapeLogPipeline, ShapeMsg, Snapshot,
 };
 use walcheck_systems::electric_flush::{
-    Action, Config as ModelConfig, ElectricFlush, Faults, State,
+    Action, Config as ModelConfig, ElectricFlush, Faults, State, TimerOrder,
 };
 
 /// The configurations compared: the catalogue's defaults, and a deeper workload with every timer
@@ -28,9 +28,7 @@ use walcheck_systems::electric_flush::{
 fn config(which: u8) -> ModelConfig {
     let mut cfg = ModelConfig::new(Variant::Pr4064, Faults::None);
     if which == 1 {
-        for (name, value) in [("timer_order", "any"), ("fragments", "3"), ("txns", "3")] {
-            cfg.set_bound(name, value).expect("a valid bound");
-        }
+        (cfg.timer_order, cfg.fragments, cfg.txns) = (TimerOrder::Any, 3, 3);
     }
     cfg
 }

@@ -7,8 +7,9 @@ use stateright::Model;
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
+use walcheck_properties::system::Config as GenericConfig;
 use walcheck_systems::olake_bootstrap::{
-    self, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, INITIAL_LSN,
+    self, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, INFO, INITIAL_LSN,
 };
 
 const MIB: u64 = 1024 * 1024;
@@ -124,7 +125,7 @@ fn an_asynchronous_commit_leaves_its_record_unflushed() {
 #[test]
 fn driven_knobs_round_trip_through_a_header_and_stay_out_of_check() {
     let config = driven(Variant::Pr1084, CommitMode::Async).config;
-    let mut rebuilt = Config::new(Variant::Pr1084, Faults::None);
+    let mut rebuilt = GenericConfig::new(&INFO, "pr1084", "none").unwrap();
     let mut header: Vec<(String, String)> = config
         .bounds()
         .into_iter()
@@ -133,15 +134,16 @@ fn driven_knobs_round_trip_through_a_header_and_stay_out_of_check() {
     // A header's configuration is a map: any order must do.
     header.sort();
     for (name, value) in &header {
-        rebuilt.set_knob(name, value).unwrap();
+        rebuilt.set_knob(&INFO, name, value).unwrap();
     }
-    assert_eq!(rebuilt, config);
-    let mut checker = Config::new(Variant::Master, Faults::None);
-    assert!(checker.set_bound("commit", "sync").is_err());
-    assert!(checker.set_knob("commit", "often").is_err());
-    assert!(checker.set_knob("insert_chunk_bytes", "-1").is_err());
-    assert_eq!(checker.driven, None);
-    assert!(checker.set_knob("wal_buffers_pages", "512").is_ok());
+    assert_eq!(Config::of(&rebuilt), config);
+    let mut checker = GenericConfig::new(&INFO, "master", "none").unwrap();
+    assert!(checker.set_bound(&INFO, "commit", "sync").is_err());
+    assert!(checker.set_knob(&INFO, "commit", "often").is_err());
+    assert!(checker.set_knob(&INFO, "insert_chunk_bytes", "-1").is_err());
+    assert!(checker.set_bound(&INFO, "page_bytes", "3000").is_err());
+    assert_eq!(Config::of(&checker).driven, None);
+    assert!(checker.set_knob(&INFO, "wal_buffers_pages", "512").is_ok());
 }
 
 proptest! {

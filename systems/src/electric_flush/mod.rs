@@ -24,20 +24,6 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
-
-use walcheck_model::electric::consumer::{Consumer, Effects, Injection, Msg, Status};
-use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
-use walcheck_model::electric::replication_client::ReplicationClient;
-use walcheck_model::electric::{workload, Fragment, Offset, Variant, MAX_SHAPES};
-use walcheck_properties::system::Config as GenericConfig;
-use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
-    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
-};
 use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.

@@ -1,6 +1,12 @@
 //! System `electric-flush`: its state, actions and transitions: the `stateright::Model`.
 
 use super::*;
+use serde::{Deserialize, Serialize};
+use stateright::{Model, Property};
+use walcheck_model::electric::consumer::{Consumer, Effects, Msg, Status};
+use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
+use walcheck_model::electric::replication_client::ReplicationClient;
+use walcheck_model::electric::{Fragment, Offset, MAX_SHAPES};
 
 /// The ShapeLogCollector: which fragment it publishes next, where a publish is, and its mailbox.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -1,6 +1,9 @@
 //! System `electric-flush`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
+use walcheck_properties::system::{
+    FairClass, Fairness, FairnessChoice, Live, Liveness, PropertyInfo,
+};
 
 pub const NO_LOST_FLUSH_NOTIFICATION: PropertyInfo = PropertyInfo::always(
     "no-lost-flush-notification",

@@ -1,7 +1,10 @@
 //! System `electric-flush`: how its traces read: the variables, the step-table key variables and counters, and the sequence-diagram lanes.
 
 use super::*;
+use std::fmt;
+use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_properties::system::{var, VarInfo};
+use walcheck_properties::system::{Lanes, Var, Variables};
 
 /// Every variable a state shows: six for each shape `sN` (two shapes at most), then the
 /// collector's, the FlushTracker's and the ReplicationClient's.

@@ -1,72 +1,36 @@
 //! System `olake-bootstrap`: its configuration: fault sets, bounds and knobs, and the typed configuration the model reads.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+use walcheck_model::olake::Variant;
+use walcheck_model::pg::{CommitMode, Role};
+use walcheck_properties::system::choice;
+use walcheck_properties::system::Config as GenericConfig;
+use walcheck_properties::system::{number, BoundInfo, BoundValue, FairnessChoice, FAIRNESS_BOUND};
 
-/// Which faults the checker may inject.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Faults {
-    None,
-    /// The connector process dies between any two of its steps, then restarts from the state file.
-    ConnectorCrash,
-    /// PostgreSQL crashes (immediate shutdown) and restarts.
-    PgCrash,
-    All,
-}
-
-impl Faults {
-    /// Every fault set, in catalogue order.
-    pub const ALL: [Faults; 4] = [
-        Faults::None,
-        Faults::ConnectorCrash,
-        Faults::PgCrash,
-        Faults::All,
-    ];
-
-    /// The name used on the command line and in reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Faults::None => "none",
-            Faults::ConnectorCrash => "connector-crash",
-            Faults::PgCrash => "pg-crash",
-            Faults::All => "all",
-        }
-    }
-
-    /// The fault set called `name`, if any.
-    pub fn from_name(name: &str) -> Option<Faults> {
-        Faults::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// Whether the connector may crash.
-    pub const fn connector_crash(self) -> bool {
-        matches!(self, Faults::ConnectorCrash | Faults::All)
-    }
-
-    /// Whether PostgreSQL may crash.
-    pub const fn pg_crash(self) -> bool {
-        matches!(self, Faults::PgCrash | Faults::All)
-    }
-}
-
-impl fmt::Display for Faults {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+walcheck_properties::fault_sets! {
+    /// Which faults the checker may inject.
+    #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    pub enum Faults {
+        None = "none",
+        /// The connector process dies between any two of its steps, then restarts from the state
+        /// file.
+        ConnectorCrash = "connector-crash" => connector_crash,
+        /// PostgreSQL crashes (immediate shutdown) and restarts.
+        PgCrash = "pg-crash" => pg_crash,
+        All = "all",
     }
 }
 
 /// The bounds and knobs, with defaults and ranges (`walcheck list`).
 pub const BOUNDS: &[BoundInfo] = &[
-    BoundInfo {
-        name: "server",
-        default: BoundValue::Name("primary"),
-        min: None,
-        max: None,
-        values: &Role::NAMES,
-        unit: "role",
-        doc: "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070); \
+    choice(
+        "server",
+        "primary",
+        &Role::NAMES,
+        "role",
+        "the server the connector talks to (standby: PostgreSQL >= 16, OLake #1070); \
               `check` without --bound server= runs both",
-        quiet: false,
-    },
+    ),
     number(
         "page_bytes",
         8192,
@@ -74,7 +38,8 @@ pub const BOUNDS: &[BoundInfo] = &[
         32768,
         "bytes",
         "WAL page size (XLOG_BLCKSZ, a power of two); pointers move in whole pages",
-    ),
+    )
+    .power_of_two(),
     // PostgreSQL 15 `xlog.c:check_wal_buffers` raises a wal_buffers below 4 blocks to 4;
     // `guc.c` caps it at INT_MAX / XLOG_BLCKSZ blocks (262143 at 8 KiB). The simulator runs the
     // default, 4 MiB = 512 pages; the checker's statements stay small whatever the buffers.
@@ -134,16 +99,13 @@ pub const BOUNDS: &[BoundInfo] = &[
 /// sets them, but part of a simulated trace's configuration so that `walcheck replay` rebuilds
 /// it. Setting any of them switches the model to the [`DrivenWorkload`].
 pub const DRIVEN_KNOBS: &[BoundInfo] = &[
-    BoundInfo {
-        name: "commit",
-        default: BoundValue::Name("sync"),
-        min: None,
-        max: None,
-        values: &["sync", "async"],
-        unit: "synchronous_commit",
-        doc: "how every simulated statement commits (on: sync, off: async)",
-        quiet: false,
-    },
+    choice(
+        "commit",
+        "sync",
+        &["sync", "async"],
+        "synchronous_commit",
+        "how every simulated statement commits (on: sync, off: async)",
+    ),
     number(
         "commit_record_bytes",
         40,
@@ -225,17 +187,35 @@ impl DrivenWorkload {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    /// The typed form of a configuration the catalogue validated against [`INFO`]; with the
+    /// simulator's workload when it sets any trace knob.
     pub fn of(config: &GenericConfig) -> Config {
-        let mut c = Config::new(
-            Variant::from_name(config.variant).expect("a variant of INFO"),
-            Faults::from_name(config.faults).expect("a fault set of INFO"),
-        );
-        for (name, value) in config.values() {
-            c.set_knob(name, &value.to_string())
-                .expect("a value INFO accepts");
+        let driven = config.has_trace_knobs().then(|| DrivenWorkload {
+            chunk_bytes: config.number("insert_chunk_bytes"),
+            tail_bytes: config.number("insert_tail_bytes"),
+            commit_record_bytes: config.number("commit_record_bytes"),
+            commit: match config.name("commit") {
+                "async" => CommitMode::Async,
+                _ => CommitMode::Sync,
+            },
+        });
+        Config {
+            variant: Variant::from_name(config.variant).expect("a variant of INFO"),
+            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
+            server: match config.name("server") {
+                "standby" => Role::Standby,
+                _ => Role::Primary,
+            },
+            page_bytes: config.number("page_bytes"),
+            wal_buffers_pages: config.number("wal_buffers_pages"),
+            stmt_pages_small: config.number("stmt_pages_small"),
+            stmt_pages_bulk: config.number("stmt_pages_bulk"),
+            statements: config.small("statements"),
+            syncs: config.small("syncs"),
+            crashes: config.small("crashes"),
+            fairness: FairnessChoice::of(config),
+            driven,
         }
-        c
     }
 
     /// `variant` with `faults` and every bound at its default.
@@ -260,79 +240,6 @@ impl Config {
     pub const fn on_standby(mut self) -> Config {
         self.server = Role::Standby;
         self
-    }
-
-    /// Sets bound `name` from its text, or says in one line why not (unknown bound, bad value,
-    /// out of range).
-    pub fn set_bound(&mut self, name: &str, text: &str) -> Result<(), String> {
-        let info = BOUNDS.iter().find(|b| b.name == name).ok_or_else(|| {
-            let names: Vec<_> = BOUNDS.iter().map(|b| b.name).collect();
-            format!(
-                "{NAME} has no bound {name:?}; its bounds are {}",
-                names.join(", ")
-            )
-        })?;
-        let number = |v: BoundValue| match v {
-            BoundValue::Number(n) => n,
-            BoundValue::Name(_) => unreachable!("numeric bound"),
-        };
-        let value = info.parse(text)?;
-        match name {
-            "fairness" => {
-                self.fairness = if value == BoundValue::Name("none") {
-                    FairnessChoice::None
-                } else {
-                    FairnessChoice::Declared
-                }
-            }
-            "server" => {
-                self.server = if value == BoundValue::Name("standby") {
-                    Role::Standby
-                } else {
-                    Role::Primary
-                }
-            }
-            "page_bytes" if !number(value).is_power_of_two() => {
-                return Err(format!(
-                    "bound page_bytes must be a power of two (XLOG_BLCKSZ), not {text}"
-                ));
-            }
-            "page_bytes" => self.page_bytes = number(value),
-            "wal_buffers_pages" => self.wal_buffers_pages = number(value),
-            "stmt_pages_small" => self.stmt_pages_small = number(value),
-            "stmt_pages_bulk" => self.stmt_pages_bulk = number(value),
-            // The ranges above keep these within u8.
-            "statements" => self.statements = number(value) as u8,
-            "syncs" => self.syncs = number(value) as u8,
-            "crashes" => self.crashes = number(value) as u8,
-            _ => unreachable!("bound {name} listed but not settable"),
-        }
-        Ok(())
-    }
-
-    /// Sets bound `name` ([`BOUNDS`]) or, for a simulated trace's configuration, workload knob
-    /// `name` ([`DRIVEN_KNOBS`], which switches the model to the driven workload); or says in
-    /// one line why not. `walcheck check --bound` takes bounds only ([`Config::set_bound`]).
-    pub fn set_knob(&mut self, name: &str, text: &str) -> Result<(), String> {
-        let Some(info) = DRIVEN_KNOBS.iter().find(|k| k.name == name) else {
-            return self.set_bound(name, text);
-        };
-        let value = info.parse(text)?;
-        let driven = self.driven.get_or_insert(DrivenWorkload::DEFAULT);
-        match (name, value) {
-            ("commit", BoundValue::Name(mode)) => {
-                driven.commit = if mode == "async" {
-                    CommitMode::Async
-                } else {
-                    CommitMode::Sync
-                }
-            }
-            ("commit_record_bytes", BoundValue::Number(n)) => driven.commit_record_bytes = n,
-            ("insert_chunk_bytes", BoundValue::Number(n)) => driven.chunk_bytes = n,
-            ("insert_tail_bytes", BoundValue::Number(n)) => driven.tail_bytes = n,
-            _ => unreachable!("knob {name} listed but not settable"),
-        }
-        Ok(())
     }
 
     /// Every bound's value, in [`BOUNDS`] order, then the driven workload's knobs if it has one

@@ -24,19 +24,6 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
-
-use walcheck_model::olake::{AdvanceCall, BootStep, Connector, Phase, Variant};
-use walcheck_model::pg::{CommitMode, Role, Server};
-use walcheck_model::Lsn;
-use walcheck_properties::system::Config as GenericConfig;
-use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, FairClass, Fairness, FairnessChoice, Lanes, Live, Liveness,
-    PropertyInfo, Var, Variables, FAIRNESS_BOUND,
-};
 use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.

@@ -1,6 +1,11 @@
 //! System `olake-bootstrap`: its state, actions and transitions: the `stateright::Model`.
 
 use super::*;
+use serde::{Deserialize, Serialize};
+use stateright::{Model, Property};
+use walcheck_model::olake::{BootStep, Connector, Phase};
+use walcheck_model::pg::{CommitMode, Role, Server};
+use walcheck_model::Lsn;
 
 /// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
 pub const INITIAL_LSN: Lsn = Lsn(0x100_0000);

@@ -1,6 +1,10 @@
 //! System `olake-bootstrap`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
+use walcheck_model::olake::{AdvanceCall, Phase};
+use walcheck_properties::system::{
+    FairClass, Fairness, FairnessChoice, Live, Liveness, PropertyInfo,
+};
 
 pub const STATE_MATCHES_SLOT: PropertyInfo = PropertyInfo::always(
     "state-matches-slot",

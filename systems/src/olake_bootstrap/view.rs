@@ -1,7 +1,11 @@
 //! System `olake-bootstrap`: how its traces read: the variables, the step-table key variables and counters, and the sequence-diagram lanes.
 
 use super::*;
+use std::fmt;
+use walcheck_model::pg::{CommitMode, Role};
+use walcheck_model::Lsn;
 use walcheck_properties::system::{var, VarInfo};
+use walcheck_properties::system::{Lanes, Var, Variables};
 
 /// Every variable a state shows: on a primary `insert`, `write`, `flush`; on a standby the
 /// primary's pointers as `primary_*` and the standby's `replay`; then the rest.

@@ -1,6 +1,11 @@
 //! System `olake-sync`: its configuration: fault sets, bounds and knobs, and the typed configuration the model reads.
 
-use super::*;
+use crate::olake_bootstrap::{Faults, INITIAL_LSN};
+use walcheck_model::olake::sync::SyncVariant;
+use walcheck_model::Lsn;
+use walcheck_properties::system::choice;
+use walcheck_properties::system::Config as GenericConfig;
+use walcheck_properties::system::{number, BoundInfo};
 
 /// `wal_buffers` of the model's server: large enough that a transaction never waits for it.
 pub(super) const WAL_BUFFERS_BYTES: u64 = 4 * 1024 * 1024;
@@ -10,17 +15,14 @@ pub(super) const PAGE_BYTES: u64 = 8192;
 
 /// The bounds and knobs, with defaults and ranges (`walcheck list`).
 pub const BOUNDS: &[BoundInfo] = &[
-    BoundInfo {
-        name: "keepalive",
-        default: BoundValue::Name("off"),
-        min: None,
-        max: None,
-        values: &["off", "on"],
-        unit: "switch",
-        doc: "whether the walsender's keepalives (ServerWALEnd = sentPtr) reach the stream loop; \
+    choice(
+        "keepalive",
+        "off",
+        &["off", "on"],
+        "switch",
+        "whether the walsender's keepalives (ServerWALEnd = sentPtr) reach the stream loop; \
               `check` without --bound keepalive= runs both",
-        quiet: false,
-    },
+    ),
     number(
         "txns",
         2,
@@ -75,15 +77,15 @@ pub struct Config {
 impl Config {
     /// The typed form of a configuration the catalogue validated against [`INFO`].
     pub fn of(config: &GenericConfig) -> Config {
-        let mut c = Config::new(
-            SyncVariant::from_name(config.variant).expect("a variant of INFO"),
-            Faults::from_name(config.faults).expect("a fault set of INFO"),
-        );
-        for (name, value) in config.values() {
-            c.set_bound(name, &value.to_string())
-                .expect("a value INFO accepts");
+        Config {
+            variant: SyncVariant::from_name(config.variant).expect("a variant of INFO"),
+            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
+            keepalive: config.name("keepalive") == "on",
+            txns: config.small("txns"),
+            txn_bytes: config.number("txn_bytes"),
+            syncs: config.small("syncs"),
+            crashes: config.small("crashes"),
         }
-        c
     }
 
     /// `variant` with `faults` and every bound at its default.
@@ -97,33 +99,6 @@ impl Config {
             syncs: 2,
             crashes: 1,
         }
-    }
-
-    /// Sets bound `name` from its text, or says in one line why not (unknown bound, bad value,
-    /// out of range).
-    pub fn set_bound(&mut self, name: &str, text: &str) -> Result<(), String> {
-        let info = BOUNDS.iter().find(|b| b.name == name).ok_or_else(|| {
-            let names: Vec<_> = BOUNDS.iter().map(|b| b.name).collect();
-            format!(
-                "{NAME} has no bound {name:?}; its bounds are {}",
-                names.join(", ")
-            )
-        })?;
-        let value = info.parse(text)?;
-        let number = || match value {
-            BoundValue::Number(n) => n,
-            BoundValue::Name(_) => unreachable!("numeric bound"),
-        };
-        match name {
-            "keepalive" => self.keepalive = value == BoundValue::Name("on"),
-            // The ranges above keep these within u8.
-            "txns" => self.txns = number() as u8,
-            "txn_bytes" => self.txn_bytes = number(),
-            "syncs" => self.syncs = number() as u8,
-            "crashes" => self.crashes = number() as u8,
-            _ => unreachable!("bound {name} listed but not settable"),
-        }
-        Ok(())
     }
 
     /// Where transaction `txn` (from 0) ends: its commit record's end, in LSN bytes.

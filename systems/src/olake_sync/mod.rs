@@ -31,21 +31,6 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
-
-use crate::olake_bootstrap::{Faults, INITIAL_LSN};
-use walcheck_model::olake::sync::{
-    restart_candidates, Durable, PostStep, SyncConnector, SyncPhase, SyncVariant,
-};
-use walcheck_model::pg::{Role, Server};
-use walcheck_model::Lsn;
-use walcheck_properties::system::Config as GenericConfig;
-use walcheck_properties::system::{
-    number, BoundInfo, BoundValue, Lanes, PropertyInfo, Var, Variables,
-};
 use walcheck_properties::system::{SystemInfo, View};
 
 /// The system's name on the command line and in reports.

@@ -1,6 +1,14 @@
 //! System `olake-sync`: its state, actions and transitions: the `stateright::Model`.
 
 use super::*;
+use crate::olake_bootstrap::INITIAL_LSN;
+use serde::{Deserialize, Serialize};
+use stateright::{Model, Property};
+use walcheck_model::olake::sync::{
+    restart_candidates, Durable, PostStep, SyncConnector, SyncPhase,
+};
+use walcheck_model::pg::{Role, Server};
+use walcheck_model::Lsn;
 
 /// A state of the system. Its `Debug` is its [`Variables`].
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -1,6 +1,8 @@
 //! System `olake-sync`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
+use walcheck_model::olake::sync::{PostStep, SyncPhase};
+use walcheck_properties::system::PropertyInfo;
 
 pub const NO_LSN_MISMATCH: PropertyInfo = PropertyInfo::always(
     "no-lsn-mismatch",

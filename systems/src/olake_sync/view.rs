@@ -1,7 +1,11 @@
 //! System `olake-sync`: how its traces read: the variables, the step-table key variables and counters, and the sequence-diagram lanes.
 
 use super::*;
+use std::fmt;
+use walcheck_model::olake::sync::SyncPhase;
+use walcheck_model::Lsn;
 use walcheck_properties::system::{var, VarInfo};
+use walcheck_properties::system::{Lanes, Var, Variables};
 
 /// Every variable a state shows.
 #[rustfmt::skip]
