@@ -106,13 +106,7 @@ fn ack_on_receipt_loses_a_received_transaction_when_the_connector_crashes() {
     // The slot confirmed transaction 0 on receipt, and the crash took the only copy with it.
     assert_eq!(
         actions,
-        [
-            "init",
-            "CommitTxn",
-            "Receive",
-            "Ack",
-            "ConnectorCrash"
-        ]
+        ["init", "CommitTxn", "Receive", "Ack", "ConnectorCrash"]
     );
     let last = states.last().unwrap();
     // Transaction 0's commit record ends at 0/10000F8: 200 bytes of change, 46 of commit
@@ -175,5 +169,23 @@ fn an_unknown_variant_is_a_one_line_usage_error() {
         String::from_utf8(output.stderr).unwrap(),
         "walcheck: error: textbook has no variant \"no-such\"; \
          its variants are ack-after-commit, ack-on-receipt\n"
+    );
+}
+
+#[test]
+fn the_example_is_at_most_150_lines_of_rust() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/textbook-connector/src/main.rs"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let code = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        .count();
+    assert!(
+        code <= 150,
+        "{code} lines of Rust, blank and comment lines left out"
     );
 }

@@ -15,21 +15,37 @@ fn golden_traces_show_exactly_the_declared_variables() {
     for entry in std::fs::read_dir(golden).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         let trace: Value = serde_json::from_str(&text).unwrap();
-        let system = trace["#meta"]["walcheck:system"].as_str().unwrap().to_owned();
+        let system = trace["#meta"]["walcheck:system"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let names = shown.entry(system).or_default();
         for state in trace["states"].as_array().unwrap() {
             let keys = state.as_object().unwrap().keys();
-            names.extend(keys.filter(|k| !k.starts_with('#') && !k.contains("::")).cloned());
+            names.extend(
+                keys.filter(|k| !k.starts_with('#') && !k.contains("::"))
+                    .cloned(),
+            );
         }
     }
     assert_eq!(shown.len(), 3, "every built-in system has golden traces");
     for (system, names) in shown {
         let info = catalogue::system(&system).unwrap().info();
-        let declared: BTreeSet<String> =
-            info.view.variables.iter().map(|v| v.name.to_owned()).collect();
-        assert_eq!(names, declared, "{system}: shown (left) and declared (right)");
+        let declared: BTreeSet<String> = info
+            .view
+            .variables
+            .iter()
+            .map(|v| v.name.to_owned())
+            .collect();
+        assert_eq!(
+            names, declared,
+            "{system}: shown (left) and declared (right)"
+        );
         for var in info.view.variables {
-            assert!(!var.kind.is_empty() && !var.doc.is_empty(), "{system}: {var:?}");
+            assert!(
+                !var.kind.is_empty() && !var.doc.is_empty(),
+                "{system}: {var:?}"
+            );
         }
         for key in info.view.key_variables.iter().chain(info.view.counters) {
             assert!(declared.contains(*key), "{system}: {key} is not declared");
