@@ -12,4 +12,5 @@
 pub mod checker;
 pub mod compact;
 pub mod liveness;
+pub mod pg_view;
 pub mod system;

@@ -4,6 +4,7 @@ use super::*;
 use std::fmt;
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_model::Lsn;
+use walcheck_properties::pg_view;
 use walcheck_properties::system::{var, VarInfo};
 use walcheck_properties::system::{Lanes, Var, Variables};
 
@@ -11,18 +12,15 @@ use walcheck_properties::system::{Lanes, Var, Variables};
 /// primary's pointers as `primary_*` and the standby's `replay`; then the rest.
 #[rustfmt::skip]
 pub const VARIABLES: &[VarInfo] = &[
-    var("insert", "LSN", "the WAL insert pointer: the end of the WAL reserved so far"),
-    var("write", "LSN", "the WAL write pointer: WAL handed to the kernel; pg_current_wal_lsn() on a primary"),
-    var("flush", "LSN", "the WAL flush pointer: WAL durably on disk; slot advance clamps its target here"),
+    pg_view::INSERT,
+    pg_view::WRITE,
+    pg_view::FLUSH,
     var("primary_insert", "LSN", "on a standby: the primary's WAL insert pointer"),
     var("primary_write", "LSN", "on a standby: the primary's WAL write pointer"),
     var("primary_flush", "LSN", "on a standby: the primary's WAL flush pointer, how far the standby has received"),
     var("replay", "LSN", "on a standby: the replay pointer, WAL applied; slot advance clamps here"),
     var("commit_pending", "bool", "a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush"),
-    var("confirmed_flush", "LSN", "the slot's confirmed_flush_lsn in shared memory"),
-    var("restart_lsn", "LSN", "the slot's restart_lsn in shared memory: the oldest WAL it keeps"),
-    var("saved_confirmed_flush", "LSN", "the slot's confirmed_flush_lsn on disk, as the last checkpoint saved it: what a PostgreSQL crash restores"),
-    var("saved_restart_lsn", "LSN", "the slot's restart_lsn on disk, as the last checkpoint saved it"),
+    pg_view::CONFIRMED_FLUSH, pg_view::RESTART_LSN, pg_view::SAVED_CONFIRMED_FLUSH, pg_view::SAVED_RESTART_LSN,
     var("state_file", "LSN or none", "the connector's state file (global.state.lsn): where the next sync starts; none before bootstrap seeds it"),
     var("connector", "text", "the connector's phase: which step of PreCDC's bootstrap or of the sync it is at"),
     var("run", "count", "connector runs started so far, restarts included"),
@@ -63,9 +61,7 @@ pub const LANES: Lanes = Lanes {
     owner: |var| match var {
         "insert" | "write" | "flush" | "replay" | "commit_pending" => Some("pg"),
         "primary_insert" | "primary_write" | "primary_flush" => Some("pg"),
-        "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" | "saved_restart_lsn" => {
-            Some("slot")
-        }
+        name if pg_view::SLOT_NAMES.contains(&name) => Some("slot"),
         "state_file" => Some("statefile"),
         "connector" | "run" | "end_lsn" => Some("connector"),
         _ => None,
@@ -108,7 +104,6 @@ impl Variables for State {
     /// the standby's `replay`; on a primary there is no replay pointer.
     fn variables(&self) -> Vec<(&'static str, Var)> {
         let wal = &self.server.wal;
-        let slot = &self.server.slot;
         let lsn = |l: Lsn| Var::Text(l.to_string());
         let opt =
             |l: Option<Lsn>| Var::Text(l.map_or_else(|| "none".to_owned(), |l| l.to_string()));
@@ -125,12 +120,9 @@ impl Variables for State {
                 ("replay", lsn(wal.replay)),
             ],
         };
+        vars.extend([("commit_pending", Var::Bool(self.server.commit_pending))]);
+        vars.extend(pg_view::slot(&self.server.slot));
         vars.extend([
-            ("commit_pending", Var::Bool(self.server.commit_pending)),
-            ("confirmed_flush", lsn(slot.confirmed_flush)),
-            ("restart_lsn", lsn(slot.restart_lsn)),
-            ("saved_confirmed_flush", lsn(slot.saved.confirmed_flush)),
-            ("saved_restart_lsn", lsn(slot.saved.restart_lsn)),
             ("state_file", opt(self.state_file)),
             ("connector", Var::Text(self.connector.phase.to_string())),
             ("run", Var::Int(self.connector.runs.into())),

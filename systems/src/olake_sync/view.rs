@@ -4,18 +4,15 @@ use super::*;
 use std::fmt;
 use walcheck_model::olake::sync::SyncPhase;
 use walcheck_model::Lsn;
+use walcheck_properties::pg_view;
 use walcheck_properties::system::{var, VarInfo};
 use walcheck_properties::system::{Lanes, Var, Variables};
 
 /// Every variable a state shows.
 #[rustfmt::skip]
 pub const VARIABLES: &[VarInfo] = &[
-    var("insert", "LSN", "the WAL insert pointer: the end of the WAL reserved so far"),
-    var("flush", "LSN", "the WAL flush pointer: WAL durably on disk, as far as the walsender sends"),
-    var("confirmed_flush", "LSN", "the slot's confirmed_flush_lsn in shared memory"),
-    var("restart_lsn", "LSN", "the slot's restart_lsn in shared memory: the oldest WAL it keeps"),
-    var("saved_confirmed_flush", "LSN", "the slot's confirmed_flush_lsn on disk, as the last checkpoint saved it: what a PostgreSQL crash restores"),
-    var("saved_restart_lsn", "LSN", "the slot's restart_lsn on disk, as the last checkpoint saved it"),
+    pg_view::INSERT, pg_view::FLUSH,
+    pg_view::CONFIRMED_FLUSH, pg_view::RESTART_LSN, pg_view::SAVED_CONFIRMED_FLUSH, pg_view::SAVED_RESTART_LSN,
     var("state_file", "LSN", "the connector's state file (global.state.lsn): where the next sync starts"),
     var("dest_meta", "LSN or none", "the destination's metadata state: the LSN its last commit recorded, or none"),
     var("dest_lsn", "LSN", "the highest LSN a destination commit covered, with metadata or not"),
@@ -63,9 +60,7 @@ pub const LANES: Lanes = Lanes {
     },
     owner: |var| match var {
         "insert" | "flush" => Some("pg"),
-        "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" | "saved_restart_lsn" => {
-            Some("slot")
-        }
+        name if pg_view::SLOT_NAMES.contains(&name) => Some("slot"),
         "state_file" => Some("statefile"),
         "dest_meta" | "dest_lsn" | "dest_txns" | "duplicates" => Some("destination"),
         "connector" | "run" | "client_pos" | "buffer" => Some("connector"),
@@ -98,7 +93,6 @@ fn txn_set(bits: u8) -> Var {
 impl Variables for State {
     fn variables(&self) -> Vec<(&'static str, Var)> {
         let wal = &self.server.wal;
-        let slot = &self.server.slot;
         let d = &self.durable;
         let lsn = |l: Lsn| Var::Text(l.to_string());
         let opt =
@@ -107,13 +101,9 @@ impl Variables for State {
             SyncPhase::Streaming(s) | SyncPhase::Post { stream: s, .. } => Some(s),
             _ => None,
         };
-        vec![
-            ("insert", lsn(wal.insert)),
-            ("flush", lsn(wal.flush)),
-            ("confirmed_flush", lsn(slot.confirmed_flush)),
-            ("restart_lsn", lsn(slot.restart_lsn)),
-            ("saved_confirmed_flush", lsn(slot.saved.confirmed_flush)),
-            ("saved_restart_lsn", lsn(slot.saved.restart_lsn)),
+        let mut vars = vec![("insert", lsn(wal.insert)), ("flush", lsn(wal.flush))];
+        vars.extend(pg_view::slot(&self.server.slot));
+        vars.extend([
             ("state_file", lsn(d.state_file)),
             ("dest_meta", opt(d.dest_meta)),
             ("dest_lsn", lsn(d.dest_lsn)),
@@ -125,6 +115,7 @@ impl Variables for State {
             ("buffer", txn_set(self.connector.buffer)),
             ("txns", Var::Int(self.txns.into())),
             ("crashes", Var::Int(self.crashes.into())),
-        ]
+        ]);
+        vars
     }
 }
