@@ -419,22 +419,22 @@ macro_rules! model_plumbing {
     };
 }
 
-/// A system's fault sets as an enum: each variant with its name on the command line, and for
-/// each single fault a predicate saying whether a fault set injects it. The variant `All` (named
-/// `all`) must be one of them: it injects every fault. Generates `ALL` (every fault set, in
-/// declaration order), `name`, `from_name`, the predicates and `Display` (the name).
+/// A system's fault sets as an enum: `None` (named `none`, no fault) first, then one variant
+/// for each single fault with its name on the command line and a predicate saying whether a
+/// fault set injects it, then `All` (named `all`, every fault). Generates the enum (`Copy`,
+/// ordered, hashable), `ALL` (every fault set, in catalogue order), `NAMES` (their names, for
+/// [`SystemInfo::faults`]), `name`, `from_name`, the predicates and `Display` (the name).
 ///
 /// ```
 /// walcheck_properties::fault_sets! {
-///     #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 ///     pub enum Faults {
-///         None = "none",
 ///         /// The connector process dies.
 ///         ConnectorCrash = "connector-crash" => connector_crash,
-///         All = "all",
 ///     }
 /// }
+/// assert_eq!(Faults::NAMES, ["none", "connector-crash", "all"]);
 /// assert!(Faults::from_name("all").unwrap().connector_crash());
+/// assert!(!Faults::None.connector_crash());
 /// assert_eq!(Faults::ConnectorCrash.to_string(), "connector-crash");
 /// ```
 #[macro_export]
@@ -442,22 +442,32 @@ macro_rules! fault_sets {
     (
         $(#[$meta:meta])*
         $vis:vis enum $faults:ident {
-            $($(#[$vmeta:meta])* $variant:ident = $name:literal $(=> $fault:ident)?,)*
+            $($(#[$vmeta:meta])* $variant:ident = $name:literal => $fault:ident,)*
         }
     ) => {
         $(#[$meta])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         $vis enum $faults {
+            /// No fault.
+            None,
             $($(#[$vmeta])* $variant,)*
+            /// Every fault.
+            All,
         }
 
         impl $faults {
             /// Every fault set, in catalogue order.
-            pub const ALL: &'static [$faults] = &[$($faults::$variant,)*];
+            pub const ALL: &'static [$faults] = &[$faults::None, $($faults::$variant,)* $faults::All];
+
+            /// The fault sets' names, in catalogue order.
+            pub const NAMES: &'static [&'static str] = &["none", $($name,)* "all"];
 
             /// The name used on the command line and in reports.
             pub const fn name(self) -> &'static str {
                 match self {
+                    $faults::None => "none",
                     $($faults::$variant => $name,)*
+                    $faults::All => "all",
                 }
             }
 
@@ -466,12 +476,12 @@ macro_rules! fault_sets {
                 Self::ALL.iter().copied().find(|f| f.name() == name)
             }
 
-            $($(
+            $(
                 #[doc = concat!("Whether this fault set injects `", $name, "`.")]
                 pub const fn $fault(self) -> bool {
                     matches!(self, $faults::$variant | $faults::All)
                 }
-            )?)*
+            )*
         }
 
         impl std::fmt::Display for $faults {

@@ -9,14 +9,11 @@ use walcheck_properties::system::{number, BoundInfo, FairnessChoice, FAIRNESS_BO
 
 walcheck_properties::fault_sets! {
     /// Which faults the checker may inject.
-    #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
     pub enum Faults {
-        None = "none",
         /// A consumer process dies.
         ConsumerKill = "consumer-kill" => kill,
         /// Consumer suspension is on (`shape_enable_suspend?`): the idle `:timeout` may stop it.
         Suspend = "suspend" => suspend,
-        All = "all",
     }
 }
 
@@ -85,17 +82,17 @@ impl Config {
     /// The typed form of a configuration the catalogue validated against [`INFO`].
     pub fn of(config: &GenericConfig) -> Config {
         Config {
+            shapes: config.small("shapes"),
+            fragments: config.small("fragments"),
+            txns: config.small("txns"),
+            inline_flush_lines: config.small("inline_flush_lines"),
+            crashes: config.small("crashes"),
             variant: Variant::from_name(config.variant).expect("a variant of INFO"),
             faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
             timer_order: match config.name("timer_order") {
                 "any" => TimerOrder::Any,
                 _ => TimerOrder::Realistic,
             },
-            shapes: config.small("shapes"),
-            fragments: config.small("fragments"),
-            txns: config.small("txns"),
-            inline_flush_lines: config.small("inline_flush_lines"),
-            crashes: config.small("crashes"),
             fairness: FairnessChoice::of(config),
             traffic: match config.name("traffic") {
                 "steady" => Traffic::Steady,

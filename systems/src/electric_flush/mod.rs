@@ -33,6 +33,7 @@ pub const NAME: &str = "electric-flush";
 pub struct ElectricFlushSystem;
 
 /// The declaration `walcheck list`, the catalogue and traces read.
+#[rustfmt::skip]
 pub static INFO: SystemInfo = SystemInfo {
     name: NAME,
     doc: "Electric's shape-log flush path: WriteLoop buffers, flush timers, Consumer hibernation and the FlushTracker (#4058)",
@@ -45,15 +46,15 @@ pub static INFO: SystemInfo = SystemInfo {
         ("fix3-periodic-recheck", "1.4.15 + #4058's fix 3: re-send :flushed on the hibernate timeout"),
         ("fix4-flush-returns-offset", "1.4.15 + #4058's fix 4: flush_buffer returns the offset, callers notify it"),
     ],
-    faults: &["none", "consumer-kill", "suspend", "all"],
+    faults: Faults::NAMES,
     bounds: BOUNDS,
     trace_knobs: &[],
     properties: PROPERTIES,
     also: Some(("timer_order", "any")),
     view: View {
         variables: VARIABLES,
-        key_variables: KEY_VARIABLES,
-        counters: COUNTERS,
+        key_variables: &["s0.mailbox", "s0.mapping", "tracker.s0", "tracker.global", "confirmed_flush", "retained_wal", "s0.consumer"],
+        counters: &["crashes", "published"],
         lanes: &LANES,
     },
 };

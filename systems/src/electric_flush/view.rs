@@ -32,33 +32,13 @@ pub const VARIABLES: &[VarInfo] = &[
     var("wal_end", "count", "the end of the WAL received so far, in transactions"),
     var("confirmed_flush", "count", "the slot's confirmed_flush, in transactions"),
     var("retained_wal", "count", "WAL PostgreSQL must keep for the slot: wal_end - confirmed_flush, in transactions"),
-    var("crashes", "count", "faults injected so far"),
+    var("crashes", "count", "consumer kills injected so far"),
 ];
-
-/// Variables every step table shows.
-pub const KEY_VARIABLES: &[&str] = &[
-    "s0.mailbox",
-    "s0.mapping",
-    "tracker.s0",
-    "tracker.global",
-    "confirmed_flush",
-    "retained_wal",
-    "s0.consumer",
-];
-
-/// Bookkeeping counters step tables leave out.
-pub const COUNTERS: &[&str] = &["crashes", "published"];
 
 /// The sequence-diagram lanes of this system's traces.
+#[rustfmt::skip]
 pub const LANES: Lanes = Lanes {
-    participants: &[
-        ("pg", "PostgreSQL"),
-        ("collector", "ShapeLogCollector"),
-        ("s0", "Consumer s0"),
-        ("s1", "Consumer s1"),
-        ("tracker", "FlushTracker"),
-        ("client", "ReplicationClient"),
-    ],
+    participants: &[("pg", "PostgreSQL"), ("collector", "ShapeLogCollector"), ("s0", "Consumer s0"), ("s1", "Consumer s1"), ("tracker", "FlushTracker"), ("client", "ReplicationClient")],
     lane: |action| match action {
         "Publish" => ("pg", "collector"),
         "Deliver" | "DeliverS0" => ("collector", "s0"),

@@ -1,6 +1,5 @@
 //! System `olake-bootstrap`: its configuration: fault sets, bounds and knobs, and the typed configuration the model reads.
 
-use serde::{Deserialize, Serialize};
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::system::choice;
@@ -9,15 +8,12 @@ use walcheck_properties::system::{number, BoundInfo, BoundValue, FairnessChoice,
 
 walcheck_properties::fault_sets! {
     /// Which faults the checker may inject.
-    #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
     pub enum Faults {
-        None = "none",
         /// The connector process dies between any two of its steps, then restarts from the state
         /// file.
         ConnectorCrash = "connector-crash" => connector_crash,
         /// PostgreSQL crashes (immediate shutdown) and restarts.
         PgCrash = "pg-crash" => pg_crash,
-        All = "all",
     }
 }
 

@@ -33,6 +33,7 @@ pub const NAME: &str = "olake-bootstrap";
 pub struct OlakeBootstrapSystem;
 
 /// The declaration `walcheck list`, the catalogue and traces read.
+#[rustfmt::skip]
 pub static INFO: SystemInfo = SystemInfo {
     name: NAME,
     doc: "OLake's PreCDC bootstrap against PostgreSQL 15's WAL pointers and pg_replication_slot_advance",
@@ -41,15 +42,15 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr854", "OLake PR #854 8ad23875: advance first, then the state; end_lsn still discarded"),
         ("pr1084", "OLake PR #1084 08e917b4: advance until the slot confirms the target, then seed the state"),
     ],
-    faults: &["none", "connector-crash", "pg-crash", "all"],
+    faults: Faults::NAMES,
     bounds: BOUNDS,
     trace_knobs: DRIVEN_KNOBS,
     properties: PROPERTIES,
     also: Some(("server", "standby")),
     view: View {
         variables: VARIABLES,
-        key_variables: KEY_VARIABLES,
-        counters: COUNTERS,
+        key_variables: &["insert", "write", "flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "connector"],
+        counters: &["statements", "crashes"],
         lanes: &LANES,
     },
 };

@@ -26,29 +26,13 @@ pub const VARIABLES: &[VarInfo] = &[
     var("run", "count", "connector runs started so far, restarts included"),
     var("end_lsn", "LSN or none", "the end_lsn the last pg_replication_slot_advance returned; none before one"),
     var("statements", "count", "client statements run so far"),
-    var("crashes", "count", "faults injected so far"),
-];
-
-/// The variables a step table always shows, whether or not they change.
-pub const KEY_VARIABLES: &[&str] = &[
-    "insert",
-    "write",
-    "flush",
-    "confirmed_flush",
-    "saved_confirmed_flush",
-    "state_file",
-    "connector",
+    var("crashes", "count", "faults injected so far: connector and PostgreSQL crashes"),
 ];
 
 /// The sequence-diagram lanes of this system's traces.
+#[rustfmt::skip]
 pub const LANES: Lanes = Lanes {
-    participants: &[
-        ("client", "client"),
-        ("pg", "PostgreSQL"),
-        ("slot", "slot"),
-        ("connector", "connector"),
-        ("statefile", "state file"),
-    ],
+    participants: &[("client", "client"), ("pg", "PostgreSQL"), ("slot", "slot"), ("connector", "connector"), ("statefile", "state file")],
     lane: |action| match action {
         "Append" | "CommitFlush" | "InsertWal" | "Commit" => ("client", "pg"),
         "WalWriterWrite" | "WalWriterFlush" | "Replay" | "PgCrash" => ("pg", "pg"),
@@ -67,9 +51,6 @@ pub const LANES: Lanes = Lanes {
         _ => None,
     },
 };
-
-/// Bookkeeping counters a step table leaves out (the actions show them); traces keep them.
-pub const COUNTERS: &[&str] = &["statements", "crashes"];
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -40,6 +40,7 @@ pub const NAME: &str = "olake-sync";
 pub struct OlakeSyncSystem;
 
 /// The declaration `walcheck list`, the catalogue and traces read.
+#[rustfmt::skip]
 pub static INFO: SystemInfo = SystemInfo {
     name: NAME,
     doc: "OLake's steady-state sync: StreamChanges' recovery rules and PostCDC's acknowledgement and state write, across crashes",
@@ -49,15 +50,15 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr854", "OLake PR #854 8ad23875: acknowledgement, then state; no destination metadata"),
         ("pr864", "OLake PR #864 07a0df03: v0.5.0's order; forward-only keepalives, >= poll"),
     ],
-    faults: &["none", "connector-crash", "pg-crash", "all"],
+    faults: crate::olake_bootstrap::Faults::NAMES,
     bounds: BOUNDS,
     trace_knobs: &[],
     properties: PROPERTIES,
     also: Some(("keepalive", "on")),
     view: View {
         variables: VARIABLES,
-        key_variables: KEY_VARIABLES,
-        counters: COUNTERS,
+        key_variables: &["flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "dest_meta", "connector"],
+        counters: &["txns", "crashes"],
         lanes: &LANES,
     },
 };

@@ -19,36 +19,17 @@ pub const VARIABLES: &[VarInfo] = &[
     var("dest_txns", "set", "the client transactions the destination holds, by number (T0, T1, …)"),
     var("duplicates", "count", "transactions written to the destination more than once (at-least-once delivery)"),
     var("connector", "text", "the connector's phase: which step of StreamChanges or PostCDC it is at"),
-    var("run", "count", "connector runs started so far, restarts included"),
+    var("run", "count", "syncs started so far, the one after each crash included"),
     var("client_pos", "LSN or none", "the stream's ClientXLogPos: what its next status update reports; none outside the stream"),
     var("buffer", "set", "transactions received in this run and not yet committed to the destination"),
     var("txns", "count", "client transactions committed so far"),
-    var("crashes", "count", "faults injected so far"),
+    var("crashes", "count", "crashes injected so far, of the connector or of PostgreSQL"),
 ];
-
-/// The variables a step table always shows, whether or not they change.
-pub const KEY_VARIABLES: &[&str] = &[
-    "flush",
-    "confirmed_flush",
-    "saved_confirmed_flush",
-    "state_file",
-    "dest_meta",
-    "connector",
-];
-
-/// Bookkeeping counters a step table leaves out (the actions show them); traces keep them.
-pub const COUNTERS: &[&str] = &["txns", "crashes"];
 
 /// The sequence-diagram lanes of this system's traces.
+#[rustfmt::skip]
 pub const LANES: Lanes = Lanes {
-    participants: &[
-        ("client", "client"),
-        ("pg", "PostgreSQL"),
-        ("slot", "slot"),
-        ("connector", "connector"),
-        ("destination", "destination"),
-        ("statefile", "state file"),
-    ],
+    participants: &[("client", "client"), ("pg", "PostgreSQL"), ("slot", "slot"), ("connector", "connector"), ("destination", "destination"), ("statefile", "state file")],
     lane: |action| match action {
         "CommitTxn" => ("client", "pg"),
         "PgCrash" => ("pg", "pg"),
