@@ -17,6 +17,26 @@ walcheck_properties::fault_sets! {
     }
 }
 
+impl Faults {
+    /// Offers the crashes an OLake system may inject now, in this order: the connector's while a
+    /// run is going, PostgreSQL's at any time; each only while `crash_left`. The actions are the
+    /// system's `[ConnectorCrash, PgCrash]`.
+    pub fn offer_crashes<A>(
+        self,
+        crash_left: bool,
+        connector_running: bool,
+        [connector_crash, pg_crash]: [A; 2],
+        actions: &mut Vec<A>,
+    ) {
+        if crash_left && self.connector_crash() && connector_running {
+            actions.push(connector_crash);
+        }
+        if crash_left && self.pg_crash() {
+            actions.push(pg_crash);
+        }
+    }
+}
+
 /// The bounds and knobs, with defaults and ranges (`walcheck list`).
 pub const BOUNDS: &[BoundInfo] = &[
     choice(

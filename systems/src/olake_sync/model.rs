@@ -162,13 +162,10 @@ impl OlakeSync {
             SyncPhase::Crashed { .. } if runs_left => actions.push(Action::Restart),
             SyncPhase::Done | SyncPhase::Failed(_) | SyncPhase::Crashed { .. } => {}
         }
-        let crash_left = state.crashes < cfg.crashes;
-        if crash_left && cfg.faults.connector_crash() && connector.phase.is_running() {
-            actions.push(Action::ConnectorCrash);
-        }
-        if crash_left && cfg.faults.pg_crash() {
-            actions.push(Action::PgCrash);
-        }
+        let crashes = [Action::ConnectorCrash, Action::PgCrash];
+        let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
+        cfg.faults
+            .offer_crashes(crash_left, running, crashes, actions);
     }
 }
 
