@@ -1028,6 +1028,10 @@ pub trait System: Send + Sync + 'static {
         + 'static;
 
     /// The declaration: name, variants, fault sets, bounds, properties, trace view.
+    ///
+    /// A built-in system returns a `static`. A system declared at run time (read from a file)
+    /// builds its declaration once and leaks it (`Box::leak`) for the rest of the process, as the
+    /// registry holds systems for the whole process too; `tests/runtime_system.rs` does so.
     fn info(&self) -> &'static SystemInfo;
 
     /// The model of `config`, a configuration of this system (its values are valid: the

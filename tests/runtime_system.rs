@@ -1,0 +1,155 @@
+//! A system declared at run time, as one read from a file will be (the connector description
+//! language): its name, variants, bound and properties come from text the process reads, not
+//! from `static` items. The declaration is leaked once, for the rest of the process — what the
+//! registry's `&'static` references ask — and the system is checked like a built-in one.
+
+use walcheck::catalogue::{self, AnySystem, Selection};
+use walcheck::checker::{Budget, Verdict};
+use walcheck::stateright::{Model, Property};
+use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo};
+use walcheck::{run, Var, Variables};
+
+/// What a file would hold: a name, the step of each variant, and a limit the counter must stay
+/// within.
+const SOURCE: &str = "name: counter\nvariants: by-one=1 by-three=3\nlimit: 4\n";
+
+/// Text read at run time, kept for the rest of the process.
+fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_owned().into_boxed_str())
+}
+
+/// A counter that adds its variant's step up to `steps` times; `within-limit` says it never
+/// passes the file's limit.
+struct Counter {
+    info: &'static SystemInfo,
+    steps: Vec<(&'static str, u64)>,
+    limit: u64,
+}
+
+struct CounterModel {
+    step: u64,
+    steps: u64,
+    limit: u64,
+    property: &'static PropertyInfo,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct State(u64, u64);
+
+impl Variables for State {
+    fn variables(&self) -> Vec<(&'static str, Var)> {
+        vec![("value", Var::Int(self.0)), ("steps", Var::Int(self.1))]
+    }
+}
+
+impl Model for CounterModel {
+    type State = State;
+    type Action = u64;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State(0, 0)]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<u64>) {
+        if state.1 < self.steps {
+            actions.push(self.step);
+        }
+    }
+
+    fn next_state(&self, state: &State, step: u64) -> Option<State> {
+        Some(State(state.0 + step, state.1 + 1))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![self
+            .property
+            .check(|m: &CounterModel, s: &State| s.0 <= m.limit)]
+    }
+}
+
+impl Live for CounterModel {}
+
+impl System for Counter {
+    type Model = CounterModel;
+
+    fn info(&self) -> &'static SystemInfo {
+        self.info
+    }
+
+    fn model(&self, config: &Config) -> CounterModel {
+        let step = self
+            .steps
+            .iter()
+            .find(|(v, _)| *v == config.variant)
+            .unwrap()
+            .1;
+        let (steps, limit) = (config.number("steps"), self.limit);
+        CounterModel {
+            step,
+            steps,
+            limit,
+            property: &self.info.properties[0],
+        }
+    }
+}
+
+/// Reads `SOURCE` into a system, its declaration owned by the process.
+fn read(source: &str) -> Counter {
+    let field = |key: &str| {
+        let line = source.lines().find_map(|l| l.strip_prefix(key)).unwrap();
+        line.trim_start_matches(':').trim()
+    };
+    let steps: Vec<(&'static str, u64)> = field("variants")
+        .split_whitespace()
+        .map(|v| {
+            let (name, step) = v.split_once('=').unwrap();
+            (leak(name), step.parse().unwrap())
+        })
+        .collect();
+    let variants: Vec<(&'static str, &'static str)> = steps
+        .iter()
+        .map(|(name, _)| (*name, "read at run time"))
+        .collect();
+    let doc = leak(&format!("never above {}", field("limit")));
+    let info = SystemInfo {
+        name: leak(field("name")),
+        doc: "a counter declared at run time",
+        variants: Box::leak(variants.into_boxed_slice()),
+        bounds: Box::leak(Box::new([number("steps", 2, 1, 3, "steps", "steps taken")])),
+        properties: Box::leak(Box::new([PropertyInfo::always(leak("within-limit"), doc)])),
+        ..SystemInfo::EMPTY
+    };
+    Counter {
+        info: Box::leak(Box::new(info)),
+        steps,
+        limit: field("limit").parse().unwrap(),
+    }
+}
+
+#[test]
+fn a_system_read_at_run_time_is_registered_and_checked() {
+    let system: &'static dyn AnySystem = Box::leak(Box::new(read(SOURCE)));
+    catalogue::register(&[system]).unwrap();
+    let selection = Selection {
+        specs: vec!["counter".to_owned()],
+        ..Selection::default()
+    };
+    let entries = catalogue::select(&selection).unwrap();
+    let results = run::run_all(&entries, 1, &Budget::default());
+    let verdicts: Vec<(&str, Verdict, u64)> = results
+        .iter()
+        .map(|r| (r.entry.config.variant(), r.verdict, r.max_depth))
+        .collect();
+    // By one, two steps reach 2; by three, the second step reaches 6, past the limit of 4.
+    assert_eq!(
+        verdicts,
+        [
+            ("by-one", Verdict::Holds, 2),
+            ("by-three", Verdict::Violated, 2)
+        ]
+    );
+    assert_eq!(
+        catalogue::system("counter").unwrap().info().properties[0].doc,
+        "never above 4"
+    );
+}
