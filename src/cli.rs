@@ -18,7 +18,7 @@ use crate::catalogue::{self, Entry, Selection};
 use crate::checker::Budget;
 use crate::run::CheckResult;
 use crate::{report, run};
-use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use walcheck_live::conformance::Outcome;
 use walcheck_properties::system::View;
 use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
@@ -81,8 +81,7 @@ enum Command {
     Check {
         /// system[:variant], e.g. olake-bootstrap:master; none means the whole catalogue.
         specs: Vec<String>,
-        /// Only this fault set: olake-bootstrap and olake-sync none, connector-crash, pg-crash,
-        /// all; electric-flush none, consumer-kill, suspend, all (see `walcheck list`).
+        // Its help names each registered system's fault sets: `faults_help`.
         #[arg(long)]
         faults: Option<String>,
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
@@ -345,7 +344,12 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
 /// The command line parsed, or the exit code when there is nothing to run: 0 after printing
 /// --help or --version, 2 after one line of bad usage.
 fn parse() -> Result<Cli, ExitCode> {
-    match Cli::try_parse() {
+    let mut command = command();
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches))
+        .map_err(|err| err.format(&mut command));
+    match parsed {
         Ok(cli) => Ok(cli),
         Err(err) if !err.use_stderr() => {
             // --help and --version; a stdout that cannot take them is an error too.
@@ -366,6 +370,43 @@ fn parse() -> Result<Cli, ExitCode> {
             ))
         }
         Err(err) => Err(usage_error(&clap_error_line(&err))),
+    }
+}
+
+/// The command line's definition, with the help that depends on the registered systems.
+fn command() -> clap::Command {
+    Cli::command().mut_subcommand("check", |check| {
+        check.mut_arg("faults", |faults| faults.help(faults_help()))
+    })
+}
+
+/// `check --faults`' help: each registered system's fault sets, systems with the same ones
+/// named together (`olake-bootstrap and olake-sync none, connector-crash, pg-crash, all`).
+fn faults_help() -> String {
+    let mut groups: Vec<(Vec<&str>, &[&str])> = Vec::new();
+    for system in catalogue::systems() {
+        let info = system.info();
+        match groups.iter_mut().find(|(_, faults)| *faults == info.faults) {
+            Some((names, _)) => names.push(info.name),
+            None => groups.push((vec![info.name], info.faults)),
+        }
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|(names, faults)| format!("{} {}", and_list(names), faults.join(", ")))
+        .collect();
+    format!(
+        "Only this fault set: {} (see `walcheck list`)",
+        groups.join("; ")
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

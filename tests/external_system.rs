@@ -174,3 +174,18 @@ fn an_unknown_variant_is_a_one_line_usage_error() {
          its variants are ack-after-commit, ack-on-receipt\n"
     );
 }
+
+#[test]
+fn check_help_names_the_systems_fault_sets() {
+    let output = run(&["check", "--help"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "Only this fault set: olake-bootstrap and olake-sync none, connector-crash, \
+             pg-crash, all; electric-flush none, consumer-kill, suspend, all; textbook none, \
+             connector-crash (see `walcheck list`)"
+        ),
+        "{stdout}"
+    );
+}
