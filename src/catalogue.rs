@@ -329,7 +329,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
         };
         wanted.retain(|(system, _)| fits(system.info()));
         if wanted.is_empty() {
-            return Err("no system has all of the --faults and --bound given; name one with a SPEC (see walcheck list)".into());
+            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::cli::program()));
         }
     }
     let mut entries = Vec::new();

@@ -191,7 +191,10 @@ fn shard_part<'a>(
         .and_then(Value::as_array)
         .ok_or_else(|| format!("{name}: the report has no results array"))?;
     let shard = object.get("shard").ok_or_else(|| {
-        format!("{name}: not a sharded report (run walcheck check --shard I/N --json)")
+        format!(
+            "{name}: not a sharded report (run {} check --shard I/N --json)",
+            crate::cli::program()
+        )
     })?;
     let field = |key: &str| {
         shard
@@ -521,8 +524,9 @@ fn junit_failure(r: &CheckResult) -> (String, String) {
     let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
     match (&trace, &r.trace) {
         (Some(path), Some(t)) => text.push_str(&format!(
-            "trace: {path} ({} steps); review with walcheck show {path}\n",
-            t.len_actions()
+            "trace: {path} ({} steps); review with {} show {path}\n",
+            t.len_actions(),
+            crate::cli::program()
         )),
         _ => text.push_str("trace: none (no counterexample or witness was found)\n"),
     }

@@ -12,6 +12,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
@@ -291,6 +292,7 @@ impl Args for ParamArgs {
 /// A binary that wants `check --json`'s heap figures (`peak_heap_bytes`, `bytes_per_state`)
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
 pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
+    let _ = PROGRAM.set(invoked_name());
     if let Err(e) = crate::catalogue::register(systems) {
         return usage_error(&e);
     }
@@ -366,7 +368,7 @@ fn parse() -> Result<Cli, ExitCode> {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             Err(usage_error(
-                "a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see walcheck --help)",
+                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program()),
             ))
         }
         Err(err) => Err(usage_error(&clap_error_line(&err))),
@@ -375,9 +377,98 @@ fn parse() -> Result<Cli, ExitCode> {
 
 /// The command line's definition, with the help that depends on the registered systems.
 fn command() -> clap::Command {
-    Cli::command().mut_subcommand("check", |check| {
-        check.mut_arg("faults", |faults| faults.help(faults_help()))
-    })
+    let command = Cli::command()
+        .bin_name(program())
+        .mut_subcommand("check", |check| {
+            check.mut_arg("faults", |faults| faults.help(faults_help()))
+        })
+        // `live` without its command is named by clap ("'walcheck live' requires a
+        // subcommand"), not taken for a missing top-level command.
+        .mut_subcommand("live", |live| live.arg_required_else_help(false));
+    if program() == "walcheck" {
+        return command;
+    }
+    let commands: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    name_program_in_help(command, &commands)
+}
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name the program was invoked by, for error lines and the commands the output suggests:
+/// its file name, as clap's usage lines show it (`textbook-connector` for a crate's own binary
+/// over [`main`]); `walcheck` where there is none, or before [`main`] runs.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("walcheck", String::as_str)
+}
+
+/// argv\[0\]'s file name, as clap takes it.
+fn invoked_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            Path::new(&arg)
+                .file_name()
+                .and_then(|name| name.to_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "walcheck".to_owned())
+}
+
+/// `command`'s help texts (its own, its arguments', its subcommands') with each `walcheck
+/// COMMAND` naming [`program`] instead.
+fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Command {
+    let rename = |text: Option<&clap::builder::StyledStr>| {
+        text.map(|text| name_program(&text.to_string(), commands))
+    };
+    let (about, long_about) = (
+        rename(command.get_about()),
+        rename(command.get_long_about()),
+    );
+    let mut command = command
+        .mut_args(|arg| {
+            let (help, long_help) = (rename(arg.get_help()), rename(arg.get_long_help()));
+            let arg = match help {
+                Some(help) => arg.help(help),
+                None => arg,
+            };
+            match long_help {
+                Some(long_help) => arg.long_help(long_help),
+                None => arg,
+            }
+        })
+        .mut_subcommands(|sub| name_program_in_help(sub, commands));
+    if let Some(about) = about {
+        command = command.about(about);
+    }
+    if let Some(long_about) = long_about {
+        command = command.long_about(long_about);
+    }
+    command
+}
+
+/// `text` with each `walcheck COMMAND` (one of `commands`, as a whole word) naming
+/// [`program`] instead, so that a crate's own binary says to run itself.
+fn name_program(text: &str, commands: &[String]) -> String {
+    const WALCHECK: &str = "walcheck ";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(WALCHECK) {
+        let after = &rest[at + WALCHECK.len()..];
+        let names_command = commands.iter().any(|c| {
+            after.strip_prefix(c.as_str()).is_some_and(|tail| {
+                !tail.starts_with(|ch: char| ch.is_alphanumeric() || ch == '-' || ch == '_')
+            })
+        });
+        out.push_str(&rest[..at]);
+        out.push_str(if names_command { program() } else { "walcheck" });
+        out.push(' ');
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `check --faults`' help: each registered system's fault sets, systems with the same ones
@@ -396,8 +487,9 @@ fn faults_help() -> String {
         .map(|(names, faults)| format!("{} {}", and_list(names), faults.join(", ")))
         .collect();
     format!(
-        "Only this fault set: {} (see `walcheck list`)",
-        groups.join("; ")
+        "Only this fault set: {} (see `{} list`)",
+        groups.join("; "),
+        program()
     )
 }
 
@@ -1003,8 +1095,10 @@ fn live_ladder(pg_url: Option<&str>, options: &walcheck_live::ladder::LiveOption
     }
 }
 
+/// One line on stderr, `PROGRAM: error: MESSAGE` (the program as invoked, as clap's usage lines
+/// name it), and exit code 2.
 fn usage_error(message: &str) -> ExitCode {
     // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
-    let _ = writeln!(std::io::stderr(), "walcheck: error: {message}");
+    let _ = writeln!(std::io::stderr(), "{}: error: {message}", program());
     ExitCode::from(2)
 }

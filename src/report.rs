@@ -273,9 +273,10 @@ fn written_line(results: &[CheckResult]) -> String {
         return String::new();
     };
     format!(
-        "{} counterexamples written under {} (`walcheck show FILE` renders one; `walcheck check SYSTEM:VARIANT` prints their step tables)\n\n",
+        "{} counterexamples written under {} (`{program} show FILE` renders one; `{program} check SYSTEM:VARIANT` prints their step tables)\n\n",
         written.len(),
-        dir.display()
+        dir.display(),
+        program = crate::cli::program(),
     )
 }
 

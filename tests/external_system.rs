@@ -164,15 +164,29 @@ fn list_shows_the_system_beside_the_built_in_ones() {
 }
 
 #[test]
-fn an_unknown_variant_is_a_one_line_usage_error() {
-    let output = run(&["check", "textbook:no-such"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    assert_eq!(
-        String::from_utf8(output.stderr).unwrap(),
-        "walcheck: error: textbook has no variant \"no-such\"; \
-         its variants are ack-after-commit, ack-on-receipt\n"
-    );
+fn bad_input_is_a_one_line_usage_error_naming_the_program() {
+    // The program as invoked, as clap's usage lines name it: the user ran this binary.
+    for (args, line) in [
+        (
+            &["check", "textbook:no-such"][..],
+            "textbook-connector: error: textbook has no variant \"no-such\"; \
+             its variants are ack-after-commit, ack-on-receipt\n",
+        ),
+        (
+            &["check", "--no-such"],
+            "textbook-connector: error: unexpected argument '--no-such' found\n",
+        ),
+        (
+            &[],
+            "textbook-connector: error: a command is required: list, check, triage, simulate, \
+             live, explore, merge, replay or show (see textbook-connector --help)\n",
+        ),
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_eq!(String::from_utf8(output.stderr).unwrap(), line);
+    }
 }
 
 #[test]
@@ -184,7 +198,7 @@ fn check_help_names_the_systems_fault_sets() {
         stdout.contains(
             "Only this fault set: olake-bootstrap and olake-sync none, connector-crash, \
              pg-crash, all; electric-flush none, consumer-kill, suspend, all; textbook none, \
-             connector-crash (see `walcheck list`)"
+             connector-crash (see `textbook-connector list`)"
         ),
         "{stdout}"
     );
