@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::checker::Verdict;
 use crate::report;
 use crate::run::CheckResult;
+use walcheck_properties::system::Kind;
 
 /// The process's peak resident set size in bytes (Linux's `VmHWM`), or `None` where the system
 /// does not say.
@@ -498,11 +499,15 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
 /// and where the trace is).
 fn junit_failure(r: &CheckResult) -> (String, String) {
     let e = &r.entry;
-    let message = if r.matches_expectation() {
-        format!(
-            "{} is violated (--strict fails any violation)",
-            e.property.id
-        )
+    // Checked plainly, the verdict is the failure: there is no expectation to compare with.
+    let plainly = report::checked_plainly(e);
+    let outcome = if e.property.kind == Kind::Sometimes && r.verdict == Verdict::Violated {
+        "not reached"
+    } else {
+        r.verdict.name()
+    };
+    let verdict = if plainly {
+        outcome.to_owned()
     } else {
         format!(
             "verdict {}, expected {}",
@@ -510,15 +515,23 @@ fn junit_failure(r: &CheckResult) -> (String, String) {
             e.expected.name()
         )
     };
+    let message = if plainly {
+        format!("{} is {outcome}", e.property.id)
+    } else if r.matches_expectation() {
+        format!(
+            "{} is violated (--strict fails any violation)",
+            e.property.id
+        )
+    } else {
+        verdict.clone()
+    };
     let mut text = format!(
-        "{} {} on {}:{} faults={}: verdict {}, expected {} ({}).\n",
+        "{} {} on {}:{} faults={}: {verdict} ({}).\n",
         e.property.kind.name(),
         e.property.id,
         e.system(),
         e.config.variant(),
         e.config.faults(),
-        r.verdict.name(),
-        e.expected.name(),
         e.reason
     );
     let trace = r.trace_path.as_ref().map(|p| p.display().to_string());

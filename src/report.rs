@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use walcheck_properties::system::{BoundValue, Kind};
 
-use crate::catalogue::{systems, SystemConfig};
+use crate::catalogue::{self, systems, Entry, SystemConfig};
 use crate::checker::Verdict;
 use crate::run::CheckResult;
 
@@ -378,31 +378,69 @@ fn same_counterexample(
         .collect()
 }
 
-/// The run's summary: how many checks went as expected, differ or are inconclusive, how many
-/// are violated, the states stored and the wall time.
+/// The run's summary: how many checks went as expected or differ (those with an expectation),
+/// pass or fail (those checked plainly), or are inconclusive; how many are violated; the
+/// states stored and the wall time.
 fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
-    let differ = results.iter().filter(|r| !r.matches_expectation()).count();
-    let inconclusive = results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Inconclusive)
-        .count();
-    let violated = results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-        .count();
-    let unique: u64 = results.iter().map(|r| r.unique_states).sum();
-    let counterexamples = results.iter().filter(|r| r.is_counterexample()).count();
+    let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
+    let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
+    let violated = count(&|r| r.verdict == Verdict::Violated);
+    let counterexamples = count(&|r| r.is_counterexample());
     let unreached = violated - counterexamples;
+    let unique: u64 = results.iter().map(|r| r.unique_states).sum();
+    let decided = |r: &CheckResult, plainly: bool| {
+        r.verdict != Verdict::Inconclusive && checked_plainly(&r.entry) == plainly
+    };
+    let mut outcomes = Vec::new();
+    if results.iter().any(|r| !checked_plainly(&r.entry)) {
+        let differ = count(&|r| decided(r, false) && !r.matches_expectation());
+        let expected = count(&|r| decided(r, false)) - differ;
+        outcomes.push(format!("{expected} as expected, {differ} differ"));
+    }
+    let plain: Vec<&str> = plain_systems(results);
+    if !plain.is_empty() {
+        let fail = count(&|r| decided(r, true) && r.verdict == Verdict::Violated);
+        let pass = count(&|r| decided(r, true)) - fail;
+        let which = if outcomes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}, checked plainly)", plain.join(", "))
+        };
+        outcomes.push(format!("{pass} pass, {fail} fail{which}"));
+    }
     format!(
-        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s\n",
+        "{} checks: {}, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s\n",
         results.len(),
-        results.len() - differ - inconclusive,
+        outcomes.join(", "),
         if strict { " (--strict: any violation fails)" } else { "" },
         wall.as_secs_f64(),
     )
 }
 
-/// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it differs.
+/// The systems of `results` checked plainly, in order.
+fn plain_systems(results: &[CheckResult]) -> Vec<&'static str> {
+    let mut systems: Vec<&'static str> = Vec::new();
+    for r in results.iter().filter(|r| checked_plainly(&r.entry)) {
+        if !systems.contains(&r.entry.system()) {
+            systems.push(r.entry.system());
+        }
+    }
+    systems
+}
+
+/// Whether `entry`'s system keeps no expectation table: checked plainly, every `always` and
+/// `eventually` property should hold and every witness be reached, so its verdict is the whole
+/// outcome and there is no expectation for it to differ from.
+pub fn checked_plainly(entry: &Entry) -> bool {
+    catalogue::system(entry.system()).is_ok_and(|system| {
+        system
+            .expected(&entry.config.config, entry.property)
+            .is_none()
+    })
+}
+
+/// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it
+/// differs; a witness checked plainly that is not reached is `not reached`.
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
         (Some(t), Verdict::Violated) => match t.loop_index() {
@@ -415,7 +453,11 @@ fn cell(r: &CheckResult) -> String {
         },
         _ => r.verdict.name().to_owned(),
     };
-    if !r.matches_expectation() {
+    if checked_plainly(&r.entry) {
+        if r.entry.property.kind == Kind::Sometimes && r.verdict == Verdict::Violated {
+            return "not reached".to_owned();
+        }
+    } else if !r.matches_expectation() {
         cell.push_str(&format!(" DIFFERS: expected {}", r.entry.expected.name()));
     }
     cell

@@ -203,3 +203,52 @@ fn check_help_names_the_systems_fault_sets() {
         "{stdout}"
     );
 }
+
+/// `check`'s text for a system checked plainly: verdicts, not differences from an expectation.
+fn check_text(args: &[&str], code: i32) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = args.to_vec();
+    args.extend(["--out", out.path().to_str().unwrap()]);
+    let output = run(&args);
+    assert_eq!(output.status.code(), Some(code), "{args:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_plain_check_prints_verdicts_and_fails_on_a_violation() {
+    let text = check_text(&["check", "textbook"], 1);
+    assert!(!text.contains("DIFFERS"), "{text}");
+    assert!(
+        text.contains(
+            "\nack-on-receipt    connector-crash  -       violated (4 steps)  2 of 2 reached\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n10 checks: 9 pass, 1 fail, 0 inconclusive; 1 violated (1 counterexamples, 0 witnesses not reached); "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_plain_check_fails_on_an_unreached_witness() {
+    let text = check_text(
+        &[
+            "check",
+            "textbook:ack-after-commit",
+            "--faults",
+            "connector-crash",
+            "--bound",
+            "crashes=0",
+        ],
+        1,
+    );
+    assert!(
+        text.contains("holds         1 of 2 reached; reach-connector-crash not reached\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n3 checks: 2 pass, 1 fail, 0 inconclusive; 1 violated (0 counterexamples, 1 witnesses not reached); "),
+        "{text}"
+    );
+}
