@@ -314,53 +314,8 @@ pub struct Selection {
 /// the one `--faults` names), at its `also` knob's default and other value unless `--bound` sets it,
 /// and every property that applies, with the other bounds set as given.
 pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
-    let mut wanted: Vec<(&'static dyn AnySystem, Option<&'static str>)> = Vec::new();
-    if selection.specs.is_empty() {
-        wanted.extend(systems().iter().map(|s| (*s, None)));
-    }
-    for spec in &selection.specs {
-        let (name, variant) = match spec.split_once(':') {
-            Some((name, variant)) => (name, Some(variant)),
-            None => (spec.as_str(), None),
-        };
-        let system = system(name)?;
-        let info = system.info();
-        let variant = match variant {
-            None => None,
-            Some(v) => Some(
-                info.variants
-                    .iter()
-                    .map(|(name, _)| *name)
-                    .find(|n| *n == v)
-                    .ok_or_else(|| {
-                        format!(
-                            "{} has no variant {v:?}; its variants are {}",
-                            info.name,
-                            info.variant_names().join(", ")
-                        )
-                    })?,
-            ),
-        };
-        if !wanted
-            .iter()
-            .any(|(s, v)| s.info().name == info.name && (v.is_none() || *v == variant))
-        {
-            if variant.is_none() {
-                // The whole system covers any of its variants named before.
-                wanted.retain(|(s, _)| s.info().name != info.name);
-            }
-            wanted.push((system, variant));
-        }
-    }
-    let mut bounds: Vec<(String, String)> = Vec::new();
-    for bound in &selection.bounds {
-        let (name, value) = split_bound(bound)?;
-        if bounds.iter().any(|(n, _)| n == name) {
-            return Err(format!("--bound {name} is given twice"));
-        }
-        bounds.push((name.to_owned(), value.to_owned()));
-    }
-
+    let mut wanted = wanted_systems(&selection.specs)?;
+    let bounds = parse_bounds(&selection.bounds)?;
     // Without a SPEC, --faults and --bound apply to the systems that have them.
     if selection.specs.is_empty() {
         let fits = |info: &SystemInfo| {
@@ -374,7 +329,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
         };
         wanted.retain(|(system, _)| fits(system.info()));
         if wanted.is_empty() {
-            return Err("no system has all of the --faults and --bound given; name one with a SPEC (see walcheck list)".into());
+            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::cli::program()));
         }
     }
     let mut entries = Vec::new();
@@ -390,49 +345,115 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             }
         }
         for config in configurations(system, variant, selection.faults.as_deref(), &bounds)? {
-            let mut later = Vec::new();
-            for property in info.properties {
-                if !config.applies(property) {
-                    continue;
-                }
-                // A property's own knobs make it a configuration of its own, listed after the
-                // one it comes from.
-                let mut own = config.clone();
-                for (knob, value) in property.knobs {
-                    if !bounds.iter().any(|(n, _)| n == knob) {
-                        own.set_bound(knob, value)?;
-                    }
-                }
-                let (expected, reason) = own.expected(property)?;
-                let also = property
-                    .also
-                    .filter(|(knob, _)| !bounds.iter().any(|(n, _)| n == knob));
-                let entry = Entry {
-                    config: own.clone(),
-                    property,
-                    expected,
-                    reason,
-                };
-                if own == config {
-                    entries.push(entry);
-                } else {
-                    later.push(entry);
-                }
-                if let Some((knob, value)) = also {
-                    let mut other = own;
-                    other.set_bound(knob, value)?;
-                    let (expected, reason) = other.expected(property)?;
-                    later.push(Entry {
-                        config: other,
-                        property,
-                        expected,
-                        reason,
-                    });
-                }
-            }
-            entries.append(&mut later);
+            entries.append(&mut config_entries(&config, &bounds)?);
         }
     }
+    Ok(entries)
+}
+
+/// A system to check, and its one variant named (`None`: every variant).
+type Wanted = (&'static dyn AnySystem, Option<&'static str>);
+
+/// The systems and variants `specs` name (every system, all variants, for none), each once:
+/// a whole system covers its variants named before it. A one-line error for an unknown system
+/// or variant.
+fn wanted_systems(specs: &[String]) -> Result<Vec<Wanted>, String> {
+    let mut wanted: Vec<Wanted> = Vec::new();
+    if specs.is_empty() {
+        wanted.extend(systems().iter().map(|s| (*s, None)));
+    }
+    for spec in specs {
+        let (name, variant) = match spec.split_once(':') {
+            Some((name, variant)) => (name, Some(variant)),
+            None => (spec.as_str(), None),
+        };
+        let system = system(name)?;
+        let info = system.info();
+        let variant = variant.map(|v| variant_named(info, v)).transpose()?;
+        if !wanted
+            .iter()
+            .any(|(s, v)| s.info().name == info.name && (v.is_none() || *v == variant))
+        {
+            if variant.is_none() {
+                // The whole system covers any of its variants named before.
+                wanted.retain(|(s, _)| s.info().name != info.name);
+            }
+            wanted.push((system, variant));
+        }
+    }
+    Ok(wanted)
+}
+
+/// `info`'s variant called `name`, or a one-line error listing its variants.
+fn variant_named(info: &'static SystemInfo, name: &str) -> Result<&'static str, String> {
+    info.variants
+        .iter()
+        .map(|(variant, _)| *variant)
+        .find(|variant| *variant == name)
+        .ok_or_else(|| {
+            format!(
+                "{} has no variant {name:?}; its variants are {}",
+                info.name,
+                info.variant_names().join(", ")
+            )
+        })
+}
+
+/// `--bound NAME=VALUE`s as pairs, or a one-line error for a malformed or repeated one.
+fn parse_bounds(given: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut bounds: Vec<(String, String)> = Vec::new();
+    for bound in given {
+        let (name, value) = split_bound(bound)?;
+        if bounds.iter().any(|(n, _)| n == name) {
+            return Err(format!("--bound {name} is given twice"));
+        }
+        bounds.push((name.to_owned(), value.to_owned()));
+    }
+    Ok(bounds)
+}
+
+/// The entries of one configuration: each property that applies, with what is expected of it.
+/// A property's own knobs (those `bounds` does not set) make it a configuration of its own,
+/// and its `also` knob one more; those entries come after the configuration's own.
+fn config_entries(
+    config: &SystemConfig,
+    bounds: &[(String, String)],
+) -> Result<Vec<Entry>, String> {
+    let is_set = |knob: &str| bounds.iter().any(|(n, _)| n == knob);
+    let entry = |config: SystemConfig, property| -> Result<Entry, String> {
+        let (expected, reason) = config.expected(property)?;
+        Ok(Entry {
+            config,
+            property,
+            expected,
+            reason,
+        })
+    };
+    let mut entries = Vec::new();
+    let mut later = Vec::new();
+    for property in config.info().properties {
+        if !config.applies(property) {
+            continue;
+        }
+        let mut own = config.clone();
+        for (knob, value) in property.knobs {
+            if !is_set(knob) {
+                own.set_bound(knob, value)?;
+            }
+        }
+        let also = property.also.filter(|(knob, _)| !is_set(knob));
+        if own == *config {
+            entries.push(entry(own.clone(), property)?);
+        } else {
+            later.push(entry(own.clone(), property)?);
+        }
+        if let Some((knob, value)) = also {
+            let mut other = own;
+            other.set_bound(knob, value)?;
+            later.push(entry(other, property)?);
+        }
+    }
+    entries.append(&mut later);
     Ok(entries)
 }
 

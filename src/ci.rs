@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::checker::Verdict;
 use crate::report;
 use crate::run::CheckResult;
+use walcheck_properties::system::Kind;
 
 /// The process's peak resident set size in bytes (Linux's `VmHWM`), or `None` where the system
 /// does not say.
@@ -24,10 +25,10 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// `walcheck check --json`: the `walcheck.check/1` object of [`report::check_json`] with the
 /// The most shards `--shard I/N` and `merge` take.
 pub const MAX_SHARDS: usize = 1000;
 
+/// `walcheck check --json`: the `walcheck.check/1` object of [`report::check_json`] with the
 /// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N}`).
 pub fn check_report(
     results: &[CheckResult],
@@ -121,61 +122,8 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
     let mut peak: Option<u64> = None;
     let mut elapsed_ms: u64 = 0;
     for (name, report) in reports {
-        let object = report
-            .as_object()
-            .filter(|o| o.get("schema") == Some(&json!(schema)))
-            .ok_or_else(|| format!("{name}: not a {schema} report"))?;
-        if schema == "walcheck.swarm/1" {
-            let (_, first) = &reports[0];
-            for (key, value) in object {
-                let own = matches!(key.as_str(), "results" | "summary" | "shard" | "elapsed_ms");
-                if !own && first.get(key) != Some(value) {
-                    return Err(format!(
-                        "{name}: its {key} differs from the first report's: not the same swarm"
-                    ));
-                }
-            }
-            elapsed_ms = elapsed_ms.max(
-                object
-                    .get("elapsed_ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-            );
-        }
-        let rows = object
-            .get("results")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{name}: the report has no results array"))?;
-        let shard = object.get("shard").ok_or_else(|| {
-            format!("{name}: not a sharded report (run walcheck check --shard I/N --json)")
-        })?;
-        let field = |key: &str| {
-            shard
-                .get(key)
-                .and_then(Value::as_u64)
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| format!("{name}: its shard has no whole {key} from 1"))
-        };
-        let (index, count) = (field("index")? as usize, field("count")? as usize);
-        if index > count {
-            return Err(format!("{name}: shard {index}/{count} does not exist"));
-        }
-        if count > MAX_SHARDS {
-            return Err(format!(
-                "{name}: shard count {count} is above {MAX_SHARDS}, the most --shard takes"
-            ));
-        }
-        if schema == "walcheck.check/1" {
-            let (_, first) = &reports[0];
-            for key in ["selection", "strict"] {
-                let (own, theirs) = (&shard[key], &first["shard"][key]);
-                if own != theirs {
-                    return Err(format!(
-                        "{name}: its shard {key} {own} differs from the first report's {theirs}: not the same run"
-                    ));
-                }
-            }
-        }
+        let part = shard_part(name, report, schema, &reports[0].1)?;
+        let (index, count) = (part.index, part.count);
         if shards.is_empty() {
             shards = vec![None; count];
         } else if shards.len() != count {
@@ -184,13 +132,123 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
                 shards.len()
             ));
         }
-        if shards[index - 1].replace(rows).is_some() {
+        if shards[index - 1].replace(part.rows).is_some() {
             return Err(format!("{name}: shard {index}/{count} is given twice"));
         }
-        if let Some(rss) = object.get("peak_rss_bytes").and_then(Value::as_u64) {
+        if let Some(rss) = report.get("peak_rss_bytes").and_then(Value::as_u64) {
             peak = Some(peak.map_or(rss, |p| p.max(rss)));
         }
+        elapsed_ms = elapsed_ms.max(part.elapsed_ms);
     }
+    let rows = interleave(shards)?;
+    if schema == "walcheck.swarm/1" {
+        let mut merged = reports[0].1.as_object().expect("checked above").clone();
+        merged.remove("shard");
+        merged.insert("summary".into(), swarm_summary(&rows));
+        merged.insert("results".into(), Value::Array(rows));
+        merged.insert("elapsed_ms".into(), json!(elapsed_ms));
+        return Ok(Value::Object(merged));
+    }
+    let mut merged = Map::new();
+    merged.insert("schema".into(), json!("walcheck.check/1"));
+    merged.insert("results".into(), Value::Array(rows));
+    merged.insert("peak_rss_bytes".into(), json!(peak));
+    Ok(Value::Object(merged))
+}
+
+/// What one shard's report brings to [`merge`].
+struct ShardPart<'a> {
+    /// I of I/N, from 1.
+    index: usize,
+    /// N.
+    count: usize,
+    rows: &'a Vec<Value>,
+    /// A swarm shard's `elapsed_ms` (0 for a check report).
+    elapsed_ms: u64,
+}
+
+/// The shard report `name` read against the `first` report's run, or a one-line error saying
+/// why it is not one of that run's shards.
+fn shard_part<'a>(
+    name: &str,
+    report: &'a Value,
+    schema: &str,
+    first: &Value,
+) -> Result<ShardPart<'a>, String> {
+    let object = report
+        .as_object()
+        .filter(|o| o.get("schema") == Some(&json!(schema)))
+        .ok_or_else(|| format!("{name}: not a {schema} report"))?;
+    let mut elapsed_ms = 0;
+    if schema == "walcheck.swarm/1" {
+        same_swarm(name, object, first)?;
+        elapsed_ms = object
+            .get("elapsed_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+    }
+    let rows = object
+        .get("results")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{name}: the report has no results array"))?;
+    let shard = object.get("shard").ok_or_else(|| {
+        format!(
+            "{name}: not a sharded report (run {} check --shard I/N --json)",
+            crate::cli::program()
+        )
+    })?;
+    let field = |key: &str| {
+        shard
+            .get(key)
+            .and_then(Value::as_u64)
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("{name}: its shard has no whole {key} from 1"))
+    };
+    let (index, count) = (field("index")? as usize, field("count")? as usize);
+    if index > count {
+        return Err(format!("{name}: shard {index}/{count} does not exist"));
+    }
+    if count > MAX_SHARDS {
+        return Err(format!(
+            "{name}: shard count {count} is above {MAX_SHARDS}, the most --shard takes"
+        ));
+    }
+    if schema == "walcheck.check/1" {
+        for key in ["selection", "strict"] {
+            let (own, theirs) = (&shard[key], &first["shard"][key]);
+            if own != theirs {
+                return Err(format!(
+                    "{name}: its shard {key} {own} differs from the first report's {theirs}: not the same run"
+                ));
+            }
+        }
+    }
+    Ok(ShardPart {
+        index,
+        count,
+        rows,
+        elapsed_ms,
+    })
+}
+
+/// Whether a swarm shard's report `object` describes the same swarm as the `first` report:
+/// every field but its own results, summary, shard and time the same.
+fn same_swarm(name: &str, object: &Map<String, Value>, first: &Value) -> Result<(), String> {
+    for (key, value) in object {
+        let own = matches!(key.as_str(), "results" | "summary" | "shard" | "elapsed_ms");
+        if !own && first.get(key) != Some(value) {
+            return Err(format!(
+                "{name}: its {key} differs from the first report's: not the same swarm"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rows of shards 1/N to N/N back in the run's order: shard I holds entries I-1, I-1+N,
+/// I-1+2N, ... of the selection (`run::shard`). A one-line error when a shard is missing or
+/// has too few rows for its place.
+fn interleave(shards: Vec<Option<&Vec<Value>>>) -> Result<Vec<Value>, String> {
     if shards.is_empty() {
         return Err("merge needs the reports of a sharded run".into());
     }
@@ -203,7 +261,6 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
     }
     let shards: Vec<&Vec<Value>> = shards.into_iter().flatten().collect();
     let total: usize = shards.iter().map(|rows| rows.len()).sum();
-    // Shard I holds entries I-1, I-1+N, I-1+2N, ... of the selection (`run::shard`).
     let mut rows = Vec::with_capacity(total);
     for k in 0..total {
         let row = shards[k % shards.len()]
@@ -218,19 +275,7 @@ pub fn merge(reports: &[(String, Value)]) -> Result<Value, String> {
             })?;
         rows.push(row.clone());
     }
-    if schema == "walcheck.swarm/1" {
-        let mut merged = reports[0].1.as_object().expect("checked above").clone();
-        merged.remove("shard");
-        merged.insert("summary".into(), swarm_summary(&rows));
-        merged.insert("results".into(), Value::Array(rows));
-        merged.insert("elapsed_ms".into(), json!(elapsed_ms));
-        return Ok(Value::Object(merged));
-    }
-    let mut merged = Map::new();
-    merged.insert("schema".into(), json!("walcheck.check/1"));
-    merged.insert("results".into(), Value::Array(rows));
-    merged.insert("peak_rss_bytes".into(), json!(peak));
-    Ok(Value::Object(merged))
+    Ok(rows)
 }
 
 /// A swarm's `summary` from its `results` rows in seed order, as `walcheck_sim::swarm` computes
@@ -320,135 +365,183 @@ pub fn junit(results: &[CheckResult], strict: bool) -> String {
             systems.push(r.entry.system());
         }
     }
-    let seconds = |rs: &[&CheckResult]| {
-        format!(
-            "{:.3}",
-            rs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>()
-        )
-    };
-    let counts = |rs: &[&CheckResult]| {
-        (
-            rs.len().to_string(),
-            rs.iter().filter(|r| fails(r, strict)).count().to_string(),
-            rs.iter()
-                .filter(|r| r.verdict == Verdict::Inconclusive)
-                .count()
-                .to_string(),
-        )
-    };
     let all: Vec<&CheckResult> = results.iter().collect();
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
-    let mut emit = |event: Event| {
-        w.write_event(event)
-            .expect("writing XML to memory cannot fail")
-    };
-    emit(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
-    let (tests, failures, _) = counts(&all);
+    emit(
+        &mut w,
+        Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
+    );
+    let (tests, failures, _) = junit_counts(&all, strict);
     // Jenkins' junit-10 schema has no `skipped` count on <testsuites>: the suites carry it.
-    emit(Event::Start(BytesStart::new("testsuites").with_attributes(
-        [
-            ("name", "walcheck check"),
-            ("tests", tests.as_str()),
-            ("failures", failures.as_str()),
-            ("errors", "0"),
-            ("time", seconds(&all).as_str()),
-        ],
-    )));
+    let suites = BytesStart::new("testsuites").with_attributes([
+        ("name", "walcheck check"),
+        ("tests", tests.as_str()),
+        ("failures", failures.as_str()),
+        ("errors", "0"),
+        ("time", junit_seconds(&all).as_str()),
+    ]);
+    emit(&mut w, Event::Start(suites));
     for system in systems {
         let rs: Vec<&CheckResult> = all
             .iter()
             .copied()
             .filter(|r| r.entry.system() == system)
             .collect();
-        let (tests, failures, skipped) = counts(&rs);
-        emit(Event::Start(BytesStart::new("testsuite").with_attributes(
-            [
-                ("name", system),
-                ("tests", tests.as_str()),
-                ("failures", failures.as_str()),
-                ("errors", "0"),
-                ("skipped", skipped.as_str()),
-                ("time", seconds(&rs).as_str()),
-            ],
-        )));
-        for r in rs {
-            let e = &r.entry;
-            let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
-            let bounds = e.config.non_default_bounds();
-            if !bounds.is_empty() {
-                name.push('/');
-                name.push_str(&bounds.join(","));
-            }
-            name.push('/');
-            name.push_str(e.property.id);
-            let classname = format!("walcheck.{system}");
-            let time = seconds(&[r]);
-            let case = BytesStart::new("testcase").with_attributes([
-                ("name", name.as_str()),
-                ("classname", classname.as_str()),
-                ("time", time.as_str()),
-            ]);
-            let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
-            if fails(r, strict) {
-                emit(Event::Start(case));
-                let message = if r.matches_expectation() {
-                    format!(
-                        "{} is violated (--strict fails any violation)",
-                        e.property.id
-                    )
-                } else {
-                    format!(
-                        "verdict {}, expected {}",
-                        r.verdict.name(),
-                        e.expected.name()
-                    )
-                };
-                let mut text = format!(
-                    "{} {} on {}:{} faults={}: verdict {}, expected {} ({}).\n",
-                    e.property.kind.name(),
-                    e.property.id,
-                    system,
-                    e.config.variant(),
-                    e.config.faults(),
-                    r.verdict.name(),
-                    e.expected.name(),
-                    e.reason
-                );
-                match (&trace, &r.trace) {
-                    (Some(path), Some(t)) => text.push_str(&format!(
-                        "trace: {path} ({} steps); review with walcheck show {path}\n",
-                        t.len_actions()
-                    )),
-                    _ => text.push_str("trace: none (no counterexample or witness was found)\n"),
-                }
-                emit(Event::Start(BytesStart::new("failure").with_attributes([
-                    ("message", message.as_str()),
-                    ("type", "verdict-mismatch"),
-                ])));
-                // Text needs only `<` and `&` escaped; quotes stay readable.
-                emit(Event::Text(BytesText::from_escaped(
-                    quick_xml::escape::partial_escape(&text),
-                )));
-                emit(Event::End(BytesEnd::new("failure")));
-                emit(Event::End(BytesEnd::new("testcase")));
-            } else if r.verdict == Verdict::Inconclusive {
-                emit(Event::Start(case));
-                let message = format!(
-                    "inconclusive: a budget ran out after {} states ({} unique, depth {})",
-                    r.states, r.unique_states, r.max_depth
-                );
-                emit(Event::Empty(
-                    BytesStart::new("skipped").with_attributes([("message", message.as_str())]),
-                ));
-                emit(Event::End(BytesEnd::new("testcase")));
-            } else {
-                emit(Event::Empty(case));
-            }
-        }
-        emit(Event::End(BytesEnd::new("testsuite")));
+        junit_suite(&mut w, system, &rs, strict);
     }
-    emit(Event::End(BytesEnd::new("testsuites")));
+    emit(&mut w, Event::End(BytesEnd::new("testsuites")));
     let mut xml = String::from_utf8(w.into_inner()).expect("the XML written is UTF-8");
     xml.push('\n');
     xml
+}
+
+fn emit(w: &mut Writer<Vec<u8>>, event: Event) {
+    w.write_event(event)
+        .expect("writing XML to memory cannot fail");
+}
+
+/// The seconds `rs` took in all, as JUnit's `time`.
+fn junit_seconds(rs: &[&CheckResult]) -> String {
+    format!(
+        "{:.3}",
+        rs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>()
+    )
+}
+
+/// How many of `rs` there are, fail the run, and are inconclusive, as JUnit's `tests`,
+/// `failures` and `skipped`.
+fn junit_counts(rs: &[&CheckResult], strict: bool) -> (String, String, String) {
+    (
+        rs.len().to_string(),
+        rs.iter().filter(|r| fails(r, strict)).count().to_string(),
+        rs.iter()
+            .filter(|r| r.verdict == Verdict::Inconclusive)
+            .count()
+            .to_string(),
+    )
+}
+
+/// One system's `<testsuite>`: a `<testcase>` per entry of `rs`.
+fn junit_suite(w: &mut Writer<Vec<u8>>, system: &str, rs: &[&CheckResult], strict: bool) {
+    let (tests, failures, skipped) = junit_counts(rs, strict);
+    let suite = BytesStart::new("testsuite").with_attributes([
+        ("name", system),
+        ("tests", tests.as_str()),
+        ("failures", failures.as_str()),
+        ("errors", "0"),
+        ("skipped", skipped.as_str()),
+        ("time", junit_seconds(rs).as_str()),
+    ]);
+    emit(w, Event::Start(suite));
+    for r in rs {
+        junit_case(w, r, strict);
+    }
+    emit(w, Event::End(BytesEnd::new("testsuite")));
+}
+
+/// One entry's `<testcase>`: with a `<failure>` when it fails the run, `<skipped>` when it is
+/// inconclusive, empty when it passes.
+fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
+    let e = &r.entry;
+    let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
+    let bounds = e.config.non_default_bounds();
+    if !bounds.is_empty() {
+        name.push('/');
+        name.push_str(&bounds.join(","));
+    }
+    name.push('/');
+    name.push_str(e.property.id);
+    let classname = format!("walcheck.{}", e.system());
+    let time = junit_seconds(&[r]);
+    let case = BytesStart::new("testcase").with_attributes([
+        ("name", name.as_str()),
+        ("classname", classname.as_str()),
+        ("time", time.as_str()),
+    ]);
+    if fails(r, strict) {
+        emit(w, Event::Start(case));
+        let (message, text) = junit_failure(r);
+        emit(
+            w,
+            Event::Start(
+                BytesStart::new("failure")
+                    .with_attributes([("message", message.as_str()), ("type", "verdict-mismatch")]),
+            ),
+        );
+        // Text needs only `<` and `&` escaped; quotes stay readable.
+        emit(
+            w,
+            Event::Text(BytesText::from_escaped(quick_xml::escape::partial_escape(
+                &text,
+            ))),
+        );
+        emit(w, Event::End(BytesEnd::new("failure")));
+        emit(w, Event::End(BytesEnd::new("testcase")));
+    } else if r.verdict == Verdict::Inconclusive {
+        emit(w, Event::Start(case));
+        let message = format!(
+            "inconclusive: a budget ran out after {} states ({} unique, depth {})",
+            r.states, r.unique_states, r.max_depth
+        );
+        emit(
+            w,
+            Event::Empty(
+                BytesStart::new("skipped").with_attributes([("message", message.as_str())]),
+            ),
+        );
+        emit(w, Event::End(BytesEnd::new("testcase")));
+    } else {
+        emit(w, Event::Empty(case));
+    }
+}
+
+/// A failing entry's `<failure>`: its one-line message, and its text (the mismatch, the reason
+/// and where the trace is).
+fn junit_failure(r: &CheckResult) -> (String, String) {
+    let e = &r.entry;
+    // Checked plainly, the verdict is the failure: there is no expectation to compare with.
+    let plainly = report::checked_plainly(e);
+    let outcome = if e.property.kind == Kind::Sometimes && r.verdict == Verdict::Violated {
+        "not reached"
+    } else {
+        r.verdict.name()
+    };
+    let verdict = if plainly {
+        outcome.to_owned()
+    } else {
+        format!(
+            "verdict {}, expected {}",
+            r.verdict.name(),
+            e.expected.name()
+        )
+    };
+    let message = if plainly {
+        format!("{} is {outcome}", e.property.id)
+    } else if r.matches_expectation() {
+        format!(
+            "{} is violated (--strict fails any violation)",
+            e.property.id
+        )
+    } else {
+        verdict.clone()
+    };
+    let mut text = format!(
+        "{} {} on {}:{} faults={}: {verdict} ({}).\n",
+        e.property.kind.name(),
+        e.property.id,
+        e.system(),
+        e.config.variant(),
+        e.config.faults(),
+        e.reason
+    );
+    let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
+    match (&trace, &r.trace) {
+        (Some(path), Some(t)) => text.push_str(&format!(
+            "trace: {path} ({} steps); review with {} show {path}\n",
+            t.len_actions(),
+            crate::cli::program()
+        )),
+        _ => text.push_str("trace: none (no counterexample or witness was found)\n"),
+    }
+    (message, text)
 }

@@ -10,14 +10,18 @@
 //! ```
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::catalogue::{self, Selection};
+use crate::catalogue::{self, Entry, Selection};
 use crate::checker::Budget;
+use crate::run::CheckResult;
 use crate::{report, run};
-use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use walcheck_live::conformance::Outcome;
+use walcheck_properties::system::View;
 use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::{write_whole, Trace};
@@ -78,8 +82,7 @@ enum Command {
     Check {
         /// system[:variant], e.g. olake-bootstrap:master; none means the whole catalogue.
         specs: Vec<String>,
-        /// Only this fault set: olake-bootstrap and olake-sync none, connector-crash, pg-crash,
-        /// all; electric-flush none, consumer-kill, suspend, all (see `walcheck list`).
+        // Its help names each registered system's fault sets: `faults_help`.
         #[arg(long)]
         faults: Option<String>,
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
@@ -289,310 +292,28 @@ impl Args for ParamArgs {
 /// A binary that wants `check --json`'s heap figures (`peak_heap_bytes`, `bytes_per_state`)
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
 pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
+    let _ = PROGRAM.set(invoked_name());
     if let Err(e) = crate::catalogue::register(systems) {
         return usage_error(&e);
     }
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
-        Err(err) if !err.use_stderr() => {
-            // --help and --version; a stdout that cannot take them is an error too.
-            if err
-                .print()
-                .and_then(|()| std::io::stdout().flush())
-                .is_err()
-            {
-                return ExitCode::from(2);
-            }
-            return ExitCode::SUCCESS;
-        }
-        Err(err)
-            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
-        {
-            return usage_error(
-                "a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see walcheck --help)",
-            );
-        }
-        Err(err) => {
-            // clap's message up to its usage block, on one line (a missing argument is named on
-            // the line after "not provided:").
-            let text = err.to_string();
-            let message: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            return usage_error(message.join(" ").trim_start_matches("error: "));
-        }
+        Err(code) => return code,
     };
     match cli.command {
-        Command::Replay { trace: path } => {
-            let trace = match Trace::read(&path) {
-                Ok(trace) => trace,
-                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
-            };
-            match run::replay_trace(&trace) {
-                Err(err) => usage_error(&format!("{}: {err}", path.display())),
-                Ok(Err(mismatch)) => {
-                    let _ = print(&format!("replay of {} failed: {mismatch}\n", path.display()));
-                    ExitCode::from(1)
-                }
-                Ok(Ok(steps)) => match trace.loop_text() {
-                    Some(text) => print(&format!(
-                        "replayed {} ({steps} steps): every step enabled and as recorded; {} {}: {text}\n",
-                        path.display(),
-                        trace.header.property,
-                        trace.header.verdict
-                    )),
-                    None => print(&format!(
-                        "replayed {} ({} steps): every step enabled and as recorded; {} {} at step {steps}\n",
-                        path.display(),
-                        steps,
-                        trace.header.property,
-                        trace.header.verdict
-                    )),
-                },
-            }
-        }
-        Command::Show {
-            trace: path,
-            format,
-        } => {
-            let trace = match Trace::read(&path) {
-                Ok(trace) => trace,
-                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
-            };
-            // An observed (live) trace carries only the variables a run could see.
-            let checked = if trace.header.is_observed() {
-                catalogue::config_from_header(&trace.header)
-            } else {
-                run::check_trace(&trace)
-            };
-            let system = match checked {
-                Ok(config) => config.info(),
-                Err(err) => return usage_error(&format!("{}: {err}", path.display())),
-            };
-            let text = match format {
-                Format::Text => {
-                    let h = &trace.header;
-                    let how = match trace.loop_index() {
-                        Some(k) => format!(
-                            "by a lasso: a {k}-step prefix, then a {}-step cycle",
-                            trace.len_actions() - k
-                        ),
-                        None => format!("after {} steps", trace.len_actions()),
-                    };
-                    format!(
-                        "{}:{} faults={}: {} ({}) {} {how}\n{}",
-                        h.system,
-                        h.variant,
-                        h.faults,
-                        h.property,
-                        h.kind,
-                        h.verdict,
-                        render::step_table(
-                            &trace,
-                            system.view.key_variables,
-                            system.view.counters,
-                            Cells::Changes
-                        )
-                    )
-                }
-                Format::Mermaid => {
-                    render::mermaid(&trace, system.view.lanes, system.view.key_variables)
-                }
-                Format::Svg => render::svg(&trace, system.view.lanes),
-                Format::Itf => trace.to_text(),
-            };
-            print(&text)
-        }
-        Command::Triage { system, json } => {
-            if system != "electric-flush" {
-                return usage_error(&format!(
-                    "triage knows electric-flush (Electric #4058), not {system:?}"
-                ));
-            }
-            let (hypotheses, fixes) = crate::triage::triage(&Budget::default());
-            let text = if json {
-                pretty(&crate::triage::json(&hypotheses, &fixes))
-            } else {
-                crate::triage::text(&hypotheses, &fixes)
-            };
-            print(&text)
-        }
-        Command::List { json } => {
-            let text = if json {
-                pretty(&report::list_json())
-            } else {
-                report::list_text()
-            };
-            print(&text)
-        }
-        Command::Check {
-            specs,
-            faults,
-            bounds,
-            threads,
-            timeout,
-            max_states,
-            strict,
-            json,
-            out,
-            junit,
-            shard,
-        } => {
-            if !(1..=64).contains(&threads) {
-                return usage_error(&format!("--threads takes 1 to 64, not {threads}"));
-            }
-            let timeout = match timeout {
-                None => None,
-                Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 1e6 => {
-                    Some(Duration::from_secs_f64(secs))
-                }
-                Some(_) => {
-                    return usage_error("--timeout takes seconds above 0 and at most 1000000")
-                }
-            };
-            if max_states == Some(0) {
-                return usage_error("--max-states takes a whole number above 0");
-            }
-            // Step tables for a run narrowed to variants; the whole catalogue lists its files.
-            let tables = !specs.is_empty() && specs.iter().all(|s| s.contains(':'));
-            let selection = crate::ci::selection_line(
-                &specs,
-                faults.as_deref(),
-                &bounds,
-                max_states,
-                timeout.map(|t| t.as_secs_f64()),
-            );
-            let entries = match catalogue::select(&Selection {
-                specs,
-                faults,
-                bounds,
-            }) {
-                Ok(entries) if entries.is_empty() => {
-                    return usage_error("the selection names no checks")
-                }
-                Ok(entries) => entries,
-                Err(err) => return usage_error(&err),
-            };
-            let shard = match shard.as_deref().map(run::parse_shard).transpose() {
-                Ok(shard) => shard,
-                Err(err) => return usage_error(&err),
-            };
-            let entries = match shard {
-                Some((index, count)) => run::shard(entries, index, count),
-                None => entries,
-            };
-            let shard = shard.map(|(index, count)| crate::ci::Shard {
-                index,
-                count,
-                selection,
-                strict,
-            });
-            let budget = Budget {
-                max_states,
-                deadline: timeout.map(|t| Instant::now() + t),
-            };
-            let started = Instant::now();
-            let mut results = match crate::progress::Lines::wanted(json) {
-                Some(color) => {
-                    let lines = crate::progress::Lines::new(entries.len(), color);
-                    run::run_all_observed(&entries, threads, &budget, &lines)
-                }
-                None => run::run_all(&entries, threads, &budget),
-            };
-            let wall = started.elapsed();
-            // A trace that cannot be written costs its file, not the verdicts: report them all,
-            // then say what failed and exit 2.
-            let written = run::write_traces(&mut results, &out);
-            let junit_written = junit.as_ref().map(|path| {
-                write_whole(path, &crate::ci::junit(&results, strict))
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
-            });
-            let text = if json {
-                pretty(&crate::ci::check_report(
-                    &results,
-                    shard.as_ref(),
-                    crate::ci::peak_rss_bytes(),
-                ))
-            } else {
-                report::check_text(&results, strict, wall, tables)
-            };
-            let printed = print(&text);
-            if let Err(err) = written {
-                return usage_error(&err);
-            }
-            if let Some(Err(err)) = junit_written {
-                return usage_error(&err);
-            }
-            if printed != ExitCode::SUCCESS {
-                return printed;
-            }
-            ExitCode::from(report::exit_code(&results, strict) as u8)
-        }
-        Command::Merge { reports } => {
-            let mut read = Vec::new();
-            for path in &reports {
-                let parsed = std::fs::read_to_string(path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|text| {
-                        serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
-                    });
-                match parsed {
-                    Ok(value) => read.push((path.display().to_string(), value)),
-                    Err(err) => return usage_error(&format!("{}: {err}", path.display())),
-                }
-            }
-            match crate::ci::merge(&read) {
-                Ok(merged) => {
-                    let printed = print(&pretty(&merged));
-                    if printed != ExitCode::SUCCESS {
-                        return printed;
-                    }
-                    let strict = crate::ci::shards_strict(&read);
-                    ExitCode::from(crate::ci::report_exit_code(&merged, strict) as u8)
-                }
-                Err(err) => usage_error(&err),
-            }
-        }
+        Command::Replay { trace } => replay(&trace),
+        Command::Triage { system, json } => triage(&system, json),
+        Command::Show { trace, format } => show(&trace, format),
+        Command::List { json } => list(json),
+        command @ Command::Check { .. } => check(command),
+        Command::Merge { reports } => merge(&reports),
         Command::Explore {
             spec,
             faults,
             bounds,
             addr,
             allow_remote,
-        } => {
-            let config = match crate::explore::config(&spec, faults.as_deref(), &bounds) {
-                Ok(config) => config,
-                Err(err) => return usage_error(&err),
-            };
-            let addr = match crate::explore::address(&addr, allow_remote) {
-                Ok(addr) => addr,
-                Err(err) => return usage_error(&err),
-            };
-            let links = crate::explore::links(&config, &crate::explore::link_budget());
-            let mut text = format!(
-                "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
-                config.info().name,
-                config.variant(),
-                config.faults()
-            );
-            if links.is_empty() {
-                text.push_str("no counterexample or example found within the link budget\n");
-            }
-            for link in &links {
-                text.push_str(&format!(
-                    "{} {} {} ({} steps): http://{addr}/{}\n",
-                    link.what, link.expectation, link.property, link.steps, link.fragment
-                ));
-            }
-            let printed = print(&text);
-            if printed != ExitCode::SUCCESS {
-                return printed;
-            }
-            crate::explore::serve(&config, addr);
-            ExitCode::SUCCESS
-        }
+        } => explore(&spec, faults.as_deref(), &bounds, &addr, allow_remote),
         Command::Live { what } => live_command(what),
         Command::Simulate {
             spec,
@@ -622,6 +343,497 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
     }
 }
 
+/// The command line parsed, or the exit code when there is nothing to run: 0 after printing
+/// --help or --version, 2 after one line of bad usage.
+fn parse() -> Result<Cli, ExitCode> {
+    let mut command = command();
+    let parsed = command
+        .try_get_matches_from_mut(std::env::args_os())
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches))
+        .map_err(|err| err.format(&mut command));
+    match parsed {
+        Ok(cli) => Ok(cli),
+        Err(err) if !err.use_stderr() => {
+            // --help and --version; a stdout that cannot take them is an error too.
+            if err
+                .print()
+                .and_then(|()| std::io::stdout().flush())
+                .is_err()
+            {
+                return Err(ExitCode::from(2));
+            }
+            Err(ExitCode::SUCCESS)
+        }
+        Err(err)
+            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            Err(usage_error(
+                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program()),
+            ))
+        }
+        Err(err) => Err(usage_error(&clap_error_line(&err))),
+    }
+}
+
+/// The command line's definition, with the help that depends on the registered systems.
+fn command() -> clap::Command {
+    let command = Cli::command()
+        .bin_name(program())
+        .mut_subcommand("check", |check| {
+            check.mut_arg("faults", |faults| faults.help(faults_help()))
+        })
+        // `live` without its command is named by clap ("'walcheck live' requires a
+        // subcommand"), not taken for a missing top-level command.
+        .mut_subcommand("live", |live| live.arg_required_else_help(false));
+    if program() == "walcheck" {
+        return command;
+    }
+    let commands: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    name_program_in_help(command, &commands)
+}
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name the program was invoked by, for error lines and the commands the output suggests:
+/// its file name, as clap's usage lines show it (`textbook-connector` for a crate's own binary
+/// over [`main`]); `walcheck` where there is none, or before [`main`] runs.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("walcheck", String::as_str)
+}
+
+/// argv\[0\]'s file name, as clap takes it.
+fn invoked_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            Path::new(&arg)
+                .file_name()
+                .and_then(|name| name.to_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "walcheck".to_owned())
+}
+
+/// `command`'s help texts (its own, its arguments', its subcommands') with each `walcheck
+/// COMMAND` naming [`program`] instead.
+fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Command {
+    let rename = |text: Option<&clap::builder::StyledStr>| {
+        text.map(|text| name_program(&text.to_string(), commands))
+    };
+    let (about, long_about) = (
+        rename(command.get_about()),
+        rename(command.get_long_about()),
+    );
+    let mut command = command
+        .mut_args(|arg| {
+            let (help, long_help) = (rename(arg.get_help()), rename(arg.get_long_help()));
+            let arg = match help {
+                Some(help) => arg.help(help),
+                None => arg,
+            };
+            match long_help {
+                Some(long_help) => arg.long_help(long_help),
+                None => arg,
+            }
+        })
+        .mut_subcommands(|sub| name_program_in_help(sub, commands));
+    if let Some(about) = about {
+        command = command.about(about);
+    }
+    if let Some(long_about) = long_about {
+        command = command.long_about(long_about);
+    }
+    command
+}
+
+/// `text` with each `walcheck COMMAND` (one of `commands`, as a whole word) naming
+/// [`program`] instead, so that a crate's own binary says to run itself.
+fn name_program(text: &str, commands: &[String]) -> String {
+    const WALCHECK: &str = "walcheck ";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(WALCHECK) {
+        let after = &rest[at + WALCHECK.len()..];
+        let names_command = commands.iter().any(|c| {
+            after.strip_prefix(c.as_str()).is_some_and(|tail| {
+                !tail.starts_with(|ch: char| ch.is_alphanumeric() || ch == '-' || ch == '_')
+            })
+        });
+        out.push_str(&rest[..at]);
+        out.push_str(if names_command { program() } else { "walcheck" });
+        out.push(' ');
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `check --faults`' help: each registered system's fault sets, systems with the same ones
+/// named together (`olake-bootstrap and olake-sync none, connector-crash, pg-crash, all`).
+fn faults_help() -> String {
+    let mut groups: Vec<(Vec<&str>, &[&str])> = Vec::new();
+    for system in catalogue::systems() {
+        let info = system.info();
+        match groups.iter_mut().find(|(_, faults)| *faults == info.faults) {
+            Some((names, _)) => names.push(info.name),
+            None => groups.push((vec![info.name], info.faults)),
+        }
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|(names, faults)| format!("{} {}", and_list(names), faults.join(", ")))
+        .collect();
+    format!(
+        "Only this fault set: {} (see `{} list`)",
+        groups.join("; "),
+        program()
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// clap's message up to its usage block, on one line (a missing argument is named on the line
+/// after "not provided:").
+fn clap_error_line(err: &clap::Error) -> String {
+    let text = err.to_string();
+    let message: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    message.join(" ").trim_start_matches("error: ").to_owned()
+}
+
+/// A trace file read, or the one-line error naming it.
+fn read_trace(path: &Path) -> Result<Trace, ExitCode> {
+    Trace::read(path).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
+}
+
+/// `walcheck replay TRACE`.
+fn replay(path: &Path) -> ExitCode {
+    let trace = match read_trace(path) {
+        Ok(trace) => trace,
+        Err(code) => return code,
+    };
+    let steps = match run::replay_trace(&trace) {
+        Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+        Ok(Err(mismatch)) => {
+            let _ = print(&format!(
+                "replay of {} failed: {mismatch}\n",
+                path.display()
+            ));
+            return ExitCode::from(1);
+        }
+        Ok(Ok(steps)) => steps,
+    };
+    let (property, verdict) = (&trace.header.property, &trace.header.verdict);
+    let end = match trace.loop_text() {
+        Some(text) => format!(": {text}"),
+        None => format!(" at step {steps}"),
+    };
+    print(&format!(
+        "replayed {} ({steps} steps): every step enabled and as recorded; {property} {verdict}{end}\n",
+        path.display(),
+    ))
+}
+
+/// `walcheck show TRACE [--format F]`.
+fn show(path: &Path, format: Format) -> ExitCode {
+    let trace = match read_trace(path) {
+        Ok(trace) => trace,
+        Err(code) => return code,
+    };
+    // An observed (live) trace carries only the variables a run could see.
+    let checked = if trace.header.is_observed() {
+        catalogue::config_from_header(&trace.header)
+    } else {
+        run::check_trace(&trace)
+    };
+    let view = match checked {
+        Ok(config) => &config.info().view,
+        Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+    };
+    print(&match format {
+        Format::Text => step_table_text(&trace, view),
+        Format::Mermaid => render::mermaid(&trace, view.lanes, view.key_variables),
+        Format::Svg => render::svg(&trace, view.lanes),
+        Format::Itf => trace.to_text(),
+    })
+}
+
+/// `show --format text`: a line saying what the trace shows and how it gets there, then the
+/// step table of what changed.
+fn step_table_text(trace: &Trace, view: &View) -> String {
+    let h = &trace.header;
+    let how = match trace.loop_index() {
+        Some(k) => format!(
+            "by a lasso: a {k}-step prefix, then a {}-step cycle",
+            trace.len_actions() - k
+        ),
+        None => format!("after {} steps", trace.len_actions()),
+    };
+    let table = render::step_table(trace, view.key_variables, view.counters, Cells::Changes);
+    format!(
+        "{}:{} faults={}: {} ({}) {} {how}\n{table}",
+        h.system, h.variant, h.faults, h.property, h.kind, h.verdict,
+    )
+}
+
+/// `walcheck triage electric-flush [--json]`.
+fn triage(system: &str, json: bool) -> ExitCode {
+    if system != "electric-flush" {
+        return usage_error(&format!(
+            "triage knows electric-flush (Electric #4058), not {system:?}"
+        ));
+    }
+    let (hypotheses, fixes) = crate::triage::triage(&Budget::default());
+    print(&if json {
+        pretty(&crate::triage::json(&hypotheses, &fixes))
+    } else {
+        crate::triage::text(&hypotheses, &fixes)
+    })
+}
+
+/// `walcheck list [--json]`.
+fn list(json: bool) -> ExitCode {
+    print(&if json {
+        pretty(&report::list_json())
+    } else {
+        report::list_text()
+    })
+}
+
+/// `walcheck check`: the entries selected (and sharded), checked within the budget, their
+/// counterexamples written, the report printed.
+///
+/// It takes the whole command so that its flags are named once, here, beside their use.
+fn check(command: Command) -> ExitCode {
+    let Command::Check {
+        specs,
+        faults,
+        bounds,
+        threads,
+        timeout,
+        max_states,
+        strict,
+        json,
+        out,
+        junit,
+        shard,
+    } = command
+    else {
+        unreachable!("main hands check its own command")
+    };
+    let timeout = match check_limits(threads, timeout, max_states) {
+        Ok(timeout) => timeout,
+        Err(err) => return usage_error(&err),
+    };
+    let selection = Selection {
+        specs,
+        faults,
+        bounds,
+    };
+    // Step tables for a run narrowed to variants; the whole catalogue lists its files.
+    let tables = !selection.specs.is_empty() && selection.specs.iter().all(|s| s.contains(':'));
+    let selected = select_run(&selection, shard.as_deref(), max_states, timeout, strict);
+    let (entries, shard) = match selected {
+        Ok(selected) => selected,
+        Err(err) => return usage_error(&err),
+    };
+    let budget = Budget {
+        max_states,
+        deadline: timeout.map(|t| Instant::now() + t),
+    };
+    let (mut results, wall) = run_checks(&entries, threads, &budget, json);
+    // A trace that cannot be written costs its file, not the verdicts: report them all, then
+    // say what failed and exit 2.
+    let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
+    let printed = print(&if json {
+        pretty(&crate::ci::check_report(
+            &results,
+            shard.as_ref(),
+            crate::ci::peak_rss_bytes(),
+        ))
+    } else {
+        report::check_text(&results, strict, wall, tables)
+    });
+    if let Err(err) = written {
+        return usage_error(&err);
+    }
+    if printed != ExitCode::SUCCESS {
+        return printed;
+    }
+    ExitCode::from(report::exit_code(&results, strict) as u8)
+}
+
+/// `check`'s --threads, --timeout and --max-states within their ranges, --timeout as a
+/// duration; or a one-line error.
+fn check_limits(
+    threads: usize,
+    timeout: Option<f64>,
+    max_states: Option<u64>,
+) -> Result<Option<Duration>, String> {
+    if !(1..=64).contains(&threads) {
+        return Err(format!("--threads takes 1 to 64, not {threads}"));
+    }
+    let timeout = match timeout {
+        None => None,
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 1e6 => {
+            Some(Duration::from_secs_f64(secs))
+        }
+        Some(_) => return Err("--timeout takes seconds above 0 and at most 1000000".into()),
+    };
+    if max_states == Some(0) {
+        return Err("--max-states takes a whole number above 0".into());
+    }
+    Ok(timeout)
+}
+
+/// The entries `selection` names, and with --shard I/N only shard I's with what `merge` needs
+/// to know of it (the run's selection, --max-states and --timeout in one line); or a one-line
+/// error.
+fn select_run(
+    selection: &Selection,
+    shard: Option<&str>,
+    max_states: Option<u64>,
+    timeout: Option<Duration>,
+    strict: bool,
+) -> Result<(Vec<Entry>, Option<crate::ci::Shard>), String> {
+    let entries = catalogue::select(selection)?;
+    if entries.is_empty() {
+        return Err("the selection names no checks".into());
+    }
+    let Some((index, count)) = shard.map(run::parse_shard).transpose()? else {
+        return Ok((entries, None));
+    };
+    let shard = crate::ci::Shard {
+        index,
+        count,
+        selection: crate::ci::selection_line(
+            &selection.specs,
+            selection.faults.as_deref(),
+            &selection.bounds,
+            max_states,
+            timeout.map(|t| t.as_secs_f64()),
+        ),
+        strict,
+    };
+    Ok((run::shard(entries, index, count), Some(shard)))
+}
+
+/// Runs `entries` on `threads`, with progress lines on a terminal unless the report is JSON;
+/// the results, and the wall time they took.
+fn run_checks(
+    entries: &[Entry],
+    threads: usize,
+    budget: &Budget,
+    json: bool,
+) -> (Vec<CheckResult>, Duration) {
+    let started = Instant::now();
+    let results = match crate::progress::Lines::wanted(json) {
+        Some(color) => {
+            let lines = crate::progress::Lines::new(entries.len(), color);
+            run::run_all_observed(entries, threads, budget, &lines)
+        }
+        None => run::run_all(entries, threads, budget),
+    };
+    (results, started.elapsed())
+}
+
+/// The files a check run leaves: its counterexamples under `out` (their paths recorded in
+/// `results`), and the JUnit report when asked for. Both are attempted; the first failure is
+/// the one-line error.
+fn write_check_files(
+    results: &mut [CheckResult],
+    out: &Path,
+    junit: Option<&Path>,
+    strict: bool,
+) -> Result<(), String> {
+    let traces = run::write_traces(results, out);
+    let junit = junit.map_or(Ok(()), |path| {
+        write_whole(path, &crate::ci::junit(results, strict))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    });
+    traces.and(junit)
+}
+
+/// `walcheck merge REPORT.json...`.
+fn merge(reports: &[PathBuf]) -> ExitCode {
+    let mut read = Vec::new();
+    for path in reports {
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+            });
+        match parsed {
+            Ok(value) => read.push((path.display().to_string(), value)),
+            Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+        }
+    }
+    let merged = match crate::ci::merge(&read) {
+        Ok(merged) => merged,
+        Err(err) => return usage_error(&err),
+    };
+    let printed = print(&pretty(&merged));
+    if printed != ExitCode::SUCCESS {
+        return printed;
+    }
+    let strict = crate::ci::shards_strict(&read);
+    ExitCode::from(crate::ci::report_exit_code(&merged, strict) as u8)
+}
+
+/// `walcheck explore SPEC`: a link per counterexample printed, then the Explorer served until
+/// the process is stopped.
+fn explore(
+    spec: &str,
+    faults: Option<&str>,
+    bounds: &[String],
+    addr: &str,
+    allow_remote: bool,
+) -> ExitCode {
+    let config = match crate::explore::config(spec, faults, bounds) {
+        Ok(config) => config,
+        Err(err) => return usage_error(&err),
+    };
+    let addr = match crate::explore::address(addr, allow_remote) {
+        Ok(addr) => addr,
+        Err(err) => return usage_error(&err),
+    };
+    let links = crate::explore::links(&config, &crate::explore::link_budget());
+    let mut text = format!(
+        "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
+        config.info().name,
+        config.variant(),
+        config.faults()
+    );
+    if links.is_empty() {
+        text.push_str("no counterexample or example found within the link budget\n");
+    }
+    for link in &links {
+        text.push_str(&format!(
+            "{} {} {} ({} steps): http://{addr}/{}\n",
+            link.what, link.expectation, link.property, link.steps, link.fragment
+        ));
+    }
+    let printed = print(&text);
+    if printed != ExitCode::SUCCESS {
+        return printed;
+    }
+    crate::explore::serve(&config, addr);
+    ExitCode::SUCCESS
+}
+
 struct SimulateArgs {
     shard: Option<String>,
     spec: String,
@@ -648,76 +860,100 @@ fn whole(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, String> {
         .ok_or_else(bad)
 }
 
+/// `walcheck simulate`: one run of the ladders, or with --seeds a swarm of runs.
 fn simulate(args: SimulateArgs) -> ExitCode {
-    let swarm_mode = args.seeds.is_some();
-    let options = (|| -> Result<_, String> {
-        let variants = walcheck_sim::parse_spec(&args.spec)?;
-        let ladders = LadderKind::parse(&args.ladder)?;
-        let mut params = Params::default();
-        for (name, value) in &args.params.0 {
-            params.set(name, value)?;
-        }
-        params.validate()?;
-        let seed = match &args.seed {
-            Some(text) => whole("--seed", text, 0, u64::MAX)?,
-            None => 1,
-        };
-        let max = u64::from(walcheck_sim::run::MAX_ATTEMPTS);
-        let attempts = match &args.attempts {
-            Some(text) => whole("--attempts", text, 1, max)? as u32,
-            None if swarm_mode => 20,
-            None => 200,
-        };
-        let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
-        let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
-        let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
-        if shard.is_some() && seeds.is_none() {
-            return Err("--shard splits a swarm run's seeds: give --seeds A..B too".into());
-        }
-        Ok((
-            walcheck_sim::Options {
-                variants,
-                ladders,
-                seed,
-                attempts,
-                params,
-                trace_out: args.trace_out.clone(),
-                trace_limit,
-            },
-            seeds,
-            shard,
-        ))
-    })();
-    let (options, seeds, shard) = match options {
+    let (options, seeds, shard) = match simulate_options(&args) {
         Ok(options) => options,
         Err(err) => return usage_error(&err),
     };
-    let started = Instant::now();
-    if let Some(seeds) = seeds {
-        let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let part = shard.unwrap_or((1, 1));
-        let report = match swarm::swarm_shard(&options, &fixed, seeds, part, threads) {
-            Ok(report) => report,
-            Err(err) => return usage_error(&err),
-        };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
-        return print(&if args.json {
-            let mut json = swarm::to_json(&report, elapsed_ms);
-            if let Some((index, count)) = shard {
-                json.as_object_mut()
-                    .expect("a swarm report is an object")
-                    .insert(
-                        "shard".into(),
-                        serde_json::json!({ "index": index, "count": count }),
-                    );
-            }
-            pretty(&json)
-        } else {
-            swarm::to_text(&report)
-        });
+    match seeds {
+        Some(seeds) => simulate_swarm(&args, &options, seeds, shard),
+        None => simulate_ladders(&args, &options),
     }
-    let report = match walcheck_sim::simulate(&options) {
+}
+
+/// What `simulate`'s flags ask for: the run's options, the swarm's seeds and shard (I/N), or a
+/// one-line error.
+type SimulatePlan = (
+    walcheck_sim::Options,
+    Option<std::ops::Range<u64>>,
+    Option<(usize, usize)>,
+);
+
+/// `simulate`'s flags checked and turned into a [`SimulatePlan`].
+fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
+    let swarm_mode = args.seeds.is_some();
+    let variants = walcheck_sim::parse_spec(&args.spec)?;
+    let ladders = LadderKind::parse(&args.ladder)?;
+    let mut params = Params::default();
+    for (name, value) in &args.params.0 {
+        params.set(name, value)?;
+    }
+    params.validate()?;
+    let seed = match &args.seed {
+        Some(text) => whole("--seed", text, 0, u64::MAX)?,
+        None => 1,
+    };
+    let max = u64::from(walcheck_sim::run::MAX_ATTEMPTS);
+    let attempts = match &args.attempts {
+        Some(text) => whole("--attempts", text, 1, max)? as u32,
+        None if swarm_mode => 20,
+        None => 200,
+    };
+    let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
+    let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
+    let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
+    if shard.is_some() && seeds.is_none() {
+        return Err("--shard splits a swarm run's seeds: give --seeds A..B too".into());
+    }
+    let options = walcheck_sim::Options {
+        variants,
+        ladders,
+        seed,
+        attempts,
+        params,
+        trace_out: args.trace_out.clone(),
+        trace_limit,
+    };
+    Ok((options, seeds, shard))
+}
+
+/// `simulate --seeds A..B`: a run per seed (of shard I/N's seeds), its report printed.
+fn simulate_swarm(
+    args: &SimulateArgs,
+    options: &walcheck_sim::Options,
+    seeds: std::ops::Range<u64>,
+    shard: Option<(usize, usize)>,
+) -> ExitCode {
+    let started = Instant::now();
+    let fixed: Vec<&'static str> = args.params.0.iter().map(|(name, _)| *name).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let part = shard.unwrap_or((1, 1));
+    let report = match swarm::swarm_shard(options, &fixed, seeds, part, threads) {
+        Ok(report) => report,
+        Err(err) => return usage_error(&err),
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    if !args.json {
+        return print(&swarm::to_text(&report));
+    }
+    let mut json = swarm::to_json(&report, elapsed_ms);
+    if let Some((index, count)) = shard {
+        json.as_object_mut()
+            .expect("a swarm report is an object")
+            .insert(
+                "shard".into(),
+                serde_json::json!({ "index": index, "count": count }),
+            );
+    }
+    print(&pretty(&json))
+}
+
+/// `simulate` with one seed: every level of the ladders, the plot drawn when asked for, the
+/// report printed.
+fn simulate_ladders(args: &SimulateArgs, options: &walcheck_sim::Options) -> ExitCode {
+    let started = Instant::now();
+    let report = match walcheck_sim::simulate(options) {
         Ok(report) => report,
         Err(err) => return usage_error(&err),
     };
@@ -757,49 +993,10 @@ fn print(text: &str) -> ExitCode {
 
 /// `walcheck live …`.
 fn live_command(what: LiveCommand) -> ExitCode {
-    use walcheck_live::{self as live, conformance, PgServer};
-    live::server::clean_up_on_interrupt();
-    let start = |pg_url: &Option<String>| -> Result<PgServer, String> {
-        match pg_url {
-            Some(url) => PgServer::external(url),
-            None => PgServer::start_primary(&live::find_bindir()?),
-        }
-    };
-    let number = |name: &str, text: &str, max: u64| -> Result<u64, String> {
-        match text.parse::<u64>() {
-            Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => Err(format!("--{name} takes 1 to {max}, not {text:?}")),
-        }
-    };
+    walcheck_live::server::clean_up_on_interrupt();
     match what {
         LiveCommand::Conformance { pg_url, trace_out } => {
-            let server = match start(&pg_url) {
-                Ok(server) => server,
-                Err(e) => return usage_error(&e),
-            };
-            let results = conformance::run_all(&server);
-            if let Some(dir) = &trace_out {
-                if let Err(e) = std::fs::create_dir_all(dir) {
-                    return usage_error(&format!("cannot create {}: {e}", dir.display()));
-                }
-                for (rule, result) in &results {
-                    if let Ok(conformance::Outcome::Pass {
-                        trace: Some(trace), ..
-                    }) = result
-                    {
-                        let path = dir.join(format!("pg-live__{}.itf.json", rule.name));
-                        if let Err(e) = trace.write(&path) {
-                            return usage_error(&format!("cannot write {}: {e}", path.display()));
-                        }
-                    }
-                }
-            }
-            let code = print(&conformance::to_text(&server, &results));
-            if results.iter().any(|(_, r)| r.is_err()) {
-                ExitCode::from(1)
-            } else {
-                code
-            }
+            live_conformance(pg_url.as_deref(), trace_out.as_deref())
         }
         LiveCommand::Ladder {
             pg_url,
@@ -808,35 +1005,100 @@ fn live_command(what: LiveCommand) -> ExitCode {
             level_ms,
             sim_attempts,
         } => {
-            let options = (|| -> Result<live::ladder::LiveOptions, String> {
-                Ok(live::ladder::LiveOptions {
+            let options = (|| -> Result<walcheck_live::ladder::LiveOptions, String> {
+                Ok(walcheck_live::ladder::LiveOptions {
                     ladders: LadderKind::parse(&ladder)?,
                     variants: walcheck_model::olake::Variant::ALL.to_vec(),
-                    attempts: number("attempts", &attempts, 1_000)? as u32,
-                    level_ms_max: number("level-ms", &level_ms, 600_000)?,
+                    attempts: live_number("attempts", &attempts, 1_000)? as u32,
+                    level_ms_max: live_number("level-ms", &level_ms, 600_000)?,
                     advance_timeout_ms: 2_000,
-                    sim_attempts: number("sim-attempts", &sim_attempts, 100_000)? as u32,
+                    sim_attempts: live_number("sim-attempts", &sim_attempts, 100_000)? as u32,
                     seed: 1,
                 })
             })();
-            let options = match options {
-                Ok(o) => o,
-                Err(e) => return usage_error(&e),
-            };
-            let server = match start(&pg_url) {
-                Ok(server) => server,
-                Err(e) => return usage_error(&e),
-            };
-            match live::ladder::run_live_ladder(&server, &options) {
-                Ok(result) => print(&live::ladder::to_text(&result)),
-                Err(e) => usage_error(&format!("live ladder: {e}")),
+            match options {
+                Ok(options) => live_ladder(pg_url.as_deref(), &options),
+                Err(e) => usage_error(&e),
             }
         }
     }
 }
 
+/// A `live` flag's whole number from 1 to `max`, or a one-line error.
+fn live_number(name: &str, text: &str, max: u64) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("--{name} takes 1 to {max}, not {text:?}")),
+    }
+}
+
+/// The server `live` runs on: the one at --pg-url, else a throwaway one started here.
+fn live_server(pg_url: Option<&str>) -> Result<walcheck_live::PgServer, String> {
+    match pg_url {
+        Some(url) => walcheck_live::PgServer::external(url),
+        None => walcheck_live::PgServer::start_primary(&walcheck_live::find_bindir()?),
+    }
+}
+
+/// `walcheck live conformance`: every rule run, the observed traces of those that pass written
+/// under `trace_out`, the table printed; exit 1 when a rule fails.
+fn live_conformance(pg_url: Option<&str>, trace_out: Option<&Path>) -> ExitCode {
+    use walcheck_live::conformance;
+    let server = match live_server(pg_url) {
+        Ok(server) => server,
+        Err(e) => return usage_error(&e),
+    };
+    let results = conformance::run_all(&server);
+    if let Some(dir) = trace_out {
+        if let Err(e) = write_observed_traces(dir, &results) {
+            return usage_error(&e);
+        }
+    }
+    let code = print(&conformance::to_text(&server, &results));
+    if results.iter().any(|(_, r)| r.is_err()) {
+        ExitCode::from(1)
+    } else {
+        code
+    }
+}
+
+/// Each passing rule's observed trace as `dir/pg-live__RULE.itf.json`.
+fn write_observed_traces(
+    dir: &Path,
+    results: &[(&walcheck_live::conformance::Rule, Result<Outcome, String>)],
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (rule, result) in results {
+        if let Ok(Outcome::Pass {
+            trace: Some(trace), ..
+        }) = result
+        {
+            let path = dir.join(format!("pg-live__{}.itf.json", rule.name));
+            trace
+                .write(&path)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// `walcheck live ladder`: OLake #1084's ladders on the live server beside the simulator's
+/// prediction.
+fn live_ladder(pg_url: Option<&str>, options: &walcheck_live::ladder::LiveOptions) -> ExitCode {
+    let server = match live_server(pg_url) {
+        Ok(server) => server,
+        Err(e) => return usage_error(&e),
+    };
+    match walcheck_live::ladder::run_live_ladder(&server, options) {
+        Ok(result) => print(&walcheck_live::ladder::to_text(&result)),
+        Err(e) => usage_error(&format!("live ladder: {e}")),
+    }
+}
+
+/// One line on stderr, `PROGRAM: error: MESSAGE` (the program as invoked, as clap's usage lines
+/// name it), and exit code 2.
 fn usage_error(message: &str) -> ExitCode {
     // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
-    let _ = writeln!(std::io::stderr(), "walcheck: error: {message}");
+    let _ = writeln!(std::io::stderr(), "{}: error: {message}", program());
     ExitCode::from(2)
 }

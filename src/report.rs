@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use walcheck_properties::system::{BoundValue, Kind};
 
-use crate::catalogue::{systems, SystemConfig};
+use crate::catalogue::{self, systems, Entry, SystemConfig};
 use crate::checker::Verdict;
 use crate::run::CheckResult;
 
@@ -178,136 +178,123 @@ pub fn check_text(
             .iter()
             .filter(|r| r.entry.system() == system)
             .collect();
-        let mut safety: Vec<&str> = of_system
-            .iter()
-            .filter(|r| r.entry.property.kind != Kind::Sometimes)
-            .map(|r| r.entry.property.id)
-            .collect();
-        safety.sort_by_key(|id| of_system.iter().position(|r| r.entry.property.id == *id));
-        safety.dedup();
-        let mut header = vec![system.to_owned(), "faults".into(), "bounds".into()];
-        header.extend(safety.iter().map(|s| (*s).to_owned()));
-        header.push("witnesses (sometimes)".into());
-        let mut rows = vec![header];
-        let mut configs: Vec<_> = of_system.iter().map(|r| r.entry.config.clone()).collect();
-        configs.dedup();
-        for config in configs {
-            let of_config: Vec<&CheckResult> = of_system
-                .iter()
-                .copied()
-                .filter(|r| r.entry.config == config)
-                .collect();
-            let bounds = config.non_default_bounds().join(",");
-            let mut row = vec![
-                config.variant().to_owned(),
-                config.faults().to_owned(),
-                if bounds.is_empty() {
-                    "-".into()
-                } else {
-                    bounds
-                },
-            ];
-            for id in &safety {
-                row.push(
-                    of_config
-                        .iter()
-                        .find(|r| r.entry.property.id == *id)
-                        .map_or("-".into(), |r| cell(r)),
-                );
-            }
-            let witnesses: Vec<&&CheckResult> = of_config
-                .iter()
-                .filter(|r| r.entry.property.kind == Kind::Sometimes)
-                .collect();
-            let reached = witnesses
-                .iter()
-                .filter(|r| r.verdict == Verdict::Holds)
-                .count();
-            let mut w = if witnesses.is_empty() {
-                "-".to_owned()
-            } else {
-                format!("{reached} of {} reached", witnesses.len())
-            };
-            for r in witnesses
-                .iter()
-                .filter(|r| r.verdict != Verdict::Holds || !r.matches_expectation())
-            {
-                w.push_str(&format!("; {} {}", r.entry.property.id, cell(r)));
-            }
-            row.push(w);
-            rows.push(row);
-        }
-        out.push_str(&table(&rows));
+        out.push_str(&table(&verdict_rows(system, &of_system)));
         out.push('\n');
     }
+    if tables {
+        out.push_str(&step_tables(results));
+    } else {
+        out.push_str(&written_line(results));
+    }
+    out.push_str(&summary_line(results, strict, wall));
+    out
+}
 
-    let mut shown: Vec<(String, Vec<String>)> = Vec::new();
-    let counterexamples = results.iter().filter(|r| r.is_counterexample());
-    if !tables {
-        let written: Vec<&CheckResult> = counterexamples
-            .clone()
-            .filter(|r| r.trace_path.is_some())
+/// One system's verdict table: a header row, then a row per configuration.
+fn verdict_rows(system: &str, of_system: &[&CheckResult]) -> Vec<Vec<String>> {
+    let mut columns: Vec<&str> = of_system
+        .iter()
+        .filter(|r| r.entry.property.kind != Kind::Sometimes)
+        .map(|r| r.entry.property.id)
+        .collect();
+    columns.sort_by_key(|id| of_system.iter().position(|r| r.entry.property.id == *id));
+    columns.dedup();
+    let mut header = vec![system.to_owned(), "faults".into(), "bounds".into()];
+    header.extend(columns.iter().map(|s| (*s).to_owned()));
+    header.push("witnesses (sometimes)".into());
+    let mut rows = vec![header];
+    let mut configs: Vec<_> = of_system.iter().map(|r| r.entry.config.clone()).collect();
+    configs.dedup();
+    for config in configs {
+        let of_config: Vec<&CheckResult> = of_system
+            .iter()
+            .copied()
+            .filter(|r| r.entry.config == config)
             .collect();
-        if let Some(dir) = written
-            .first()
-            .and_then(|r| r.trace_path.as_ref())
-            .and_then(|p| p.parent())
-        {
-            let _ = writeln!(
-                out,
-                "{} counterexamples written under {} (`walcheck show FILE` renders one; `walcheck check SYSTEM:VARIANT` prints their step tables)\n",
-                written.len(),
-                dir.display()
+        let bounds = config.non_default_bounds().join(",");
+        let mut row = vec![
+            config.variant().to_owned(),
+            config.faults().to_owned(),
+            if bounds.is_empty() {
+                "-".into()
+            } else {
+                bounds
+            },
+        ];
+        for id in &columns {
+            row.push(
+                of_config
+                    .iter()
+                    .find(|r| r.entry.property.id == *id)
+                    .map_or("-".into(), |r| cell(r)),
             );
         }
+        row.push(witnesses_cell(&of_config));
+        rows.push(row);
     }
-    for r in counterexamples.filter(|_| tables) {
+    rows
+}
+
+/// A configuration's witnesses in one cell: how many were reached, then each one that was not
+/// or that differs from its expectation.
+fn witnesses_cell(of_config: &[&CheckResult]) -> String {
+    let witnesses: Vec<&&CheckResult> = of_config
+        .iter()
+        .filter(|r| r.entry.property.kind == Kind::Sometimes)
+        .collect();
+    if witnesses.is_empty() {
+        return "-".to_owned();
+    }
+    let reached = witnesses
+        .iter()
+        .filter(|r| r.verdict == Verdict::Holds)
+        .count();
+    let mut text = format!("{reached} of {} reached", witnesses.len());
+    for r in witnesses
+        .iter()
+        .filter(|r| r.verdict != Verdict::Holds || !r.matches_expectation())
+    {
+        let _ = write!(text, "; {} {}", r.entry.property.id, cell(r));
+    }
+    text
+}
+
+/// Where the counterexamples went, for a run that does not print their step tables.
+fn written_line(results: &[CheckResult]) -> String {
+    let written: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| r.is_counterexample() && r.trace_path.is_some())
+        .collect();
+    let Some(dir) = written
+        .first()
+        .and_then(|r| r.trace_path.as_ref())
+        .and_then(|p| p.parent())
+    else {
+        return String::new();
+    };
+    format!(
+        "{} counterexamples written under {} (`{program} show FILE` renders one; `{program} check SYSTEM:VARIANT` prints their step tables)\n\n",
+        written.len(),
+        dir.display(),
+        program = crate::cli::program(),
+    )
+}
+
+/// The step table of each distinct counterexample, in result order: one whose action sequence
+/// an earlier one of the same system, variant and property shows is left out, and the first
+/// names the configurations that share it.
+fn step_tables(results: &[CheckResult]) -> String {
+    let mut out = String::new();
+    let mut shown: Vec<(String, Vec<String>)> = Vec::new();
+    for r in results.iter().filter(|r| r.is_counterexample()) {
         let trace = r.trace.as_ref().expect("counterexamples have traces");
         let e = &r.entry;
-        let actions: Vec<String> = trace
-            .steps
-            .iter()
-            .filter_map(|s| s.action.clone())
-            .collect();
+        let actions = trace_actions(trace);
         let key = format!("{}:{}:{}", e.system(), e.config.variant(), e.property.id);
-        let bounds = e.config.non_default_bounds();
-        let bounds = if bounds.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", bounds.join(","))
-        };
         if shown.iter().any(|(k, a)| *k == key && *a == actions) {
             continue;
         }
-        let same: Vec<String> = results
-            .iter()
-            .filter(|o| {
-                o.is_counterexample()
-                    && o.entry.system() == e.system()
-                    && o.entry.config.variant() == e.config.variant()
-            })
-            .filter(|o| o.entry.property.id == e.property.id && o.entry.config != e.config)
-            .filter(|o| {
-                o.trace.as_ref().is_some_and(|t| {
-                    t.steps
-                        .iter()
-                        .filter_map(|s| s.action.clone())
-                        .eq(actions.iter().cloned())
-                })
-            })
-            .map(|o| {
-                let b = o.entry.config.non_default_bounds();
-                format!(
-                    "{}{}",
-                    o.entry.config.faults(),
-                    if b.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {}", b.join(","))
-                    }
-                )
-            })
-            .collect();
+        let same = same_counterexample(results, r, &actions);
         let also = if same.is_empty() {
             String::new()
         } else {
@@ -319,10 +306,11 @@ pub fn check_text(
         };
         let _ = writeln!(
             out,
-            "{}:{} faults={}{bounds}: {} violated {how}{also}\n  trace: {}",
+            "{}:{} faults={}{}: {} violated {how}{also}\n  trace: {}",
             e.system(),
             e.config.variant(),
             e.config.faults(),
+            bounds_suffix(&e.config),
             e.property.id,
             r.trace_path
                 .as_ref()
@@ -337,31 +325,122 @@ pub fn check_text(
         out.push('\n');
         shown.push((key, actions));
     }
-
-    let differ = results.iter().filter(|r| !r.matches_expectation()).count();
-    let inconclusive = results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Inconclusive)
-        .count();
-    let violated = results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-        .count();
-    let unique: u64 = results.iter().map(|r| r.unique_states).sum();
-    let counterexamples = results.iter().filter(|r| r.is_counterexample()).count();
-    let unreached = violated - counterexamples;
-    let _ = writeln!(
-        out,
-        "{} checks: {} as expected, {differ} differ, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s",
-        results.len(),
-        results.len() - differ - inconclusive,
-        if strict { " (--strict: any violation fails)" } else { "" },
-        wall.as_secs_f64(),
-    );
     out
 }
 
-/// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it differs.
+/// A trace's actions in order.
+fn trace_actions(trace: &walcheck_traces::Trace) -> Vec<String> {
+    trace
+        .steps
+        .iter()
+        .filter_map(|s| s.action.clone())
+        .collect()
+}
+
+/// A configuration's non-default bounds after a space, or nothing.
+fn bounds_suffix(config: &SystemConfig) -> String {
+    let bounds = config.non_default_bounds();
+    if bounds.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", bounds.join(","))
+    }
+}
+
+/// The other configurations of `r`'s system and variant (as `faults[ bounds]`) where
+/// `r`'s property has a counterexample of the same `actions`.
+fn same_counterexample(
+    results: &[CheckResult],
+    r: &CheckResult,
+    actions: &[String],
+) -> Vec<String> {
+    let e = &r.entry;
+    results
+        .iter()
+        .filter(|o| {
+            o.is_counterexample()
+                && o.entry.system() == e.system()
+                && o.entry.config.variant() == e.config.variant()
+        })
+        .filter(|o| o.entry.property.id == e.property.id && o.entry.config != e.config)
+        .filter(|o| {
+            o.trace
+                .as_ref()
+                .is_some_and(|t| trace_actions(t) == actions)
+        })
+        .map(|o| {
+            format!(
+                "{}{}",
+                o.entry.config.faults(),
+                bounds_suffix(&o.entry.config)
+            )
+        })
+        .collect()
+}
+
+/// The run's summary: how many checks went as expected or differ (those with an expectation),
+/// pass or fail (those checked plainly), or are inconclusive; how many are violated; the
+/// states stored and the wall time.
+fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
+    let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
+    let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
+    let violated = count(&|r| r.verdict == Verdict::Violated);
+    let counterexamples = count(&|r| r.is_counterexample());
+    let unreached = violated - counterexamples;
+    let unique: u64 = results.iter().map(|r| r.unique_states).sum();
+    let decided = |r: &CheckResult, plainly: bool| {
+        r.verdict != Verdict::Inconclusive && checked_plainly(&r.entry) == plainly
+    };
+    let mut outcomes = Vec::new();
+    if results.iter().any(|r| !checked_plainly(&r.entry)) {
+        let differ = count(&|r| decided(r, false) && !r.matches_expectation());
+        let expected = count(&|r| decided(r, false)) - differ;
+        outcomes.push(format!("{expected} as expected, {differ} differ"));
+    }
+    let plain: Vec<&str> = plain_systems(results);
+    if !plain.is_empty() {
+        let fail = count(&|r| decided(r, true) && r.verdict == Verdict::Violated);
+        let pass = count(&|r| decided(r, true)) - fail;
+        let which = if outcomes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}, checked plainly)", plain.join(", "))
+        };
+        outcomes.push(format!("{pass} pass, {fail} fail{which}"));
+    }
+    format!(
+        "{} checks: {}, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s\n",
+        results.len(),
+        outcomes.join(", "),
+        if strict { " (--strict: any violation fails)" } else { "" },
+        wall.as_secs_f64(),
+    )
+}
+
+/// The systems of `results` checked plainly, in order.
+fn plain_systems(results: &[CheckResult]) -> Vec<&'static str> {
+    let mut systems: Vec<&'static str> = Vec::new();
+    for r in results.iter().filter(|r| checked_plainly(&r.entry)) {
+        if !systems.contains(&r.entry.system()) {
+            systems.push(r.entry.system());
+        }
+    }
+    systems
+}
+
+/// Whether `entry`'s system keeps no expectation table: checked plainly, every `always` and
+/// `eventually` property should hold and every witness be reached, so its verdict is the whole
+/// outcome and there is no expectation for it to differ from.
+pub fn checked_plainly(entry: &Entry) -> bool {
+    catalogue::system(entry.system()).is_ok_and(|system| {
+        system
+            .expected(&entry.config.config, entry.property)
+            .is_none()
+    })
+}
+
+/// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it
+/// differs; a witness checked plainly that is not reached is `not reached`.
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
         (Some(t), Verdict::Violated) => match t.loop_index() {
@@ -374,7 +453,11 @@ fn cell(r: &CheckResult) -> String {
         },
         _ => r.verdict.name().to_owned(),
     };
-    if !r.matches_expectation() {
+    if checked_plainly(&r.entry) {
+        if r.entry.property.kind == Kind::Sometimes && r.verdict == Verdict::Violated {
+            return "not reached".to_owned();
+        }
+    } else if !r.matches_expectation() {
         cell.push_str(&format!(" DIFFERS: expected {}", r.entry.expected.name()));
     }
     cell

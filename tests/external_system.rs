@@ -161,14 +161,92 @@ fn list_shows_the_system_beside_the_built_in_ones() {
 }
 
 #[test]
-fn an_unknown_variant_is_a_one_line_usage_error() {
-    let output = run(&["check", "textbook:no-such"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    assert_eq!(
-        String::from_utf8(output.stderr).unwrap(),
-        "walcheck: error: textbook has no variant \"no-such\"; \
-         its variants are ack-after-commit, ack-on-receipt\n"
+fn bad_input_is_a_one_line_usage_error_naming_the_program() {
+    // The program as invoked, as clap's usage lines name it: the user ran this binary.
+    for (args, line) in [
+        (
+            &["check", "textbook:no-such"][..],
+            "textbook-connector: error: textbook has no variant \"no-such\"; \
+             its variants are ack-after-commit, ack-on-receipt\n",
+        ),
+        (
+            &["check", "--no-such"],
+            "textbook-connector: error: unexpected argument '--no-such' found\n",
+        ),
+        (
+            &[],
+            "textbook-connector: error: a command is required: list, check, triage, simulate, \
+             live, explore, merge, replay or show (see textbook-connector --help)\n",
+        ),
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_eq!(String::from_utf8(output.stderr).unwrap(), line);
+    }
+}
+
+#[test]
+fn check_help_names_the_systems_fault_sets() {
+    let output = run(&["check", "--help"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "Only this fault set: olake-bootstrap and olake-sync none, connector-crash, \
+             pg-crash, all; electric-flush none, consumer-kill, suspend, all; textbook none, \
+             connector-crash (see `textbook-connector list`)"
+        ),
+        "{stdout}"
+    );
+}
+
+/// `check`'s text for a system checked plainly: verdicts, not differences from an expectation.
+fn check_text(args: &[&str], code: i32) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = args.to_vec();
+    args.extend(["--out", out.path().to_str().unwrap()]);
+    let output = run(&args);
+    assert_eq!(output.status.code(), Some(code), "{args:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_plain_check_prints_verdicts_and_fails_on_a_violation() {
+    let text = check_text(&["check", "textbook"], 1);
+    assert!(!text.contains("DIFFERS"), "{text}");
+    assert!(
+        text.contains(
+            "\nack-on-receipt    connector-crash  -       violated (4 steps)  2 of 2 reached\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n10 checks: 9 pass, 1 fail, 0 inconclusive; 1 violated (1 counterexamples, 0 witnesses not reached); "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_plain_check_fails_on_an_unreached_witness() {
+    let text = check_text(
+        &[
+            "check",
+            "textbook:ack-after-commit",
+            "--faults",
+            "connector-crash",
+            "--bound",
+            "crashes=0",
+        ],
+        1,
+    );
+    assert!(
+        text.contains("holds         1 of 2 reached; reach-connector-crash not reached\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n3 checks: 2 pass, 1 fail, 0 inconclusive; 1 violated (0 counterexamples, 1 witnesses not reached); "),
+        "{text}"
     );
 }
 

@@ -28,6 +28,8 @@ fn live_rejects_bad_input_in_one_line() {
         &["live", "ladder", "--ladder", "sideways"],
         &["live", "ladder", "--level-ms", "-5"],
         &["live", "sideways"],
+        // Not taken for a missing top-level command.
+        &["live"],
     ] {
         let (code, stdout, stderr) = walcheck(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
@@ -37,6 +39,7 @@ fn live_rejects_bad_input_in_one_line() {
             stderr.starts_with("walcheck: error: "),
             "{args:?}: {stderr}"
         );
+        assert!(!stderr.contains("a command is required: list"), "{stderr}");
     }
 }
 
