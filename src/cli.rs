@@ -21,7 +21,6 @@ use crate::run::CheckResult;
 use crate::{report, run};
 use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use walcheck_live::conformance::Outcome;
-use walcheck_properties::system::View;
 use walcheck_sim::{swarm, LadderKind, Params, PARAMS};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::{write_whole, Trace};
@@ -559,12 +558,13 @@ fn show(path: &Path, format: Format) -> ExitCode {
     } else {
         run::check_trace(&trace)
     };
-    let view = match checked {
-        Ok(config) => &config.info().view,
+    let config = match checked {
+        Ok(config) => config,
         Err(err) => return usage_error(&format!("{}: {err}", path.display())),
     };
+    let view = &config.info().view;
     print(&match format {
-        Format::Text => step_table_text(&trace, view),
+        Format::Text => step_table_text(&trace, &config),
         Format::Mermaid => render::mermaid(&trace, view.lanes, view.key_variables),
         Format::Svg => render::svg(&trace, view.lanes),
         Format::Itf => trace.to_text(),
@@ -573,7 +573,7 @@ fn show(path: &Path, format: Format) -> ExitCode {
 
 /// `show --format text`: a line saying what the trace shows and how it gets there, then the
 /// step table of what changed.
-fn step_table_text(trace: &Trace, view: &View) -> String {
+fn step_table_text(trace: &Trace, config: &catalogue::SystemConfig) -> String {
     let h = &trace.header;
     let how = match trace.loop_index() {
         Some(k) => format!(
@@ -582,7 +582,7 @@ fn step_table_text(trace: &Trace, view: &View) -> String {
         ),
         None => format!("after {} steps", trace.len_actions()),
     };
-    let table = render::step_table(trace, view.key_variables, view.counters, Cells::Changes);
+    let table = crate::report::explained_table(trace, config, Cells::Changes);
     format!(
         "{}:{} faults={}: {} ({}) {} {how}\n{table}",
         h.system, h.variant, h.faults, h.property, h.kind, h.verdict,

@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use walcheck_properties::system::{BoundValue, Kind};
+use walcheck_properties::system::{BoundValue, Kind, VarInfo};
+use walcheck_traces::render::{self, Cells};
+use walcheck_traces::Trace;
 
 use crate::catalogue::{self, systems, Entry, SystemConfig};
 use crate::checker::Verdict;
@@ -316,12 +318,7 @@ fn step_tables(results: &[CheckResult]) -> String {
                 .as_ref()
                 .map_or("not written".into(), |p| p.display().to_string()),
         );
-        out.push_str(&walcheck_traces::render::step_table(
-            trace,
-            e.config.info().view.key_variables,
-            e.config.info().view.counters,
-            walcheck_traces::render::Cells::All,
-        ));
+        out.push_str(&explained_table(trace, &e.config, Cells::All));
         out.push('\n');
         shown.push((key, actions));
     }
@@ -552,4 +549,86 @@ mod tests {
         assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
         assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
     }
+}
+
+/// A counterexample's step table as it reads on its own: above it, what the property means and
+/// the whole configuration (every bound and knob, defaults included); below it, a legend of the
+/// variables the table shows, each with its kind and doc from the system's declaration.
+pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> String {
+    let info = config.info();
+    let view = &info.view;
+    let mut out = String::new();
+    if let Some(property) = info.property(&trace.header.property) {
+        let _ = writeln!(out, "  {}: {}", property.id, property.doc);
+    }
+    let _ = writeln!(out, "  configuration: {}", configuration_text(config));
+    out.push_str(&render::step_table(
+        trace,
+        view.key_variables,
+        view.counters,
+        cells,
+    ));
+    let shown = render::columns(trace, view.key_variables, view.counters);
+    out.push_str(&legend(
+        &shown,
+        view.variables,
+        &used_terms(trace, view.terms),
+    ));
+    out
+}
+
+/// The `terms` that appear in `trace`'s actions or values, in declaration order.
+fn used_terms(
+    trace: &Trace,
+    terms: &'static [(&'static str, &'static str)],
+) -> Vec<(&'static str, &'static str)> {
+    let appears = |term: &str| {
+        trace.steps.iter().any(|step| {
+            step.action.as_deref().is_some_and(|a| a.contains(term))
+                || step.vars.iter().any(|(_, v)| v.to_string().contains(term))
+        })
+    };
+    terms
+        .iter()
+        .copied()
+        .filter(|(term, _)| appears(term))
+        .collect()
+}
+
+/// Every bound and knob of `config` as `name=value`, defaults included; `none` for a system
+/// with no bounds.
+pub fn configuration_text(config: &SystemConfig) -> String {
+    let values: Vec<String> = config
+        .config
+        .values()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    if values.is_empty() {
+        "no bounds".to_owned()
+    } else {
+        values.join(" ")
+    }
+}
+
+/// The legend under a step table: one line per variable `shown` that the system declares, as
+/// `name  kind  doc`, then one per term, as `term  doc`, under `where:`; nothing when there is
+/// neither.
+pub fn legend(shown: &[&str], declared: &[VarInfo], terms: &[(&str, &str)]) -> String {
+    let mut rows: Vec<(&str, &str, &str)> = shown
+        .iter()
+        .filter_map(|name| declared.iter().find(|v| v.name == *name))
+        .map(|v| (v.name, v.kind, v.doc))
+        .collect();
+    rows.extend(terms.iter().map(|(term, doc)| (*term, "", *doc)));
+    let name_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let kind_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = "where:\n".to_owned();
+    for (name, kind, doc) in rows {
+        let line = format!("  {name:<name_width$}  {kind:<kind_width$}  {doc}");
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out
 }

@@ -52,3 +52,34 @@ fn golden_traces_show_exactly_the_declared_variables() {
         }
     }
 }
+
+/// A counterexample reads on its own: above its table the property's meaning and the whole
+/// configuration, below it a legend line for every column and for the terms it uses.
+#[test]
+fn a_counterexample_explains_itself() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("traces/golden/olake-bootstrap__master__none__state-matches-slot.itf.json");
+    let trace = walcheck_traces::Trace::read(&path).unwrap();
+    let config = walcheck::run::check_trace(&trace).unwrap();
+    let text = walcheck::report::explained_table(
+        &trace,
+        &config,
+        walcheck_traces::render::Cells::Changes,
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("  state-matches-slot: once the state file is seeded"));
+    assert_eq!(
+        lines[1],
+        "  configuration: server=primary page_bytes=8192 wal_buffers_pages=4 stmt_pages_small=1 \
+         stmt_pages_bulk=5 statements=2 syncs=2 crashes=1 fairness=declared"
+    );
+    let legend = &lines[lines.iter().position(|l| *l == "where:").unwrap() + 1..];
+    let named: Vec<&str> = legend
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    let view = &config.info().view;
+    let columns = walcheck_traces::render::columns(&trace, view.key_variables, view.counters);
+    assert_eq!(&named[..columns.len()], &columns[..]);
+    assert_eq!(&named[columns.len()..], ["W0", "restart_moves", "pages", "commit"]);
+}

@@ -761,6 +761,10 @@ pub struct View {
     /// Every variable a state of the system can show, declared once (a state shows a subset:
     /// olake-bootstrap names its WAL pointers `primary_*` on a standby).
     pub variables: &'static [VarInfo],
+    /// Terms that appear inside actions and values rather than as variables (`W0`,
+    /// `restart_moves`), each with one line saying what it is: the legend explains those a
+    /// table shows.
+    pub terms: &'static [(&'static str, &'static str)],
     /// Variables every step table shows.
     pub key_variables: &'static [&'static str],
     /// Bookkeeping counters step tables leave out (the actions show them); traces keep them.
@@ -784,6 +788,7 @@ impl SystemInfo {
         also: None,
         view: View {
             variables: &[],
+            terms: &[],
             key_variables: &[],
             counters: &[],
             lanes: &Lanes::SINGLE,

@@ -9,22 +9,12 @@ use walcheck_properties::system::Lanes;
 
 use crate::{Step, Trace};
 
-/// Which values a step table shows.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Cells {
-    /// Every value in every row; a value that changed at that step ends in `*`.
-    All,
-    /// The initial row in full, then only the values that changed, each ending in `*`.
-    Changes,
-}
-
-/// The step table: one row per state, the action, then the `key` variables (in that order, the
-/// last one as the final, widest column) and every other variable that changes somewhere, except
-/// the `hide` ones (bookkeeping counters the actions already show). A simulated trace's rows also
-/// give their virtual time, in milliseconds, after the step number.
-pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> String {
+/// The variables [`step_table`] shows, in its column order: the `key` variables the trace has
+/// (the last one as the final column) and every other variable that changes somewhere, except
+/// the `hide` ones.
+pub fn columns<'t>(trace: &'t Trace, key: &[&'t str], hide: &[&str]) -> Vec<&'t str> {
     let Some(first) = trace.steps.first() else {
-        return String::new();
+        return Vec::new();
     };
     let changes = |name: &str| {
         trace
@@ -46,6 +36,27 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
             .filter(|n| !key.contains(n) && !hide.contains(n) && changes(n)),
     );
     ordered.extend(last);
+    ordered
+}
+
+/// Which values a step table shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// Every value in every row; a value that changed at that step ends in `*`.
+    All,
+    /// The initial row in full, then only the values that changed, each ending in `*`.
+    Changes,
+}
+
+/// The step table: one row per state, the action, then the `key` variables (in that order, the
+/// last one as the final, widest column) and every other variable that changes somewhere, except
+/// the `hide` ones (bookkeeping counters the actions already show). A simulated trace's rows also
+/// give their virtual time, in milliseconds, after the step number.
+pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> String {
+    if trace.steps.is_empty() {
+        return String::new();
+    }
+    let ordered = columns(trace, key, hide);
 
     let timed = trace.steps.iter().any(|s| s.time_us.is_some());
     let time_column: &[&str] = if timed { &["ms"] } else { &[] };

@@ -53,6 +53,10 @@ pub static INFO: SystemInfo = SystemInfo {
     also: Some(("timer_order", "any")),
     view: View {
         variables: VARIABLES,
+        terms: &[
+            ("S0", "in an action: which shape's process takes the step (S0, S1)"),
+            ("T1", "transaction 1, the large one, in fragments; offsets read txn_op (1_3: transaction 1, op 3)"),
+        ],
         key_variables: &["s0.mailbox", "s0.mapping", "tracker.s0", "tracker.global", "confirmed_flush", "retained_wal", "s0.consumer"],
         counters: &["crashes", "published"],
         lanes: &LANES,

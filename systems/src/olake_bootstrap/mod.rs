@@ -49,6 +49,12 @@ pub static INFO: SystemInfo = SystemInfo {
     also: Some(("server", "standby")),
     view: View {
         variables: VARIABLES,
+        terms: &[
+            ("W0", "the bootstrap's target: pg_current_wal_lsn() as PreCDC read it"),
+            ("restart_moves", "whether the advance's decoding passed a running-xacts record, moving restart_lsn and saving the slot at once"),
+            ("pages", "WAL the statement inserts, in 8 KiB pages"),
+            ("commit", "sync: synchronous_commit = on, the commit waits for its flush; async: off, the walwriter flushes later"),
+        ],
         key_variables: &["insert", "write", "flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "connector"],
         counters: &["statements", "crashes"],
         lanes: &LANES,

@@ -57,6 +57,10 @@ pub static INFO: SystemInfo = SystemInfo {
     also: Some(("keepalive", "on")),
     view: View {
         variables: VARIABLES,
+        terms: &[
+            ("txn", "a client transaction, by number from 0"),
+            ("restart_lsn", "in Ack: where the acknowledgement moves restart_lsn (a decoding candidate applies, saving the slot at once) or stays"),
+        ],
         key_variables: &["flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "dest_meta", "connector"],
         counters: &["txns", "crashes"],
         lanes: &LANES,
