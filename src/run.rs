@@ -412,7 +412,9 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
         // A live run's observations: only the observed variables are constrained.
         return walcheck_sim::observed::replay_observed(trace);
     }
-    crate::catalogue::config_from_header(&trace.header)?.with_model(Replay(trace))
+    let config = crate::catalogue::config_from_header(&trace.header)?;
+    check_lsns(trace, config.info().view.variables)?;
+    config.with_model(Replay(trace))
 }
 
 /// [`replay_trace`] on the model of the trace's header.
@@ -437,8 +439,40 @@ impl WithModel for Replay<'_> {
 /// and exactly that system's variables.
 pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
     let config = crate::catalogue::config_from_header(&trace.header)?;
+    check_lsns(trace, config.info().view.variables)?;
     config.with_model(CheckAgainst(trace))?;
     Ok(config)
+}
+
+/// Checks that every value of a variable declared as an LSN (kind `LSN`, or `LSN or none`) reads
+/// as PostgreSQL prints one (`X/Y`, 1 to 8 hex digits each), or says in one line which is not.
+pub fn check_lsns(
+    trace: &Trace,
+    declared: &[walcheck_properties::system::VarInfo],
+) -> Result<(), String> {
+    for (i, step) in trace.steps.iter().enumerate() {
+        for (name, value) in &step.vars {
+            let Some(info) = declared.iter().find(|v| v.name == *name) else {
+                continue;
+            };
+            let text = value.to_string();
+            let none_allowed = info.kind == "LSN or none" && text == "none";
+            if info.kind.starts_with("LSN")
+                && !none_allowed
+                && text.parse::<walcheck_model::Lsn>().is_err()
+            {
+                return Err(format!(
+                    "state {i}: {name} is {text:?}, not an LSN (X/Y, 1 to 8 hex digits each{})",
+                    if info.kind == "LSN or none" {
+                        ", or none"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`check_against`] on the model of a configuration.

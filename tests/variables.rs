@@ -61,11 +61,8 @@ fn a_counterexample_explains_itself() {
         .join("traces/golden/olake-bootstrap__master__none__state-matches-slot.itf.json");
     let trace = walcheck_traces::Trace::read(&path).unwrap();
     let config = walcheck::run::check_trace(&trace).unwrap();
-    let text = walcheck::report::explained_table(
-        &trace,
-        &config,
-        walcheck_traces::render::Cells::Changes,
-    );
+    let text =
+        walcheck::report::explained_table(&trace, &config, walcheck_traces::render::Cells::Changes);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("  state-matches-slot: once the state file is seeded"));
     assert_eq!(
@@ -81,5 +78,27 @@ fn a_counterexample_explains_itself() {
     let view = &config.info().view;
     let columns = walcheck_traces::render::columns(&trace, view.key_variables, view.counters);
     assert_eq!(&named[..columns.len()], &columns[..]);
-    assert_eq!(&named[columns.len()..], ["W0", "restart_moves", "pages", "commit"]);
+    assert_eq!(
+        &named[columns.len()..],
+        ["W0", "restart_moves", "pages", "commit"]
+    );
+}
+
+/// A value of a variable declared as an LSN must read as one: a one-line reason otherwise,
+/// naming the state and the variable, before any replay.
+#[test]
+fn a_trace_with_an_invalid_lsn_is_refused() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("traces/golden/olake-bootstrap__master__none__state-matches-slot.itf.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    for bad in ["ZZ/1", "1/12345678A", "0/", ""] {
+        let edited = text.replacen("\"0/100A000\"", &format!("\"{bad}\""), 1);
+        let trace = walcheck_traces::Trace::from_text(&edited).unwrap();
+        let err = walcheck::run::check_trace(&trace).unwrap_err();
+        assert_eq!(
+            err,
+            format!("state 1: insert is {bad:?}, not an LSN (X/Y, 1 to 8 hex digits each)")
+        );
+        assert!(walcheck::run::replay_trace(&trace).is_err(), "{bad}");
+    }
 }
