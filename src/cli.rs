@@ -180,14 +180,9 @@ enum Command {
         /// Write ITF traces of violating attempts here (walcheck replay takes them).
         #[arg(long, value_name = "DIR")]
         trace_out: Option<PathBuf>,
-        /// Traces per level and variant with --trace-out.
-        #[arg(
-            long,
-            value_name = "N",
-            default_value = "1",
-            allow_negative_numbers = true
-        )]
-        trace_limit: String,
+        /// Traces per level and variant with --trace-out (default 1).
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        trace_limit: Option<String>,
         #[command(flatten)]
         params: ParamArgs,
     },
@@ -844,7 +839,7 @@ struct SimulateArgs {
     json: bool,
     plot: Option<PathBuf>,
     trace_out: Option<PathBuf>,
-    trace_limit: String,
+    trace_limit: Option<String>,
     params: ParamArgs,
 }
 
@@ -900,7 +895,16 @@ fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
         None if swarm_mode => 20,
         None => 200,
     };
-    let trace_limit = whole("--trace-limit", &args.trace_limit, 1, max)? as u32;
+    let trace_limit = match (&args.trace_limit, &args.trace_out) {
+        (Some(_), None) => {
+            return Err(
+                "--trace-limit limits the traces --trace-out writes: give --trace-out DIR too"
+                    .into(),
+            )
+        }
+        (Some(text), Some(_)) => whole("--trace-limit", text, 1, max)? as u32,
+        (None, _) => 1,
+    };
     let seeds = args.seeds.as_deref().map(swarm::parse_seeds).transpose()?;
     let shard = args.shard.as_deref().map(run::parse_shard).transpose()?;
     if shard.is_some() && seeds.is_none() {

@@ -527,7 +527,9 @@ fn simulate_bad_input_is_one_line_and_exit_2() {
             "--plot",
             svg,
         ],
-        sim(&["--trace-limit", "0"]),
+        sim(&["--trace-limit", "0", "--trace-out", "out"]),
+        // A limit on traces nothing writes.
+        sim(&["--trace-limit", "3"]),
         sim(&["--no-such-parameter", "1"]),
     ];
     for args in &cases {
