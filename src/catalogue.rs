@@ -36,6 +36,10 @@ pub trait AnySystem: Send + Sync {
 
     /// The model of `config`, ready for any of walcheck's checks.
     fn checkable(&self, config: &Config) -> Box<dyn Checkable>;
+
+    /// The property ids the model of `config` checks: its `properties()`, then its liveness
+    /// properties' ([`walcheck_properties::system::Live::liveness`]).
+    fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>);
 }
 
 impl<S: System> AnySystem for S {
@@ -54,6 +58,115 @@ impl<S: System> AnySystem for S {
     fn checkable(&self, config: &Config) -> Box<dyn Checkable> {
         Box::new(Erased(self.model(config)))
     }
+
+    fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>) {
+        use walcheck_properties::system::Live as _;
+        let model = self.model(config);
+        let properties = stateright::Model::properties(&model);
+        let live = model.liveness().iter().map(|l| l.id).collect();
+        (properties.iter().map(|p| p.name.to_owned()).collect(), live)
+    }
+}
+
+/// Checks that `system`'s declaration is one walcheck can run, or says in one line what is
+/// wrong: a name without `:` or spaces; variants and fault sets, each named once; bounds named
+/// once, defaults in range; property ids unique, each `needs` naming a fault set or bound value
+/// it has; declared key variables and counters; and a model (of the first variant, first fault
+/// set, default bounds) that checks every declared property, liveness ones in `Live::liveness`
+/// too.
+pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
+    let info = system.info();
+    let name = info.name;
+    let bad = |what: String| Err(format!("system {name:?}: {what}"));
+    if name.is_empty() || name.contains(':') || name.contains(char::is_whitespace) {
+        return bad("a system's name is a word without ':' or spaces".into());
+    }
+    if let Some(what) = repeated(info.variants.iter().map(|v| v.0)) {
+        return bad(format!("variant {what:?} is declared twice"));
+    }
+    if let Some(what) = repeated(info.faults.iter().copied()) {
+        return bad(format!("fault set {what:?} is declared twice"));
+    }
+    if info.variants.is_empty() || info.faults.is_empty() {
+        return bad("a system declares at least one variant and one fault set".into());
+    }
+    let knobs = || info.bounds.iter().chain(info.trace_knobs);
+    if let Some(what) = repeated(knobs().map(|b| b.name)) {
+        return bad(format!("bound {what:?} is declared twice"));
+    }
+    for bound in knobs() {
+        if let Err(e) = bound.parse(&bound.default.to_string()) {
+            return bad(format!("the default of {}: {e}", bound.name));
+        }
+    }
+    if let Some(what) = repeated(info.properties.iter().map(|p| p.id)) {
+        return bad(format!("property {what:?} is declared twice"));
+    }
+    for property in info.properties {
+        needs_is_known(info, property.needs)
+            .or_else(|e| bad(format!("property {}: {e}", property.id)))?;
+    }
+    let declared = |var: &&str| info.view.variables.iter().any(|v| v.name == *var);
+    if !info.view.variables.is_empty() {
+        let view = &info.view;
+        if let Some(var) = view
+            .key_variables
+            .iter()
+            .chain(view.counters)
+            .find(|v| !declared(v))
+        {
+            return bad(format!(
+                "view names variable {var:?}, which it does not declare"
+            ));
+        }
+    }
+    let config = Config::new(info, info.variants[0].0, info.faults[0])?;
+    let (checked, live) = system.model_property_ids(&config);
+    for property in info.properties {
+        if !checked.iter().any(|id| id == property.id) {
+            return bad(format!(
+                "property {} is declared but its model's properties() does not check it",
+                property.id
+            ));
+        }
+        let eventually = property.kind == walcheck_properties::system::Kind::Eventually;
+        if eventually && !live.contains(&property.id) {
+            return bad(format!(
+                "eventually property {} is not in its model's Live::liveness()",
+                property.id
+            ));
+        }
+    }
+    // A model may check more than it declares: electric-flush's triage properties, which
+    // `walcheck triage` reads and the catalogue does not.
+    Ok(())
+}
+
+/// The first name `names` yields twice.
+fn repeated<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::BTreeSet::new();
+    names.into_iter().find(|n| !seen.insert(*n))
+}
+
+/// Whether a property's `needs` names what the system has: `fault:F` a fault set, `K=V` a bound
+/// value.
+fn needs_is_known(info: &SystemInfo, needs: Option<&str>) -> Result<(), String> {
+    let Some(needs) = needs else { return Ok(()) };
+    if let Some(fault) = needs.strip_prefix("fault:") {
+        return match info.faults.contains(&fault) {
+            true => Ok(()),
+            false => Err(format!("needs fault {fault:?}, not one of its fault sets")),
+        };
+    }
+    let (knob, value) = needs
+        .split_once('=')
+        .ok_or_else(|| format!("needs {needs:?}: write fault:NAME or KNOB=VALUE"))?;
+    let bound = info
+        .bounds
+        .iter()
+        .find(|b| b.name == knob)
+        .ok_or_else(|| format!("needs bound {knob:?}, which it does not declare"))?;
+    bound.parse(value).map(|_| ())
 }
 
 /// The systems built into walcheck, in catalogue order.
@@ -72,6 +185,7 @@ static SYSTEMS: OnceLock<Vec<&'static dyn AnySystem>> = OnceLock::new();
 pub fn register(extra: &[&'static dyn AnySystem]) -> Result<(), String> {
     let mut all: Vec<&'static dyn AnySystem> = BUILT_IN.to_vec();
     for system in extra {
+        validate(*system)?;
         let name = system.info().name;
         if all.iter().any(|s| s.info().name == name) {
             return Err(format!("two systems are called {name:?}"));

@@ -15,7 +15,9 @@ pub use walcheck_properties::system::{
     BoundInfo, BoundValue, Config, FairClass, Fairness, Kind, Lanes, Live, Liveness, PropertyInfo,
     System, SystemInfo, ToVar, Var, VarInfo, Variables, View,
 };
-pub use walcheck_properties::{actions, actions_plumbing, debug_as_variables, display_as_debug};
+pub use walcheck_properties::{
+    actions, actions_plumbing, debug_as_variables, display_as_debug, fault_sets,
+};
 pub use walcheck_properties::{checker, compact, liveness, pg_view};
 pub use walcheck_properties::{model_plumbing, variables};
 pub use {serde, stateright};

@@ -153,3 +153,33 @@ fn a_system_read_at_run_time_is_registered_and_checked() {
         "never above 4"
     );
 }
+
+#[test]
+fn every_built_in_declaration_validates() {
+    for system in catalogue::BUILT_IN {
+        catalogue::validate(system).unwrap();
+    }
+    catalogue::validate(&read(SOURCE)).unwrap();
+}
+
+/// A declaration walcheck cannot run is a one-line error when the system is registered.
+#[test]
+fn a_broken_declaration_is_a_one_line_error() {
+    let with = |edit: fn(&mut SystemInfo)| {
+        let mut system = read(SOURCE);
+        let mut info = *system.info;
+        edit(&mut info);
+        system.info = Box::leak(Box::new(info));
+        catalogue::validate(&system).unwrap_err()
+    };
+    let cases: [(fn(&mut SystemInfo), &str); 5] = [
+        (|i| i.name = "count:er", "system \"count:er\": a system's name is a word without ':' or spaces"),
+        (|i| i.bounds = Box::leak(Box::new([number("steps", 2, 1, 3, "", ""), number("steps", 1, 1, 3, "", "")])), "system \"counter\": bound \"steps\" is declared twice"),
+        (|i| i.bounds = Box::leak(Box::new([number("steps", 9, 1, 3, "steps", "")])), "system \"counter\": the default of steps: bound steps=9 is outside its range 1..=3 (steps)"),
+        (|i| i.properties = Box::leak(Box::new([i.properties[0].needs("fault:typo")])), "system \"counter\": property within-limit: needs fault \"typo\", not one of its fault sets"),
+        (|i| i.properties = Box::leak(Box::new([i.properties[0], PropertyInfo::always("phantom", "")])), "system \"counter\": property phantom is declared but its model's properties() does not check it"),
+    ];
+    for (edit, message) in cases {
+        assert_eq!(with(edit), message);
+    }
+}

@@ -535,9 +535,9 @@ macro_rules! actions {
 }
 
 /// The `stateright::Model` methods of a system declared with [`actions!`](crate::actions), inside
-/// its `impl Model`: the one initial state given (`actions_plumbing!(INITIAL)`), every action
-/// offered in `ACTIONS` order, and a transition that is the action's method on a copy of the
-/// state (`None` where its guard fails).
+/// its `impl Model`: the one initial state given (`actions_plumbing!(INITIAL)`), the enabled
+/// actions (those whose method does not return `None`) in `ACTIONS` order, and a transition that
+/// is the action's method on a copy of the state.
 #[macro_export]
 macro_rules! actions_plumbing {
     ($initial:expr) => {
@@ -549,8 +549,11 @@ macro_rules! actions_plumbing {
             vec![$initial]
         }
 
-        fn actions(&self, _: &Self::State, actions: &mut Vec<Self::Action>) {
-            actions.extend(Self::ACTIONS);
+        fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+            // Only the enabled ones: replay, the Explorer and liveness's dead states read
+            // `actions()` as what is enabled.
+            let enabled = |a: &&Self::Action| self.step(&mut state.clone(), **a).is_some();
+            actions.extend(Self::ACTIONS.iter().filter(enabled));
         }
 
         fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {

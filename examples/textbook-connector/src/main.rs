@@ -138,9 +138,8 @@ impl TextbookModel {
     /// `reorderbuffer.c:ReorderBufferCommit`). `ack-on-receipt` queues its acknowledgement now.
     fn receive(&self, s: &mut State) -> Option<()> {
         (s.held.is_none() && s.unacked.is_none() && s.next < s.txns.len() as u64).then_some(())?;
-        s.held = Some(s.next);
-        s.unacked = (self.0.variant == "ack-on-receipt").then_some(s.next);
-        s.next += 1;
+        (s.held, s.next) = (Some(s.next), s.next + 1);
+        s.unacked = s.held.filter(|_| self.0.variant == "ack-on-receipt");
         Some(())
     }
 
@@ -149,7 +148,9 @@ impl TextbookModel {
     fn write(&self, s: &mut State) -> Option<()> {
         let txn = s.held.take()?;
         s.destination.push(txn);
-        s.unacked = (self.0.variant == "ack-after-commit").then_some(txn);
+        if self.0.variant == "ack-after-commit" {
+            s.unacked = Some(txn);
+        }
         Some(())
     }
 
@@ -157,16 +158,16 @@ impl TextbookModel {
     /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`
     /// moves `confirmed_flush` forward, never back, in shared memory (a crash leaves it there).
     fn ack(&self, s: &mut State) -> Option<()> {
-        let txn = s.unacked.take()?;
-        s.slot.confirm_received(s.txns[txn as usize].end_lsn, None);
+        let end = s.txns[s.unacked.take()? as usize].end_lsn;
+        s.slot.confirm_received(end, None);
         Some(())
     }
 
     /// Fault: the connector process dies and is started again. Its memory is gone; its new
     /// stream starts where the slot says.
     fn connector_crash(&self, s: &mut State) -> Option<()> {
-        let armed = self.0.faults == "connector-crash" && s.crashes < self.0.number("crashes");
-        armed.then_some(())?;
+        let crash_left = s.crashes < self.0.number("crashes");
+        (self.0.meets(Some("fault:connector-crash")) && crash_left).then_some(())?;
         (s.next, s.held, s.unacked, s.crashes) = (restart_at(s), None, None, s.crashes + 1);
         Some(())
     }
@@ -177,8 +178,8 @@ impl TextbookModel {
 /// commit record starts before it (`snapbuild.c:SnapBuildXactNeedsSkip`).
 fn restart_at(s: &State) -> u64 {
     let start = decoding_start(Lsn::INVALID, s.slot.slot.confirmed_flush);
-    let skipped = s.txns.iter().take_while(|txn| txn_needs_skip(txn, start));
-    skipped.count() as u64
+    // Transactions are in commit order: the skipped ones come first.
+    s.txns.partition_point(|txn| txn_needs_skip(txn, start)) as u64
 }
 
 /// `no-data-loss`: no committed transaction is gone from everywhere it could still come from.
