@@ -8,8 +8,9 @@
 //! reached it. A counterexample or witness is rebuilt at the end by re-executing those actions
 //! from the initial state, checking each state reached against its stored fingerprint.
 //!
-//! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s), and not yet wired
-//! into the command line.
+//! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s). `walcheck check`
+//! runs it by default (`--engine compact`), one search per configuration for the properties its
+//! selected entries name.
 //!
 //! # Same answers as [`crate::checker`]
 //!
@@ -107,7 +108,7 @@ impl From<checker::Budget> for Budget {
 #[derive(Copy, Clone, Debug)]
 pub struct Options {
     /// Threads that expand and check each round (at least 1; 0 is taken as 1). The results do
-    /// not depend on it.
+    /// not depend on it. [`check_hooked`] asks its [`Hooks::threads`] instead.
     pub threads: usize,
     pub budget: Budget,
     /// Parents expanded per round (at least 1). The results do not depend on it; it bounds the
@@ -171,7 +172,8 @@ pub enum Stop {
 #[derive(Clone, Debug)]
 pub struct Checked<S, A> {
     pub name: &'static str,
-    /// `None` for an `eventually` property, which this engine does not decide.
+    /// `None` for an `eventually` property, which this engine does not decide, and for one
+    /// [`Hooks::select`] left out.
     pub outcome: Option<Outcome<S, A>>,
 }
 
@@ -682,21 +684,58 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let threads = options.threads.max(1);
+    let hooks = Hooks {
+        select: &|_| true,
+        threads: &|| options.threads,
+    };
+    check_hooked(model, fingerprinter, options, &hooks, observe)
+}
+
+/// What a caller running several searches at once decides for each of them.
+pub struct Hooks<'a> {
+    /// Whether to decide the property of this name; the search stops once every selected
+    /// property is decided, and the others' outcomes are `None`, as an `eventually`'s.
+    pub select: &'a dyn Fn(&str) -> bool,
+    /// Threads for the next round, asked before each round and each check of a round's new
+    /// states (0 is taken as 1); [`Options::threads`] is not read. The results do not depend on
+    /// it, so a caller may give a search more threads as others finish.
+    pub threads: &'a dyn Fn() -> usize,
+}
+
+/// [`check_with`], deciding only the properties `hooks` selects, on the threads it gives.
+pub fn check_hooked<M, P>(
+    model: &M,
+    fingerprinter: &P,
+    options: &Options,
+    hooks: &Hooks<'_>,
+    observe: &mut dyn FnMut(Progress),
+) -> Result<Report<M::State, M::Action>, Error>
+where
+    M: Model + Sync,
+    M::State: Eq + Clone + Send + Sync,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let threads = || (hooks.threads)().max(1);
     let chunk_states = options.chunk_states.max(1);
     let budget = &options.budget;
     let properties = model.properties();
+    let handled =
+        |p: &Property<M>| p.expectation != Expectation::Eventually && (hooks.select)(p.name);
     let mut status: Vec<Status> = properties
         .iter()
-        .map(|p| match p.expectation {
-            Expectation::Eventually => Status::NotHandled,
-            Expectation::Always | Expectation::Sometimes => Status::Pending,
+        .map(|p| {
+            if handled(p) {
+                Status::Pending
+            } else {
+                Status::NotHandled
+            }
         })
         .collect();
     let mut pending: Vec<Pending<M>> = properties
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.expectation != Expectation::Eventually)
+        .filter(|(_, p)| handled(p))
         .map(|(property, p)| Pending {
             property,
             condition: p.condition,
@@ -751,7 +790,7 @@ where
         }
     }
     let mut unique_states = space.visited.len() as u64;
-    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads) {
+    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads()) {
         totals = Totals::at::<P::Print, _>(&current, &next, last, 0, 0);
         unique_states = next.start as u64 + last as u64 + 1;
         stop = Some(Stop::Decided);
@@ -761,7 +800,7 @@ where
     let mut depth = 0;
     while stop.is_none() {
         if pending.is_empty() {
-            // Only when the model has no `always` or `sometimes` property.
+            // Only when no `always` or `sometimes` property is selected.
             stop = Some(Stop::Decided);
             break;
         }
@@ -782,7 +821,7 @@ where
             let space_ref = &space;
             let (current_ref, next_ref) = (&current, &next);
             let verify = options.verify_duplicates;
-            let pieces = in_parallel(threads, parents, &|offset, piece| {
+            let pieces = in_parallel(threads(), parents, &|offset, piece| {
                 expand(
                     space_ref,
                     current_ref,
@@ -817,7 +856,7 @@ where
                 &next,
                 round_start,
                 depth,
-                threads,
+                threads(),
             );
             if let Some(last) = last {
                 // The checker stops each property at its deciding state; the search ends where
