@@ -438,6 +438,10 @@ mod tests {
             peak_heap_bytes: None,
             trace: None,
             trace_path: None,
+            search: None,
+            collision: None,
+            limit: None,
+            error: None,
         }
     }
 
