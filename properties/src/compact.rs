@@ -377,6 +377,22 @@ impl<S: Hash> Fingerprinter<S> for Fold128 {
     }
 }
 
+/// [`Fold64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
+/// for tests of what a collision does (run with [`Options::verify_duplicates`] to have every one
+/// found).
+#[derive(Copy, Clone, Debug)]
+pub struct Narrow {
+    pub bits: u32,
+}
+
+impl<S: Hash> Fingerprinter<S> for Narrow {
+    type Print = u64;
+    fn fingerprint(&self, state: &S) -> u64 {
+        let print: u64 = Fold64.fingerprint(state);
+        print & (u64::MAX >> 64u32.saturating_sub(self.bits).min(63))
+    }
+}
+
 const SEEDS: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344];
 const MULTIPLIERS: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
 
