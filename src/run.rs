@@ -55,7 +55,9 @@ pub struct Options {
     pub budget: Budget,
     /// Stop a compact or liveness search before its own stored bytes would exceed this.
     pub max_memory_bytes: Option<u64>,
-    /// The compact engine's fingerprint width: 64 or 128.
+    /// The compact engine's fingerprint width: 64 or 128 (`check` takes no other). Below 64,
+    /// for tests: [`compact::Narrow`] fingerprints of that many bits, every duplicate compared,
+    /// so that collisions happen and are found.
     pub fingerprint_bits: u32,
 }
 
@@ -439,10 +441,10 @@ impl WithModel for Group<'_> {
         M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
         M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
     {
-        if self.options.fingerprint_bits == 128 {
-            search_group(&model, &Fold128, self)
-        } else {
-            search_group(&model, &Fold64, self)
+        match self.options.fingerprint_bits {
+            128 => search_group(&model, &Fold128, self),
+            bits if bits < 64 => search_group(&model, &compact::Narrow { bits }, self),
+            _ => search_group(&model, &Fold64, self),
         }
     }
 }
@@ -462,6 +464,8 @@ where
             deadline: budget.deadline,
             max_memory_bytes: group.options.max_memory_bytes,
         },
+        // A narrow test fingerprint is there to collide: compare every duplicate.
+        verify_duplicates: group.options.fingerprint_bits < 64,
         ..compact::Options::default()
     };
     let hooks = compact::Hooks {
