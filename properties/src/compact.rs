@@ -61,6 +61,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
@@ -71,9 +72,12 @@ use crate::checker::{self, Outcome, Path, Progress, Verdict};
 /// the successors a round holds whole before they are merged.
 pub const CHUNK_STATES: usize = 4096;
 
-/// The fewest items a thread is given; smaller pieces cost more to start than they save. Tests
-/// split even the smallest levels, to exercise the merge.
+/// The fewest items a piece of a round has; smaller pieces cost more to hand out than they save.
+/// Tests split even the smallest levels, to exercise the merge.
 const MIN_PIECE: usize = if cfg!(test) { 1 } else { 64 };
+
+/// Pieces a round is cut into per thread (see [`in_parallel`]).
+const PIECES_PER_THREAD: usize = 8;
 
 /// A table slot's index when the slot is empty, and a root's parent.
 const NONE: u32 = u32::MAX;
@@ -468,12 +472,21 @@ impl<const LANES: usize> Hasher for Fold<LANES> {
     }
 }
 
+/// One slot of the fingerprint table: a fingerprint and the index of its state, side by side so
+/// that a probe reads one cache line, and packed to 4-byte alignment so that a 64-bit
+/// fingerprint's slot is 12 bytes, not 16.
+#[derive(Copy, Clone)]
+#[repr(C, packed(4))]
+struct Slot<F> {
+    print: F,
+    /// The stored index, or [`NONE`] in an empty slot.
+    index: u32,
+}
+
 /// Every state stored, in the order stored: its parent link, and its fingerprint in an
 /// open-addressing table (linear probing, at most 3/4 full) that maps fingerprints to indices.
 struct Visited<F> {
-    slot_prints: Vec<F>,
-    /// The stored index in each slot, or [`NONE`].
-    slot_index: Vec<u32>,
+    slots: Vec<Slot<F>>,
     /// Each stored state's parent index ([`NONE`] for an initial state).
     parent: Vec<u32>,
     /// The position in `actions()` of the action that first reached each stored state (for an
@@ -484,8 +497,7 @@ struct Visited<F> {
 impl<F: Fingerprint> Visited<F> {
     fn new() -> Visited<F> {
         Visited {
-            slot_prints: vec![F::default(); INITIAL_SLOTS],
-            slot_index: vec![NONE; INITIAL_SLOTS],
+            slots: empty_slots(INITIAL_SLOTS),
             parent: Vec::new(),
             action: Vec::new(),
         }
@@ -495,16 +507,24 @@ impl<F: Fingerprint> Visited<F> {
         self.parent.len()
     }
 
+    /// Slots in the table.
+    fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The stored index of `print`, or the empty slot where it would go.
     fn find(&self, print: F) -> Result<u32, usize> {
-        let mask = self.slot_index.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut slot = print.slot_bits() as usize & mask;
         loop {
-            let index = self.slot_index[slot];
+            let Slot {
+                print: stored,
+                index,
+            } = self.slots[slot];
             if index == NONE {
                 return Err(slot);
             }
-            if self.slot_prints[slot] == print {
+            if stored == print {
                 return Ok(index);
             }
             slot = (slot + 1) & mask;
@@ -513,20 +533,19 @@ impl<F: Fingerprint> Visited<F> {
 
     /// Slots the table will have once one more state is stored.
     fn slots_after_insert(&self) -> usize {
-        debug_assert_eq!(self.slot_index.len(), slots_for(self.len()));
+        debug_assert_eq!(self.slots.len(), slots_for(self.len()));
         slots_for(self.len() + 1)
     }
 
     /// Stores `print` at `slot` (from [`Visited::find`]) and returns its index.
     fn insert(&mut self, mut slot: usize, print: F, parent: u32, action: u16) -> u32 {
         debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
-        if self.slots_after_insert() > self.slot_index.len() {
+        if self.slots_after_insert() > self.slots.len() {
             self.grow();
             slot = self.find(print).expect_err("a new fingerprint");
         }
         let index = self.len() as u32;
-        self.slot_prints[slot] = print;
-        self.slot_index[slot] = index;
+        self.slots[slot] = Slot { print, index };
         self.parent.push(parent);
         self.action.push(action);
         index
@@ -537,17 +556,26 @@ impl<F: Fingerprint> Visited<F> {
             self.len() < NONE as usize,
             "at most 2^32 states, 2^33 slots"
         );
-        let slots = self.slot_index.len() * 2;
-        let prints = std::mem::replace(&mut self.slot_prints, vec![F::default(); slots]);
-        let indices = std::mem::replace(&mut self.slot_index, vec![NONE; slots]);
-        for (print, index) in prints.into_iter().zip(indices) {
-            if index != NONE {
+        let slots = empty_slots(self.slots.len() * 2);
+        let old = std::mem::replace(&mut self.slots, slots);
+        for entry in old {
+            if entry.index != NONE {
+                let print = entry.print;
                 let slot = self.find(print).expect_err("fingerprints are distinct");
-                self.slot_prints[slot] = print;
-                self.slot_index[slot] = index;
+                self.slots[slot] = entry;
             }
         }
     }
+}
+
+fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
+    vec![
+        Slot {
+            print: F::default(),
+            index: NONE,
+        };
+        count
+    ]
 }
 
 /// Slots a table holding `stored` states has: it doubles from [`INITIAL_SLOTS`] to stay at most
@@ -952,7 +980,7 @@ fn counted_bytes<F: Fingerprint, S>(
     next: &Level<S>,
 ) -> u64 {
     bytes::<F, S>(
-        visited.slot_index.len(),
+        visited.slot_count(),
         visited.len(),
         current.states.len(),
         next.states.len(),
@@ -998,36 +1026,55 @@ fn admit<F: Fingerprint, S>(
     None
 }
 
-/// Runs `work` on contiguous pieces of `items`, one per thread, and returns the results in
-/// order; `work` is told each piece's offset in `items`.
+/// Runs `work` on contiguous pieces of `items` on `threads` threads and returns the results in
+/// piece order; `work` is told each piece's offset in `items`.
+///
+/// Pieces are about eight per thread, taken in turn by whichever thread is free: on a shared
+/// machine a thread that is descheduled holds up the round by one small piece, not by a share
+/// of it. Which thread ran a piece never shows in the results.
 fn in_parallel<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
     work: &(dyn Fn(usize, &[T]) -> R + Sync),
 ) -> Vec<R> {
-    let pieces = threads.min(items.len().div_ceil(MIN_PIECE)).max(1);
-    if pieces == 1 {
+    let size = items
+        .len()
+        .div_ceil(threads * PIECES_PER_THREAD)
+        .max(MIN_PIECE);
+    let pieces = items.len().div_ceil(size);
+    if threads <= 1 || pieces <= 1 {
         return vec![work(0, items)];
     }
-    let size = items.len().div_ceil(pieces);
-    std::thread::scope(|scope| {
-        let others: Vec<_> = items
-            .chunks(size)
-            .enumerate()
-            .skip(1)
-            .map(|(i, piece)| scope.spawn(move || work(i * size, piece)))
-            .collect();
-        let mut results = Vec::with_capacity(pieces);
-        results.push(work(0, &items[..size]));
-        for other in others {
-            results.push(
-                other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
+    let next = AtomicUsize::new(0);
+    let run = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= pieces {
+                return done;
+            }
+            let start = i * size;
+            let piece = &items[start..(start + size).min(items.len())];
+            done.push((i, work(start, piece)));
         }
-        results
-    })
+    };
+    let mut results: Vec<Option<R>> = (0..pieces).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads.min(pieces)).map(|_| scope.spawn(run)).collect();
+        let mine = run();
+        let theirs = others.into_iter().flat_map(|other| {
+            other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (i, result) in mine.into_iter().chain(theirs) {
+            results[i] = Some(result);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.expect("every piece ran"))
+        .collect()
 }
 
 /// Generates the successors of `parents` (at positions `first..` of `current`), dropping those
