@@ -571,6 +571,31 @@ mod tests {
     }
 
     #[test]
+    fn a_high_collision_estimate_advises_128_bit_fingerprints() {
+        let estimate = |optimistic| CollisionEstimate {
+            fingerprint_bits: 64,
+            lookups: 3,
+            distinct: 2,
+            optimistic,
+            birthday: 0.0,
+        };
+        let mut low = result(Verdict::Holds, Verdict::Holds);
+        low.collision = Some(estimate(1e-9));
+        let text = check_text(&[low.clone()], false, Duration::ZERO, true);
+        assert!(
+            text.contains("1 exhaustive search over 64-bit fingerprints: the chance that a collision hid a state is at most 1.0e-9"),
+            "{text}"
+        );
+        assert!(!text.contains("rerun"), "{text}");
+        low.collision = Some(estimate(2e-5));
+        let text = check_text(&[low], false, Duration::ZERO, true);
+        assert!(
+            text.contains("at most 2.0e-5 (olake-bootstrap:pr1084 faults=none); above 1e-6: rerun with --fingerprint-bits 128"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_differing_verdict_is_flagged_in_the_table() {
         let text = check_text(
             &[result(Verdict::Holds, Verdict::Violated)],
