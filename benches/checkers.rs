@@ -8,6 +8,10 @@
 //!   property, which is what proving each of them costs; SEARCH is walcheck's BFS (one thread) or
 //!   stateright's BFS or DFS with 1 or 2 threads. Throughput is distinct states, so criterion
 //!   prints states/s.
+//!   The compact engine (`compact-bfs-1`, `compact-bfs-2`) is measured beside them.
+//! - `engine/ENGINE/CONFIG`: every `always` and `sometimes` entry of one configuration decided as
+//!   `walcheck check` decides them: `reference` (one search per entry, one thread), `compact-1`
+//!   and `compact-2` (one search for all of them on 1 or 2 threads), traces included.
 //! - `simulate/LADDER`: the simulator's sync and async ladders, every variant, 20 attempts per
 //!   level; throughput is attempts (one attempt runs every variant on the same workload).
 //! - `baseline-2pc/SEARCH`: two-phase commit with [`RM_COUNT`] resource managers
@@ -30,6 +34,7 @@ use criterion::{
 };
 use walcheck::baseline::TwoPhaseCommit;
 use walcheck::bench::{self, Search};
+use walcheck::run::Engine;
 use walcheck_model::olake::Variant;
 use walcheck_sim::{LadderKind, Options, Params};
 
@@ -66,6 +71,27 @@ fn proof(c: &mut Criterion) {
             group.throughput(Throughput::Elements(explored.unique_states));
             group.bench_function(BenchmarkId::from_parameter(&configuration.name), |b| {
                 b.iter(|| black_box(bench::explore_configuration(configuration, search)))
+            });
+        }
+        group.finish();
+    }
+}
+
+fn engine(c: &mut Criterion) {
+    let configurations = bench::configurations();
+    for (name, engine, threads) in [
+        ("reference", Engine::Reference, 1),
+        ("compact-1", Engine::Compact, 1),
+        ("compact-2", Engine::Compact, 2),
+    ] {
+        let mut group = c.benchmark_group(format!("engine/{name}"));
+        group.sampling_mode(SamplingMode::Flat);
+        for configuration in &configurations {
+            if configuration.checks.is_empty() {
+                continue;
+            }
+            group.bench_function(BenchmarkId::from_parameter(&configuration.name), |b| {
+                b.iter(|| black_box(bench::decide_configuration(configuration, engine, threads)))
             });
         }
         group.finish();
@@ -121,6 +147,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = first_counterexample, proof, simulate, baseline_2pc
+    targets = first_counterexample, proof, engine, simulate, baseline_2pc
 }
 criterion_main!(benches);

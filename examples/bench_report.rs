@@ -4,6 +4,10 @@
 //! after the whole-process timings; `cargo run --release -p walcheck --example bench_report`
 //! runs it alone.
 //!
+//! With `WALCHECK_BENCH_LARGE=1` it also measures the large configuration of issue 18
+//! (`olake-bootstrap:pr1084 --faults all --bound statements=6 --bound syncs=4 --bound crashes=2
+//! --bound server=primary`, 15.4 million states; the reference checker holds about 6 GB of it).
+//!
 //! Every time is the minimum of [`RUNS`] runs (the machine is shared; the minimum is the run
 //! least disturbed). States/s counts distinct states stored per second of the search.
 
@@ -11,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use walcheck::baseline::{TwoPhaseCommit, RM_COUNT};
 use walcheck::bench::{self, Configuration, Explored, Search};
+use walcheck::catalogue::Selection;
+use walcheck::run::Engine;
 use walcheck_model::olake::Variant;
 use walcheck_sim::{LadderKind, Options, Params};
 
@@ -41,6 +47,90 @@ fn thousands(n: f64) -> String {
         out.push(c);
     }
     out
+}
+
+/// The bounds of the large configuration measured with `WALCHECK_BENCH_LARGE=1` (with
+/// `olake-bootstrap:pr1084 --faults all`): 15.4 million distinct states.
+const LARGE_BOUNDS: [&str; 4] = ["statements=6", "syncs=4", "crashes=2", "server=primary"];
+
+/// The compact engine beside the reference checker on `configuration`: a full exploration
+/// (the proof of its first holding property) at 1 and 2 threads with heap bytes per state, then
+/// all its `always` and `sometimes` checks decided as `walcheck check` decides them. One run each
+/// when the space is large, else the fastest of [`RUNS`].
+fn engine_rows(configuration: &Configuration, what: &str) {
+    let measure = |search: Search| {
+        let (explored, heap) = walcheck::heap::measure(|| {
+            bench::explore_configuration(configuration, search).expect("holding")
+        });
+        (explored, heap)
+    };
+    let (reference, reference_heap) = measure(Search::Walcheck);
+    let large = reference.unique_states > 1_000_000;
+    let runs = if large { 1 } else { RUNS };
+    let best = |search: Search| {
+        (0..runs)
+            .map(|_| bench::explore_configuration(configuration, search).expect("holding"))
+            .min_by_key(|e| e.elapsed)
+            .expect("runs > 0")
+    };
+    let reference = if large {
+        reference
+    } else {
+        best(Search::Walcheck)
+    };
+    let (compact1, compact_heap) = measure(Search::Compact(1));
+    let compact1 = if large {
+        compact1
+    } else {
+        best(Search::Compact(1))
+    };
+    let compact2 = best(Search::Compact(2));
+    let per_state = |heap: Option<u64>, e: &Explored| {
+        heap.map_or("-".into(), |h| {
+            format!("{:.1}", h as f64 / e.unique_states as f64)
+        })
+    };
+    println!(
+        "| {what} ({}, {} states): states/s, reference / compact 1 thread / compact 2 threads | {} / {} / {} | >= 1,000,000 per core | same |",
+        configuration.name,
+        thousands(reference.unique_states as f64),
+        thousands(rate(&reference)),
+        thousands(rate(&compact1)),
+        thousands(rate(&compact2)),
+    );
+    println!(
+        "| {what}: compact 2 threads over 1 thread | {:.2}x | >= 1.8x | same |",
+        rate(&compact2) / rate(&compact1)
+    );
+    println!(
+        "| {what}: peak heap bytes per distinct state, full exploration, reference / compact | {} / {} | <= 32 (stretch 16) | same |",
+        per_state(reference_heap, &reference),
+        per_state(compact_heap, &compact1),
+    );
+    let decide = |engine: Engine, threads: usize| {
+        (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                bench::decide_configuration(configuration, engine, threads);
+                start.elapsed()
+            })
+            .min()
+            .expect("runs > 0")
+    };
+    let (r, c1, c2) = (
+        decide(Engine::Reference, 1),
+        decide(Engine::Compact, 1),
+        decide(Engine::Compact, 2),
+    );
+    println!(
+        "| {what}: its {} always and sometimes checks as `check` decides them, reference / compact 1 thread / compact 2 threads | {:.1} / {:.1} / {:.1} ms ({:.1}x / {:.1}x faster) | >= 4x | same |",
+        configuration.checks.len(),
+        r.as_secs_f64() * 1e3,
+        c1.as_secs_f64() * 1e3,
+        c2.as_secs_f64() * 1e3,
+        r.as_secs_f64() / c1.as_secs_f64(),
+        r.as_secs_f64() / c2.as_secs_f64(),
+    );
 }
 
 fn main() {
@@ -111,7 +201,7 @@ fn main() {
         per_state(ours_heap, &ours),
         per_state(base_heap, &base)
     );
-    for search in &Search::ALL[1..] {
+    for search in &Search::ALL[1..5] {
         let ours = fastest(|| bench::explore_configuration(largest, *search).expect("holding"));
         let base = fastest(|| bench::explore(model, &consistent, *search));
         println!(
@@ -121,6 +211,17 @@ fn main() {
             thousands(rate(&base)),
             rate(&ours) / rate(&base)
         );
+    }
+    engine_rows(largest, "largest holding model");
+    if std::env::var_os("WALCHECK_BENCH_LARGE").is_some() {
+        let large = bench::configurations_of(&Selection {
+            specs: vec!["olake-bootstrap:pr1084".into()],
+            faults: Some("all".into()),
+            bounds: LARGE_BOUNDS.iter().map(|b| (*b).to_owned()).collect(),
+        })
+        .expect("the issue's configuration selects")
+        .remove(0);
+        engine_rows(&large, "the large configuration");
     }
     for (name, kind) in [("sync", LadderKind::Sync), ("async", LadderKind::Async)] {
         let options = Options {

@@ -1,8 +1,9 @@
 //! The benchmarks' harness, shared by `cargo bench` (`benches/checkers.rs`) and the
 //! README's performance table (`examples/bench_report.rs`): the catalogue grouped
 //! into configurations, full explorations with walcheck's breadth-first checker and with
-//! stateright's BFS and DFS at any thread count, and the searches for each configuration's
-//! expected counterexamples.
+//! stateright's BFS and DFS at any thread count and with the compact engine, the searches for
+//! each configuration's expected counterexamples, and a configuration's checks decided by each
+//! engine as `walcheck check` decides them.
 //!
 //! Granularity is the configuration (system, variant, faults, bounds), not the property: every
 //! holding `always` property of a configuration is proved by the same full exploration of its
@@ -19,8 +20,10 @@ use std::time::{Duration, Instant};
 use stateright::{Checker, Expectation, HasDiscoveries, Model, Property};
 use walcheck_properties::system::Kind;
 
-use crate::catalogue::{self, Selection, SystemConfig, WithModel};
+use crate::catalogue::{self, Entry, Selection, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Verdict};
+use crate::compact::{self, Fold64};
+use crate::run::{self, CheckResult, Engine, Options, Unobserved};
 
 /// One configuration of the catalogue and what it expects of its `always` properties.
 #[derive(Clone, Debug)]
@@ -32,11 +35,18 @@ pub struct Configuration {
     pub holding: Vec<&'static str>,
     /// `always` properties expected to be violated: each has a shortest counterexample.
     pub violated: Vec<&'static str>,
+    /// Its `always` and `sometimes` entries: what one compact search decides.
+    pub checks: Vec<Entry>,
 }
 
 /// Every configuration of the default catalogue, in catalogue order.
 pub fn configurations() -> Vec<Configuration> {
-    let entries = catalogue::select(&Selection::default()).expect("the catalogue selects");
+    configurations_of(&Selection::default()).expect("the catalogue selects")
+}
+
+/// The configurations `selection` names, in catalogue order, or why it names none.
+pub fn configurations_of(selection: &Selection) -> Result<Vec<Configuration>, String> {
+    let entries = catalogue::select(selection)?;
     let mut out: Vec<Configuration> = Vec::new();
     for entry in entries {
         if out.last().is_none_or(|c| c.config != entry.config) {
@@ -53,18 +63,22 @@ pub fn configurations() -> Vec<Configuration> {
                 ),
                 holding: Vec::new(),
                 violated: Vec::new(),
+                checks: Vec::new(),
             });
+        }
+        let last = out.last_mut().expect("pushed above");
+        if entry.property.kind != Kind::Eventually {
+            last.checks.push(entry.clone());
         }
         if entry.property.kind != Kind::Always {
             continue;
         }
-        let last = out.last_mut().expect("pushed above");
         match entry.expected {
             Verdict::Holds => last.holding.push(entry.property.id),
             _ => last.violated.push(entry.property.id),
         }
     }
-    out
+    Ok(out)
 }
 
 /// A search strategy and its thread count.
@@ -76,16 +90,20 @@ pub enum Search {
     StaterightBfs(usize),
     /// stateright 0.31's DFS with this many threads.
     StaterightDfs(usize),
+    /// walcheck's compact engine ([`crate::compact`]), 64-bit fingerprints, this many threads.
+    Compact(usize),
 }
 
 impl Search {
     /// Every search the benchmarks compare.
-    pub const ALL: [Search; 5] = [
+    pub const ALL: [Search; 7] = [
         Search::Walcheck,
         Search::StaterightBfs(1),
         Search::StaterightBfs(2),
         Search::StaterightDfs(1),
         Search::StaterightDfs(2),
+        Search::Compact(1),
+        Search::Compact(2),
     ];
 
     /// `walcheck-bfs-1`, `stateright-dfs-2`, ...
@@ -94,6 +112,7 @@ impl Search {
             Search::Walcheck => "walcheck-bfs-1".into(),
             Search::StaterightBfs(n) => format!("stateright-bfs-{n}"),
             Search::StaterightDfs(n) => format!("stateright-dfs-{n}"),
+            Search::Compact(n) => format!("compact-bfs-{n}"),
         }
     }
 }
@@ -145,6 +164,31 @@ where
                 elapsed: start.elapsed(),
             }
         }
+        Search::Compact(threads) => {
+            let options = compact::Options {
+                threads,
+                ..compact::Options::default()
+            };
+            // Only the proof: a full exploration, as walcheck's checker makes for it.
+            let hooks = compact::Hooks {
+                select: &|name| name == proof.name,
+                threads: &|| threads,
+            };
+            let report = compact::check_hooked(&model, &Fold64, &options, &hooks, &mut |_| {})
+                .unwrap_or_else(|e| panic!("{e}"));
+            let verdict = report.outcome(proof.name).map(|o| o.verdict);
+            assert_eq!(
+                verdict,
+                Some(Verdict::Holds),
+                "{} must hold for a full exploration",
+                proof.name
+            );
+            Explored {
+                unique_states: report.unique_states,
+                states: report.states,
+                elapsed: start.elapsed(),
+            }
+        }
         Search::StaterightBfs(threads) | Search::StaterightDfs(threads) => {
             // No property has this name, so the checker never finishes early.
             let never = HasDiscoveries::AllOf(BTreeSet::from(["(every state)"]));
@@ -179,6 +223,20 @@ pub fn property<M: Model>(model: &M, name: &str) -> Property<M> {
 pub fn explore_configuration(configuration: &Configuration, search: Search) -> Option<Explored> {
     let proof = configuration.holding.first()?;
     Some(configuration.config.with_model(Explore(proof, search)))
+}
+
+/// Decides every `always` and `sometimes` entry of `configuration` as `walcheck check` does with
+/// `engine` on `threads` threads: one compact search, or one reference search per entry.
+pub fn decide_configuration(
+    configuration: &Configuration,
+    engine: Engine,
+    threads: usize,
+) -> Vec<CheckResult> {
+    let options = Options {
+        engine,
+        ..Options::new(threads, Budget::default())
+    };
+    run::run_all_with(&configuration.checks, &options, &Unobserved)
 }
 
 /// Searches `configuration` with walcheck's checker for each expected-violated `always`

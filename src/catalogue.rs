@@ -307,7 +307,8 @@ macro_rules! checkable {
 }
 
 checkable! {
-    search(crate::run::Search<'_>) -> crate::run::Searched;
+    search(crate::run::SearchEntry<'_>) -> crate::run::Searched;
+    search_group(crate::run::Group<'_>) -> crate::run::Grouped;
     replay(crate::run::Replay<'_>) -> crate::run::Replayed;
     check_against(crate::run::CheckAgainst<'_>) -> Result<(), String>;
     links(crate::explore::Links<'_>) -> Vec<crate::explore::Link>;

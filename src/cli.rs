@@ -87,9 +87,34 @@ enum Command {
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
         #[arg(long = "bound", value_name = "NAME=VALUE")]
         bounds: Vec<String>,
-        /// Threads to spread the checks over (1 to 64); results are the same at any count.
+        /// Threads (1 to 64), shared by the run's searches; results are the same at any count.
+        ///
+        /// A run has one search per configuration for its always and sometimes checks (one per
+        /// check with --engine reference) and one per eventually check. min(N, searches)
+        /// workers take the searches in catalogue order; a compact search splits each round of
+        /// its breadth-first levels over N / (searches running) threads, asked again each round,
+        /// so one configuration checked alone, or the last still running, gets all N. Reference
+        /// and liveness searches use one thread each.
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
+        /// The checker of always and sometimes checks; both give the same verdicts, counts and
+        /// traces.
+        #[arg(long, value_enum, default_value_t = run::Engine::Compact)]
+        engine: run::Engine,
+        /// Fingerprint width of the compact engine: 64 or 128. After an exhaustive proof the
+        /// report gives the chance that a collision hid a state, and advises 128 above 1e-6.
+        #[arg(
+            long,
+            value_name = "BITS",
+            default_value_t = 64,
+            allow_negative_numbers = true
+        )]
+        fingerprint_bits: u32,
+        /// Stop a compact or liveness search before its own stored bytes (fingerprint table,
+        /// parent links, the levels held whole; the liveness graph) exceed this; its unfinished
+        /// checks are inconclusive (exit 3) [default: half the machine's memory].
+        #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
+        max_memory: Option<u64>,
         /// Stop searching after this many seconds; unfinished checks are inconclusive.
         #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
         timeout: Option<f64>,
@@ -618,6 +643,9 @@ fn check(command: Command) -> ExitCode {
         faults,
         bounds,
         threads,
+        engine,
+        fingerprint_bits,
+        max_memory,
         timeout,
         max_states,
         strict,
@@ -633,6 +661,14 @@ fn check(command: Command) -> ExitCode {
         Ok(timeout) => timeout,
         Err(err) => return usage_error(&err),
     };
+    if fingerprint_bits != 64 && fingerprint_bits != 128 {
+        return usage_error(&format!(
+            "--fingerprint-bits takes 64 or 128, not {fingerprint_bits}"
+        ));
+    }
+    if max_memory == Some(0) {
+        return usage_error("--max-memory takes a whole number of bytes above 0");
+    }
     let selection = Selection {
         specs,
         faults,
@@ -649,7 +685,14 @@ fn check(command: Command) -> ExitCode {
         max_states,
         deadline: timeout.map(|t| Instant::now() + t),
     };
-    let (mut results, wall) = run_checks(&entries, threads, &budget, json);
+    let options = run::Options {
+        engine,
+        threads,
+        budget,
+        max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
+        fingerprint_bits,
+    };
+    let (mut results, wall) = run_checks(&entries, &options, json);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
     let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
@@ -726,21 +769,20 @@ fn select_run(
     Ok((run::shard(entries, index, count), Some(shard)))
 }
 
-/// Runs `entries` on `threads`, with progress lines on a terminal unless the report is JSON;
+/// Runs `entries` with `options`, with progress lines on a terminal unless the report is JSON;
 /// the results, and the wall time they took.
 fn run_checks(
     entries: &[Entry],
-    threads: usize,
-    budget: &Budget,
+    options: &run::Options,
     json: bool,
 ) -> (Vec<CheckResult>, Duration) {
     let started = Instant::now();
     let results = match crate::progress::Lines::wanted(json) {
         Some(color) => {
             let lines = crate::progress::Lines::new(entries.len(), color);
-            run::run_all_observed(entries, threads, budget, &lines)
+            run::run_all_with(entries, options, &lines)
         }
-        None => run::run_all(entries, threads, budget),
+        None => run::run_all_with(entries, options, &run::Unobserved),
     };
     (results, started.elapsed())
 }

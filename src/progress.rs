@@ -1,4 +1,4 @@
-//! Progress lines for `walcheck check` on a terminal: one indicatif line per running entry with
+//! Progress lines for `walcheck check` on a terminal: one indicatif line per running search with
 //! its states, unique states, depth, states per second and elapsed time, cleared when the entry
 //! ends so that the report that follows is the same as without them.
 
@@ -46,6 +46,23 @@ impl Lines {
     }
 }
 
+impl Lines {
+    /// A line for the search of entry `index`, `what` it decides.
+    fn start(&self, index: usize, entry: &Entry, what: String) {
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        bar.set_style(self.style.clone());
+        bar.set_prefix(format!(
+            "{}:{} faults={} {what}",
+            entry.system(),
+            entry.config.variant(),
+            entry.config.faults(),
+        ));
+        let started = Instant::now();
+        bar.set_message(message(Progress::default(), started));
+        self.running.lock().expect("no panics holding the lock")[index] = Some((bar, started));
+    }
+}
+
 fn message(p: Progress, started: Instant) -> String {
     let seconds = started.elapsed().as_secs_f64();
     let rate = if seconds > 0.0 {
@@ -61,18 +78,15 @@ fn message(p: Progress, started: Instant) -> String {
 
 impl Observer for Lines {
     fn started(&self, index: usize, entry: &Entry) {
-        let bar = self.multi.add(ProgressBar::new_spinner());
-        bar.set_style(self.style.clone());
-        bar.set_prefix(format!(
-            "{}:{} faults={} {}",
-            entry.system(),
-            entry.config.variant(),
-            entry.config.faults(),
-            entry.property.id
-        ));
-        let started = Instant::now();
-        bar.set_message(message(Progress::default(), started));
-        self.running.lock().expect("no panics holding the lock")[index] = Some((bar, started));
+        self.start(index, entry, entry.property.id.to_owned());
+    }
+
+    fn started_search(&self, index: usize, entry: &Entry, entries: usize) {
+        if entries == 1 {
+            self.started(index, entry);
+        } else {
+            self.start(index, entry, format!("{entries} checks"));
+        }
     }
 
     fn progress(&self, index: usize, progress: Progress) {

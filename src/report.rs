@@ -11,6 +11,7 @@ use walcheck_traces::Trace;
 use crate::catalogue::{self, systems, Entry, SystemConfig};
 use crate::checker::Verdict;
 use crate::run::CheckResult;
+use walcheck_properties::compact::CollisionEstimate;
 
 /// A configuration's bounds as a JSON object (numbers as numbers, named choices as strings).
 pub fn bounds_json(config: &SystemConfig) -> std::collections::BTreeMap<String, Value> {
@@ -146,6 +147,18 @@ pub fn check_json(results: &[CheckResult]) -> Value {
                     .and(r.trace.as_ref())
                     .map(|t| t.len_actions())),
             );
+            // After an exhaustive proof over fingerprints, the chance that a collision hid a
+            // state (TLC's optimistic estimate); which budget ended an inconclusive search; why a
+            // search could not be trusted.
+            row.insert(
+                "collision".into(),
+                json!(r.collision.map(|c| json!({
+                    "fingerprint_bits": c.fingerprint_bits,
+                    "probability": c.optimistic,
+                }))),
+            );
+            row.insert("limit".into(), json!(r.limit));
+            row.insert("error".into(), json!(r.error));
             if e.property.kind == Kind::Eventually {
                 // Where a lasso's cycle starts (its state index), as ITF's `loop`.
                 row.insert(
@@ -188,7 +201,9 @@ pub fn check_text(
     } else {
         out.push_str(&written_line(results));
     }
+    out.push_str(&stopped_text(results));
     out.push_str(&summary_line(results, strict, wall));
+    out.push_str(&collision_text(results));
     out
 }
 
@@ -518,6 +533,10 @@ mod tests {
             peak_heap_bytes: None,
             trace: None,
             trace_path: None,
+            search: None,
+            collision: None,
+            limit: None,
+            error: None,
         }
     }
 
@@ -535,6 +554,31 @@ mod tests {
                 false
             ),
             1
+        );
+    }
+
+    #[test]
+    fn a_high_collision_estimate_advises_128_bit_fingerprints() {
+        let estimate = |optimistic| CollisionEstimate {
+            fingerprint_bits: 64,
+            lookups: 3,
+            distinct: 2,
+            optimistic,
+            birthday: 0.0,
+        };
+        let mut low = result(Verdict::Holds, Verdict::Holds);
+        low.collision = Some(estimate(1e-9));
+        let text = check_text(&[low.clone()], false, Duration::ZERO, true);
+        assert!(
+            text.contains("1 exhaustive search over 64-bit fingerprints: the chance that a collision hid a state is at most 1.0e-9"),
+            "{text}"
+        );
+        assert!(!text.contains("rerun"), "{text}");
+        low.collision = Some(estimate(2e-5));
+        let text = check_text(&[low], false, Duration::ZERO, true);
+        assert!(
+            text.contains("at most 2.0e-5 (olake-bootstrap:pr1084 faults=none); above 1e-6: rerun with --fingerprint-bits 128"),
+            "{text}"
         );
     }
 
@@ -630,5 +674,98 @@ pub fn legend(shown: &[&str], declared: &[VarInfo], terms: &[(&str, &str)]) -> S
         let line = format!("  {name:<name_width$}  {kind:<kind_width$}  {doc}");
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    out
+}
+
+/// A configuration as the summary lines name it: `system:variant faults=F bounds`.
+fn config_name(config: &SystemConfig) -> String {
+    let bounds = config.non_default_bounds().join(",");
+    format!(
+        "{}:{} faults={}{}",
+        config.info().name,
+        config.variant(),
+        config.faults(),
+        if bounds.is_empty() {
+            String::new()
+        } else {
+            format!(" {bounds}")
+        }
+    )
+}
+
+/// One line per search that ended without deciding some of its checks: the budget that ran out,
+/// or why its result could not be trusted.
+fn stopped_text(results: &[CheckResult]) -> String {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    for r in results {
+        let line = match (&r.error, r.limit) {
+            (Some(error), _) => format!(
+                "error: {}: {error}; its checks are inconclusive (rerun with --fingerprint-bits 128)",
+                config_name(&r.entry.config)
+            ),
+            (None, Some(limit)) => format!(
+                "inconclusive: {}: {} ran out first",
+                config_name(&r.entry.config),
+                match limit {
+                    "state-indices" => "the 32-bit state indices".to_owned(),
+                    flag => format!("--{flag}"),
+                }
+            ),
+            (None, None) => continue,
+        };
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, count)) => *count += 1,
+            None => lines.push((line, 1)),
+        }
+    }
+    let mut out = String::new();
+    for (line, checks) in lines {
+        let _ = writeln!(
+            out,
+            "{line}: {checks} check{}",
+            if checks == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+/// After exhaustive proofs over fingerprints: how many, and the largest estimated chance that a
+/// collision hid a state, with advice above [`crate::run::COLLISION_ADVICE_ABOVE`].
+fn collision_text(results: &[CheckResult]) -> String {
+    let mut searches: Vec<(&SystemConfig, CollisionEstimate)> = Vec::new();
+    for r in results {
+        if let Some(c) = r.collision {
+            if !searches
+                .iter()
+                .any(|(config, _)| **config == r.entry.config)
+            {
+                searches.push((&r.entry.config, c));
+            }
+        }
+    }
+    let Some((config, worst)) = searches.iter().copied().reduce(|a, b| {
+        if b.1.optimistic > a.1.optimistic {
+            b
+        } else {
+            a
+        }
+    }) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "{} exhaustive search{} over {}-bit fingerprints: the chance that a collision hid a state is at most {:.1e} ({})",
+        searches.len(),
+        if searches.len() == 1 { "" } else { "es" },
+        worst.fingerprint_bits,
+        worst.optimistic,
+        config_name(config),
+    );
+    if worst.optimistic > crate::run::COLLISION_ADVICE_ABOVE {
+        out.push_str(&format!(
+            "; above {:.0e}: rerun with --fingerprint-bits 128",
+            crate::run::COLLISION_ADVICE_ABOVE
+        ));
+    }
+    out.push('\n');
     out
 }

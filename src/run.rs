@@ -1,5 +1,7 @@
-//! Running catalogue entries: one search per entry, entries spread over threads, results and
-//! traces in catalogue order whatever the thread count.
+//! Running catalogue entries: by default one compact search per configuration deciding all of
+//! its selected `always` and `sometimes` entries (`--engine compact`), or one reference search per
+//! entry (`--engine reference`); `eventually` entries each get the fair-liveness checker. Results
+//! and traces come back in catalogue order, the same at any thread count.
 
 use std::fmt::{Debug, Display};
 use std::hash::Hash;
@@ -8,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use stateright::Model;
+use stateright::{Model, Property};
+use walcheck_properties::compact::{self, CollisionEstimate, Fingerprinter, Fold128, Fold64};
 use walcheck_properties::system::{Kind, Live, Variables};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
@@ -16,6 +19,84 @@ use walcheck_traces::{Header, Step, Trace, SCHEMA};
 use crate::catalogue::{Entry, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
 use crate::liveness;
+
+/// Above this estimated probability that a fingerprint collision hid a state, the report
+/// advises rerunning with 128-bit fingerprints: one in a million.
+pub const COLLISION_ADVICE_ABOVE: f64 = 1e-6;
+
+/// Which checker decides the `always` and `sometimes` entries. (The variants' docs are
+/// `check --help`'s.)
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// One search per configuration over fingerprints, deciding all its checks at once
+    #[default]
+    Compact,
+    /// One search per check, storing every state whole
+    Reference,
+}
+
+impl Engine {
+    /// The name `--engine` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Compact => "compact",
+            Engine::Reference => "reference",
+        }
+    }
+}
+
+/// How to run a set of entries.
+#[derive(Copy, Clone, Debug)]
+pub struct Options {
+    pub engine: Engine,
+    /// Threads shared by the run's searches (see [`run_all_with`]).
+    pub threads: usize,
+    /// `max_states` and the deadline, for every search.
+    pub budget: Budget,
+    /// Stop a compact or liveness search before its own stored bytes would exceed this.
+    pub max_memory_bytes: Option<u64>,
+    /// The compact engine's fingerprint width: 64 or 128 (`check` takes no other). Below 64,
+    /// for tests: [`compact::Narrow`] fingerprints of that many bits, every duplicate compared,
+    /// so that collisions happen and are found.
+    pub fingerprint_bits: u32,
+}
+
+impl Options {
+    /// The default engine on `threads` threads within `budget`, 64-bit fingerprints, no memory
+    /// budget.
+    pub fn new(threads: usize, budget: Budget) -> Options {
+        Options {
+            engine: Engine::default(),
+            threads,
+            budget,
+            max_memory_bytes: None,
+            fingerprint_bits: 64,
+        }
+    }
+}
+
+/// `--max-memory`'s default: half the machine's physical memory (`MemTotal` of
+/// `/proc/meminfo`), or 4 GiB where that cannot be read. It bounds what one search counts as
+/// stored, so that a search too large for the machine ends inconclusive instead of being killed.
+pub fn default_max_memory_bytes() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        });
+    match total_kib {
+        Some(kib) if kib > 0 => kib * 1024 / 2,
+        _ => 4 << 30,
+    }
+}
 
 /// The outcome of one entry.
 #[derive(Clone, Debug)]
@@ -25,14 +106,39 @@ pub struct CheckResult {
     pub states: u64,
     pub unique_states: u64,
     pub max_depth: u64,
+    /// The wall time of the search that decided the entry (under the compact engine, shared by
+    /// the entries of one configuration).
     pub elapsed: Duration,
     /// The most heap the entry's search held, in bytes (its stored states, queue and path);
-    /// `None` unless the binary counts heap bytes ([`crate::heap`]).
+    /// `None` unless the binary counts heap bytes ([`crate::heap`]), or when the search ran
+    /// rounds on several threads (heap is counted per thread).
     pub peak_heap_bytes: Option<u64>,
     /// The counterexample (violated `always`) or witness (holding `sometimes`).
     pub trace: Option<Trace>,
     /// Where the counterexample was written, once it is.
     pub trace_path: Option<PathBuf>,
+    /// The search that decided the entry, when it decided others too.
+    pub search: Option<SearchFigures>,
+    /// For a verdict reached by exhausting a space of fingerprints (`always` holds, `sometimes`
+    /// violated under the compact engine): the chance that a collision hid a state.
+    pub collision: Option<CollisionEstimate>,
+    /// For an inconclusive verdict: the budget that ran out (`max-states`, `timeout`,
+    /// `max-memory`, `state-indices`), or `None` when the search failed ([`CheckResult::error`]).
+    pub limit: Option<&'static str>,
+    /// Why the search could not give a trustworthy result (a fingerprint collision); the verdict
+    /// is then inconclusive.
+    pub error: Option<String>,
+}
+
+/// Figures of one compact search, shared by the entries it decided.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SearchFigures {
+    /// Distinct states the search stored by its end.
+    pub unique_states: u64,
+    /// The most bytes the search counted as stored ([`compact::Report::memory_bytes`]).
+    pub memory_bytes: u64,
+    /// The most threads one of its rounds ran on.
+    pub threads: usize,
 }
 
 impl CheckResult {
@@ -41,17 +147,23 @@ impl CheckResult {
         self.verdict == Verdict::Inconclusive || self.verdict == self.entry.expected
     }
 
-    /// Distinct states stored per second of the entry's wall time; `None` when no time passed.
+    /// Distinct states stored per second of the search's wall time; `None` when no time passed.
     pub fn states_per_s(&self) -> Option<f64> {
         let seconds = self.elapsed.as_secs_f64();
-        (seconds > 0.0).then(|| self.unique_states as f64 / seconds)
+        (seconds > 0.0).then(|| self.searched_states() as f64 / seconds)
     }
 
     /// Heap bytes per distinct state stored: the search's peak heap over its distinct states;
     /// `None` when heap bytes are not counted or nothing was stored.
     pub fn bytes_per_state(&self) -> Option<f64> {
         let heap = self.peak_heap_bytes?;
-        (self.unique_states > 0).then(|| heap as f64 / self.unique_states as f64)
+        let stored = self.searched_states();
+        (stored > 0).then(|| heap as f64 / stored as f64)
+    }
+
+    /// The distinct states of the search that decided the entry.
+    fn searched_states(&self) -> u64 {
+        self.search.map_or(self.unique_states, |s| s.unique_states)
     }
 
     /// Whether this result's trace is a counterexample to be written and shown.
@@ -65,6 +177,12 @@ impl CheckResult {
 pub trait Observer: Sync {
     /// Entry `index` of the run starts on some thread.
     fn started(&self, index: usize, entry: &Entry);
+    /// Entry `index`'s search starts, deciding `entries` entries at once (the others of its
+    /// configuration are not [`Observer::started`]; all are [`Observer::finished`]).
+    fn started_search(&self, index: usize, entry: &Entry, entries: usize) {
+        let _ = entries;
+        self.started(index, entry);
+    }
     /// Entry `index`'s search has got this far.
     fn progress(&self, index: usize, progress: Progress);
     /// Entry `index` has its result.
@@ -80,26 +198,42 @@ impl Observer for Unobserved {
     fn finished(&self, _: usize, _: &CheckResult) {}
 }
 
-/// Runs one entry within `budget`.
+/// Runs one entry within `budget` with the default engine.
 pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
-    run_entry_observed(entry, budget, &mut |_| {})
+    run_all_with(
+        std::slice::from_ref(entry),
+        &Options::new(1, *budget),
+        &Unobserved,
+    )
+    .remove(0)
 }
 
-/// [`run_entry`], telling `observe` how far the search has got.
+/// Runs one entry on its own within `budget`: the reference checker for `always` and
+/// `sometimes`, the fair-liveness checker for `eventually` (stopped by `max_memory_bytes`),
+/// telling `observe` how far the search has got.
 pub fn run_entry_observed(
     entry: &Entry,
     budget: &Budget,
+    max_memory_bytes: Option<u64>,
     observe: &mut dyn FnMut(Progress),
 ) -> CheckResult {
     let start = Instant::now();
-    let ((verdict, states, unique_states, max_depth, trace), peak_heap_bytes) =
+    let ((verdict, states, unique_states, max_depth, trace, limit), peak_heap_bytes) =
         crate::heap::measure(|| {
-            entry.config.with_model(Search {
+            entry.config.with_model(SearchEntry {
                 entry,
                 budget,
+                max_memory_bytes,
                 observe,
             })
         });
+    let limit = (verdict == Verdict::Inconclusive).then(|| {
+        limit.unwrap_or(if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+            "timeout"
+        } else {
+            "max-states"
+        })
+    });
     CheckResult {
         entry: entry.clone(),
         verdict,
@@ -110,24 +244,30 @@ pub fn run_entry_observed(
         peak_heap_bytes,
         trace,
         trace_path: None,
+        search: None,
+        collision: None,
+        limit,
+        error: None,
     }
 }
 
-/// What a search gives: verdict, states, unique states, depth, and the trace it found.
-pub type Searched = (Verdict, u64, u64, u64, Option<Trace>);
+/// What a search of one entry gives: verdict, states, unique states, depth, the trace it found,
+/// and the budget that stopped it when it knows which.
+pub type Searched = (Verdict, u64, u64, u64, Option<Trace>, Option<&'static str>);
 
 /// What a replay gives: the steps replayed, or the first mismatch; or why it could not run.
 pub type Replayed = Result<Result<usize, Mismatch>, String>;
 
-/// `entry`'s check on its model: the fair-liveness checker for an `eventually` property, the
-/// breadth-first checker otherwise.
-pub struct Search<'a> {
+/// `entry`'s check on its model alone: the fair-liveness checker for an `eventually` property,
+/// the reference breadth-first checker otherwise.
+pub struct SearchEntry<'a> {
     entry: &'a Entry,
     budget: &'a Budget,
+    max_memory_bytes: Option<u64>,
     observe: &'a mut dyn FnMut(Progress),
 }
 
-impl WithModel for Search<'_> {
+impl WithModel for SearchEntry<'_> {
     type Output = Searched;
 
     fn call<M>(self, model: M) -> Searched
@@ -137,11 +277,57 @@ impl WithModel for Search<'_> {
         M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
     {
         if self.entry.property.kind == Kind::Eventually {
-            search_liveness(&model, self.entry, self.budget, self.observe)
+            search_liveness(
+                &model,
+                self.entry,
+                self.budget,
+                self.max_memory_bytes,
+                self.observe,
+            )
         } else {
             search(&model, self.entry, self.budget, self.observe)
         }
     }
+}
+
+/// The property `entry` names, from its model.
+fn property_of<M: Model>(model: &M, entry: &Entry) -> Property<M> {
+    model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == entry.property.id)
+        .unwrap_or_else(|| {
+            panic!(
+                "{} lists {} but its model does not",
+                entry.system(),
+                entry.property.id
+            )
+        })
+}
+
+/// The trace of a breadth-first counterexample or witness, the same whichever engine found it.
+fn breadth_first_trace<M>(
+    model: &M,
+    property: &Property<M>,
+    entry: &Entry,
+    verdict: Verdict,
+    path: ModelPath<M::State, M::Action>,
+) -> Trace
+where
+    M: Model,
+    M::State: Variables,
+    M::Action: Clone + PartialEq + Display,
+{
+    // Breadth-first paths are already shortest and canonical; minimising keeps that promise
+    // for any path, and checks it.
+    let actions: Vec<M::Action> = path.actions().cloned().collect();
+    let minimal = minimise(model, property, &actions);
+    debug_assert!(
+        minimal == actions,
+        "a breadth-first path is shortest and canonical"
+    );
+    let path = checker::replay(model, &minimal).expect("a minimised path replays");
+    to_trace(entry, verdict, &path)
 }
 
 fn search<M>(
@@ -155,39 +341,19 @@ where
     M::State: std::hash::Hash + Eq + Clone + Variables,
     M::Action: Clone + PartialEq + std::fmt::Display,
 {
-    let property = model
-        .properties()
-        .into_iter()
-        .find(|p| p.name == entry.property.id)
-        .unwrap_or_else(|| {
-            panic!(
-                "{} lists {} but its model does not",
-                entry.system(),
-                entry.property.id
-            )
-        });
+    let property = property_of(model, entry);
     let outcome = checker::check_observed(model, &property, budget, observe)
         .unwrap_or_else(|e| panic!("{e}"));
-    let path = outcome.path.map(|path| {
-        // Breadth-first paths are already shortest and canonical; minimising keeps that promise
-        // for any path, and checks it.
-        let actions: Vec<M::Action> = path.actions().cloned().collect();
-        let minimal = minimise(model, &property, &actions);
-        debug_assert!(
-            minimal == actions,
-            "a breadth-first path is shortest and canonical"
-        );
-        checker::replay(model, &minimal).expect("a minimised path replays")
-    });
-    let trace = path
-        .as_ref()
-        .map(|path| to_trace(entry, outcome.verdict, path));
+    let trace = outcome
+        .path
+        .map(|path| breadth_first_trace(model, &property, entry, outcome.verdict, path));
     (
         outcome.verdict,
         outcome.states,
         outcome.unique_states,
         outcome.max_depth,
         trace,
+        None,
     )
 }
 
@@ -197,6 +363,7 @@ fn search_liveness<M>(
     model: &M,
     entry: &Entry,
     budget: &Budget,
+    max_memory_bytes: Option<u64>,
     observe: &mut dyn FnMut(Progress),
 ) -> Searched
 where
@@ -215,7 +382,14 @@ where
                 entry.property.id
             )
         });
-    let outcome = liveness::check_observed(model, property, model.fairness(), budget, observe);
+    let outcome = liveness::check_bounded(
+        model,
+        property,
+        model.fairness(),
+        budget,
+        max_memory_bytes,
+        observe,
+    );
     let trace = outcome.lasso.as_ref().map(|lasso| {
         let trace = to_trace(entry, outcome.verdict, &lasso.path);
         assert_eq!(
@@ -231,7 +405,108 @@ where
         outcome.unique_states,
         outcome.max_depth,
         trace,
+        outcome.limit.map(limit_name),
     )
+}
+
+/// A compact or liveness search's limit by the flag that sets it.
+fn limit_name(limit: compact::Limit) -> &'static str {
+    match limit {
+        compact::Limit::States => "max-states",
+        compact::Limit::Time => "timeout",
+        compact::Limit::Memory => "max-memory",
+        compact::Limit::Indices => "state-indices",
+    }
+}
+
+/// The `always` and `sometimes` entries of one configuration, decided by one compact search.
+pub struct Group<'a> {
+    entries: &'a [&'a Entry],
+    options: &'a Options,
+    threads: &'a dyn Fn() -> usize,
+    observe: &'a mut dyn FnMut(Progress),
+}
+
+/// What a [`Group`] search gives: per entry what [`Searched`] says and the collision estimate
+/// of a verdict reached by exhaustion, with the search's figures; or why the search could not
+/// be trusted.
+pub type Grouped = Result<(Vec<(Searched, Option<CollisionEstimate>)>, u64, u64), String>;
+
+impl WithModel for Group<'_> {
+    type Output = Grouped;
+
+    fn call<M>(self, model: M) -> Grouped
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        match self.options.fingerprint_bits {
+            128 => search_group(&model, &Fold128, self),
+            bits if bits < 64 => search_group(&model, &compact::Narrow { bits }, self),
+            _ => search_group(&model, &Fold64, self),
+        }
+    }
+}
+
+fn search_group<M, P>(model: &M, fingerprinter: &P, group: Group<'_>) -> Grouped
+where
+    M: Model + Sync,
+    M::State: Hash + Eq + Clone + Variables + Send + Sync,
+    M::Action: Clone + PartialEq + Display,
+    P: Fingerprinter<M::State>,
+{
+    let budget = &group.options.budget;
+    let options = compact::Options {
+        threads: 1,
+        budget: compact::Budget {
+            max_states: budget.max_states,
+            deadline: budget.deadline,
+            max_memory_bytes: group.options.max_memory_bytes,
+        },
+        // A narrow test fingerprint is there to collide: compare every duplicate.
+        verify_duplicates: group.options.fingerprint_bits < 64,
+        ..compact::Options::default()
+    };
+    let hooks = compact::Hooks {
+        select: &|name| group.entries.iter().any(|e| e.property.id == name),
+        threads: group.threads,
+    };
+    let report = compact::check_hooked(model, fingerprinter, &options, &hooks, group.observe)
+        .map_err(|e| e.to_string())?;
+    let limit = match report.stop {
+        compact::Stop::Limit(limit) => Some(limit_name(limit)),
+        compact::Stop::Decided | compact::Stop::Exhausted => None,
+    };
+    let mut searched = Vec::with_capacity(group.entries.len());
+    for entry in group.entries {
+        let property = property_of(model, entry);
+        let outcome = report
+            .outcome(entry.property.id)
+            .cloned()
+            .expect("a selected always or sometimes property is decided or pending");
+        let exhausted = report.stop == compact::Stop::Exhausted
+            && outcome.path.is_none()
+            && outcome.verdict != Verdict::Inconclusive;
+        let verdict = outcome.verdict;
+        let trace = outcome
+            .path
+            .map(|path| breadth_first_trace(model, &property, entry, verdict, path));
+        searched.push((
+            (
+                verdict,
+                outcome.states,
+                outcome.unique_states,
+                outcome.max_depth,
+                trace,
+                (verdict == Verdict::Inconclusive)
+                    .then_some(limit)
+                    .flatten(),
+            ),
+            exhausted.then_some(report.collision),
+        ));
+    }
+    Ok((searched, report.unique_states, report.memory_bytes))
 }
 
 /// The trace of `path`, with `entry`'s header.
@@ -282,30 +557,116 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
     }
 }
 
-/// Runs `entries` on `threads` threads. Entries not started by `budget.deadline` are
-/// inconclusive. Results come back in `entries` order.
+/// Runs `entries` on `threads` threads with the default engine. Entries not started by
+/// `budget.deadline` are inconclusive. Results come back in `entries` order.
 pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
-    run_all_observed(entries, threads, budget, &Unobserved)
+    run_all_with(entries, &Options::new(threads, *budget), &Unobserved)
 }
 
-/// [`run_all`], with `observer` watching each entry.
+/// [`run_all`] with the default engine, with `observer` watching each entry.
 pub fn run_all_observed(
     entries: &[Entry],
     threads: usize,
     budget: &Budget,
     observer: &dyn Observer,
 ) -> Vec<CheckResult> {
+    run_all_with(entries, &Options::new(threads, *budget), observer)
+}
+
+/// One unit of work: the entries (indices into the run's) that one search decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Job {
+    /// The `always` and `sometimes` entries of one configuration: one compact search.
+    Configuration(Vec<usize>),
+    /// One entry on its own: a reference search, or a liveness check.
+    Entry(usize),
+}
+
+impl Job {
+    fn first(&self) -> usize {
+        match self {
+            Job::Configuration(entries) => entries[0],
+            Job::Entry(index) => *index,
+        }
+    }
+}
+
+/// The searches `entries` take under `engine`, in the order of their first entry.
+fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
+    let mut jobs: Vec<Job> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        if engine == Engine::Reference || entry.property.kind == Kind::Eventually {
+            jobs.push(Job::Entry(index));
+            continue;
+        }
+        let same = jobs.iter_mut().find_map(|job| match job {
+            Job::Configuration(group) if entries[group[0]].config == entry.config => Some(group),
+            _ => None,
+        });
+        match same {
+            Some(group) => group.push(index),
+            None => jobs.push(Job::Configuration(vec![index])),
+        }
+    }
+    jobs
+}
+
+/// Runs `entries` as `options` says, with `observer` watching each entry. Results come back in
+/// `entries` order and are the same at any thread count.
+///
+/// Threads: the run's searches are one per configuration's `always` and `sometimes` entries
+/// (compact) or one per such entry (reference), and one per `eventually` entry.
+/// `min(threads, searches)` workers take them in catalogue order. A compact search spreads
+/// each round over `threads / searches running` threads (at least 1), asked again every round,
+/// so a configuration searched alone, or the last one still running, gets them all; reference
+/// and liveness searches run on their worker alone. Searches not started by the deadline are
+/// inconclusive.
+pub fn run_all_with(
+    entries: &[Entry],
+    options: &Options,
+    observer: &dyn Observer,
+) -> Vec<CheckResult> {
+    let jobs = jobs(entries, options.engine);
+    let threads = options.threads.max(1);
     let next = AtomicUsize::new(0);
+    let running = AtomicUsize::new(0);
+    let share = || (threads / running.load(Ordering::Relaxed).max(1)).max(1);
     let results: Mutex<Vec<Option<CheckResult>>> = Mutex::new(vec![None; entries.len()]);
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(entry) = entries.get(i) else { break };
-                observer.started(i, entry);
-                let result = run_entry_observed(entry, budget, &mut |p| observer.progress(i, p));
-                observer.finished(i, &result);
-                results.lock().expect("no thread panics holding the lock")[i] = Some(result);
+        for _ in 0..threads.min(jobs.len()).max(1) {
+            scope.spawn(|| {
+                while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    running.fetch_add(1, Ordering::Relaxed);
+                    let first = job.first();
+                    let done = match job {
+                        Job::Entry(index) => {
+                            observer.started(*index, &entries[*index]);
+                            vec![run_entry_observed(
+                                &entries[*index],
+                                &options.budget,
+                                options.max_memory_bytes,
+                                &mut |p| observer.progress(first, p),
+                            )]
+                        }
+                        Job::Configuration(group) => {
+                            observer.started_search(first, &entries[first], group.len());
+                            let group: Vec<&Entry> = group.iter().map(|i| &entries[*i]).collect();
+                            run_group(&group, options, &share, &mut |p| {
+                                observer.progress(first, p)
+                            })
+                        }
+                    };
+                    running.fetch_sub(1, Ordering::Relaxed);
+                    let indices = match job {
+                        Job::Entry(index) => vec![*index],
+                        Job::Configuration(group) => group.clone(),
+                    };
+                    for (index, result) in indices.into_iter().zip(done) {
+                        observer.finished(index, &result);
+                        results.lock().expect("no thread panics holding the lock")[index] =
+                            Some(result);
+                    }
+                }
             });
         }
     });
@@ -315,6 +676,81 @@ pub fn run_all_observed(
         .into_iter()
         .map(|r| r.expect("every entry ran"))
         .collect()
+}
+
+/// Decides `group`, entries of one configuration, with one compact search on the threads
+/// `share` gives each round.
+fn run_group(
+    group: &[&Entry],
+    options: &Options,
+    share: &dyn Fn() -> usize,
+    observe: &mut dyn FnMut(Progress),
+) -> Vec<CheckResult> {
+    let start = Instant::now();
+    let most_threads = AtomicUsize::new(0);
+    let threads = || {
+        let threads = share();
+        most_threads.fetch_max(threads, Ordering::Relaxed);
+        threads
+    };
+    let (grouped, heap) = crate::heap::measure(|| {
+        group[0].config.with_model(Group {
+            entries: group,
+            options,
+            threads: &threads,
+            observe,
+        })
+    });
+    let elapsed = start.elapsed();
+    let most_threads = most_threads.into_inner().max(1);
+    let blank = |entry: &Entry| CheckResult {
+        entry: entry.clone(),
+        verdict: Verdict::Inconclusive,
+        states: 0,
+        unique_states: 0,
+        max_depth: 0,
+        elapsed,
+        peak_heap_bytes: None,
+        trace: None,
+        trace_path: None,
+        search: None,
+        collision: None,
+        limit: None,
+        error: None,
+    };
+    match grouped {
+        Err(error) => group
+            .iter()
+            .map(|entry| CheckResult {
+                error: Some(error.clone()),
+                ..blank(entry)
+            })
+            .collect(),
+        Ok((searched, unique_states, memory_bytes)) => group
+            .iter()
+            .zip(searched)
+            .map(
+                |(entry, ((verdict, states, unique, max_depth, trace, limit), collision))| {
+                    CheckResult {
+                        verdict,
+                        states,
+                        unique_states: unique,
+                        max_depth,
+                        peak_heap_bytes: heap.filter(|_| most_threads == 1),
+                        trace,
+                        search: Some(SearchFigures {
+                            unique_states,
+                            memory_bytes,
+                            threads: most_threads,
+                        }),
+                        collision,
+                        limit,
+                        ..blank(entry)
+                    }
+                },
+            )
+            .collect(),
+    }
 }
 
 /// The entries of shard `index` of `count` (both from 1): every `count`-th entry of `entries`,

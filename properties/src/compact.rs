@@ -8,8 +8,9 @@
 //! reached it. A counterexample or witness is rebuilt at the end by re-executing those actions
 //! from the initial state, checking each state reached against its stored fingerprint.
 //!
-//! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s), and not yet wired
-//! into the command line.
+//! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s). `walcheck check`
+//! runs it by default (`--engine compact`), one search per configuration for the properties its
+//! selected entries name.
 //!
 //! # Same answers as [`crate::checker`]
 //!
@@ -60,6 +61,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
@@ -70,9 +72,12 @@ use crate::checker::{self, Outcome, Path, Progress, Verdict};
 /// the successors a round holds whole before they are merged.
 pub const CHUNK_STATES: usize = 4096;
 
-/// The fewest items a thread is given; smaller pieces cost more to start than they save. Tests
-/// split even the smallest levels, to exercise the merge.
+/// The fewest items a piece of a round has; smaller pieces cost more to hand out than they save.
+/// Tests split even the smallest levels, to exercise the merge.
 const MIN_PIECE: usize = if cfg!(test) { 1 } else { 64 };
+
+/// Pieces a round is cut into per thread (see [`in_parallel`]).
+const PIECES_PER_THREAD: usize = 8;
 
 /// A table slot's index when the slot is empty, and a root's parent.
 const NONE: u32 = u32::MAX;
@@ -107,7 +112,7 @@ impl From<checker::Budget> for Budget {
 #[derive(Copy, Clone, Debug)]
 pub struct Options {
     /// Threads that expand and check each round (at least 1; 0 is taken as 1). The results do
-    /// not depend on it.
+    /// not depend on it. [`check_hooked`] asks its [`Hooks::threads`] instead.
     pub threads: usize,
     pub budget: Budget,
     /// Parents expanded per round (at least 1). The results do not depend on it; it bounds the
@@ -171,7 +176,8 @@ pub enum Stop {
 #[derive(Clone, Debug)]
 pub struct Checked<S, A> {
     pub name: &'static str,
-    /// `None` for an `eventually` property, which this engine does not decide.
+    /// `None` for an `eventually` property, which this engine does not decide, and for one
+    /// [`Hooks::select`] left out.
     pub outcome: Option<Outcome<S, A>>,
 }
 
@@ -375,6 +381,22 @@ impl<S: Hash> Fingerprinter<S> for Fold128 {
     }
 }
 
+/// [`Fold64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
+/// for tests of what a collision does (run with [`Options::verify_duplicates`] to have every one
+/// found).
+#[derive(Copy, Clone, Debug)]
+pub struct Narrow {
+    pub bits: u32,
+}
+
+impl<S: Hash> Fingerprinter<S> for Narrow {
+    type Print = u64;
+    fn fingerprint(&self, state: &S) -> u64 {
+        let print: u64 = Fold64.fingerprint(state);
+        print & (u64::MAX >> 64u32.saturating_sub(self.bits).min(63))
+    }
+}
+
 const SEEDS: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344];
 const MULTIPLIERS: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
 
@@ -450,12 +472,21 @@ impl<const LANES: usize> Hasher for Fold<LANES> {
     }
 }
 
+/// One slot of the fingerprint table: a fingerprint and the index of its state, side by side so
+/// that a probe reads one cache line, and packed to 4-byte alignment so that a 64-bit
+/// fingerprint's slot is 12 bytes, not 16.
+#[derive(Copy, Clone)]
+#[repr(C, packed(4))]
+struct Slot<F> {
+    print: F,
+    /// The stored index, or [`NONE`] in an empty slot.
+    index: u32,
+}
+
 /// Every state stored, in the order stored: its parent link, and its fingerprint in an
 /// open-addressing table (linear probing, at most 3/4 full) that maps fingerprints to indices.
 struct Visited<F> {
-    slot_prints: Vec<F>,
-    /// The stored index in each slot, or [`NONE`].
-    slot_index: Vec<u32>,
+    slots: Vec<Slot<F>>,
     /// Each stored state's parent index ([`NONE`] for an initial state).
     parent: Vec<u32>,
     /// The position in `actions()` of the action that first reached each stored state (for an
@@ -466,8 +497,7 @@ struct Visited<F> {
 impl<F: Fingerprint> Visited<F> {
     fn new() -> Visited<F> {
         Visited {
-            slot_prints: vec![F::default(); INITIAL_SLOTS],
-            slot_index: vec![NONE; INITIAL_SLOTS],
+            slots: empty_slots(INITIAL_SLOTS),
             parent: Vec::new(),
             action: Vec::new(),
         }
@@ -477,16 +507,24 @@ impl<F: Fingerprint> Visited<F> {
         self.parent.len()
     }
 
+    /// Slots in the table.
+    fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The stored index of `print`, or the empty slot where it would go.
     fn find(&self, print: F) -> Result<u32, usize> {
-        let mask = self.slot_index.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut slot = print.slot_bits() as usize & mask;
         loop {
-            let index = self.slot_index[slot];
+            let Slot {
+                print: stored,
+                index,
+            } = self.slots[slot];
             if index == NONE {
                 return Err(slot);
             }
-            if self.slot_prints[slot] == print {
+            if stored == print {
                 return Ok(index);
             }
             slot = (slot + 1) & mask;
@@ -495,20 +533,19 @@ impl<F: Fingerprint> Visited<F> {
 
     /// Slots the table will have once one more state is stored.
     fn slots_after_insert(&self) -> usize {
-        debug_assert_eq!(self.slot_index.len(), slots_for(self.len()));
+        debug_assert_eq!(self.slots.len(), slots_for(self.len()));
         slots_for(self.len() + 1)
     }
 
     /// Stores `print` at `slot` (from [`Visited::find`]) and returns its index.
     fn insert(&mut self, mut slot: usize, print: F, parent: u32, action: u16) -> u32 {
         debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
-        if self.slots_after_insert() > self.slot_index.len() {
+        if self.slots_after_insert() > self.slots.len() {
             self.grow();
             slot = self.find(print).expect_err("a new fingerprint");
         }
         let index = self.len() as u32;
-        self.slot_prints[slot] = print;
-        self.slot_index[slot] = index;
+        self.slots[slot] = Slot { print, index };
         self.parent.push(parent);
         self.action.push(action);
         index
@@ -519,17 +556,26 @@ impl<F: Fingerprint> Visited<F> {
             self.len() < NONE as usize,
             "at most 2^32 states, 2^33 slots"
         );
-        let slots = self.slot_index.len() * 2;
-        let prints = std::mem::replace(&mut self.slot_prints, vec![F::default(); slots]);
-        let indices = std::mem::replace(&mut self.slot_index, vec![NONE; slots]);
-        for (print, index) in prints.into_iter().zip(indices) {
-            if index != NONE {
+        let slots = empty_slots(self.slots.len() * 2);
+        let old = std::mem::replace(&mut self.slots, slots);
+        for entry in old {
+            if entry.index != NONE {
+                let print = entry.print;
                 let slot = self.find(print).expect_err("fingerprints are distinct");
-                self.slot_prints[slot] = print;
-                self.slot_index[slot] = index;
+                self.slots[slot] = entry;
             }
         }
     }
+}
+
+fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
+    vec![
+        Slot {
+            print: F::default(),
+            index: NONE,
+        };
+        count
+    ]
 }
 
 /// Slots a table holding `stored` states has: it doubles from [`INITIAL_SLOTS`] to stay at most
@@ -682,21 +728,58 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let threads = options.threads.max(1);
+    let hooks = Hooks {
+        select: &|_| true,
+        threads: &|| options.threads,
+    };
+    check_hooked(model, fingerprinter, options, &hooks, observe)
+}
+
+/// What a caller running several searches at once decides for each of them.
+pub struct Hooks<'a> {
+    /// Whether to decide the property of this name; the search stops once every selected
+    /// property is decided, and the others' outcomes are `None`, as an `eventually`'s.
+    pub select: &'a dyn Fn(&str) -> bool,
+    /// Threads for the next round, asked before each round and each check of a round's new
+    /// states (0 is taken as 1); [`Options::threads`] is not read. The results do not depend on
+    /// it, so a caller may give a search more threads as others finish.
+    pub threads: &'a dyn Fn() -> usize,
+}
+
+/// [`check_with`], deciding only the properties `hooks` selects, on the threads it gives.
+pub fn check_hooked<M, P>(
+    model: &M,
+    fingerprinter: &P,
+    options: &Options,
+    hooks: &Hooks<'_>,
+    observe: &mut dyn FnMut(Progress),
+) -> Result<Report<M::State, M::Action>, Error>
+where
+    M: Model + Sync,
+    M::State: Eq + Clone + Send + Sync,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let threads = || (hooks.threads)().max(1);
     let chunk_states = options.chunk_states.max(1);
     let budget = &options.budget;
     let properties = model.properties();
+    let handled =
+        |p: &Property<M>| p.expectation != Expectation::Eventually && (hooks.select)(p.name);
     let mut status: Vec<Status> = properties
         .iter()
-        .map(|p| match p.expectation {
-            Expectation::Eventually => Status::NotHandled,
-            Expectation::Always | Expectation::Sometimes => Status::Pending,
+        .map(|p| {
+            if handled(p) {
+                Status::Pending
+            } else {
+                Status::NotHandled
+            }
         })
         .collect();
     let mut pending: Vec<Pending<M>> = properties
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.expectation != Expectation::Eventually)
+        .filter(|(_, p)| handled(p))
         .map(|(property, p)| Pending {
             property,
             condition: p.condition,
@@ -751,7 +834,7 @@ where
         }
     }
     let mut unique_states = space.visited.len() as u64;
-    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads) {
+    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads()) {
         totals = Totals::at::<P::Print, _>(&current, &next, last, 0, 0);
         unique_states = next.start as u64 + last as u64 + 1;
         stop = Some(Stop::Decided);
@@ -761,7 +844,7 @@ where
     let mut depth = 0;
     while stop.is_none() {
         if pending.is_empty() {
-            // Only when the model has no `always` or `sometimes` property.
+            // Only when no `always` or `sometimes` property is selected.
             stop = Some(Stop::Decided);
             break;
         }
@@ -782,7 +865,7 @@ where
             let space_ref = &space;
             let (current_ref, next_ref) = (&current, &next);
             let verify = options.verify_duplicates;
-            let pieces = in_parallel(threads, parents, &|offset, piece| {
+            let pieces = in_parallel(threads(), parents, &|offset, piece| {
                 expand(
                     space_ref,
                     current_ref,
@@ -817,7 +900,7 @@ where
                 &next,
                 round_start,
                 depth,
-                threads,
+                threads(),
             );
             if let Some(last) = last {
                 // The checker stops each property at its deciding state; the search ends where
@@ -897,7 +980,7 @@ fn counted_bytes<F: Fingerprint, S>(
     next: &Level<S>,
 ) -> u64 {
     bytes::<F, S>(
-        visited.slot_index.len(),
+        visited.slot_count(),
         visited.len(),
         current.states.len(),
         next.states.len(),
@@ -943,36 +1026,55 @@ fn admit<F: Fingerprint, S>(
     None
 }
 
-/// Runs `work` on contiguous pieces of `items`, one per thread, and returns the results in
-/// order; `work` is told each piece's offset in `items`.
+/// Runs `work` on contiguous pieces of `items` on `threads` threads and returns the results in
+/// piece order; `work` is told each piece's offset in `items`.
+///
+/// Pieces are about eight per thread, taken in turn by whichever thread is free: on a shared
+/// machine a thread that is descheduled holds up the round by one small piece, not by a share
+/// of it. Which thread ran a piece never shows in the results.
 fn in_parallel<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
     work: &(dyn Fn(usize, &[T]) -> R + Sync),
 ) -> Vec<R> {
-    let pieces = threads.min(items.len().div_ceil(MIN_PIECE)).max(1);
-    if pieces == 1 {
+    let size = items
+        .len()
+        .div_ceil(threads * PIECES_PER_THREAD)
+        .max(MIN_PIECE);
+    let pieces = items.len().div_ceil(size);
+    if threads <= 1 || pieces <= 1 {
         return vec![work(0, items)];
     }
-    let size = items.len().div_ceil(pieces);
-    std::thread::scope(|scope| {
-        let others: Vec<_> = items
-            .chunks(size)
-            .enumerate()
-            .skip(1)
-            .map(|(i, piece)| scope.spawn(move || work(i * size, piece)))
-            .collect();
-        let mut results = Vec::with_capacity(pieces);
-        results.push(work(0, &items[..size]));
-        for other in others {
-            results.push(
-                other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
+    let next = AtomicUsize::new(0);
+    let run = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= pieces {
+                return done;
+            }
+            let start = i * size;
+            let piece = &items[start..(start + size).min(items.len())];
+            done.push((i, work(start, piece)));
         }
-        results
-    })
+    };
+    let mut results: Vec<Option<R>> = (0..pieces).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads.min(pieces)).map(|_| scope.spawn(run)).collect();
+        let mine = run();
+        let theirs = others.into_iter().flat_map(|other| {
+            other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (i, result) in mine.into_iter().chain(theirs) {
+            results[i] = Some(result);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.expect("every piece ran"))
+        .collect()
 }
 
 /// Generates the successors of `parents` (at positions `first..` of `current`), dropping those

@@ -24,6 +24,7 @@
 
 use std::collections::VecDeque;
 use std::hash::Hash;
+use std::mem::size_of;
 use std::time::Instant;
 
 use crate::system::{FairClass, Fairness, Liveness};
@@ -34,6 +35,7 @@ use rustc_hash::FxBuildHasher;
 use stateright::Model;
 
 use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
+use crate::compact::Limit;
 
 /// The most fairness classes a system may declare (they are bits of a `u32`).
 pub const MAX_CLASSES: usize = 32;
@@ -94,6 +96,10 @@ pub struct Outcome<S, A> {
     pub product_nodes: u64,
     /// The counterexample when violated.
     pub lasso: Option<Lasso<S, A>>,
+    /// The most bytes the check counted as stored (see [`check_bounded`]).
+    pub memory_bytes: u64,
+    /// For an inconclusive verdict: the budget that ran out.
+    pub limit: Option<Limit>,
 }
 
 /// Checks `property` on `model` under `fairness` within `budget`.
@@ -124,26 +130,56 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
+    check_bounded(model, property, fairness, budget, None, observe)
+}
+
+/// [`check_observed`], inconclusive before the bytes it counts as stored would exceed
+/// `max_memory_bytes`: per state its `size_of`, 8 for its hash, 9 for its index-table slot and 12
+/// for its edge offset, fairness mask and depth; 12 per edge; and, before the monitor product is
+/// built, 14 per product node (parent link, reached flag) and 2 per state (goal, trigger). Heap a
+/// state owns is not counted; where the check stops depends only on the model.
+pub fn check_bounded<M>(
+    model: &M,
+    property: &Liveness<M, M::State>,
+    fairness: &[FairClass<M::Action>],
+    budget: &Budget,
+    max_memory_bytes: Option<u64>,
+    observe: &mut dyn FnMut(Progress),
+) -> Outcome<M::State, M::Action>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
     assert!(
         fairness.len() <= MAX_CLASSES,
         "at most {MAX_CLASSES} fairness classes"
     );
-    let (graph, explored) = explore(model, fairness, budget, observe);
+    let (graph, explored) = explore(model, fairness, budget, max_memory_bytes, observe);
+    let n = graph.states.len();
+    let graph_bytes = graph_bytes::<M::State>(n, graph.edges.len());
+    let product_bytes =
+        graph_bytes + (2 * n * (size_of::<Option<(u32, u32)>>() + 1) + 2 * n) as u64;
     let mut outcome = Outcome {
         verdict: Verdict::Holds,
         states: explored.states,
-        unique_states: graph.states.len() as u64,
+        unique_states: n as u64,
         max_depth: explored.max_depth,
         product_nodes: 0,
         lasso: None,
+        memory_bytes: graph_bytes,
+        limit: explored.limit,
     };
-    if explored.inconclusive {
+    if outcome.limit.is_none() && max_memory_bytes.is_some_and(|max| product_bytes > max) {
+        outcome.limit = Some(Limit::Memory);
+    }
+    if outcome.limit.is_some() {
         outcome.verdict = Verdict::Inconclusive;
         return outcome;
     }
+    outcome.memory_bytes = product_bytes;
 
     // The monitor: node `2 * state + pending`.
-    let n = graph.states.len();
     let goal: Vec<bool> = graph
         .states
         .iter()
@@ -248,7 +284,13 @@ where
 struct Explored {
     states: u64,
     max_depth: u64,
-    inconclusive: bool,
+    limit: Option<Limit>,
+}
+
+/// The bytes [`check_bounded`] counts for a graph of `states` states and `edges` edges.
+fn graph_bytes<S>(states: usize, edges: usize) -> u64 {
+    let per_state = size_of::<S>() + 8 + 9 + 3 * size_of::<u32>();
+    (states * per_state + edges * size_of::<Edge>()) as u64
 }
 
 fn class_mask<A>(fairness: &[FairClass<A>], kind: Fairness) -> u32 {
@@ -272,6 +314,7 @@ fn explore<M>(
     model: &M,
     fairness: &[FairClass<M::Action>],
     budget: &Budget,
+    max_memory_bytes: Option<u64>,
     observe: &mut dyn FnMut(Progress),
 ) -> (Graph<M::State>, Explored)
 where
@@ -288,7 +331,7 @@ where
     let mut explored = Explored {
         states: 0,
         max_depth: 0,
-        inconclusive: false,
+        limit: None,
     };
     let mut depth: Vec<u32> = Vec::new();
     // The product, the lasso's prefix and replay all start from the one initial state; a second
@@ -309,7 +352,7 @@ where
     while index < graph.states.len() {
         if index as u64 % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
             if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-                explored.inconclusive = true;
+                explored.limit = Some(Limit::Time);
                 break;
             }
             observe(Progress {
@@ -335,12 +378,20 @@ where
             // One hash per generated state: insert, and take it back if the budget is spent.
             let (target, new) = graph.states.insert_full(next);
             if new {
-                if budget
-                    .max_states
-                    .is_some_and(|max| graph.states.len() as u64 > max)
-                {
+                let stored = graph.states.len();
+                let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
+                    Some(Limit::States)
+                } else if max_memory_bytes.is_some_and(|max| {
+                    // The edge about to be pushed, and this state's own edge offset included.
+                    graph_bytes::<M::State>(stored, graph.edges.len() + 1) > max
+                }) {
+                    Some(Limit::Memory)
+                } else {
+                    None
+                };
+                if limit.is_some() {
                     graph.states.pop();
-                    explored.inconclusive = true;
+                    explored.limit = limit;
                     return (graph, explored);
                 }
                 let next_depth = depth[index] + 1;

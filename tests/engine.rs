@@ -1,0 +1,228 @@
+//! The engines behind `walcheck check`: the compact engine (one search per configuration over
+//! fingerprints) gives the reference engine's verdicts, counts and traces on the whole catalogue
+//! at any thread count; the memory budget ends a search inconclusive; a fingerprint collision is
+//! an error, never a counterexample.
+
+use std::process::Command;
+
+use walcheck::catalogue::{self, Entry, Selection};
+use walcheck::checker::{Budget, Verdict};
+use walcheck::run::{self, CheckResult, Engine, Options, Unobserved};
+use walcheck::{ci, report};
+
+fn select(specs: &[&str], faults: Option<&str>, bounds: &[&str]) -> Vec<Entry> {
+    catalogue::select(&Selection {
+        specs: specs.iter().map(|s| (*s).to_owned()).collect(),
+        faults: faults.map(str::to_owned),
+        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
+    })
+    .unwrap()
+}
+
+fn run(
+    entries: &[Entry],
+    engine: Engine,
+    threads: usize,
+    max_memory_bytes: Option<u64>,
+) -> Vec<CheckResult> {
+    let options = Options {
+        engine,
+        max_memory_bytes,
+        ..Options::new(threads, Budget::default())
+    };
+    run::run_all_with(entries, &options, &Unobserved)
+}
+
+/// What `check --json` reports of a result apart from timings and the compact engine's own
+/// fields, with its trace.
+fn essence(r: &CheckResult) -> String {
+    format!(
+        "{} {:?} {} {} {} {:?}",
+        r.entry.property.id,
+        r.verdict,
+        r.states,
+        r.unique_states,
+        r.max_depth,
+        r.trace.as_ref().map(|t| t.to_text())
+    )
+}
+
+#[test]
+fn compact_and_reference_agree_on_every_catalogue_configuration() {
+    let entries = catalogue::select(&Selection::default()).unwrap();
+    let reference = run(&entries, Engine::Reference, 2, None);
+    let compact = run(&entries, Engine::Compact, 2, None);
+    assert_eq!(reference.len(), compact.len());
+    for (r, c) in reference.iter().zip(&compact) {
+        assert_eq!(essence(r), essence(c), "{:?}", r.entry);
+        assert!(
+            r.collision.is_none(),
+            "the reference engine has no fingerprints"
+        );
+        assert!(c.error.is_none() && c.limit.is_none());
+    }
+    // A holding `always` is proved by exhausting the fingerprints: it carries the estimate.
+    let proved = compact
+        .iter()
+        .find(|c| c.verdict == Verdict::Holds && c.entry.property.kind.name() == "always")
+        .expect("the catalogue proves some always property");
+    let collision = proved.collision.expect("an exhaustive proof");
+    assert_eq!(collision.fingerprint_bits, 64);
+    assert!(collision.optimistic > 0.0 && collision.optimistic < run::COLLISION_ADVICE_ABOVE);
+    // Counterexamples and witnesses are real paths: no estimate.
+    assert!(compact
+        .iter()
+        .filter(|c| c.trace.is_some())
+        .all(|c| c.collision.is_none()));
+}
+
+#[test]
+fn compact_results_are_the_same_at_any_thread_count_and_width() {
+    let entries = select(&["electric-flush:head"], Some("all"), &[]);
+    let one = run(&entries, Engine::Compact, 1, None);
+    let json = |results: &[CheckResult]| {
+        let mut value = report::check_json(results);
+        for row in value["results"].as_array_mut().unwrap() {
+            let row = row.as_object_mut().unwrap();
+            for timing in [
+                "elapsed_ms",
+                "states_per_s",
+                "peak_heap_bytes",
+                "bytes_per_state",
+            ] {
+                row.remove(timing);
+            }
+        }
+        value.to_string()
+    };
+    for threads in [2, 4] {
+        assert_eq!(
+            json(&one),
+            json(&run(&entries, Engine::Compact, threads, None))
+        );
+    }
+    let wide = run::run_all_with(
+        &entries,
+        &Options {
+            fingerprint_bits: 128,
+            ..Options::new(2, Budget::default())
+        },
+        &Unobserved,
+    );
+    for (n, w) in one.iter().zip(&wide) {
+        assert_eq!(essence(n), essence(w));
+        if let (Some(n), Some(w)) = (n.collision, w.collision) {
+            assert_eq!(w.fingerprint_bits, 128);
+            assert!(w.optimistic < n.optimistic);
+        }
+    }
+}
+
+#[test]
+fn the_memory_budget_ends_a_run_inconclusive() {
+    let entries = select(&["electric-flush:head"], Some("all"), &[]);
+    let bounded = run(&entries, Engine::Compact, 1, Some(200_000));
+    let unbounded = run(&entries, Engine::Compact, 1, None);
+    let mut stopped = 0;
+    for (b, u) in bounded.iter().zip(&unbounded) {
+        if b.verdict == Verdict::Inconclusive {
+            assert_eq!(b.limit, Some("max-memory"), "{:?}", b.entry);
+            let search = b.search.map_or(0, |s| s.memory_bytes);
+            assert!(search <= 200_000);
+            stopped += 1;
+        } else {
+            // Decided before the budget ran out: as without it.
+            assert_eq!(essence(b), essence(u));
+        }
+    }
+    // The safety searches and the liveness checks of both timer orders.
+    assert!(stopped >= 12, "{stopped} stopped");
+    assert_eq!(report::exit_code(&bounded, false), 3);
+    let text = report::check_text(&bounded, false, Default::default(), false);
+    assert!(
+        text.contains(
+            "inconclusive: electric-flush:head faults=all: --max-memory ran out first: 5 checks"
+        ),
+        "{text}"
+    );
+    // Where it stops is counted, not measured: the same at any thread count.
+    let two = run(&entries, Engine::Compact, 2, Some(200_000));
+    for (a, b) in bounded.iter().zip(&two) {
+        assert_eq!((essence(a), a.limit), (essence(b), b.limit));
+    }
+    assert!(run::default_max_memory_bytes() > 0);
+}
+
+#[test]
+fn check_exits_3_naming_the_memory_budget() {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args([
+            "check",
+            "electric-flush:head",
+            "--faults",
+            "all",
+            "--max-memory",
+            "200000",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("--max-memory ran out first"), "{stdout}");
+    let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(["check", "electric-flush:head", "--fingerprint-bits", "32"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_forced_fingerprint_collision_is_an_error_not_a_counterexample() {
+    let entries = select(
+        &["olake-bootstrap:master"],
+        Some("all"),
+        &["server=standby"],
+    );
+    let honest = run(&entries, Engine::Compact, 1, None);
+    assert!(honest.iter().any(CheckResult::is_counterexample));
+    // 8-bit fingerprints over hundreds of states: collisions, each compared and found.
+    let narrow = run::run_all_with(
+        &entries,
+        &Options {
+            fingerprint_bits: 8,
+            ..Options::new(1, Budget::default())
+        },
+        &Unobserved,
+    );
+    let mut errors = 0;
+    for (n, h) in narrow.iter().zip(&honest) {
+        if h.entry.property.kind.name() == "eventually" {
+            continue; // the liveness checker stores states whole
+        }
+        let error = n.error.as_deref().expect("a collision");
+        assert!(error.contains("fingerprint collision"), "{error}");
+        assert_eq!(n.verdict, Verdict::Inconclusive);
+        assert!(n.trace.is_none() && !n.is_counterexample());
+        errors += 1;
+    }
+    assert!(errors > 0);
+    assert_eq!(report::exit_code(&narrow, false), 3);
+    let text = report::check_text(&narrow, false, Default::default(), false);
+    assert!(
+        text.contains(
+            "error: olake-bootstrap:master faults=all server=standby: fingerprint collision"
+        ),
+        "{text}"
+    );
+    let json = ci::check_report(&narrow, None, None);
+    let row = &json["results"][0];
+    assert!(row["error"]
+        .as_str()
+        .unwrap()
+        .contains("fingerprint collision"));
+    assert_eq!(row["verdict"], "inconclusive");
+    assert_eq!(row["trace"], serde_json::Value::Null);
+}
