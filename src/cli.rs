@@ -657,18 +657,12 @@ fn check(command: Command) -> ExitCode {
     else {
         unreachable!("main hands check its own command")
     };
-    let timeout = match check_limits(threads, timeout, max_states) {
+    let timeout = match check_limits(threads, timeout, max_states)
+        .and_then(|t| engine_limits(fingerprint_bits, max_memory).map(|()| t))
+    {
         Ok(timeout) => timeout,
         Err(err) => return usage_error(&err),
     };
-    if fingerprint_bits != 64 && fingerprint_bits != 128 {
-        return usage_error(&format!(
-            "--fingerprint-bits takes 64 or 128, not {fingerprint_bits}"
-        ));
-    }
-    if max_memory == Some(0) {
-        return usage_error("--max-memory takes a whole number of bytes above 0");
-    }
     let selection = Selection {
         specs,
         faults,
@@ -735,6 +729,19 @@ fn check_limits(
         return Err("--max-states takes a whole number above 0".into());
     }
     Ok(timeout)
+}
+
+/// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
+fn engine_limits(fingerprint_bits: u32, max_memory: Option<u64>) -> Result<(), String> {
+    if fingerprint_bits != 64 && fingerprint_bits != 128 {
+        return Err(format!(
+            "--fingerprint-bits takes 64 or 128, not {fingerprint_bits}"
+        ));
+    }
+    if max_memory == Some(0) {
+        return Err("--max-memory takes a whole number of bytes above 0".into());
+    }
+    Ok(())
 }
 
 /// The entries `selection` names, and with --shard I/N only shard I's with what `merge` needs

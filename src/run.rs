@@ -703,21 +703,7 @@ fn run_group(
     });
     let elapsed = start.elapsed();
     let most_threads = most_threads.into_inner().max(1);
-    let blank = |entry: &Entry| CheckResult {
-        entry: entry.clone(),
-        verdict: Verdict::Inconclusive,
-        states: 0,
-        unique_states: 0,
-        max_depth: 0,
-        elapsed,
-        peak_heap_bytes: None,
-        trace: None,
-        trace_path: None,
-        search: None,
-        collision: None,
-        limit: None,
-        error: None,
-    };
+    let blank = |entry: &Entry| inconclusive(entry, elapsed);
     match grouped {
         Err(error) => group
             .iter()
@@ -750,6 +736,25 @@ fn run_group(
                 },
             )
             .collect(),
+    }
+}
+
+/// `entry` undecided after `elapsed`: the result a group's entries start from.
+fn inconclusive(entry: &Entry, elapsed: Duration) -> CheckResult {
+    CheckResult {
+        entry: entry.clone(),
+        verdict: Verdict::Inconclusive,
+        states: 0,
+        unique_states: 0,
+        max_depth: 0,
+        elapsed,
+        peak_heap_bytes: None,
+        trace: None,
+        trace_path: None,
+        search: None,
+        collision: None,
+        limit: None,
+        error: None,
     }
 }
 
