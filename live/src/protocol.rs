@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
-use walcheck_model::pg::lifecycle::{create_logical_slot, oldest_kept_segment, PrimaryReplay};
+use walcheck_model::pg::lifecycle::{create_logical_slot, PrimaryReplay};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
@@ -1045,7 +1045,8 @@ fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
 }
 
 /// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
-/// once the slot is dropped, that of the redo pointer.
+/// once the slot is dropped, that of the redo pointer. Predicted with a model server holding both
+/// slots ([`Server::oldest_kept_segment`], [`Server::drop_slot`]).
 pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = throwaway_only(server, "it switches WAL segments") {
         return Ok(skip);
@@ -1060,27 +1061,28 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
             ))
             .map_err(|e| e.to_string())?;
     }
-    let new = Session::open(server, "walcheck_retain_new")?;
-    let mut new = new;
-    let slots = [Some(slot_now(&mut old)?), Some(slot_now(&mut new)?)];
+    let mut new = Session::open(server, "walcheck_retain_new")?;
+    let mut model = Server::quiet_at(Role::Primary, new.pointers()?.flush);
+    model.slot = slot_now(&mut new)?;
+    model.other_slots[0] = Some(slot_now(&mut old)?);
     client
         .batch_execute("CHECKPOINT")
         .map_err(|e| e.to_string())?;
     let redo = redo_lsn(&mut client)?;
     let kept = oldest_segment(&mut client)?;
-    let predicted = oldest_kept_segment(&slots, redo);
+    let predicted = model.oldest_kept_segment(redo);
     ensure(kept == predicted, || {
         format!("two slots, CHECKPOINT: oldest segment {kept:X}, the model says {predicted:X}")
     })?;
     drop(old);
     server.forget_slot("walcheck_retain_old");
-    let slots = [None, slots[1]];
+    model.drop_slot(0);
     client
         .batch_execute("CHECKPOINT")
         .map_err(|e| e.to_string())?;
     let redo2 = redo_lsn(&mut client)?;
     let kept2 = oldest_segment(&mut client)?;
-    let predicted2 = oldest_kept_segment(&slots, redo2);
+    let predicted2 = model.oldest_kept_segment(redo2);
     ensure(kept2 == predicted2, || {
         format!("oldest slot dropped, CHECKPOINT: oldest segment {kept2:X}, the model says {predicted2:X}")
     })?;
