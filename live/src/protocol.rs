@@ -4,13 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
+use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
 use walcheck_model::pg::lifecycle::{create_logical_slot, PrimaryReplay};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn, Wal, Walsender,
+    DurableSlot, Persistence, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn, Wal,
+    Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -19,6 +20,7 @@ use crate::conformance::{ensure, pass, Outcome};
 use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
 use crate::server::PgServer;
 use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
+use crate::waldump;
 
 /// How long a stream may stay silent before the client takes it as caught up.
 const QUIET_MS: u64 = 600;
@@ -52,6 +54,8 @@ struct Streamed {
     /// `final_lsn` of every Begin, in order.
     begins: Vec<Lsn>,
     messages: Vec<CopyMessage>,
+    /// The model's walsender for this stream, after what it predicted so far.
+    sender: Walsender,
 }
 
 fn read_burst(client: &mut ReplicationClient) -> Result<Vec<CopyMessage>, String> {
@@ -119,6 +123,7 @@ fn stream_and_check(
         begins: begins(&messages),
         messages,
         client,
+        sender,
     };
     let (cf_after, _) = session.slot_lsns()?;
     session.record(
@@ -176,6 +181,59 @@ fn stream_and_check(
         )
     })?;
     Ok(streamed)
+}
+
+/// Reads the running stream on until it is quiet and checks it against the model's walsender
+/// reading up to the flush pointer observed afterwards ([`Walsender::send_logical`]): the
+/// transactions sent since, and the last keepalive if one came. Records `Observe` and `Stream`.
+/// When the model expects more than came (WAL flushed just as the stream went quiet), it reads
+/// once more. Returns what was sent and the flush pointer.
+fn stream_more(
+    session: &mut Session,
+    streamed: &mut Streamed,
+    txns: &[Txn],
+) -> Result<(Vec<Lsn>, Lsn), String> {
+    let mut messages = read_burst(&mut streamed.client)?;
+    let flush = session.observe()?.flush;
+    let predicted: Vec<Lsn> = streamed
+        .sender
+        .send_logical(txns, flush)
+        .iter()
+        .map(|t| t.commit_lsn)
+        .collect();
+    if begins(&messages).len() < predicted.len() {
+        messages.extend(read_burst(&mut streamed.client)?);
+    }
+    let sent = begins(&messages);
+    let last_keepalive = keepalives(&messages).last().copied();
+    let mut vars = vec![("sent".into(), Var::Text(joined(sent.clone())))];
+    if let Some(wal_end) = last_keepalive {
+        vars.push(("keepalive_wal_end".into(), lsn_var(wal_end)));
+    }
+    session.record(format!("Stream{{wal_end: {flush}}}"), vars);
+    ensure(sent == predicted, || {
+        format!(
+            "stream read on to flush {flush}: sent [{}], the model says [{}]",
+            joined(sent.clone()),
+            joined(predicted.clone())
+        )
+    })?;
+    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
+    ensure(
+        last_keepalive.is_none_or(|k| k == predicted_sent_ptr),
+        || {
+            format!(
+                "stream read on to flush {flush}: keepalive {last_keepalive:?}, the model says \
+                 {predicted_sent_ptr}"
+            )
+        },
+    )?;
+    streamed.begins.extend(&sent);
+    if last_keepalive.is_some() {
+        streamed.last_keepalive = last_keepalive;
+    }
+    streamed.messages.extend(messages);
+    Ok((sent, flush))
 }
 
 fn stop_stream(session: &mut Session, streamed: Streamed) -> Result<(), String> {
@@ -467,6 +525,115 @@ pub fn unpublished_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     pass(&session, server, "unpublished_txn_sends_nothing", detail)
 }
 
+/// A transaction in another database advances the WAL and sends nothing, though that database
+/// has a table and a publication of the same names: decoding skips it at its commit record. It is
+/// recorded with no published rows, which is what the model makes of it.
+pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
+    const OTHER_DB: &str = "walcheck_other";
+    if let Some(skip) = throwaway_only(server, "it creates a database") {
+        return Ok(skip);
+    }
+    let mut admin = server.connect()?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {OTHER_DB}"))
+        .map_err(|e| format!("create database: {e}"))?;
+    let mut session = Session::open_pgoutput(server, "walcheck_other_db")?;
+    session.clean_up_with(format!("DROP DATABASE IF EXISTS {OTHER_DB}"));
+    let mut other = server.connect_db(OTHER_DB)?;
+    other
+        .batch_execute(&format!(
+            "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
+             CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
+        ))
+        .map_err(|e| format!("publication in {OTHER_DB}: {e}"))?;
+    let txns = vec![
+        session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
+        session.commit_txn_in(Some(&mut other), PUBLISHED_TABLE, 3, false, true)?,
+        session.commit_txn(PUBLISHED_TABLE, 2, true, true)?,
+    ];
+    drop(other);
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let detail = format!(
+        "commits at {}, {} (database {OTHER_DB}), {}: sent [{}]",
+        txns[0].commit_lsn,
+        txns[1].commit_lsn,
+        txns[2].commit_lsn,
+        joined(streamed.begins.clone())
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "other_database_txn_sends_nothing", detail)
+}
+
+/// Sets `wal_writer_delay` to its maximum, 10 s, for as long as `session` lives (ALTER SYSTEM and
+/// a reload; reset when the session ends), so that an asynchronous commit stays unflushed for
+/// seconds rather than the default 200 ms.
+fn slow_walwriter(server: &PgServer, session: &mut Session) -> Result<(), String> {
+    let mut client = server.connect()?;
+    for statement in [
+        "ALTER SYSTEM SET wal_writer_delay = '10s'",
+        "SELECT pg_reload_conf()",
+    ] {
+        client
+            .batch_execute(statement)
+            .map_err(|e| format!("{statement}: {e}"))?;
+    }
+    session.clean_up_with("ALTER SYSTEM RESET wal_writer_delay".into());
+    session.clean_up_with("SELECT pg_reload_conf()".into());
+    Ok(())
+}
+
+/// The walsender sends only flushed WAL: a transaction committed under `synchronous_commit = off`
+/// whose commit record lies past the flush pointer is not streamed, and goes out once a
+/// synchronous commit (of a table outside the publication) flushes past it. An attempt in which
+/// the walwriter flushed it before the stream went quiet is checked as it came and repeated.
+pub fn async_commit_streamed_after_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 6;
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let mut session = Session::open_pgoutput(server, "walcheck_async_stream")?;
+    slow_walwriter(server, &mut session)?;
+    let mut txns = vec![session.commit_txn(PUBLISHED_TABLE, 1, true, true)?];
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let mut held = None;
+    for attempt in 1..=ATTEMPTS {
+        let txn = session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
+        txns.push(txn);
+        let (_, flush) = stream_more(&mut session, &mut streamed, &txns)?;
+        if flush < txn.end_lsn {
+            held = Some((attempt, txn, flush));
+            break;
+        }
+    }
+    let Some((attempt, txn, flush)) = held else {
+        return Err(format!(
+            "the walwriter flushed each of {ATTEMPTS} asynchronous commits before the stream went \
+             quiet"
+        ));
+    };
+    txns.push(session.commit_txn(UNPUBLISHED_TABLE, 1, false, true)?);
+    let (sent, flushed) = stream_more(&mut session, &mut streamed, &txns)?;
+    ensure(sent == [txn.commit_lsn], || {
+        format!(
+            "after the flush to {flushed}: sent [{}]",
+            joined(sent.clone())
+        )
+    })?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "async_commit_streamed_after_flush",
+        format!(
+            "asynchronous commit {}..{} (attempt {attempt}) with the WAL flushed to {flush}: not \
+             sent; a synchronous commit flushed to {flushed}: sent [{}]",
+            txn.commit_lsn,
+            txn.end_lsn,
+            joined(sent)
+        ),
+    )
+}
+
 /// Status updates go through [`process_standby_reply`]: one field set at a time, recorded.
 fn status_update(
     session: &mut Session,
@@ -700,6 +867,89 @@ pub fn status_update_not_saved_rule(server: &PgServer) -> Result<Outcome, String
         format!(
             "confirmed {target} (candidate restart_lsn {candidate:?}), CHECKPOINT, fast stop and \
              start: {after}"
+        ),
+    )
+}
+
+/// A CHECKPOINT logs a running-xacts record, which the walsender decodes into a candidate
+/// `restart_lsn` (the record's start, found with `pg_waldump`: [`candidate_restart`]). A status
+/// update whose flush falls short of it changes memory only; one that reaches it moves
+/// `restart_lsn` there and saves the slot at once, so an immediate stop keeps it.
+pub fn status_update_saved_with_candidate_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(
+        server,
+        "it reads the WAL and stops the server with -m immediate",
+    ) {
+        return Ok(skip);
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_confirm_saved")?;
+    session.checkpoint()?;
+    let (_, flush) = stream_more(&mut session, &mut streamed, &txns)?;
+    let slot = slot_now(&mut session)?;
+    let records = waldump::parse(&server.waldump(slot.restart_lsn, flush)?);
+    let running: Vec<Lsn> = records
+        .iter()
+        .filter(|r| r.is_idle_running_xacts())
+        .map(|r| r.lsn)
+        .collect();
+    let candidate = candidate_restart(&running, &slot).ok_or_else(|| {
+        format!(
+            "no running-xacts record without running transactions after confirmed_flush {} up to \
+             {flush}: {records:?}",
+            slot.confirmed_flush
+        )
+    })?;
+    let mut model = DurableSlot::created(slot);
+    let step = |session: &mut Session,
+                client: &mut ReplicationClient,
+                model: &mut DurableSlot,
+                at: Lsn|
+     -> Result<(Persistence, Lsn, Lsn), String> {
+        let sent = update(at, at, at);
+        let (cf, restart) = status_update(session, client, sent)?;
+        let how = process_standby_reply(model, &sent, Some(candidate));
+        ensure(
+            cf == model.slot.confirmed_flush && restart == model.slot.restart_lsn,
+            || {
+                format!(
+                    "flush {at} with the candidate restart_lsn at {candidate}: confirmed_flush {cf}, \
+                     restart_lsn {restart}; the model says {}, {}",
+                    model.slot.confirmed_flush, model.slot.restart_lsn
+                )
+            },
+        )?;
+        Ok((how, cf, restart))
+    };
+    // A confirmation of all but the last transaction: short of the record, which follows it.
+    let short = txns[1].end_lsn;
+    ensure(short < candidate, || {
+        format!("the candidate {candidate} is not after the second commit's end {short}")
+    })?;
+    let (short_how, _, short_restart) =
+        step(&mut session, &mut streamed.client, &mut model, short)?;
+    let (how, cf, restart) = step(&mut session, &mut streamed.client, &mut model, flush)?;
+    ensure(
+        short_how == Persistence::MemoryOnly && how == Persistence::Saved,
+        || format!("the model says {short_how:?} then {how:?}"),
+    )?;
+    stop_stream(&mut session, streamed)?;
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {flush} past the candidate {candidate}, crash: confirmed_flush {after}, the \
+             model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "status_update_saved_with_candidate",
+        format!(
+            "CHECKPOINT's running-xacts record at {candidate}: flush {short} left restart_lsn at \
+             {short_restart}; flush {flush} moved it to {restart}, confirmed_flush {cf}, kept by an \
+             immediate stop ({after})"
         ),
     )
 }
@@ -948,6 +1198,50 @@ pub fn sql_upto_lsn_rule(server: &PgServer) -> Result<Outcome, String> {
             joined(before),
             at.plus(1),
             joined(crossing)
+        ),
+    )
+}
+
+/// SQL decoding reads only up to the flush pointer at the call: `get` neither returns an
+/// asynchronous commit past it nor confirms beyond it; once a synchronous commit has flushed past
+/// it, the next `get` returns both. An asynchronous commit the walwriter flushed at once is
+/// decoded with the others, and another is tried.
+pub fn sql_bounded_by_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 6;
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let (mut session, mut txns) = sql_session(server, "walcheck_sql_flush")?;
+    slow_walwriter(server, &mut session)?;
+    let mut held = None;
+    for attempt in 1..=ATTEMPTS {
+        let txn = session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
+        txns.push(txn);
+        if session.pointers()?.flush < txn.end_lsn {
+            held = Some((attempt, txn));
+            break;
+        }
+    }
+    let (attempt, txn) = held.ok_or_else(|| {
+        format!("the walwriter flushed each of {ATTEMPTS} asynchronous commits at once")
+    })?;
+    let (before, _, cf) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    ensure(!before.contains(&txn.commit_lsn), || {
+        format!("get returned the unflushed commit at {}", txn.commit_lsn)
+    })?;
+    txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let (after, _, cf_after) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    pass(
+        &session,
+        server,
+        "sql_decoding_bounded_by_flush",
+        format!(
+            "asynchronous commit {}..{} (attempt {attempt}) unflushed: get [{}], confirmed_flush \
+             {cf}; after a synchronous commit: get [{}], confirmed_flush {cf_after}",
+            txn.commit_lsn,
+            txn.end_lsn,
+            joined(before),
+            joined(after)
         ),
     )
 }

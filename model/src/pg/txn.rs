@@ -26,10 +26,13 @@ pub const COMMIT_RECORD_BYTES: u64 = 46;
 ///   logicalrep_write_begin`, `logicalrep_write_commit`).
 /// - `end_lsn`: end of the commit record (`ReorderBufferTXN.end_lsn`, the reader's `EndRecPtr`
 ///   after it): the Commit message's `end_lsn`, and what a client confirms to acknowledge it.
-/// - `published_rows`: rows it changed in tables of the publication. A transaction with none
-///   advances the WAL and sends nothing: pgoutput in 15 sends Begin only before the first
-///   published change (`pgoutput.c:pgoutput_send_begin`, called from `pgoutput_change`) and
-///   skips the Commit of a transaction whose Begin was not sent (`pgoutput_commit_txn`).
+/// - `published_rows`: rows it changed in tables of the publication, in the slot's database. A
+///   transaction with none advances the WAL and sends nothing: pgoutput in 15 sends Begin only
+///   before the first published change (`pgoutput.c:pgoutput_send_begin`, called from
+///   `pgoutput_change`) and skips the Commit of a transaction whose Begin was not sent
+///   (`pgoutput_commit_txn`); a transaction of another database is skipped at its commit record
+///   before the plugin sees it (`decode.c:DecodeTXNNeedSkip`: `parsed->dbId !=
+///   ctx->slot->data.database`).
 ///
 /// Invariant: `first_lsn < commit_lsn < end_lsn`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
