@@ -140,6 +140,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::keepalive_reply_requested_rule,
     },
     Rule {
+        name: "shutdown_keepalive_requests_reply",
+        source: "walsender.c:WalSndDone (15): keepalive requesting a reply until the client reports sentPtr",
+        check: protocol::shutdown_keepalive_rule,
+    },
+    Rule {
         name: "status_update_only_flush",
         source: "walsender.c:ProcessStandbyReplyMessage (15): LogicalConfirmReceivedLocation(flushPtr)",
         check: protocol::status_update_only_flush_rule,

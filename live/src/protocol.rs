@@ -10,8 +10,8 @@ use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Persistence, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn, Wal,
-    Walsender,
+    DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn,
+    Wal, Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -1015,6 +1015,99 @@ pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, Stri
         "keepalive_reply_requested",
         format!(
             "wal_sender_timeout {TIMEOUT_MS} ms: reply requested {asked} ms after the last update"
+        ),
+    )
+}
+
+/// A clean stop reaches a caught-up stream whose client has reported nothing: the walsender
+/// sends a keepalive requesting a reply, carrying `sentPtr`; once the client has confirmed that,
+/// the stream ends and the stop completes ([`Walsender::at_shutdown`]). The confirmation changed
+/// memory only, so in 15 the restarted slot is back where it was saved.
+pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
+    const STOP_MS_MAX: u64 = 20_000;
+    if let Some(skip) = throwaway_only(server, "it stops the server") {
+        return Ok(skip);
+    }
+    if server.version_num() >= 170_000 {
+        return Ok(Outcome::Skip {
+            reason: format!(
+                "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); the \
+                 model is 15's",
+                server.version_num()
+            ),
+        });
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_shutdown")?;
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let sender = streamed.sender;
+    let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
+    let (asked, ended) = std::thread::scope(|scope| -> Result<_, String> {
+        let stopping = scope.spawn(|| server.stop("fast"));
+        let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
+        let mut asked = None;
+        let mut ended = false;
+        while Instant::now() < deadline && !ended {
+            match streamed.client.recv(Duration::from_millis(100)) {
+                Ok(Some(CopyMessage::Keepalive {
+                    wal_end,
+                    reply_requested: true,
+                })) if asked.is_none() => {
+                    asked = Some(wal_end);
+                    streamed
+                        .client
+                        .send_status(wal_end, wal_end, wal_end, false)?;
+                }
+                Ok(_) => {}
+                // CopyDone, or the connection closing with the server.
+                Err(_) => ended = true,
+            }
+        }
+        stopping.join().map_err(|_| "pg_ctl stop panicked")??;
+        Ok((asked, ended))
+    })?;
+    let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
+    let reply = update(wal_end, wal_end, wal_end);
+    let after_reply = sender.at_shutdown(reply.write, reply.flush);
+    session.record(
+        format!(
+            "StatusUpdate{{write: {wal_end}, flush: {wal_end}, apply: {wal_end}, \
+             candidate_restart: none}}"
+        ),
+        Vec::new(),
+    );
+    process_standby_reply(&mut model, &reply, None);
+    ensure(
+        predicted
+            == Some(Keepalive {
+                wal_end,
+                reply_requested: true,
+            })
+            && ended == after_reply.is_none(),
+        || {
+            format!(
+                "at shutdown: keepalive requesting a reply at {wal_end}, stream ended after the \
+                 reply: {ended}; the model says {predicted:?}, then {after_reply:?}"
+            )
+        },
+    )?;
+    let restarted = session.start_after_clean_stop(server)?;
+    model.clean_restart();
+    ensure(restarted == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {wal_end} at shutdown: after the start confirmed_flush {restarted}, the \
+             model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "shutdown_keepalive_requests_reply",
+        format!(
+            "{} transactions streamed, nothing reported: at the fast stop a keepalive requesting a \
+             reply at {wal_end}; replied, the stream ended; after the start confirmed_flush \
+             {restarted}",
+            txns.len()
         ),
     )
 }

@@ -237,6 +237,12 @@ impl Session {
     /// slot's `confirmed_flush` after it. Returns it.
     pub fn clean_restart(&mut self, server: &PgServer) -> Result<Lsn, String> {
         server.stop("fast")?;
+        self.start_after_clean_stop(server)
+    }
+
+    /// The second half of [`Session::clean_restart`], for a server stopped with `-m fast`
+    /// elsewhere (while a stream was open): starts it, reconnects, records `CleanRestart`.
+    pub fn start_after_clean_stop(&mut self, server: &PgServer) -> Result<Lsn, String> {
         server.start()?;
         self.client = server.connect()?;
         let confirmed_flush = self.confirmed_flush()?;

@@ -142,6 +142,11 @@ fn keepalive_reply_requested() {
 }
 
 #[test]
+fn shutdown_keepalive_requests_reply() {
+    check_rule("shutdown_keepalive_requests_reply");
+}
+
+#[test]
 fn status_update_only_flush() {
     check_rule("status_update_only_flush");
 }
@@ -331,6 +336,7 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "status_update_lost_in_crash"
                 | "status_update_not_saved"
                 | "status_update_saved_with_candidate"
+                | "shutdown_keepalive_requests_reply"
                 | "other_database_txn_sends_nothing"
                 | "async_commit_streamed_after_flush"
                 | "sql_decoding_bounded_by_flush"

@@ -188,6 +188,21 @@ impl Walsender {
             reply_requested,
         }
     }
+
+    /// A clean shutdown reaches the caught-up walsender: it ends the stream (CopyDone, then
+    /// CommandComplete; `None`) once the client has reported everything sent, and otherwise sends
+    /// a keepalive requesting a reply and waits for one. `write` and `flush` are the client's
+    /// last reported positions (`0/0` before any status update).
+    ///
+    /// PostgreSQL 15 `walsender.c:WalSndDone`: `replicatedPtr = XLogRecPtrIsInvalid(MyWalSnd->
+    /// flush) ? MyWalSnd->write : MyWalSnd->flush`; `if (WalSndCaughtUp && sentPtr ==
+    /// replicatedPtr …) { EndCommand(…); proc_exit(0); }`, else `WalSndKeepalive(true, …)` unless
+    /// a reply is already awaited. Only the shutdown checkpoint waits for it
+    /// (`WalSndWaitStopping`), so `pg_ctl stop -m fast` waits for the client.
+    pub fn at_shutdown(&self, write: Lsn, flush: Lsn) -> Option<Keepalive> {
+        let replicated = if flush.is_valid() { flush } else { write };
+        (replicated != self.sent_ptr).then(|| self.keepalive(true))
+    }
 }
 
 /// Whether the walsender asks for a reply: half of `wal_sender_timeout` has passed since the
@@ -368,6 +383,25 @@ mod tests {
         };
         process_standby_reply(&mut slot, &flush_only, None);
         assert_eq!(slot.slot.confirmed_flush, CF.plus(0x80));
+    }
+
+    #[test]
+    fn at_shutdown_the_stream_ends_only_once_the_client_reported_everything_sent() {
+        let (wal, txns) = three_txns();
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        sender.send_logical(&txns, wal.flush);
+        let asked = Keepalive {
+            wal_end: wal.flush,
+            reply_requested: true,
+        };
+        assert_eq!(sender.at_shutdown(Lsn::INVALID, Lsn::INVALID), Some(asked));
+        assert_eq!(
+            sender.at_shutdown(txns[2].end_lsn, txns[0].end_lsn),
+            Some(asked)
+        );
+        assert_eq!(sender.at_shutdown(wal.flush, wal.flush), None);
+        // A client reporting write only (flush 0/0) is judged by its write.
+        assert_eq!(sender.at_shutdown(wal.flush, Lsn::INVALID), None);
     }
 
     #[test]
