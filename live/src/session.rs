@@ -174,7 +174,7 @@ impl Session {
     /// pointers, cluster-wide, are still read here.
     pub fn commit_txn_in(
         &mut self,
-        mut other: Option<&mut postgres::Client>,
+        other: Option<&mut postgres::Client>,
         table: &str,
         rows: u32,
         published: bool,
@@ -182,7 +182,7 @@ impl Session {
     ) -> Result<walcheck_model::pg::Txn, String> {
         let mode = if sync { "on" } else { "off" };
         let first_lsn = self.pointers()?.insert;
-        let client = match other.as_deref_mut() {
+        let client = match other {
             Some(client) => client,
             None => &mut self.client,
         };
