@@ -120,6 +120,16 @@ pub const RULES: &[Rule] = &[
         check: protocol::unpublished_txn_rule,
     },
     Rule {
+        name: "other_database_txn_sends_nothing",
+        source: "decode.c:DecodeTXNNeedSkip (15): txn_dbid != ctx->slot->data.database",
+        check: protocol::other_database_txn_rule,
+    },
+    Rule {
+        name: "async_commit_streamed_after_flush",
+        source: "walsender.c:logical_read_xlog_page, WalSndWaitForWal (15): read only up to GetFlushRecPtr()",
+        check: protocol::async_commit_streamed_after_flush_rule,
+    },
+    Rule {
         name: "keepalive_below_confirmed_flush",
         source: "walsender.c:XLogSendLogical (15): sentPtr = reader->EndRecPtr, from restart_lsn",
         check: protocol::keepalive_below_confirmed_flush_rule,
@@ -128,6 +138,11 @@ pub const RULES: &[Rule] = &[
         name: "keepalive_reply_requested",
         source: "walsender.c:WalSndKeepaliveIfNecessary (15): ping at last_reply + wal_sender_timeout/2",
         check: protocol::keepalive_reply_requested_rule,
+    },
+    Rule {
+        name: "shutdown_keepalive_requests_reply",
+        source: "walsender.c:WalSndDone (15): keepalive requesting a reply until the client reports sentPtr",
+        check: protocol::shutdown_keepalive_rule,
     },
     Rule {
         name: "status_update_only_flush",
@@ -160,6 +175,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::status_update_not_saved_rule,
     },
     Rule {
+        name: "status_update_saved_with_candidate",
+        source: "snapbuild.c:SnapBuildProcessRunningXacts, logical.c:LogicalIncreaseRestartDecodingForSlot, LogicalConfirmReceivedLocation (15): ReplicationSlotSave",
+        check: protocol::status_update_saved_with_candidate_rule,
+    },
+    Rule {
         name: "sql_peek_confirms_nothing",
         source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): confirm = false",
         check: protocol::sql_peek_rule,
@@ -178,6 +198,11 @@ pub const RULES: &[Rule] = &[
         name: "sql_upto_nchanges_whole_txns",
         source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): upto_nchanges <= returned_rows after each record",
         check: protocol::sql_upto_nchanges_rule,
+    },
+    Rule {
+        name: "sql_decoding_bounded_by_flush",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): end_of_wal = GetFlushRecPtr() at the call",
+        check: protocol::sql_bounded_by_flush_rule,
     },
     Rule {
         name: "create_slot_at_consistent_point",

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod replication;
 pub mod server;
 pub mod session;
+pub mod waldump;
 
 pub use conformance::{Outcome, Rule, RULES};
 pub use server::{find_bindir, pg_required, PgServer};

@@ -4,13 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
-use walcheck_model::pg::lifecycle::{create_logical_slot, oldest_kept_segment, PrimaryReplay};
+use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
+use walcheck_model::pg::lifecycle::{create_logical_slot, PrimaryReplay};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn, Wal, Walsender,
+    DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn,
+    Wal, Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -19,6 +20,7 @@ use crate::conformance::{ensure, pass, Outcome};
 use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
 use crate::server::PgServer;
 use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
+use crate::waldump;
 
 /// How long a stream may stay silent before the client takes it as caught up.
 const QUIET_MS: u64 = 600;
@@ -52,6 +54,8 @@ struct Streamed {
     /// `final_lsn` of every Begin, in order.
     begins: Vec<Lsn>,
     messages: Vec<CopyMessage>,
+    /// The model's walsender for this stream, after what it predicted so far.
+    sender: Walsender,
 }
 
 fn read_burst(client: &mut ReplicationClient) -> Result<Vec<CopyMessage>, String> {
@@ -119,6 +123,7 @@ fn stream_and_check(
         begins: begins(&messages),
         messages,
         client,
+        sender,
     };
     let (cf_after, _) = session.slot_lsns()?;
     session.record(
@@ -176,6 +181,59 @@ fn stream_and_check(
         )
     })?;
     Ok(streamed)
+}
+
+/// Reads the running stream on until it is quiet and checks it against the model's walsender
+/// reading up to the flush pointer observed afterwards ([`Walsender::send_logical`]): the
+/// transactions sent since, and the last keepalive if one came. Records `Observe` and `Stream`.
+/// When the model expects more than came (WAL flushed just as the stream went quiet), it reads
+/// once more. Returns what was sent and the flush pointer.
+fn stream_more(
+    session: &mut Session,
+    streamed: &mut Streamed,
+    txns: &[Txn],
+) -> Result<(Vec<Lsn>, Lsn), String> {
+    let mut messages = read_burst(&mut streamed.client)?;
+    let flush = session.observe()?.flush;
+    let predicted: Vec<Lsn> = streamed
+        .sender
+        .send_logical(txns, flush)
+        .iter()
+        .map(|t| t.commit_lsn)
+        .collect();
+    if begins(&messages).len() < predicted.len() {
+        messages.extend(read_burst(&mut streamed.client)?);
+    }
+    let sent = begins(&messages);
+    let last_keepalive = keepalives(&messages).last().copied();
+    let mut vars = vec![("sent".into(), Var::Text(joined(sent.clone())))];
+    if let Some(wal_end) = last_keepalive {
+        vars.push(("keepalive_wal_end".into(), lsn_var(wal_end)));
+    }
+    session.record(format!("Stream{{wal_end: {flush}}}"), vars);
+    ensure(sent == predicted, || {
+        format!(
+            "stream read on to flush {flush}: sent [{}], the model says [{}]",
+            joined(sent.clone()),
+            joined(predicted.clone())
+        )
+    })?;
+    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
+    ensure(
+        last_keepalive.is_none_or(|k| k == predicted_sent_ptr),
+        || {
+            format!(
+                "stream read on to flush {flush}: keepalive {last_keepalive:?}, the model says \
+                 {predicted_sent_ptr}"
+            )
+        },
+    )?;
+    streamed.begins.extend(&sent);
+    if last_keepalive.is_some() {
+        streamed.last_keepalive = last_keepalive;
+    }
+    streamed.messages.extend(messages);
+    Ok((sent, flush))
 }
 
 fn stop_stream(session: &mut Session, streamed: Streamed) -> Result<(), String> {
@@ -467,6 +525,115 @@ pub fn unpublished_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     pass(&session, server, "unpublished_txn_sends_nothing", detail)
 }
 
+/// A transaction in another database advances the WAL and sends nothing, though that database
+/// has a table and a publication of the same names: decoding skips it at its commit record. It is
+/// recorded with no published rows, which is what the model makes of it.
+pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
+    const OTHER_DB: &str = "walcheck_other";
+    if let Some(skip) = throwaway_only(server, "it creates a database") {
+        return Ok(skip);
+    }
+    let mut admin = server.connect()?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {OTHER_DB}"))
+        .map_err(|e| format!("create database: {e}"))?;
+    let mut session = Session::open_pgoutput(server, "walcheck_other_db")?;
+    session.clean_up_with(format!("DROP DATABASE IF EXISTS {OTHER_DB}"));
+    let mut other = server.connect_db(OTHER_DB)?;
+    other
+        .batch_execute(&format!(
+            "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
+             CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
+        ))
+        .map_err(|e| format!("publication in {OTHER_DB}: {e}"))?;
+    let txns = vec![
+        session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
+        session.commit_txn_in(Some(&mut other), PUBLISHED_TABLE, 3, false, true)?,
+        session.commit_txn(PUBLISHED_TABLE, 2, true, true)?,
+    ];
+    drop(other);
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let detail = format!(
+        "commits at {}, {} (database {OTHER_DB}), {}: sent [{}]",
+        txns[0].commit_lsn,
+        txns[1].commit_lsn,
+        txns[2].commit_lsn,
+        joined(streamed.begins.clone())
+    );
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "other_database_txn_sends_nothing", detail)
+}
+
+/// Sets `wal_writer_delay` to its maximum, 10 s, for as long as `session` lives (ALTER SYSTEM and
+/// a reload; reset when the session ends), so that an asynchronous commit stays unflushed for
+/// seconds rather than the default 200 ms.
+fn slow_walwriter(server: &PgServer, session: &mut Session) -> Result<(), String> {
+    let mut client = server.connect()?;
+    for statement in [
+        "ALTER SYSTEM SET wal_writer_delay = '10s'",
+        "SELECT pg_reload_conf()",
+    ] {
+        client
+            .batch_execute(statement)
+            .map_err(|e| format!("{statement}: {e}"))?;
+    }
+    session.clean_up_with("ALTER SYSTEM RESET wal_writer_delay".into());
+    session.clean_up_with("SELECT pg_reload_conf()".into());
+    Ok(())
+}
+
+/// The walsender sends only flushed WAL: a transaction committed under `synchronous_commit = off`
+/// whose commit record lies past the flush pointer is not streamed, and goes out once a
+/// synchronous commit (of a table outside the publication) flushes past it. An attempt in which
+/// the walwriter flushed it before the stream went quiet is checked as it came and repeated.
+pub fn async_commit_streamed_after_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 6;
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let mut session = Session::open_pgoutput(server, "walcheck_async_stream")?;
+    slow_walwriter(server, &mut session)?;
+    let mut txns = vec![session.commit_txn(PUBLISHED_TABLE, 1, true, true)?];
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let mut held = None;
+    for attempt in 1..=ATTEMPTS {
+        let txn = session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
+        txns.push(txn);
+        let (_, flush) = stream_more(&mut session, &mut streamed, &txns)?;
+        if flush < txn.end_lsn {
+            held = Some((attempt, txn, flush));
+            break;
+        }
+    }
+    let Some((attempt, txn, flush)) = held else {
+        return Err(format!(
+            "the walwriter flushed each of {ATTEMPTS} asynchronous commits before the stream went \
+             quiet"
+        ));
+    };
+    txns.push(session.commit_txn(UNPUBLISHED_TABLE, 1, false, true)?);
+    let (sent, flushed) = stream_more(&mut session, &mut streamed, &txns)?;
+    ensure(sent == [txn.commit_lsn], || {
+        format!(
+            "after the flush to {flushed}: sent [{}]",
+            joined(sent.clone())
+        )
+    })?;
+    stop_stream(&mut session, streamed)?;
+    pass(
+        &session,
+        server,
+        "async_commit_streamed_after_flush",
+        format!(
+            "asynchronous commit {}..{} (attempt {attempt}) with the WAL flushed to {flush}: not \
+             sent; a synchronous commit flushed to {flushed}: sent [{}]",
+            txn.commit_lsn,
+            txn.end_lsn,
+            joined(sent)
+        ),
+    )
+}
+
 /// Status updates go through [`process_standby_reply`]: one field set at a time, recorded.
 fn status_update(
     session: &mut Session,
@@ -704,6 +871,89 @@ pub fn status_update_not_saved_rule(server: &PgServer) -> Result<Outcome, String
     )
 }
 
+/// A CHECKPOINT logs a running-xacts record, which the walsender decodes into a candidate
+/// `restart_lsn` (the record's start, found with `pg_waldump`: [`candidate_restart`]). A status
+/// update whose flush falls short of it changes memory only; one that reaches it moves
+/// `restart_lsn` there and saves the slot at once, so an immediate stop keeps it.
+pub fn status_update_saved_with_candidate_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(
+        server,
+        "it reads the WAL and stops the server with -m immediate",
+    ) {
+        return Ok(skip);
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_confirm_saved")?;
+    session.checkpoint()?;
+    let (_, flush) = stream_more(&mut session, &mut streamed, &txns)?;
+    let slot = slot_now(&mut session)?;
+    let records = waldump::parse(&server.waldump(slot.restart_lsn, flush)?);
+    let running: Vec<Lsn> = records
+        .iter()
+        .filter(|r| r.is_idle_running_xacts())
+        .map(|r| r.lsn)
+        .collect();
+    let candidate = candidate_restart(&running, &slot).ok_or_else(|| {
+        format!(
+            "no running-xacts record without running transactions after confirmed_flush {} up to \
+             {flush}: {records:?}",
+            slot.confirmed_flush
+        )
+    })?;
+    let mut model = DurableSlot::created(slot);
+    let step = |session: &mut Session,
+                client: &mut ReplicationClient,
+                model: &mut DurableSlot,
+                at: Lsn|
+     -> Result<(Persistence, Lsn, Lsn), String> {
+        let sent = update(at, at, at);
+        let (cf, restart) = status_update(session, client, sent)?;
+        let how = process_standby_reply(model, &sent, Some(candidate));
+        ensure(
+            cf == model.slot.confirmed_flush && restart == model.slot.restart_lsn,
+            || {
+                format!(
+                    "flush {at} with the candidate restart_lsn at {candidate}: confirmed_flush {cf}, \
+                     restart_lsn {restart}; the model says {}, {}",
+                    model.slot.confirmed_flush, model.slot.restart_lsn
+                )
+            },
+        )?;
+        Ok((how, cf, restart))
+    };
+    // A confirmation of all but the last transaction: short of the record, which follows it.
+    let short = txns[1].end_lsn;
+    ensure(short < candidate, || {
+        format!("the candidate {candidate} is not after the second commit's end {short}")
+    })?;
+    let (short_how, _, short_restart) =
+        step(&mut session, &mut streamed.client, &mut model, short)?;
+    let (how, cf, restart) = step(&mut session, &mut streamed.client, &mut model, flush)?;
+    ensure(
+        short_how == Persistence::MemoryOnly && how == Persistence::Saved,
+        || format!("the model says {short_how:?} then {how:?}"),
+    )?;
+    stop_stream(&mut session, streamed)?;
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {flush} past the candidate {candidate}, crash: confirmed_flush {after}, the \
+             model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "status_update_saved_with_candidate",
+        format!(
+            "CHECKPOINT's running-xacts record at {candidate}: flush {short} left restart_lsn at \
+             {short_restart}; flush {flush} moved it to {restart}, confirmed_flush {cf}, kept by an \
+             immediate stop ({after})"
+        ),
+    )
+}
+
 /// Keepalives report `sentPtr`: `confirmed_flush` before reading, then the end of the records
 /// read — below a `confirmed_flush` confirmed past the end of WAL (OLake #862's regression).
 pub fn keepalive_below_confirmed_flush_rule(server: &PgServer) -> Result<Outcome, String> {
@@ -765,6 +1015,99 @@ pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, Stri
         "keepalive_reply_requested",
         format!(
             "wal_sender_timeout {TIMEOUT_MS} ms: reply requested {asked} ms after the last update"
+        ),
+    )
+}
+
+/// A clean stop reaches a caught-up stream whose client has reported nothing: the walsender
+/// sends a keepalive requesting a reply, carrying `sentPtr`; once the client has confirmed that,
+/// the stream ends and the stop completes ([`Walsender::at_shutdown`]). The confirmation changed
+/// memory only, so in 15 the restarted slot is back where it was saved.
+pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
+    const STOP_MS_MAX: u64 = 20_000;
+    if let Some(skip) = throwaway_only(server, "it stops the server") {
+        return Ok(skip);
+    }
+    if server.version_num() >= 170_000 {
+        return Ok(Outcome::Skip {
+            reason: format!(
+                "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); the \
+                 model is 15's",
+                server.version_num()
+            ),
+        });
+    }
+    let (mut session, txns, mut streamed) = streaming(server, "walcheck_shutdown")?;
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let sender = streamed.sender;
+    let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
+    let (asked, ended) = std::thread::scope(|scope| -> Result<_, String> {
+        let stopping = scope.spawn(|| server.stop("fast"));
+        let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
+        let mut asked = None;
+        let mut ended = false;
+        while Instant::now() < deadline && !ended {
+            match streamed.client.recv(Duration::from_millis(100)) {
+                Ok(Some(CopyMessage::Keepalive {
+                    wal_end,
+                    reply_requested: true,
+                })) if asked.is_none() => {
+                    asked = Some(wal_end);
+                    streamed
+                        .client
+                        .send_status(wal_end, wal_end, wal_end, false)?;
+                }
+                Ok(_) => {}
+                // CopyDone, or the connection closing with the server.
+                Err(_) => ended = true,
+            }
+        }
+        stopping.join().map_err(|_| "pg_ctl stop panicked")??;
+        Ok((asked, ended))
+    })?;
+    let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
+    let reply = update(wal_end, wal_end, wal_end);
+    let after_reply = sender.at_shutdown(reply.write, reply.flush);
+    session.record(
+        format!(
+            "StatusUpdate{{write: {wal_end}, flush: {wal_end}, apply: {wal_end}, \
+             candidate_restart: none}}"
+        ),
+        Vec::new(),
+    );
+    process_standby_reply(&mut model, &reply, None);
+    ensure(
+        predicted
+            == Some(Keepalive {
+                wal_end,
+                reply_requested: true,
+            })
+            && ended == after_reply.is_none(),
+        || {
+            format!(
+                "at shutdown: keepalive requesting a reply at {wal_end}, stream ended after the \
+                 reply: {ended}; the model says {predicted:?}, then {after_reply:?}"
+            )
+        },
+    )?;
+    let restarted = session.start_after_clean_stop(server)?;
+    model.clean_restart();
+    ensure(restarted == model.slot.confirmed_flush, || {
+        format!(
+            "confirmed {wal_end} at shutdown: after the start confirmed_flush {restarted}, the \
+             model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "shutdown_keepalive_requests_reply",
+        format!(
+            "{} transactions streamed, nothing reported: at the fast stop a keepalive requesting a \
+             reply at {wal_end}; replied, the stream ended; after the start confirmed_flush \
+             {restarted}",
+            txns.len()
         ),
     )
 }
@@ -952,6 +1295,50 @@ pub fn sql_upto_lsn_rule(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// SQL decoding reads only up to the flush pointer at the call: `get` neither returns an
+/// asynchronous commit past it nor confirms beyond it; once a synchronous commit has flushed past
+/// it, the next `get` returns both. An asynchronous commit the walwriter flushed at once is
+/// decoded with the others, and another is tried.
+pub fn sql_bounded_by_flush_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 6;
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let (mut session, mut txns) = sql_session(server, "walcheck_sql_flush")?;
+    slow_walwriter(server, &mut session)?;
+    let mut held = None;
+    for attempt in 1..=ATTEMPTS {
+        let txn = session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
+        txns.push(txn);
+        if session.pointers()?.flush < txn.end_lsn {
+            held = Some((attempt, txn));
+            break;
+        }
+    }
+    let (attempt, txn) = held.ok_or_else(|| {
+        format!("the walwriter flushed each of {ATTEMPTS} asynchronous commits at once")
+    })?;
+    let (before, _, cf) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    ensure(!before.contains(&txn.commit_lsn), || {
+        format!("get returned the unflushed commit at {}", txn.commit_lsn)
+    })?;
+    txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let (after, _, cf_after) = sql_decode(&mut session, &txns, request(None, None, true))?;
+    pass(
+        &session,
+        server,
+        "sql_decoding_bounded_by_flush",
+        format!(
+            "asynchronous commit {}..{} (attempt {attempt}) unflushed: get [{}], confirmed_flush \
+             {cf}; after a synchronous commit: get [{}], confirmed_flush {cf_after}",
+            txn.commit_lsn,
+            txn.end_lsn,
+            joined(before),
+            joined(after)
+        ),
+    )
+}
+
 /// `upto_nchanges` is checked after whole transactions: 1 returns all rows of the first.
 pub fn sql_upto_nchanges_rule(server: &PgServer) -> Result<Outcome, String> {
     let (mut session, txns) = sql_session(server, "walcheck_sql_nchanges")?;
@@ -1045,7 +1432,8 @@ fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
 }
 
 /// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
-/// once the slot is dropped, that of the redo pointer.
+/// once the slot is dropped, that of the redo pointer. Predicted with a model server holding both
+/// slots ([`Server::oldest_kept_segment`], [`Server::drop_slot`]).
 pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = throwaway_only(server, "it switches WAL segments") {
         return Ok(skip);
@@ -1060,27 +1448,28 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
             ))
             .map_err(|e| e.to_string())?;
     }
-    let new = Session::open(server, "walcheck_retain_new")?;
-    let mut new = new;
-    let slots = [Some(slot_now(&mut old)?), Some(slot_now(&mut new)?)];
+    let mut new = Session::open(server, "walcheck_retain_new")?;
+    let mut model = Server::quiet_at(Role::Primary, new.pointers()?.flush);
+    model.slot = slot_now(&mut new)?;
+    model.other_slots[0] = Some(slot_now(&mut old)?);
     client
         .batch_execute("CHECKPOINT")
         .map_err(|e| e.to_string())?;
     let redo = redo_lsn(&mut client)?;
     let kept = oldest_segment(&mut client)?;
-    let predicted = oldest_kept_segment(&slots, redo);
+    let predicted = model.oldest_kept_segment(redo);
     ensure(kept == predicted, || {
         format!("two slots, CHECKPOINT: oldest segment {kept:X}, the model says {predicted:X}")
     })?;
     drop(old);
     server.forget_slot("walcheck_retain_old");
-    let slots = [None, slots[1]];
+    model.drop_slot(0);
     client
         .batch_execute("CHECKPOINT")
         .map_err(|e| e.to_string())?;
     let redo2 = redo_lsn(&mut client)?;
     let kept2 = oldest_segment(&mut client)?;
-    let predicted2 = oldest_kept_segment(&slots, redo2);
+    let predicted2 = model.oldest_kept_segment(redo2);
     ensure(kept2 == predicted2, || {
         format!("oldest slot dropped, CHECKPOINT: oldest segment {kept2:X}, the model says {predicted2:X}")
     })?;

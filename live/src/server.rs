@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use walcheck_model::Lsn;
+
 /// How long `pg_ctl` may wait for a start or a stop, in seconds.
 const PG_CTL_TIMEOUT_S: u64 = 30;
 /// How long a client waits to connect, in seconds.
@@ -440,6 +442,42 @@ impl PgServer {
             .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
             .connect(postgres::NoTls)
             .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port))
+    }
+
+    /// A new client session on database `dbname` of a throwaway server.
+    pub fn connect_db(&self, dbname: &str) -> Result<postgres::Client, String> {
+        if !self.is_throwaway() {
+            return Err(format!(
+                "database {dbname} needs a throwaway server, not --pg-url"
+            ));
+        }
+        postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user("postgres")
+            .dbname(dbname)
+            .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
+            .connect(postgres::NoTls)
+            .map_err(|e| format!("connect to {dbname} on 127.0.0.1:{}: {e}", self.port))
+    }
+
+    /// `pg_waldump` of the records starting in `start..end` of a throwaway server's WAL (`end`
+    /// at or below the flush pointer), as it prints them.
+    pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
+        let wal = self.data_dir().join("pg_wal");
+        let out = self.run(
+            "pg_waldump",
+            &[
+                "-p",
+                path_str(&wal)?,
+                "-s",
+                &start.to_string(),
+                "-e",
+                &end.to_string(),
+            ],
+        )?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Where a replication connection goes: the throwaway server as `postgres`, or the

@@ -167,16 +167,32 @@ impl Session {
         published: bool,
         sync: bool,
     ) -> Result<walcheck_model::pg::Txn, String> {
+        self.commit_txn_in(None, table, rows, published, sync)
+    }
+
+    /// [`Session::commit_txn`] through `other` (a session on another database) when given: the
+    /// pointers, cluster-wide, are still read here.
+    pub fn commit_txn_in(
+        &mut self,
+        other: Option<&mut postgres::Client>,
+        table: &str,
+        rows: u32,
+        published: bool,
+        sync: bool,
+    ) -> Result<walcheck_model::pg::Txn, String> {
         let mode = if sync { "on" } else { "off" };
         let first_lsn = self.pointers()?.insert;
-        self.client
+        let client = match other {
+            Some(client) => client,
+            None => &mut self.client,
+        };
+        client
             .batch_execute(&format!(
                 "BEGIN; SET LOCAL synchronous_commit = {mode}; \
                  INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
             ))
             .map_err(|e| format!("insert into {table}: {e}"))?;
-        let first = self
-            .client
+        let first = client
             .query_one(
                 "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
                 &[],
@@ -187,7 +203,7 @@ impl Session {
             .parse()
             .map_err(|e| format!("xid: {e}"))?;
         let commit_lsn = parse_lsn(first.get(1))?;
-        self.client
+        client
             .batch_execute("COMMIT")
             .map_err(|e| format!("commit: {e}"))?;
         let p = self.pointers()?;
@@ -221,6 +237,12 @@ impl Session {
     /// slot's `confirmed_flush` after it. Returns it.
     pub fn clean_restart(&mut self, server: &PgServer) -> Result<Lsn, String> {
         server.stop("fast")?;
+        self.start_after_clean_stop(server)
+    }
+
+    /// The second half of [`Session::clean_restart`], for a server stopped with `-m fast`
+    /// elsewhere (while a stream was open): starts it, reconnects, records `CleanRestart`.
+    pub fn start_after_clean_stop(&mut self, server: &PgServer) -> Result<Lsn, String> {
         server.start()?;
         self.client = server.connect()?;
         let confirmed_flush = self.confirmed_flush()?;

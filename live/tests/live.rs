@@ -117,6 +117,21 @@ fn unpublished_txn_sends_nothing() {
 }
 
 #[test]
+fn other_database_txn_sends_nothing() {
+    check_rule("other_database_txn_sends_nothing");
+}
+
+#[test]
+fn async_commit_streamed_after_flush() {
+    check_rule("async_commit_streamed_after_flush");
+}
+
+#[test]
+fn status_update_saved_with_candidate() {
+    check_rule("status_update_saved_with_candidate");
+}
+
+#[test]
 fn keepalive_below_confirmed_flush() {
     check_rule("keepalive_below_confirmed_flush");
 }
@@ -124,6 +139,11 @@ fn keepalive_below_confirmed_flush() {
 #[test]
 fn keepalive_reply_requested() {
     check_rule("keepalive_reply_requested");
+}
+
+#[test]
+fn shutdown_keepalive_requests_reply() {
+    check_rule("shutdown_keepalive_requests_reply");
 }
 
 #[test]
@@ -174,6 +194,11 @@ fn sql_upto_lsn_includes_crossing_record() {
 #[test]
 fn sql_upto_nchanges_whole_txns() {
     check_rule("sql_upto_nchanges_whole_txns");
+}
+
+#[test]
+fn sql_decoding_bounded_by_flush() {
+    check_rule("sql_decoding_bounded_by_flush");
 }
 
 #[test]
@@ -310,6 +335,11 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "standby_slot_clamp"
                 | "status_update_lost_in_crash"
                 | "status_update_not_saved"
+                | "status_update_saved_with_candidate"
+                | "shutdown_keepalive_requests_reply"
+                | "other_database_txn_sends_nothing"
+                | "async_commit_streamed_after_flush"
+                | "sql_decoding_bounded_by_flush"
                 | "sql_get_confirms_and_marks_dirty"
                 | "wal_retention_min_restart_lsn"
                 | "replay_lsn_on_primary",

@@ -28,8 +28,9 @@
 //!   client transaction the session committed and saw the LSNs of; later steps decode it.
 //! - `StartReplication{requested: X/Y}`: `START_REPLICATION SLOT … LOGICAL X/Y`; records
 //!   `keepalive_wal_end` (the walsender's `sentPtr` before it reads) and `confirmed_flush`.
-//! - `Stream{wal_end: X/Y}`: the walsender read up to `wal_end`; records `sent` (the commit LSNs
-//!   of the transactions it sent, comma-separated) and `keepalive_wal_end` after it.
+//! - `Stream{wal_end: X/Y}`: the walsender read up to `wal_end` (the flush pointer read after
+//!   the stream went quiet); records `sent` (the commit LSNs of the transactions it sent,
+//!   comma-separated) and `keepalive_wal_end` after it, when a keepalive came.
 //! - `StatusUpdate{write: X/Y, flush: X/Y, apply: X/Y, candidate_restart: X/Y|none}`: a standby
 //!   status update; `candidate_restart` is PostgreSQL's choice (the `restart_lsn` it moved to);
 //!   records `confirmed_flush`.

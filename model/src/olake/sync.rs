@@ -31,7 +31,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pg::{Server, Slot};
+use crate::pg::stream::{identify_system_xlogpos, process_standby_reply};
+use crate::pg::{DurableSlot, Server, Slot, StandbyStatusUpdate, Txn, Walsender};
 use crate::Lsn;
 
 /// Which OLake code is modelled.
@@ -163,20 +164,15 @@ impl fmt::Display for SyncFailure {
 /// The stream of one sync: where it started, where it stops, and where the client is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Stream {
-    /// `ConfirmedFlushLSN`: the slot's `confirmed_flush` read by `GetSlotPosition`; the stream
-    /// starts there and pgoutput sends only transactions that end after it.
-    pub start: Lsn,
     /// `CurrentWalPosition`: the loop ends once `ClientXLogPos` reaches it.
     pub target: Lsn,
     /// `ClientXLogPos`.
     pub client_pos: Lsn,
-    /// The walsender's `sentPtr`: the end of the last record decoding read. Decoding starts at
-    /// the slot's `restart_lsn`, which may be below `start`. PostgreSQL 15
-    /// `walsender.c:StartLogicalReplication` sets it to `confirmed_flush` and
-    /// `XLogSendLogical` to `EndRecPtr` after each record read; the model starts it at
-    /// `restart_lsn`, standing for the end of the first record re-read below `start` (at
-    /// transaction granularity there is no position in between).
-    pub sent_ptr: Lsn,
+    /// The walsender serving `START_REPLICATION SLOT … LOGICAL ConfirmedFlushLSN`, the slot's
+    /// `confirmed_flush` as `GetSlotPosition` read it: where decoding starts
+    /// (`start_decoding_at`), how far it read from the slot's `restart_lsn` (`read_to`) and its
+    /// `sentPtr`, which keepalives carry ([`Walsender`]).
+    pub walsender: Walsender,
     /// A recovery sync (2PC): the destination already holds everything up to this LSN, the
     /// stream's changes are not written again, and the sync ends pinned to it.
     pub recovery: Option<Lsn>,
@@ -225,7 +221,7 @@ impl fmt::Display for SyncPhase {
             SyncPhase::Streaming(s) => write!(
                 f,
                 "streaming from {} to {}{}",
-                s.start,
+                s.walsender.start_decoding_at,
                 s.target,
                 recovery(s)
             ),
@@ -313,10 +309,15 @@ impl SyncConnector {
     /// when its metadata LSN differs from the state's (v0.5.0, #864) or is ahead of it (master).
     /// master skips validation when no stream remains (#865) or when `confirmed_flush` equals the
     /// recovery LSN (#998); the others always validate (strict equality). The target is the
-    /// recovery LSN, else `IDENTIFY_SYSTEM`'s `XLogPos` (`GetFlushRecPtr()` on a primary) as
+    /// recovery LSN, else `IDENTIFY_SYSTEM`'s `XLogPos` ([`identify_system_xlogpos`]) as
     /// `pkg/waljs/replicator.go:NewReplicator` sets it on v0.5.0, master and #864; #854's
     /// `NewReplicator` (`8ad23875`) takes `slot.CurrentLSN`, `pg_current_wal_lsn()` (the write
-    /// pointer).
+    /// pointer, [`Server::current_wal_lsn`]).
+    ///
+    /// The stream is `START_REPLICATION SLOT … LOGICAL ConfirmedFlushLSN`: PostgreSQL 15
+    /// `walsender.c:StartLogicalReplication` ([`Walsender::start_replication`]), decoding from
+    /// `confirmed_flush` and reading from `restart_lsn`; its first record read puts `sentPtr`
+    /// below `confirmed_flush` when `restart_lsn` lags ([`Walsender::read_first_record`]).
     /// All LSNs are WAL bytes. Fails the run with [`SyncFailure::LsnMismatch`] (non-retryable)
     /// when validation runs and the state differs from `confirmed_flush`.
     pub fn validate(&mut self, variant: SyncVariant, server: &Server, durable: &Durable) {
@@ -338,37 +339,38 @@ impl SyncConnector {
             self.phase = SyncPhase::Failed(SyncFailure::LsnMismatch { state, current });
             return;
         }
+        let xlogpos = identify_system_xlogpos(server);
         let target = match (recovery, variant) {
             (Some(m), _) => m,
-            (None, SyncVariant::Pr854) => server.current_wal_lsn().unwrap_or(server.wal.flush),
-            (None, _) => server.wal.flush,
+            (None, SyncVariant::Pr854) => server.current_wal_lsn().unwrap_or(xlogpos),
+            (None, _) => xlogpos,
         };
+        let mut walsender = Walsender::start_replication(current, &server.slot);
+        walsender.read_first_record();
         self.phase = SyncPhase::Streaming(Stream {
-            start: current,
             target,
             client_pos: current,
-            sent_ptr: server.slot.restart_lsn,
+            walsender,
             recovery,
         });
     }
 
-    /// The walsender decodes the next committed transaction, ending at `end`; pgoutput sends it
-    /// (XLogData, `ClientXLogPos = WALStart = end`) when it ends after the stream's start, else
-    /// decoding skips it and only `sentPtr` moves. `txn` is its index.
+    /// The walsender decodes the next committed transaction `txn` (the `index`-th); pgoutput
+    /// sends it (XLogData, `ClientXLogPos = WALStart = end_lsn`) unless decoding skips it (its
+    /// commit record starts before the stream's start), and either way `sentPtr` moves to its
+    /// end ([`Walsender::decode_txn`]).
     ///
-    /// PostgreSQL 15 `walsender.c:XLogSendLogical` (`sentPtr = reader->EndRecPtr`) and
-    /// `snapbuild.c:SnapBuildXactNeedsSkip`; OLake `pkg/waljs/pgoutput.go:StreamChanges`. In a
-    /// recovery sync the stream is finished and its changes are filtered out. `end` is in WAL
-    /// bytes; `txn` is below 8 (the buffer is a bit set).
-    pub fn receive(&mut self, txn: u8, end: Lsn) {
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical` and `decode.c:DecodeTXNNeedSkip`; OLake
+    /// `pkg/waljs/pgoutput.go:StreamChanges`. In a recovery sync the stream is finished and its
+    /// changes are filtered out. `index` is below 8 (the buffer is a bit set).
+    pub fn receive(&mut self, index: u8, txn: &Txn) {
         let SyncPhase::Streaming(mut s) = self.phase else {
             unreachable!("receive outside the stream: {:?}", self.phase)
         };
-        s.sent_ptr = end;
-        if end > s.start {
-            s.client_pos = end;
+        if s.walsender.decode_txn(txn) {
+            s.client_pos = txn.end_lsn;
             if s.recovery.is_none() {
-                self.buffer |= 1 << txn;
+                self.buffer |= 1 << index;
             }
         }
         self.phase = SyncPhase::Streaming(s);
@@ -378,15 +380,16 @@ impl SyncConnector {
     /// #864, which keeps the larger of the two.
     ///
     /// OLake `pkg/waljs/pgoutput.go:StreamChanges` (`PrimaryKeepaliveMessageByteID`); PostgreSQL
-    /// 15 `walsender.c:WalSndKeepalive` sends `sentPtr`.
+    /// 15 `walsender.c:WalSndKeepalive` sends `sentPtr` ([`Walsender::keepalive`]).
     pub fn keepalive(&mut self, variant: SyncVariant) {
         let SyncPhase::Streaming(mut s) = self.phase else {
             unreachable!("keepalive outside the stream: {:?}", self.phase)
         };
+        let wal_end = s.walsender.keepalive(false).wal_end;
         s.client_pos = if variant.forward_only() {
-            s.client_pos.max(s.sent_ptr)
+            s.client_pos.max(wal_end)
         } else {
-            s.sent_ptr
+            wal_end
         };
         self.phase = SyncPhase::Streaming(s);
     }
@@ -473,24 +476,20 @@ impl SyncConnector {
     }
 
     /// `AcknowledgeLSN(ClientXLogPos, fakeAck=false)`: a standby status update with
-    /// write = flush = `ClientXLogPos`, then a poll of the slot every 3 s for 5 minutes until it
-    /// equals the position (`>=` on #864). `restart` is PostgreSQL's choice of candidate for
-    /// `restart_lsn`, if any ([`restart_candidates`]); when it moves, the slot is saved at once.
+    /// write = flush = apply = `ClientXLogPos` (pglogrepl's `SendStandbyStatusUpdate` fills an
+    /// unset flush or apply with the write position), then a poll of the slot every 3 s for
+    /// 5 minutes until it equals the position (`>=` on #864). `restart` is PostgreSQL's choice of
+    /// candidate for `restart_lsn`, if any ([`restart_candidates`]).
     ///
     /// OLake `pkg/waljs/replicator.go:AcknowledgeLSN`; PostgreSQL 15
-    /// `walsender.c:ProcessStandbyReplyMessage` → `logical.c:LogicalConfirmReceivedLocation`,
-    /// which never moves `confirmed_flush` backwards. When the slot has a decoding candidate
-    /// whose `candidate_restart_valid` is at or below the position sent, it sets `restart_lsn` to
-    /// `candidate_restart_lsn` and then `ReplicationSlotMarkDirty` + `ReplicationSlotSave`: the
-    /// saved copy has the new `confirmed_flush` and the candidate `restart_lsn`. Otherwise only
-    /// `confirmed_flush` moves, in memory, and the slot is not even marked dirty ("callers on the
-    /// walsender interface are expected to keep track of their own progress", PostgreSQL 15
-    /// `slotfuncs.c:pg_logical_replication_slot_advance`, which dirties the slot itself for SQL
-    /// callers), so PostgreSQL 15's `slot.c:CheckPointReplicationSlots` (`SaveSlotToPath`
-    /// returns for a slot that is not dirty) does not save it either: only a later save of the
-    /// slot, or nothing, keeps it. Fails the run with [`SyncFailure::AckTimeout`]
-    /// (non-retryable) when the poll's condition does not hold, and with
-    /// [`SyncFailure::ServerCrashed`] (retryable) when PostgreSQL restarted under the run.
+    /// `walsender.c:ProcessStandbyReplyMessage` ([`process_standby_reply`]) →
+    /// `logical.c:LogicalConfirmReceivedLocation` ([`DurableSlot::confirm_received`]): forward
+    /// only; with a candidate the slot takes it and is saved at once; otherwise only
+    /// `confirmed_flush` moves, in memory, and the slot is not even marked dirty, so no
+    /// checkpoint saves it in 15 either. The slot is clean here: nothing in this system marks it
+    /// dirty without saving it. Fails the run with [`SyncFailure::AckTimeout`] (non-retryable)
+    /// when the poll's condition does not hold, and with [`SyncFailure::ServerCrashed`]
+    /// (retryable) when PostgreSQL restarted under the run.
     pub fn ack(&mut self, variant: SyncVariant, server: &mut Server, restart: Option<Lsn>) {
         let SyncPhase::Post { session_lost, .. } = self.phase else {
             unreachable!("ack outside PostCDC: {:?}", self.phase)
@@ -500,16 +499,23 @@ impl SyncConnector {
             return;
         }
         let sent = self.stream().client_pos;
-        let slot = &mut server.slot;
-        if sent > slot.confirmed_flush {
-            debug_assert!(restart.is_none_or(|c| c >= slot.confirmed_flush && c <= sent));
-            slot.confirmed_flush = sent;
-            if let Some(candidate) = restart.filter(|c| *c > slot.restart_lsn) {
-                slot.restart_lsn = candidate;
-                slot.save();
-            }
-        }
-        let confirmed = slot.confirmed_flush;
+        let before = server.slot;
+        debug_assert!(restart.is_none_or(|c| {
+            sent > before.confirmed_flush && c >= before.confirmed_flush && c <= sent
+        }));
+        let update = StandbyStatusUpdate {
+            write: sent,
+            flush: sent,
+            apply: sent,
+            reply_requested: false,
+        };
+        let mut slot = DurableSlot {
+            slot: before,
+            dirty: false,
+        };
+        process_standby_reply(&mut slot, &update, restart);
+        server.slot = slot.slot;
+        let confirmed = server.slot.confirmed_flush;
         let seen = if variant.forward_only() {
             confirmed >= sent
         } else {
@@ -587,10 +593,9 @@ mod tests {
         SyncConnector {
             phase: SyncPhase::Post {
                 stream: Stream {
-                    start: START,
                     target: START,
                     client_pos,
-                    sent_ptr: START,
+                    walsender: Walsender::start_replication(START, &Slot::created_at(START)),
                     recovery: None,
                 },
                 done,

@@ -31,6 +31,27 @@ pub fn txn_needs_skip(txn: &Txn, start_decoding_at: Lsn) -> bool {
     txn.commit_lsn < start_decoding_at
 }
 
+/// The candidate `restart_lsn` decoding holds for the next confirmation, given the starts of the
+/// `xl_running_xacts` records it has read (in WAL order), each logged with no transaction
+/// running: the first one past both `restart_lsn` and `confirmed_flush`. A confirmation reaching
+/// it moves `restart_lsn` there and saves the slot ([`DurableSlot::confirm_received`]).
+///
+/// PostgreSQL 15 `snapbuild.c:SnapBuildProcessRunningXacts` serializes the snapshot at the
+/// record (`SnapBuildSerialize(builder, lsn)`, `lsn` its start) and, with no transaction
+/// running, offers that snapshot's position: `LogicalIncreaseRestartDecodingForSlot(lsn,
+/// builder->last_serialized_snapshot)`. There (`logical.c`) a candidate not above `restart_lsn`
+/// is ignored; one at or below `confirmed_flush` is applied while decoding (not a candidate for
+/// the next confirmation, and not returned here); otherwise it is kept, valid from `lsn`, only
+/// when no earlier candidate is pending ("Only increase if the previous values have been
+/// applied"), so the first record wins. With transactions running the candidate is the oldest
+/// one's `restart_decoding_lsn` instead, which the model does not track.
+pub fn candidate_restart(running_xacts: &[Lsn], slot: &Slot) -> Option<Lsn> {
+    running_xacts
+        .iter()
+        .copied()
+        .find(|&lsn| lsn > slot.restart_lsn && lsn > slot.confirmed_flush)
+}
+
 /// What a change to the slot's in-memory position did to its saved copy.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Persistence {
@@ -317,6 +338,30 @@ mod tests {
         assert_eq!(slot.slot.restart_lsn, CF.plus(0x80));
         slot.crash_restart();
         assert_eq!(slot.slot.confirmed_flush, CF.plus(0x100));
+    }
+
+    #[test]
+    fn the_candidate_is_the_first_running_xacts_record_past_confirmed_flush() {
+        let mut slot = Slot::created_at(CF);
+        slot.restart_lsn = CF.minus(0x38);
+        // The record at restart_lsn (the slot's creation) and one at confirmed_flush are no
+        // candidates for a confirmation; of the two later ones the first is kept.
+        let records = [slot.restart_lsn, CF, CF.plus(0x100), CF.plus(0x200)];
+        assert_eq!(candidate_restart(&records, &slot), Some(CF.plus(0x100)));
+        assert_eq!(candidate_restart(&records[..2], &slot), None);
+        // Reaching it saves the slot with restart_lsn there; falling short does not.
+        let mut durable = DurableSlot::created(slot);
+        let candidate = candidate_restart(&records, &slot);
+        assert_eq!(
+            durable.confirm_received(CF.plus(0xF8), candidate),
+            Persistence::MemoryOnly
+        );
+        assert_eq!(
+            durable.confirm_received(CF.plus(0x100), candidate),
+            Persistence::Saved
+        );
+        assert_eq!(durable.slot.restart_lsn, CF.plus(0x100));
+        assert_eq!(durable.slot.saved.confirmed_flush, CF.plus(0x100));
     }
 
     #[test]

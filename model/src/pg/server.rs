@@ -1,12 +1,19 @@
-//! One PostgreSQL server as a connector sees it: its role, its WAL pointers, one logical slot.
+//! One PostgreSQL server as a connector sees it: its role, its WAL pointers, the connector's
+//! logical slot and room for others beside it.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::lifecycle::{create_logical_slot, drop_slot, oldest_kept_segment, slots_required_lsn};
 use super::slot::{AdvanceError, Slot};
 use super::wal::Wal;
 use crate::Lsn;
+
+/// How many logical slots the model's server holds besides the connector's own: room for another
+/// consumer of the same server, or a slot created to replace one. A fixed array keeps [`Server`]
+/// `Copy` (PostgreSQL's `max_replication_slots`, 10 by default, is the real bound).
+pub const OTHER_SLOTS_MAX: usize = 3;
 
 /// Whether the connector talks to a primary or to a hot standby.
 ///
@@ -68,8 +75,8 @@ impl fmt::Display for WalFunctionError {
 
 impl std::error::Error for WalFunctionError {}
 
-/// The server: its role, its WAL pointers, the connector's logical slot, and a backend whose
-/// synchronous commit has not flushed yet.
+/// The server: its role, its WAL pointers, the connector's logical slot and the others, and a
+/// backend whose synchronous commit has not flushed yet.
 ///
 /// On a standby, `wal.insert/write/flush` are the primary's pointers (the standby receives what
 /// the primary flushed) and `wal.replay` is the standby's own. On a primary `wal.replay` is
@@ -79,6 +86,9 @@ pub struct Server {
     pub role: Role,
     pub wal: Wal,
     pub slot: Slot,
+    /// The other logical slots by place; `None` is a free place (never used, or dropped). A
+    /// server starts without them.
+    pub other_slots: [Option<Slot>; OTHER_SLOTS_MAX],
     /// A synchronous commit has inserted its record and waits in `XLogFlush`.
     pub commit_pending: bool,
 }
@@ -94,8 +104,55 @@ impl Server {
             role,
             wal,
             slot: Slot::created_at(at),
+            other_slots: [None; OTHER_SLOTS_MAX],
             commit_pending: false,
         }
+    }
+
+    /// Every slot, the connector's first, then the other places in order (`None` where free).
+    pub fn slots(&self) -> [Option<Slot>; 1 + OTHER_SLOTS_MAX] {
+        let mut all = [Some(self.slot); 1 + OTHER_SLOTS_MAX];
+        all[1..].copy_from_slice(&self.other_slots);
+        all
+    }
+
+    /// The oldest WAL any slot needs: the minimum `restart_lsn` over the slots (there is always
+    /// the connector's). After [`Server::crash_restart`] every slot is its saved copy, so this is
+    /// then the minimum saved `restart_lsn`.
+    ///
+    /// PostgreSQL 15 `slot.c:ReplicationSlotsComputeRequiredLSN` (see [`slots_required_lsn`]),
+    /// run at slot creation, drop, every `restart_lsn` move and `StartupReplicationSlots`.
+    pub fn required_lsn(&self) -> Lsn {
+        slots_required_lsn(&self.slots()).expect("the connector's slot")
+    }
+
+    /// The oldest WAL segment a checkpoint with redo pointer `redo` keeps, given every slot
+    /// (see [`oldest_kept_segment`]: PostgreSQL 15 `xlog.c:KeepLogSeg`).
+    pub fn oldest_kept_segment(&self, redo: Lsn) -> u64 {
+        oldest_kept_segment(&self.slots(), redo)
+    }
+
+    /// `pg_create_logical_replication_slot` on an idle primary into the first free place, or
+    /// `None` when there is none (PostgreSQL: `all replication slots are in use`). See
+    /// [`create_logical_slot`] (PostgreSQL 15 `slot.c:ReplicationSlotReserveWal`,
+    /// `logical.c:DecodingContextFindStartpoint`); the new slot's running-xacts record flushes
+    /// the WAL.
+    pub fn create_slot(&mut self, running_xacts_bytes: u64) -> Option<usize> {
+        debug_assert_eq!(
+            self.role,
+            Role::Primary,
+            "logical slots on a standby need 16+"
+        );
+        let place = self.other_slots.iter().position(Option::is_none)?;
+        self.other_slots[place] = Some(create_logical_slot(&mut self.wal, running_xacts_bytes));
+        self.commit_pending = false;
+        Some(place)
+    }
+
+    /// `pg_drop_replication_slot` of the other slot at `place`; returns whether there was one.
+    /// See [`drop_slot`] (PostgreSQL 15 `slot.c:ReplicationSlotDropAcquired`).
+    pub fn drop_slot(&mut self, place: usize) -> bool {
+        drop_slot(&mut self.other_slots, place)
     }
 
     /// `pg_current_wal_lsn()`: the write pointer.
@@ -148,6 +205,7 @@ impl Server {
     /// at any step.
     pub fn checkpoint(&mut self) {
         self.slot.save();
+        self.other_slots.iter_mut().flatten().for_each(Slot::save);
         if self.role == Role::Primary {
             self.wal.checkpoint_flush();
             self.commit_pending = false;
@@ -155,8 +213,8 @@ impl Server {
     }
 
     /// Immediate shutdown and restart of the server the connector talks to (not an
-    /// operating-system crash): written WAL survives and is flushed by recovery, the slot returns
-    /// to its saved copy, every session dies (a waiting synchronous commit with it).
+    /// operating-system crash): written WAL survives and is flushed by recovery, every slot
+    /// returns to its saved copy, every session dies (a waiting synchronous commit with it).
     ///
     /// PostgreSQL 15 `xlog.c:StartupXLOG` and `slot.c:StartupReplicationSlots`. On a standby the
     /// primary's WAL is untouched and replay resumes where it was: the model does not show the
@@ -166,6 +224,91 @@ impl Server {
             self.wal.crash_restart();
         }
         self.slot.restore_saved();
+        self.other_slots
+            .iter_mut()
+            .flatten()
+            .for_each(Slot::restore_saved);
         self.commit_pending = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lifecycle::{segment_of, IDLE_RUNNING_XACTS_BYTES};
+    use super::super::wal::{CommitMode, WAL_SEGMENT_BYTES};
+    use super::*;
+
+    const AT: Lsn = Lsn(WAL_SEGMENT_BYTES + 0x100);
+
+    #[test]
+    fn a_server_starts_with_the_connectors_slot_alone() {
+        let server = Server::quiet_at(Role::Primary, AT);
+        assert_eq!(server.slots().iter().flatten().count(), 1);
+        assert_eq!(server.required_lsn(), AT);
+    }
+
+    #[test]
+    fn the_wal_retained_is_that_of_the_oldest_restart_lsn_over_the_slots() {
+        let mut server = Server::quiet_at(Role::Primary, AT);
+        server
+            .wal
+            .commit_txn(730, 3 * WAL_SEGMENT_BYTES, 46, 1, CommitMode::Sync);
+        let place = server.create_slot(IDLE_RUNNING_XACTS_BYTES).unwrap();
+        let other = server.other_slots[place].unwrap();
+        assert!(other.restart_lsn > AT);
+        // The connector's slot is the older: it holds the WAL for both.
+        assert_eq!(server.required_lsn(), AT);
+        server.slot_advance(server.wal.flush, true).unwrap();
+        assert_eq!(server.required_lsn(), other.restart_lsn);
+        let redo = server.wal.flush;
+        assert_eq!(
+            server.oldest_kept_segment(redo),
+            segment_of(other.restart_lsn)
+        );
+        // Dropped, the other slot no longer holds anything back.
+        assert!(server.drop_slot(place));
+        assert!(!server.drop_slot(place));
+        assert_eq!(server.required_lsn(), server.slot.restart_lsn);
+    }
+
+    #[test]
+    fn slots_are_created_into_free_places_until_none_is_left() {
+        let mut server = Server::quiet_at(Role::Primary, AT);
+        let places: Vec<_> = (0..=OTHER_SLOTS_MAX)
+            .map(|_| server.create_slot(IDLE_RUNNING_XACTS_BYTES))
+            .collect();
+        assert_eq!(places, [Some(0), Some(1), Some(2), None]);
+        server.drop_slot(1);
+        assert_eq!(server.create_slot(IDLE_RUNNING_XACTS_BYTES), Some(1));
+    }
+
+    #[test]
+    fn a_crash_returns_every_slot_to_its_saved_copy_and_retention_with_them() {
+        let mut server = Server::quiet_at(Role::Primary, AT);
+        let place = server.create_slot(IDLE_RUNNING_XACTS_BYTES).unwrap();
+        let created = server.other_slots[place].unwrap();
+        server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let flush = server.wal.flush;
+        let other = server.other_slots[place].as_mut().unwrap();
+        other.slot_advance(flush, flush, false).unwrap();
+        server.slot.slot_advance(flush, flush, false).unwrap();
+        assert_eq!(server.required_lsn(), AT);
+        server.crash_restart();
+        assert_eq!(server.other_slots[place], Some(created));
+        assert_eq!(server.slot, Slot::created_at(AT));
+        assert_eq!(server.required_lsn(), AT);
+    }
+
+    #[test]
+    fn a_checkpoint_saves_every_slot() {
+        let mut server = Server::quiet_at(Role::Primary, AT);
+        let place = server.create_slot(IDLE_RUNNING_XACTS_BYTES).unwrap();
+        server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let flush = server.wal.flush;
+        let other = server.other_slots[place].as_mut().unwrap();
+        other.slot_advance(flush, flush, false).unwrap();
+        server.checkpoint();
+        server.crash_restart();
+        assert_eq!(server.other_slots[place].unwrap().confirmed_flush, flush);
     }
 }

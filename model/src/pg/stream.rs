@@ -135,14 +135,46 @@ impl Walsender {
         if wal_end <= self.read_to {
             return Vec::new();
         }
+        let read_to = self.read_to;
         let sent: Vec<&Txn> = txns
             .iter()
-            .filter(|t| t.end_lsn > self.read_to && t.end_lsn <= wal_end)
-            .filter(|t| t.is_published() && !txn_needs_skip(t, self.start_decoding_at))
+            .filter(|t| t.end_lsn > read_to && t.end_lsn <= wal_end)
+            .filter(|t| self.decode_txn(t))
             .collect();
         self.read_to = wal_end;
         self.sent_ptr = wal_end;
         sent
+    }
+
+    /// The walsender reads the records of the next committed transaction through its commit
+    /// record and says whether it sends it: it does when the transaction is published and not
+    /// skipped. Either way `sent_ptr` and `read_to` are then its `end_lsn`.
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical` (`sentPtr = logical_decoding_ctx->reader->
+    /// EndRecPtr` after each record); at the commit record `decode.c:DecodeCommit` skips the
+    /// transaction when `DecodeTXNNeedSkip` (see [`txn_needs_skip`]) and otherwise replays it to
+    /// the output plugin, which sends nothing for an unpublished one ([`Txn::is_published`]).
+    /// The caller passes transactions in commit order, each ending after `read_to`, and only
+    /// once the flush pointer covers their commit record (`logical_read_xlog_page`).
+    pub fn decode_txn(&mut self, txn: &Txn) -> bool {
+        debug_assert!(txn.end_lsn > self.read_to, "{txn:?} read again by {self:?}");
+        self.read_to = txn.end_lsn;
+        self.sent_ptr = txn.end_lsn;
+        txn.is_published() && !txn_needs_skip(txn, self.start_decoding_at)
+    }
+
+    /// `sent_ptr` once the reader has read its first record, for a slot whose `restart_lsn` lags
+    /// behind `confirmed_flush`: that record's end, below `confirmed_flush`, so a keepalive now
+    /// reports less than the stream started from (OLake #862). A model at transaction
+    /// granularity knows no record end between `restart_lsn` and the next transaction's end and
+    /// puts it at `restart_lsn` (`read_to`); with `restart_lsn = confirmed_flush` nothing moves.
+    ///
+    /// PostgreSQL 15 `walsender.c:StartLogicalReplication` begins reading at `restart_lsn`
+    /// (`XLogBeginRead`) with `sentPtr = confirmed_flush`; `XLogSendLogical` sets `sentPtr =
+    /// EndRecPtr` after the first record; rule `keepalive_below_confirmed_flush` confirms live
+    /// that keepalives then fall below `confirmed_flush`.
+    pub fn read_first_record(&mut self) {
+        self.sent_ptr = self.sent_ptr.min(self.read_to);
     }
 
     /// The keepalive the walsender sends while it waits for WAL, or when a reply is due.
@@ -155,6 +187,21 @@ impl Walsender {
             wal_end: self.sent_ptr,
             reply_requested,
         }
+    }
+
+    /// A clean shutdown reaches the caught-up walsender: it ends the stream (CopyDone, then
+    /// CommandComplete; `None`) once the client has reported everything sent, and otherwise sends
+    /// a keepalive requesting a reply and waits for one. `write` and `flush` are the client's
+    /// last reported positions (`0/0` before any status update).
+    ///
+    /// PostgreSQL 15 `walsender.c:WalSndDone`: `replicatedPtr = XLogRecPtrIsInvalid(MyWalSnd->
+    /// flush) ? MyWalSnd->write : MyWalSnd->flush`; `if (WalSndCaughtUp && sentPtr ==
+    /// replicatedPtr …) { EndCommand(…); proc_exit(0); }`, else `WalSndKeepalive(true, …)` unless
+    /// a reply is already awaited. Only the shutdown checkpoint waits for it
+    /// (`WalSndWaitStopping`), so `pg_ctl stop -m fast` waits for the client.
+    pub fn at_shutdown(&self, write: Lsn, flush: Lsn) -> Option<Keepalive> {
+        let replicated = if flush.is_valid() { flush } else { write };
+        (replicated != self.sent_ptr).then(|| self.keepalive(true))
     }
 }
 
@@ -253,6 +300,39 @@ mod tests {
     }
 
     #[test]
+    fn decoding_a_transaction_moves_sent_ptr_to_its_end_and_sends_it_unless_skipped() {
+        let (_, txns) = three_txns();
+        let slot = Slot::created_at(CF);
+        let mut sender = Walsender::start_replication(txns[1].commit_lsn.plus(1), &slot);
+        let sent: Vec<bool> = txns.iter().map(|t| sender.decode_txn(t)).collect();
+        // The first is skipped (commit before the start), the second unpublished and skipped,
+        // the third sent.
+        assert_eq!(sent, [false, false, true]);
+        assert_eq!(
+            (sender.sent_ptr, sender.read_to),
+            (txns[2].end_lsn, txns[2].end_lsn)
+        );
+    }
+
+    #[test]
+    fn the_first_record_below_confirmed_flush_drags_sent_ptr_down() {
+        let (_, txns) = three_txns();
+        let mut lagging = Slot::created_at(txns[0].end_lsn);
+        lagging.confirmed_flush = txns[2].end_lsn;
+        let mut sender = Walsender::start_replication(lagging.confirmed_flush, &lagging);
+        assert_eq!(sender.keepalive(false).wal_end, txns[2].end_lsn);
+        sender.read_first_record();
+        assert_eq!(sender.keepalive(false).wal_end, txns[0].end_lsn);
+        // Re-read transactions are skipped and bring sentPtr back to confirmed_flush.
+        assert!(!sender.decode_txn(&txns[1]) && !sender.decode_txn(&txns[2]));
+        assert_eq!(sender.keepalive(false).wal_end, lagging.confirmed_flush);
+        // A slot whose restart_lsn is confirmed_flush: nothing moves.
+        let mut level = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        level.read_first_record();
+        assert_eq!(level.sent_ptr, CF);
+    }
+
+    #[test]
     fn only_flushed_commits_are_sent() {
         let mut wal = Wal::at(CF);
         let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
@@ -303,6 +383,25 @@ mod tests {
         };
         process_standby_reply(&mut slot, &flush_only, None);
         assert_eq!(slot.slot.confirmed_flush, CF.plus(0x80));
+    }
+
+    #[test]
+    fn at_shutdown_the_stream_ends_only_once_the_client_reported_everything_sent() {
+        let (wal, txns) = three_txns();
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        sender.send_logical(&txns, wal.flush);
+        let asked = Keepalive {
+            wal_end: wal.flush,
+            reply_requested: true,
+        };
+        assert_eq!(sender.at_shutdown(Lsn::INVALID, Lsn::INVALID), Some(asked));
+        assert_eq!(
+            sender.at_shutdown(txns[2].end_lsn, txns[0].end_lsn),
+            Some(asked)
+        );
+        assert_eq!(sender.at_shutdown(wal.flush, wal.flush), None);
+        // A client reporting write only (flush 0/0) is judged by its write.
+        assert_eq!(sender.at_shutdown(wal.flush, Lsn::INVALID), None);
     }
 
     #[test]

@@ -10,6 +10,14 @@ use crate::Lsn;
 /// for): `xlog.c:ReserveXLogInsertLocation` reserves `MAXALIGN(size)`.
 pub const MAXALIGN_BYTES: u64 = 8;
 
+/// The commit record of a transaction without subtransactions, dropped relations or
+/// invalidations: `pg_waldump` shows `rmgr: Transaction len (rec/tot): 46/46 … desc: COMMIT` for
+/// a one-row INSERT on PostgreSQL 15 (`xact.c:XactLogCommitRecord`: the 24-byte record header,
+/// 2 bytes of data header, the `xl_xact_commit` timestamp, the `xl_xact_xinfo` flags and, under
+/// `wal_level = logical`, always the `xl_xact_dbinfo`), so the next record starts 48 bytes after
+/// it.
+pub const COMMIT_RECORD_BYTES: u64 = 46;
+
 /// One committed client transaction, as logical decoding meets it.
 ///
 /// - `first_lsn`: start of its first change record (`ReorderBufferTXN.first_lsn`).
@@ -18,10 +26,13 @@ pub const MAXALIGN_BYTES: u64 = 8;
 ///   logicalrep_write_begin`, `logicalrep_write_commit`).
 /// - `end_lsn`: end of the commit record (`ReorderBufferTXN.end_lsn`, the reader's `EndRecPtr`
 ///   after it): the Commit message's `end_lsn`, and what a client confirms to acknowledge it.
-/// - `published_rows`: rows it changed in tables of the publication. A transaction with none
-///   advances the WAL and sends nothing: pgoutput in 15 sends Begin only before the first
-///   published change (`pgoutput.c:pgoutput_send_begin`, called from `pgoutput_change`) and
-///   skips the Commit of a transaction whose Begin was not sent (`pgoutput_commit_txn`).
+/// - `published_rows`: rows it changed in tables of the publication, in the slot's database. A
+///   transaction with none advances the WAL and sends nothing: pgoutput in 15 sends Begin only
+///   before the first published change (`pgoutput.c:pgoutput_send_begin`, called from
+///   `pgoutput_change`) and skips the Commit of a transaction whose Begin was not sent
+///   (`pgoutput_commit_txn`); a transaction of another database is skipped at its commit record
+///   before the plugin sees it (`decode.c:DecodeTXNNeedSkip`: `parsed->dbId !=
+///   ctx->slot->data.database`).
 ///
 /// Invariant: `first_lsn < commit_lsn < end_lsn`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -137,6 +148,14 @@ mod tests {
         let txn = wal.commit_txn(731, 61, 46, 0, CommitMode::Sync);
         assert!(!txn.is_published());
         assert!(wal.insert > BASE);
+    }
+
+    #[test]
+    fn a_commit_record_takes_48_bytes_of_wal() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(730, 8192 - 48, COMMIT_RECORD_BYTES, 1, CommitMode::Sync);
+        assert_eq!(txn.end_lsn.bytes() - txn.commit_lsn.bytes(), 48);
+        assert_eq!(txn.end_lsn, BASE.plus(8192));
     }
 
     #[test]

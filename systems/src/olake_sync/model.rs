@@ -7,7 +7,8 @@ use stateright::{Model, Property};
 use walcheck_model::olake::sync::{
     restart_candidates, Durable, PostStep, SyncConnector, SyncPhase,
 };
-use walcheck_model::pg::{Role, Server};
+use walcheck_model::pg::txn::COMMIT_RECORD_BYTES;
+use walcheck_model::pg::{CommitMode, Role, Server};
 use walcheck_model::Lsn;
 
 /// A state of the system. Its `Debug` is its [`Variables`].
@@ -26,11 +27,11 @@ pub struct State {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Action {
     /// A client transaction changes the published table and commits synchronously
-    /// ([`walcheck_model::pg::Wal::append`], then [`walcheck_model::pg::Wal::commit_flush`]).
+    /// ([`walcheck_model::pg::Wal::commit_txn`], laid out as [`Config::txn`]).
     CommitTxn,
     /// `StreamChanges` up to the loop ([`SyncConnector::validate`]).
     Validate,
-    /// The walsender decodes transaction `txn` ([`SyncConnector::receive`]).
+    /// The walsender decodes transaction `txn` ([`SyncConnector::receive`] of [`Config::txn`]).
     Receive { txn: u8 },
     /// A primary keepalive carrying `sentPtr` ([`SyncConnector::keepalive`]).
     Keepalive,
@@ -89,15 +90,23 @@ impl OlakeSync {
         let variant = cfg.variant;
         match action {
             Action::CommitTxn => {
-                let wal = &mut state.server.wal;
-                wal.append(cfg.txn_bytes, PAGE_BYTES, WAL_BUFFERS_BYTES);
-                wal.commit_flush();
+                let next = cfg.txn(state.txns);
+                let txn = state.server.wal.commit_txn(
+                    next.xid,
+                    cfg.change_bytes(),
+                    COMMIT_RECORD_BYTES,
+                    next.published_rows,
+                    CommitMode::Sync,
+                );
+                // Every commit is flushed, so a PostgreSQL restart loses none: the WAL holds
+                // exactly the transactions of `Config::txn`.
+                debug_assert_eq!(txn, next);
                 state.txns += 1;
             }
             Action::Validate => state
                 .connector
                 .validate(variant, &state.server, &state.durable),
-            Action::Receive { txn } => state.connector.receive(txn, cfg.txn_end(txn)),
+            Action::Receive { txn } => state.connector.receive(txn, &cfg.txn(txn)),
             Action::Keepalive => state.connector.keepalive(variant),
             Action::EndStream => state.connector.end_stream(false),
             Action::Commit => state.connector.commit(variant, &mut state.durable),
@@ -116,9 +125,10 @@ impl OlakeSync {
         }
     }
 
-    /// The transaction the walsender decodes next in `stream`, if one is committed.
-    fn next_txn(&self, sent_ptr: Lsn, committed: u8) -> Option<u8> {
-        (0..committed).find(|&i| self.config.txn_end(i) > sent_ptr)
+    /// The transaction the walsender decodes next, the first committed one ending after what it
+    /// has read (`read_to`), if any.
+    fn next_txn(&self, read_to: Lsn, committed: u8) -> Option<u8> {
+        (0..committed).find(|&i| self.config.txn(i).end_lsn > read_to)
     }
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
@@ -138,10 +148,10 @@ impl OlakeSync {
                 actions.push(Action::EndStream);
             }
             SyncPhase::Streaming(s) => {
-                if let Some(txn) = self.next_txn(s.sent_ptr, state.txns) {
+                if let Some(txn) = self.next_txn(s.walsender.read_to, state.txns) {
                     actions.push(Action::Receive { txn });
                 }
-                if cfg.keepalive && s.client_pos != s.sent_ptr {
+                if cfg.keepalive && s.client_pos != s.walsender.keepalive(false).wal_end {
                     actions.push(Action::Keepalive);
                 }
             }
@@ -149,7 +159,7 @@ impl OlakeSync {
                 Some(PostStep::Commit) => actions.push(Action::Commit),
                 Some(PostStep::Ack) => {
                     actions.push(Action::Ack { restart: None });
-                    let boundaries = (0..state.txns).map(|i| cfg.txn_end(i));
+                    let boundaries = (0..state.txns).map(|i| cfg.txn(i).end_lsn);
                     actions.extend(
                         restart_candidates(stream.client_pos, &server.slot, boundaries)
                             .map(|to| Action::Ack { restart: Some(to) }),

@@ -102,7 +102,7 @@ pub fn no_lsn_mismatch(state: &State) -> bool {
 pub fn no_data_loss(config: &Config, state: &State) -> bool {
     let cf = state.server.slot.confirmed_flush;
     (0..state.txns)
-        .filter(|&i| config.txn_end(i) <= cf)
+        .filter(|&i| config.txn(i).end_lsn <= cf)
         .all(|i| state.durable.dest_txns & (1 << i) != 0)
 }
 
