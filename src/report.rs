@@ -507,94 +507,6 @@ pub fn exit_code(results: &[CheckResult], strict: bool) -> i32 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::catalogue::{self, Selection};
-
-    fn result(verdict: Verdict, expected: Verdict) -> CheckResult {
-        let mut entry = catalogue::select(&Selection {
-            specs: vec!["olake-bootstrap:pr1084".into()],
-            faults: Some("none".into()),
-            bounds: vec!["server=primary".into()],
-        })
-        .unwrap()
-        .remove(0);
-        entry.expected = expected;
-        CheckResult {
-            entry,
-            verdict,
-            states: 1,
-            unique_states: 1,
-            max_depth: 0,
-            elapsed: Duration::ZERO,
-            peak_heap_bytes: None,
-            trace: None,
-            trace_path: None,
-            search: None,
-            collision: None,
-            limit: None,
-            error: None,
-        }
-    }
-
-    #[test]
-    fn exit_codes_follow_the_contract_and_its_precedence() {
-        use Verdict::{Holds, Inconclusive, Violated};
-        assert_eq!(exit_code(&[result(Holds, Holds)], false), 0);
-        assert_eq!(exit_code(&[result(Violated, Violated)], false), 0);
-        assert_eq!(exit_code(&[result(Violated, Violated)], true), 1);
-        assert_eq!(exit_code(&[result(Holds, Violated)], false), 1);
-        assert_eq!(exit_code(&[result(Inconclusive, Holds)], false), 3);
-        assert_eq!(
-            exit_code(
-                &[result(Inconclusive, Holds), result(Holds, Violated)],
-                false
-            ),
-            1
-        );
-    }
-
-    #[test]
-    fn a_high_collision_estimate_advises_128_bit_fingerprints() {
-        let estimate = |optimistic| CollisionEstimate {
-            fingerprint_bits: 64,
-            lookups: 3,
-            distinct: 2,
-            optimistic,
-            birthday: 0.0,
-        };
-        let mut low = result(Verdict::Holds, Verdict::Holds);
-        low.collision = Some(estimate(1e-9));
-        let text = check_text(&[low.clone()], false, Duration::ZERO, true);
-        assert!(
-            text.contains("1 exhaustive search over 64-bit fingerprints: the chance that a collision hid a state is at most 1.0e-9"),
-            "{text}"
-        );
-        assert!(!text.contains("rerun"), "{text}");
-        low.collision = Some(estimate(2e-5));
-        let text = check_text(&[low], false, Duration::ZERO, true);
-        assert!(
-            text.contains("at most 2.0e-5 (olake-bootstrap:pr1084 faults=none); above 1e-6: rerun with --fingerprint-bits 128"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn a_differing_verdict_is_flagged_in_the_table() {
-        let text = check_text(
-            &[result(Verdict::Holds, Verdict::Violated)],
-            false,
-            Duration::ZERO,
-            true,
-        );
-        assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
-        assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
-    }
-}
-
 /// A counterexample's step table as it reads on its own: above it, what the property means and
 /// the whole configuration (every bound and knob, defaults included); below it, a legend of the
 /// variables the table shows, each with its kind and doc from the system's declaration.
@@ -768,4 +680,92 @@ fn collision_text(results: &[CheckResult]) -> String {
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::catalogue::{self, Selection};
+
+    fn result(verdict: Verdict, expected: Verdict) -> CheckResult {
+        let mut entry = catalogue::select(&Selection {
+            specs: vec!["olake-bootstrap:pr1084".into()],
+            faults: Some("none".into()),
+            bounds: vec!["server=primary".into()],
+        })
+        .unwrap()
+        .remove(0);
+        entry.expected = expected;
+        CheckResult {
+            entry,
+            verdict,
+            states: 1,
+            unique_states: 1,
+            max_depth: 0,
+            elapsed: Duration::ZERO,
+            peak_heap_bytes: None,
+            trace: None,
+            trace_path: None,
+            search: None,
+            collision: None,
+            limit: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_contract_and_its_precedence() {
+        use Verdict::{Holds, Inconclusive, Violated};
+        assert_eq!(exit_code(&[result(Holds, Holds)], false), 0);
+        assert_eq!(exit_code(&[result(Violated, Violated)], false), 0);
+        assert_eq!(exit_code(&[result(Violated, Violated)], true), 1);
+        assert_eq!(exit_code(&[result(Holds, Violated)], false), 1);
+        assert_eq!(exit_code(&[result(Inconclusive, Holds)], false), 3);
+        assert_eq!(
+            exit_code(
+                &[result(Inconclusive, Holds), result(Holds, Violated)],
+                false
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn a_high_collision_estimate_advises_128_bit_fingerprints() {
+        let estimate = |optimistic| CollisionEstimate {
+            fingerprint_bits: 64,
+            lookups: 3,
+            distinct: 2,
+            optimistic,
+            birthday: 0.0,
+        };
+        let mut low = result(Verdict::Holds, Verdict::Holds);
+        low.collision = Some(estimate(1e-9));
+        let text = check_text(&[low.clone()], false, Duration::ZERO, true);
+        assert!(
+            text.contains("1 exhaustive search over 64-bit fingerprints: the chance that a collision hid a state is at most 1.0e-9"),
+            "{text}"
+        );
+        assert!(!text.contains("rerun"), "{text}");
+        low.collision = Some(estimate(2e-5));
+        let text = check_text(&[low], false, Duration::ZERO, true);
+        assert!(
+            text.contains("at most 2.0e-5 (olake-bootstrap:pr1084 faults=none); above 1e-6: rerun with --fingerprint-bits 128"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_differing_verdict_is_flagged_in_the_table() {
+        let text = check_text(
+            &[result(Verdict::Holds, Verdict::Violated)],
+            false,
+            Duration::ZERO,
+            true,
+        );
+        assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
+        assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
+    }
 }

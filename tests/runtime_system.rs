@@ -172,7 +172,8 @@ fn a_broken_declaration_is_a_one_line_error() {
         system.info = Box::leak(Box::new(info));
         catalogue::validate(&system).unwrap_err()
     };
-    let cases: [(fn(&mut SystemInfo), &str); 5] = [
+    type Case = (fn(&mut SystemInfo), &'static str);
+    let cases: [Case; 5] = [
         (|i| i.name = "count:er", "system \"count:er\": a system's name is a word without ':' or spaces"),
         (|i| i.bounds = Box::leak(Box::new([number("steps", 2, 1, 3, "", ""), number("steps", 1, 1, 3, "", "")])), "system \"counter\": bound \"steps\" is declared twice"),
         (|i| i.bounds = Box::leak(Box::new([number("steps", 9, 1, 3, "steps", "")])), "system \"counter\": the default of steps: bound steps=9 is outside its range 1..=3 (steps)"),
