@@ -697,6 +697,14 @@ pub enum FairnessChoice {
 }
 
 impl FairnessChoice {
+    /// The fairness constraints this choice puts in force: the system's `declared` ones, or
+    /// none.
+    pub fn constraints<A>(self, declared: &'static [FairClass<A>]) -> &'static [FairClass<A>] {
+        match self {
+            FairnessChoice::Declared => declared,
+            FairnessChoice::None => &[],
+        }
+    }
     /// The choice of a configuration's `fairness` bound ([`FAIRNESS_BOUND`]).
     pub fn of(config: &Config) -> FairnessChoice {
         match config.name("fairness") {

@@ -1,9 +1,7 @@
 //! System `electric-flush`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
-use walcheck_properties::system::{
-    FairClass, Fairness, FairnessChoice, Live, Liveness, PropertyInfo,
-};
+use walcheck_properties::system::{FairClass, Fairness, Live, Liveness, PropertyInfo};
 
 pub const NO_LOST_FLUSH_NOTIFICATION: PropertyInfo = PropertyInfo::always(
     "no-lost-flush-notification",
@@ -231,10 +229,7 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
 impl Live for ElectricFlush {
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
     fn fairness(&self) -> &'static [FairClass<Action>] {
-        match self.config.fairness {
-            FairnessChoice::Declared => FAIRNESS,
-            FairnessChoice::None => &[],
-        }
+        self.config.fairness.constraints(FAIRNESS)
     }
 
     /// The liveness properties, by id (`eventually-acknowledged`).

@@ -2,9 +2,7 @@
 
 use super::*;
 use walcheck_model::olake::{AdvanceCall, Phase};
-use walcheck_properties::system::{
-    FairClass, Fairness, FairnessChoice, Live, Liveness, PropertyInfo,
-};
+use walcheck_properties::system::{FairClass, Fairness, Live, Liveness, PropertyInfo};
 
 pub const STATE_MATCHES_SLOT: PropertyInfo = PropertyInfo::always(
     "state-matches-slot",
@@ -125,10 +123,7 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
 impl Live for OlakeBootstrap {
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
     fn fairness(&self) -> &'static [FairClass<Action>] {
-        match self.config.fairness {
-            FairnessChoice::Declared => FAIRNESS,
-            FairnessChoice::None => &[],
-        }
+        self.config.fairness.constraints(FAIRNESS)
     }
 
     /// The liveness properties, by id (`bootstrap-eventually-completes`).
