@@ -11,10 +11,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
 use stateright::Model;
-use walcheck_properties::system::{BoundValue, Live, PropertyInfo, System, Variables};
-use walcheck_systems::electric_flush::ElectricFlushSystem;
-use walcheck_systems::olake_bootstrap::OlakeBootstrapSystem;
-use walcheck_systems::olake_sync::OlakeSyncSystem;
+use walcheck_properties::system::{
+    BoundValue, Live, PropertyInfo, System, Variables, VisitSystems,
+};
 use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};
@@ -121,7 +120,10 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
         }
     }
     let config = Config::new(info, info.variants[0].0, info.faults[0])?;
-    let (checked, live) = system.model_property_ids(&config);
+    let (checked, live) =
+        built_quietly(|| system.model_property_ids(&config)).map_err(|panic| {
+            format!("system {name:?}: building its model of the defaults panicked: {panic}")
+        })?;
     for property in info.properties {
         if !checked.iter().any(|id| id == property.id) {
             return bad(format!(
@@ -137,9 +139,36 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
             ));
         }
     }
+    let rows = info.properties.iter();
+    let without_row = |p: &&PropertyInfo| system.expected(&config, p).is_none();
+    if rows.clone().any(|p| !without_row(&p)) {
+        if let Some(property) = rows.clone().find(without_row) {
+            return bad(format!(
+                "{name} keeps an expectation table, but it has no row for property {}",
+                property.id
+            ));
+        }
+    }
     // A model may check more than it declares: electric-flush's triage properties, which
     // `walcheck triage` reads and the catalogue does not.
     Ok(())
+}
+
+/// What `build` returns, or the message it panicked with, printed nowhere: a system's model
+/// that reads a bound it does not declare ([`Config::number`] panics) is a one-line error when
+/// the system is registered, not a panic on some later command.
+fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(build));
+    std::panic::set_hook(hook);
+    built.map_err(|payload| match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload.downcast_ref::<&str>().map_or_else(
+            || "a panic without a message".to_owned(),
+            |m| (*m).to_owned(),
+        ),
+    })
 }
 
 /// The first name `names` yields twice.
@@ -169,12 +198,18 @@ fn needs_is_known(info: &SystemInfo, needs: Option<&str>) -> Result<(), String> 
     bound.parse(value).map(|_| ())
 }
 
-/// The systems built into walcheck, in catalogue order.
-pub const BUILT_IN: [&dyn AnySystem; 3] = [
-    &OlakeBootstrapSystem,
-    &ElectricFlushSystem,
-    &OlakeSyncSystem,
-];
+/// The systems built into walcheck, in catalogue order (`walcheck_systems`' registry line).
+pub fn built_in() -> Vec<&'static dyn AnySystem> {
+    struct Collect(Vec<&'static dyn AnySystem>);
+    impl VisitSystems for Collect {
+        fn visit<S: System>(&mut self, system: &'static S) {
+            self.0.push(system);
+        }
+    }
+    let mut all = Collect(Vec::new());
+    walcheck_systems::each_built_in(&mut all);
+    all.0
+}
 
 static SYSTEMS: OnceLock<Vec<&'static dyn AnySystem>> = OnceLock::new();
 
@@ -183,7 +218,7 @@ static SYSTEMS: OnceLock<Vec<&'static dyn AnySystem>> = OnceLock::new();
 /// it once, before anything reads the registry; a name given twice, or a second call, is a
 /// one-line error.
 pub fn register(extra: &[&'static dyn AnySystem]) -> Result<(), String> {
-    let mut all: Vec<&'static dyn AnySystem> = BUILT_IN.to_vec();
+    let mut all = built_in();
     for system in extra {
         validate(*system)?;
         let name = system.info().name;
@@ -199,7 +234,7 @@ pub fn register(extra: &[&'static dyn AnySystem]) -> Result<(), String> {
 
 /// Every system walcheck knows: the built-in ones, then any [`register`]ed.
 pub fn systems() -> &'static [&'static dyn AnySystem] {
-    SYSTEMS.get_or_init(|| BUILT_IN.to_vec())
+    SYSTEMS.get_or_init(built_in)
 }
 
 /// The system called `name`, or a one-line error listing the systems.
@@ -379,8 +414,19 @@ impl SystemConfig {
     /// otherwise checked plainly (`always` and `eventually` hold, `sometimes` witnesses are
     /// reached). A table without a row for `property` is a one-line error.
     pub fn expected(&self, property: &PropertyInfo) -> Result<(Verdict, &'static str), String> {
+        let keeps_table = || {
+            let properties = self.system.info().properties.iter();
+            properties
+                .filter(|p| p.id != property.id)
+                .any(|p| self.system.expected(&self.config, p).is_some())
+        };
         match self.system.expected(&self.config, property) {
             Some(row) => row,
+            None if keeps_table() => Err(format!(
+                "{} keeps an expectation table, but it has no row for property {}",
+                self.system.info().name,
+                property.id
+            )),
             None => Ok((
                 Verdict::Holds,
                 "no expectation table: every property should hold",

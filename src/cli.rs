@@ -407,6 +407,9 @@ fn command() -> clap::Command {
     if program() == "walcheck" {
         return command;
     }
+    // A crate's own binary over walcheck: `textbook-connector (walcheck 0.1.0)`.
+    let version = concat!("(walcheck ", env!("CARGO_PKG_VERSION"), ")");
+    let command = command.name(program()).version(version);
     let commands: Vec<String> = command
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
@@ -476,11 +479,15 @@ fn name_program(text: &str, commands: &[String]) -> String {
     let mut rest = text;
     while let Some(at) = rest.find(WALCHECK) {
         let after = &rest[at + WALCHECK.len()..];
-        let names_command = commands.iter().any(|c| {
-            after.strip_prefix(c.as_str()).is_some_and(|tail| {
-                !tail.starts_with(|ch: char| ch.is_alphanumeric() || ch == '-' || ch == '_')
-            })
-        });
+        // A whole word: not the tail of `textbook-walcheck`, which may be the program itself.
+        let whole_word =
+            !rest[..at].ends_with(|ch: char| ch.is_alphanumeric() || ch == '-' || ch == '_');
+        let names_command = whole_word
+            && commands.iter().any(|c| {
+                after.strip_prefix(c.as_str()).is_some_and(|tail| {
+                    !tail.starts_with(|ch: char| ch.is_alphanumeric() || ch == '-' || ch == '_')
+                })
+            });
         out.push_str(&rest[..at]);
         out.push_str(if names_command { program() } else { "walcheck" });
         out.push(' ');

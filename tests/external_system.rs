@@ -201,6 +201,18 @@ fn check_help_names_the_systems_fault_sets() {
     );
 }
 
+#[test]
+fn version_names_the_program_and_the_walcheck_it_is_built_on() {
+    let output = run(&["--version"]);
+    assert!(output.status.success());
+    let version = concat!(
+        "textbook-connector (walcheck ",
+        env!("CARGO_PKG_VERSION"),
+        ")\n"
+    );
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), version);
+}
+
 /// `check`'s text for a system checked plainly: verdicts, not differences from an expectation.
 fn check_text(args: &[&str], code: i32) -> String {
     let out = tempfile::tempdir().unwrap();

@@ -57,7 +57,7 @@ fn each_property_id_is_written_once() {
         })
         .collect();
     // An id two systems share (`no-lsn-mismatch`) is declared once by each.
-    let mut ids: Vec<&str> = catalogue::BUILT_IN
+    let mut ids: Vec<&str> = catalogue::built_in()
         .iter()
         .flat_map(|s| s.info().properties.iter().map(|p| p.id))
         .chain(TRIAGE_PROPERTIES.iter().map(|p| p.id))

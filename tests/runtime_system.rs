@@ -24,13 +24,19 @@ struct Counter {
     info: &'static SystemInfo,
     steps: Vec<(&'static str, u64)>,
     limit: u64,
+    /// The bound its model reads its number of steps from: `steps`, or a misspelling.
+    reads: &'static str,
+    /// How many of its declared properties its model checks (each with the same condition).
+    checked: usize,
+    /// A property it keeps an expectation for, making a table of one row; `None`: no table.
+    table: Option<&'static str>,
 }
 
 struct CounterModel {
     step: u64,
     steps: u64,
     limit: u64,
-    property: &'static PropertyInfo,
+    properties: &'static [PropertyInfo],
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -61,9 +67,8 @@ impl Model for CounterModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![self
-            .property
-            .check(|m: &CounterModel, s: &State| s.0 <= m.limit)]
+        let within = |m: &CounterModel, s: &State| s.0 <= m.limit;
+        self.properties.iter().map(|p| p.check(within)).collect()
     }
 }
 
@@ -83,13 +88,22 @@ impl System for Counter {
             .find(|(v, _)| *v == config.variant)
             .unwrap()
             .1;
-        let (steps, limit) = (config.number("steps"), self.limit);
+        let (steps, limit) = (config.number(self.reads), self.limit);
         CounterModel {
             step,
             steps,
             limit,
-            property: &self.info.properties[0],
+            properties: &self.info.properties[..self.checked],
         }
+    }
+
+    fn expected(
+        &self,
+        _: &Config,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        let row = Ok((Verdict::Holds, "the table's one row"));
+        self.table.filter(|id| *id == property.id).map(|_| row)
     }
 }
 
@@ -123,6 +137,9 @@ fn read(source: &str) -> Counter {
         info: Box::leak(Box::new(info)),
         steps,
         limit: field("limit").parse().unwrap(),
+        reads: "steps",
+        checked: 1,
+        table: None,
     }
 }
 
@@ -156,7 +173,7 @@ fn a_system_read_at_run_time_is_registered_and_checked() {
 
 #[test]
 fn every_built_in_declaration_validates() {
-    for system in catalogue::BUILT_IN {
+    for system in catalogue::built_in() {
         catalogue::validate(system).unwrap();
     }
     catalogue::validate(&read(SOURCE)).unwrap();
@@ -183,4 +200,40 @@ fn a_broken_declaration_is_a_one_line_error() {
     for (edit, message) in cases {
         assert_eq!(with(edit), message);
     }
+}
+
+/// A model that reads a bound its system does not declare panics in `Config::number`; the
+/// registry says so in one line instead of panicking on some later command.
+#[test]
+fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
+    let system = Counter {
+        reads: "stpes",
+        ..read(SOURCE)
+    };
+    assert_eq!(
+        catalogue::validate(&system).unwrap_err(),
+        "system \"counter\": building its model of the defaults panicked: no numeric bound stpes: None"
+    );
+}
+
+/// An expectation table with no row for a property is a one-line error, both when the system
+/// is registered and when a configuration asks for that property's expectation.
+#[test]
+fn an_expectation_table_without_a_row_is_a_one_line_error() {
+    let mut system = read(SOURCE);
+    let also = PropertyInfo::always("also-within-limit", "never above the limit either");
+    let properties = [system.info.properties[0], also];
+    system.info = Box::leak(Box::new(SystemInfo {
+        properties: Box::leak(Box::new(properties)),
+        ..*system.info
+    }));
+    (system.checked, system.table) = (2, Some("within-limit"));
+    let message =
+        "counter keeps an expectation table, but it has no row for property also-within-limit";
+    let error = catalogue::validate(&system).unwrap_err();
+    assert_eq!(error, format!("system \"counter\": {message}"));
+    let system: &'static dyn AnySystem = Box::leak(Box::new(system));
+    let config = catalogue::SystemConfig::new(system, "by-one", "none").unwrap();
+    assert!(config.expected(&system.info().properties[0]).is_ok());
+    assert_eq!(config.expected(&also).unwrap_err(), message);
 }

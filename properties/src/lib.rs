@@ -14,3 +14,6 @@ pub mod compact;
 pub mod liveness;
 pub mod pg_view;
 pub mod system;
+
+#[doc(hidden)]
+pub use stateright as __stateright;

@@ -118,6 +118,72 @@ impl PropertyInfo {
     }
 }
 
+/// A property declared once, with its condition: what [`SystemInfo::properties`] lists (through
+/// [`infos`]) and what the model's `properties()` checks (through [`Declared::property`]), so a
+/// system writes a property's id, kind, doc and predicate in one place.
+///
+/// ```ignore
+/// pub const NO_LSN_MISMATCH: Declared<OlakeSync> =
+///     PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails")
+///         .when(|_, s| no_lsn_mismatch(s));
+/// ```
+pub struct Declared<M: stateright::Model> {
+    pub info: PropertyInfo,
+    /// Whether a state satisfies it: for `always`, holds in every state; for `sometimes`, the
+    /// witness; for `eventually`, the goal.
+    pub condition: fn(&M, &M::State) -> bool,
+}
+
+impl<M: stateright::Model> Clone for Declared<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: stateright::Model> Copy for Declared<M> {}
+
+impl<M: stateright::Model> std::ops::Deref for Declared<M> {
+    type Target = PropertyInfo;
+
+    fn deref(&self) -> &PropertyInfo {
+        &self.info
+    }
+}
+
+impl PropertyInfo {
+    /// This declaration with its condition.
+    pub const fn when<M: stateright::Model>(
+        self,
+        condition: fn(&M, &M::State) -> bool,
+    ) -> Declared<M> {
+        Declared {
+            info: self,
+            condition,
+        }
+    }
+}
+
+impl<M: stateright::Model> Declared<M> {
+    /// The stateright property that checks it (see [`PropertyInfo::check`]).
+    pub fn property(&self) -> stateright::Property<M> {
+        self.info.check(self.condition)
+    }
+}
+
+/// The declarations of `declared`, in order: a system's [`SystemInfo::properties`], from the
+/// same list its model checks (`pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);`).
+pub const fn infos<M: stateright::Model, const N: usize>(
+    declared: &[Declared<M>; N],
+) -> [PropertyInfo; N] {
+    let mut infos = [PropertyInfo::always("", ""); N];
+    let mut i = 0;
+    while i < N {
+        infos[i] = declared[i].info;
+        i += 1;
+    }
+    infos
+}
+
 /// A bound or knob of a system's configuration, as `walcheck list` shows it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BoundInfo {
@@ -396,8 +462,20 @@ macro_rules! variables {
 /// order (`self.enabled(state, actions)`), the transition as `self.apply(&mut next, action)` on
 /// a copy (which never refuses an enabled action), and actions printed as traces print them
 /// (their `Display`: `Advance{target=0/3}`), not as `Debug` would.
+///
+/// `model_plumbing!(CHECKS)` also writes `properties()`: every [`Declared`] property of the list
+/// (of each list, in order, given more).
 #[macro_export]
 macro_rules! model_plumbing {
+    ($($checks:expr),+) => {
+        $crate::model_plumbing!();
+
+        fn properties(&self) -> Vec<$crate::__stateright::Property<Self>> {
+            let mut properties = Vec::new();
+            $(properties.extend($checks.iter().map($crate::system::Declared::property));)+
+            properties
+        }
+    };
     () => {
         fn format_action(&self, action: &Self::Action) -> String {
             action.to_string()
@@ -537,9 +615,19 @@ macro_rules! actions {
 /// The `stateright::Model` methods of a system declared with [`actions!`](crate::actions), inside
 /// its `impl Model`: the one initial state given (`actions_plumbing!(INITIAL)`), the enabled
 /// actions (those whose method does not return `None`) in `ACTIONS` order, and a transition that
-/// is the action's method on a copy of the state.
+/// is the action's method on a copy of the state. `actions_plumbing!(INITIAL, CHECKS)` also
+/// writes `properties()`: every [`Declared`] property of the list.
 #[macro_export]
 macro_rules! actions_plumbing {
+    ($initial:expr, $($checks:expr),+) => {
+        $crate::actions_plumbing!($initial);
+
+        fn properties(&self) -> Vec<$crate::__stateright::Property<Self>> {
+            let mut properties = Vec::new();
+            $(properties.extend($checks.iter().map($crate::system::Declared::property));)+
+            properties
+        }
+    };
     ($initial:expr) => {
         fn format_action(&self, action: &Self::Action) -> String {
             action.to_string()
@@ -660,6 +748,27 @@ pub struct FairClass<A> {
     pub kind: Fairness,
     /// Whether an action belongs to the class.
     pub member: fn(&A) -> bool,
+}
+
+impl<A> FairClass<A> {
+    /// A weakly fair class (`WF`): an action of it that stays enabled is eventually taken.
+    pub const fn weak(class: &'static str, member: fn(&A) -> bool) -> FairClass<A> {
+        FairClass {
+            class,
+            kind: Fairness::Weak,
+            member,
+        }
+    }
+
+    /// A strongly fair class (`SF`): an action of it enabled infinitely often is eventually
+    /// taken.
+    pub const fn strong(class: &'static str, member: fn(&A) -> bool) -> FairClass<A> {
+        FairClass {
+            class,
+            kind: Fairness::Strong,
+            member,
+        }
+    }
 }
 
 /// A liveness property: `always (trigger implies eventually goal)`, or `eventually goal` from the
@@ -1025,6 +1134,13 @@ pub trait CheckAction:
 {
 }
 impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
+
+/// What walks a list of systems of different types, one call each: how a crate hands its
+/// systems to a registry without naming the registry's trait objects (the built-in systems'
+/// `walcheck_systems::each_built_in`).
+pub trait VisitSystems {
+    fn visit<S: System>(&mut self, system: &'static S);
+}
 
 /// A checkable system: stateright's `Model` for each configuration, with everything the
 /// catalogue, `walcheck list`, reports and traces read declared once in its [`SystemInfo`].

@@ -35,9 +35,9 @@ pub const MAX_EVENTS_PER_ATTEMPT: u64 = 20_000_000;
 
 /// The safety properties every step is checked against, in the model's order.
 pub const SAFETY: [&str; 3] = [
-    system::STATE_MATCHES_SLOT.id,
-    system::NO_LSN_MISMATCH.id,
-    system::WAL_POINTERS_ORDERED.id,
+    system::STATE_MATCHES_SLOT.info.id,
+    system::NO_LSN_MISMATCH.info.id,
+    system::WAL_POINTERS_ORDERED.info.id,
 ];
 
 fn safety_holds(index: usize, state: &State) -> bool {

@@ -31,25 +31,30 @@
 use walcheck::pg::decoding::{decoding_start, txn_needs_skip};
 use walcheck::pg::CommitMode::Sync;
 use walcheck::pg::{DurableSlot, Slot, Txn, Wal};
-use walcheck::stateright::{Model, Property};
-use walcheck::system::{number, Config, Live, Lsn, PropertyInfo, System, SystemInfo, View};
+use walcheck::stateright::Model;
+use walcheck::system::{infos, number, Config, Declared, Live, Lsn, PropertyInfo, System};
+use walcheck::system::{SystemInfo, View};
 
 /// Where the slot was created, before the first client transaction.
 const INITIAL_LSN: Lsn = Lsn(0x100_0000);
 
-const NO_DATA_LOSS: PropertyInfo = PropertyInfo::always(
-    "no-data-loss",
-    "every committed transaction is in the destination, held by the connector, or still to be streamed",
-);
-const REACH_CONNECTOR_CRASH: PropertyInfo = PropertyInfo::sometimes(
-    "reach-connector-crash",
-    "the connector crashed and was restarted",
-)
-.needs("fault:connector-crash");
-const REACH_ALL_DELIVERED: PropertyInfo = PropertyInfo::sometimes(
-    "reach-all-delivered",
-    "every transaction of the run is in the destination and the slot confirmed it",
-);
+/// The properties, each declared once with its condition: `INFO` lists them, the model checks
+/// them.
+const CHECKS: [Declared<TextbookModel>; 3] = [
+    PropertyInfo::always(
+        "no-data-loss",
+        "every committed transaction is in the destination, held by the connector, or still to be streamed",
+    )
+    .when(|_, s| no_data_loss(s)),
+    PropertyInfo::sometimes("reach-connector-crash", "the connector crashed and was restarted")
+        .needs("fault:connector-crash")
+        .when(|_, s: &State| s.crashes > 0),
+    PropertyInfo::sometimes(
+        "reach-all-delivered",
+        "every transaction of the run is in the destination and the slot confirmed it",
+    )
+    .when(all_delivered),
+];
 
 // A declaration table, one entry a line; what it leaves out is empty (one diagram lane).
 #[rustfmt::skip]
@@ -65,7 +70,7 @@ static INFO: SystemInfo = SystemInfo {
         number("txns", 2, 1, 3, "transactions", "client transactions in the whole run"),
         number("crashes", 1, 0, 2, "crashes", "connector crashes injected in all"),
     ],
-    properties: &[NO_DATA_LOSS, REACH_CONNECTOR_CRASH, REACH_ALL_DELIVERED],
+    properties: &infos(&CHECKS),
     view: View {
         variables: VARIABLES,
         key_variables: &["confirmed_flush", "destination", "held"],
@@ -198,15 +203,7 @@ impl Model for TextbookModel {
     type State = State;
     type Action = Action;
 
-    walcheck::actions_plumbing!(INITIAL);
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            NO_DATA_LOSS.check(|_, s| no_data_loss(s)),
-            REACH_CONNECTOR_CRASH.check(|_, s: &State| s.crashes > 0),
-            REACH_ALL_DELIVERED.check(all_delivered),
-        ]
-    }
+    walcheck::actions_plumbing!(INITIAL, CHECKS);
 }
 
 /// No liveness property: no fairness either.

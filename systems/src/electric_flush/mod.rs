@@ -63,4 +63,4 @@ pub static INFO: SystemInfo = SystemInfo {
     },
 };
 
-built_in_system!(ElectricFlushSystem, ElectricFlush);
+built_in_system!(ElectricFlushSystem, ElectricFlush, CHECKS, TRIAGE_CHECKS);

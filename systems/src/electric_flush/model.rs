@@ -2,7 +2,6 @@
 
 use super::*;
 use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
 use walcheck_model::electric::consumer::{Consumer, Effects, Msg, Status};
 use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use walcheck_model::electric::replication_client::ReplicationClient;
@@ -478,40 +477,5 @@ impl ElectricFlush {
                 }
             }
         }
-    }
-}
-
-impl Model for ElectricFlush {
-    type State = State;
-    type Action = Action;
-
-    walcheck_properties::model_plumbing!();
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            NO_LOST_FLUSH_NOTIFICATION
-                .check(|m: &ElectricFlush, s: &State| no_lost_flush_notification(m, s)),
-            NOTIFIED_OFFSET_IS_TXN_BOUNDARY.check(|_, s: &State| s.seen & seen::BAD_BOUNDARY == 0),
-            ACK_WITHIN_FLUSHED.check(|_, s: &State| ack_within_flushed(s)),
-            GLOBAL_FLUSH_MONOTONE.check(|_, s: &State| s.seen & seen::REGRESSED == 0),
-            WAL_RETENTION_BOUNDED.check(|m: &ElectricFlush, s: &State| wal_retention_bounded(m, s)),
-            EVENTUALLY_ACKNOWLEDGED.check(|m: &ElectricFlush, s: &State| all_acknowledged(m, s)),
-            REACH_TIMER_BEFORE_COMMIT.check(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0),
-            REACH_HIBERNATE_FLUSH.check(|_, s: &State| s.seen & seen::HIBERNATE != 0),
-            REACH_INLINE_FLUSH.check(|_, s: &State| s.seen & seen::INLINE_FLUSH != 0),
-            REACH_MULTI_FRAGMENT_TXN.check(|_, s: &State| s.seen & seen::MULTI_FRAGMENT != 0),
-            REACH_TWO_SHAPES.check(|_, s: &State| s.seen & seen::TWO_SHAPES != 0),
-            OCCURS_H1.check(|_, s: &State| s.seen & seen::H1 != 0),
-            OCCURS_H2.check(|_, s: &State| s.seen & seen::H2 != 0),
-            OCCURS_H3.check(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0),
-            OCCURS_H4.check(|_, s: &State| s.seen & seen::H4 != 0),
-            LOST_AFTER_H1.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H1)),
-            LOST_AFTER_H2.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H2)),
-            LOST_AFTER_H3
-                .check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::TIMER_BEFORE_COMMIT)),
-            LOST_AFTER_H4.check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::H4)),
-            LOST_AFTER_INJECTION
-                .check(|m: &ElectricFlush, s: &State| lost_after(m, s, seen::INJECTED)),
-        ]
     }
 }

@@ -1,64 +1,79 @@
 //! System `electric-flush`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
-use walcheck_properties::system::{FairClass, Fairness, Live, Liveness, PropertyInfo};
+use walcheck_properties::system::{infos, Declared, FairClass, Live, Liveness, PropertyInfo};
 
-pub const NO_LOST_FLUSH_NOTIFICATION: PropertyInfo = PropertyInfo::always(
+/// A property of `electric-flush`, declared with its condition.
+type Check = Declared<ElectricFlush>;
+
+pub const NO_LOST_FLUSH_NOTIFICATION: Check = PropertyInfo::always(
     "no-lost-flush-notification",
     "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary",
-);
+)
+.when(no_lost_flush_notification);
 
-pub const NOTIFIED_OFFSET_IS_TXN_BOUNDARY: PropertyInfo = PropertyInfo::always(
+pub const NOTIFIED_OFFSET_IS_TXN_BOUNDARY: Check = PropertyInfo::always(
     "notified-offset-is-txn-boundary",
     "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit",
-);
+)
+.when(|_, s: &State| s.seen & seen::BAD_BOUNDARY == 0);
 
-pub const ACK_WITHIN_FLUSHED: PropertyInfo = PropertyInfo::always(
+pub const ACK_WITHIN_FLUSHED: Check = PropertyInfo::always(
     "ack-within-flushed",
     "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted",
-);
+)
+.when(|_, s: &State| ack_within_flushed(s));
 
-pub const GLOBAL_FLUSH_MONOTONE: PropertyInfo = PropertyInfo::always(
+pub const GLOBAL_FLUSH_MONOTONE: Check = PropertyInfo::always(
     "global-flush-monotone",
     "the global flushed offset, flushed_wal and confirmed_flush never go back",
-);
+)
+.when(|_, s: &State| s.seen & seen::REGRESSED == 0);
 
-pub const WAL_RETENTION_BOUNDED: PropertyInfo = PropertyInfo::always(
+pub const WAL_RETENTION_BOUNDED: Check = PropertyInfo::always(
     "wal-retention-bounded",
     "at quiescence confirmed_flush is the last commit's LSN",
-);
+)
+.when(wal_retention_bounded);
 
-pub const EVENTUALLY_ACKNOWLEDGED: PropertyInfo = PropertyInfo::eventually(
+pub const EVENTUALLY_ACKNOWLEDGED: Check = PropertyInfo::eventually(
     "eventually-acknowledged",
     "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
 )
-.with_knobs(&[("traffic", "steady")]);
+.with_knobs(&[("traffic", "steady")])
+.when(all_acknowledged);
 
-pub const REACH_TIMER_BEFORE_COMMIT: PropertyInfo = PropertyInfo::sometimes(
+pub const REACH_TIMER_BEFORE_COMMIT: Check = PropertyInfo::sometimes(
     "reach-timer-before-commit",
     "a timer flush persists lines of a pending multi-fragment txn",
-);
+)
+.when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
 
-pub const REACH_HIBERNATE_FLUSH: PropertyInfo = PropertyInfo::sometimes(
+pub const REACH_HIBERNATE_FLUSH: Check = PropertyInfo::sometimes(
     "reach-hibernate-flush",
     "the idle :timeout runs Storage.hibernate (flush and close)",
-);
+)
+.when(|_, s: &State| s.seen & seen::HIBERNATE != 0);
 
-pub const REACH_INLINE_FLUSH: PropertyInfo = PropertyInfo::sometimes(
+pub const REACH_INLINE_FLUSH: Check = PropertyInfo::sometimes(
     "reach-inline-flush",
     "a buffer reaches the threshold and flushes inline",
-);
+)
+.when(|_, s: &State| s.seen & seen::INLINE_FLUSH != 0);
 
-pub const REACH_MULTI_FRAGMENT_TXN: PropertyInfo = PropertyInfo::sometimes(
+pub const REACH_MULTI_FRAGMENT_TXN: Check = PropertyInfo::sometimes(
     "reach-multi-fragment-txn",
     "a consumer holds a pending txn between fragments",
-);
+)
+.when(|_, s: &State| s.seen & seen::MULTI_FRAGMENT != 0);
 
-pub const REACH_TWO_SHAPES: PropertyInfo =
-    PropertyInfo::sometimes("reach-two-shapes", "two shapes are tracked at once").needs("shapes=2");
+pub const REACH_TWO_SHAPES: Check =
+    PropertyInfo::sometimes("reach-two-shapes", "two shapes are tracked at once")
+        .needs("shapes=2")
+        .when(|_, s: &State| s.seen & seen::TWO_SHAPES != 0);
 
 /// The properties, each declared once above.
-pub const PROPERTIES: &[PropertyInfo] = &[
+pub const CHECKS: [Check; 11] = [
     NO_LOST_FLUSH_NOTIFICATION,
     NOTIFIED_OFFSET_IS_TXN_BOUNDARY,
     ACK_WITHIN_FLUSHED,
@@ -72,54 +87,66 @@ pub const PROPERTIES: &[PropertyInfo] = &[
     REACH_TWO_SHAPES,
 ];
 
-pub const OCCURS_H1: PropertyInfo = PropertyInfo::sometimes(
+/// What the declaration lists: those of [`CHECKS`].
+pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);
+
+pub const OCCURS_H1: Check = PropertyInfo::sometimes(
     "occurs-h1",
     "#4058 hypothesis H1's mechanism occurs on some path",
-);
+)
+.when(|_, s: &State| s.seen & seen::H1 != 0);
 
-pub const OCCURS_H2: PropertyInfo = PropertyInfo::sometimes(
+pub const OCCURS_H2: Check = PropertyInfo::sometimes(
     "occurs-h2",
     "#4058 hypothesis H2's mechanism occurs on some path",
-);
+)
+.when(|_, s: &State| s.seen & seen::H2 != 0);
 
-pub const OCCURS_H3: PropertyInfo = PropertyInfo::sometimes(
+pub const OCCURS_H3: Check = PropertyInfo::sometimes(
     "occurs-h3",
     "#4058 hypothesis H3's mechanism (a timer flush before the commit) occurs on some path",
-);
+)
+.when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
 
-pub const OCCURS_H4: PropertyInfo = PropertyInfo::sometimes(
+pub const OCCURS_H4: Check = PropertyInfo::sometimes(
     "occurs-h4",
     "#4058 hypothesis H4's mechanism occurs on some path",
-);
+)
+.when(|_, s: &State| s.seen & seen::H4 != 0);
 
-pub const LOST_AFTER_H1: PropertyInfo = PropertyInfo::always(
+pub const LOST_AFTER_H1: Check = PropertyInfo::always(
     "lost-after-h1",
     "no notification is lost on a path where H1 occurred",
-);
+)
+.when(|m, s| lost_after(m, s, seen::H1));
 
-pub const LOST_AFTER_H2: PropertyInfo = PropertyInfo::always(
+pub const LOST_AFTER_H2: Check = PropertyInfo::always(
     "lost-after-h2",
     "no notification is lost on a path where H2 occurred",
-);
+)
+.when(|m, s| lost_after(m, s, seen::H2));
 
-pub const LOST_AFTER_H3: PropertyInfo = PropertyInfo::always(
+pub const LOST_AFTER_H3: Check = PropertyInfo::always(
     "lost-after-h3",
     "no notification is lost on a path where H3 occurred",
-);
+)
+.when(|m, s| lost_after(m, s, seen::TIMER_BEFORE_COMMIT));
 
-pub const LOST_AFTER_H4: PropertyInfo = PropertyInfo::always(
+pub const LOST_AFTER_H4: Check = PropertyInfo::always(
     "lost-after-h4",
     "no notification is lost on a path where H4 occurred",
-);
+)
+.when(|m, s| lost_after(m, s, seen::H4));
 
-pub const LOST_AFTER_INJECTION: PropertyInfo = PropertyInfo::always(
+pub const LOST_AFTER_INJECTION: Check = PropertyInfo::always(
     "lost-after-injection",
     "no notification is lost on a path where the injected fault occurred",
-);
+)
+.when(|m, s| lost_after(m, s, seen::INJECTED));
 
 /// Properties only `walcheck triage` uses: whether a hypothesis's mechanism occurs, and a lost
 /// notification on a path where it occurred.
-pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &[
+pub const TRIAGE_CHECKS: [Check; 9] = [
     OCCURS_H1,
     OCCURS_H2,
     OCCURS_H3,
@@ -130,6 +157,9 @@ pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &[
     LOST_AFTER_H4,
     LOST_AFTER_INJECTION,
 ];
+
+/// What the declaration lists: those of [`TRIAGE_CHECKS`].
+pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &infos(&TRIAGE_CHECKS);
 
 /// The fairness the `electric-flush` liveness checks assume, each weak (`WF`) and per shape where
 /// a process is per shape (a starved consumer is not excused by a busy neighbour):
@@ -144,86 +174,28 @@ pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &[
 ///
 /// Not fair: consumer kills (the fault).
 pub const FAIRNESS: &[FairClass<Action>] = &[
-    FairClass {
-        class: "publish",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Publish | Action::Deliver(_)),
-    },
-    FairClass {
-        class: "handle-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Handle(0)),
-    },
-    FairClass {
-        class: "handle-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Handle(1)),
-    },
-    FairClass {
-        class: "timer-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::TimerFires(0)),
-    },
-    FairClass {
-        class: "timer-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::TimerFires(1)),
-    },
-    FairClass {
-        class: "timeout-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Timeout(0)),
-    },
-    FairClass {
-        class: "timeout-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Timeout(1)),
-    },
-    FairClass {
-        class: "suspend-timer-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::SuspendTimerFires(0)),
-    },
-    FairClass {
-        class: "suspend-timer-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::SuspendTimerFires(1)),
-    },
-    FairClass {
-        class: "collector",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::CollectorHandle),
-    },
-    FairClass {
-        class: "client",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::ClientHandle),
-    },
-    FairClass {
-        class: "keepalive",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Keepalive),
-    },
-    FairClass {
-        class: "down-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Down(0)),
-    },
-    FairClass {
-        class: "down-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::Down(1)),
-    },
-    FairClass {
-        class: "stall-check-s0",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::StallCheck(0)),
-    },
-    FairClass {
-        class: "stall-check-s1",
-        kind: Fairness::Weak,
-        member: |a| matches!(a, Action::StallCheck(1)),
-    },
+    FairClass::weak("publish", |a| {
+        matches!(a, Action::Publish | Action::Deliver(_))
+    }),
+    FairClass::weak("handle-s0", |a| matches!(a, Action::Handle(0))),
+    FairClass::weak("handle-s1", |a| matches!(a, Action::Handle(1))),
+    FairClass::weak("timer-s0", |a| matches!(a, Action::TimerFires(0))),
+    FairClass::weak("timer-s1", |a| matches!(a, Action::TimerFires(1))),
+    FairClass::weak("timeout-s0", |a| matches!(a, Action::Timeout(0))),
+    FairClass::weak("timeout-s1", |a| matches!(a, Action::Timeout(1))),
+    FairClass::weak("suspend-timer-s0", |a| {
+        matches!(a, Action::SuspendTimerFires(0))
+    }),
+    FairClass::weak("suspend-timer-s1", |a| {
+        matches!(a, Action::SuspendTimerFires(1))
+    }),
+    FairClass::weak("collector", |a| matches!(a, Action::CollectorHandle)),
+    FairClass::weak("client", |a| matches!(a, Action::ClientHandle)),
+    FairClass::weak("keepalive", |a| matches!(a, Action::Keepalive)),
+    FairClass::weak("down-s0", |a| matches!(a, Action::Down(0))),
+    FairClass::weak("down-s1", |a| matches!(a, Action::Down(1))),
+    FairClass::weak("stall-check-s0", |a| matches!(a, Action::StallCheck(0))),
+    FairClass::weak("stall-check-s1", |a| matches!(a, Action::StallCheck(1))),
 ];
 
 impl Live for ElectricFlush {

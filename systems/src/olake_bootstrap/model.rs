@@ -2,7 +2,6 @@
 
 use super::*;
 use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
 use walcheck_model::olake::{BootStep, Connector, Phase};
 use walcheck_model::pg::{CommitMode, Role, Server};
 use walcheck_model::Lsn;
@@ -246,29 +245,5 @@ impl OlakeBootstrap {
         let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
         cfg.faults
             .offer_crashes(crash_left, running, crashes, actions);
-    }
-}
-
-impl Model for OlakeBootstrap {
-    type State = State;
-    type Action = Action;
-
-    walcheck_properties::model_plumbing!();
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            STATE_MATCHES_SLOT.check(|_, s: &State| state_matches_slot(s)),
-            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
-            WAL_POINTERS_ORDERED.check(|_, s: &State| wal_pointers_ordered(s)),
-            BOOTSTRAP_EVENTUALLY_COMPLETES.check(|_, s: &State| !in_bootstrap(s)),
-            REACH_WRITE_AHEAD_AT_READ.check(|_, s: &State| write_ahead_at_read(s)),
-            REACH_ADVANCE_CLAMPED.check(|_, s: &State| advance_clamped(s)),
-            REACH_BOOTSTRAP_COMPLETE.check(|_, s: &State| bootstrap_complete(s)),
-            REACH_CONNECTOR_CRASH.check(|_, s: &State| connector_crashed(s)),
-            REACH_PG_CRASH_AFTER_ADVANCE.check(|_, s: &State| pg_crash_lost_advance(s)),
-            REACH_STANDBY_BOOTSTRAP.check(|m: &OlakeBootstrap, s: &State| {
-                m.config.server == Role::Standby && bootstrap_complete(s)
-            }),
-        ]
     }
 }

@@ -3,7 +3,6 @@
 use super::*;
 use crate::olake_bootstrap::INITIAL_LSN;
 use serde::{Deserialize, Serialize};
-use stateright::{Model, Property};
 use walcheck_model::olake::sync::{
     restart_candidates, Durable, PostStep, SyncConnector, SyncPhase,
 };
@@ -176,29 +175,5 @@ impl OlakeSync {
         let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
         cfg.faults
             .offer_crashes(crash_left, running, crashes, actions);
-    }
-}
-
-impl Model for OlakeSync {
-    type State = State;
-    type Action = Action;
-
-    walcheck_properties::model_plumbing!();
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            NO_LSN_MISMATCH.check(|_, s: &State| no_lsn_mismatch(s)),
-            NO_DATA_LOSS.check(|m: &OlakeSync, s: &State| no_data_loss(&m.config, s)),
-            ACK_WITHIN_DESTINATION.check(|_, s: &State| ack_within_destination(s)),
-            NO_ACK_TIMEOUT.check(|_, s: &State| no_ack_timeout(s)),
-            REACH_SYNC_COMPLETE.check(|_, s: &State| sync_complete(s)),
-            REACH_DUPLICATE.check(|_, s: &State| s.durable.duplicates > 0),
-            REACH_CRASH_AFTER_COMMIT.check(|_, s: &State| crashed_after(s, PostStep::Commit)),
-            REACH_CRASH_AFTER_ACK.check(|_, s: &State| crashed_after(s, PostStep::Ack)),
-            REACH_CRASH_AFTER_STATE.check(|_, s: &State| crashed_after(s, PostStep::SaveState)),
-            REACH_RECOVERY_SYNC.check(|_, s: &State| recovery_sync(s)),
-            REACH_PG_CRASH_AFTER_ACK.check(|_, s: &State| pg_crash_lost_ack(s)),
-            REACH_KEEPALIVE_REGRESSION.check(|_, s: &State| keepalive_regression(s)),
-        ]
     }
 }
