@@ -69,12 +69,17 @@ pub struct Shard {
 /// The selection and budget of a `check` in one canonical line, e.g. `olake-bootstrap:master
 /// --faults all --bound statements=3 --max-states 1000`: the SPECs in the order given (`all`
 /// for none), then `--faults`, the `--bound`s sorted, `--max-states` and `--timeout` (seconds).
+///
+/// `engine` holds the engine's flags where they are not the defaults (`--engine reference`,
+/// `--fingerprint-bits 128`, `--max-memory N`): they can change a verdict (a budget) or a
+/// report's figures, so shards run with different ones are not one run.
 pub fn selection_line(
     specs: &[String],
     faults: Option<&str>,
     bounds: &[String],
     max_states: Option<u64>,
     timeout_s: Option<f64>,
+    engine: &[String],
 ) -> String {
     let mut words: Vec<String> = if specs.is_empty() {
         vec!["all".to_owned()]
@@ -93,6 +98,7 @@ pub fn selection_line(
     if let Some(s) = timeout_s {
         words.push(format!("--timeout {s}"));
     }
+    words.extend(engine.iter().cloned());
     words.join(" ")
 }
 

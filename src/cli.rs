@@ -89,12 +89,13 @@ enum Command {
         bounds: Vec<String>,
         /// Threads (1 to 64), shared by the run's searches; results are the same at any count.
         ///
-        /// A run has one search per configuration for its always and sometimes checks (one per
-        /// check with --engine reference) and one per eventually check. min(N, searches)
-        /// workers take the searches in catalogue order; a compact search splits each round of
-        /// its breadth-first levels over N / (searches running) threads, asked again each round,
-        /// so one configuration checked alone, or the last still running, gets all N. Reference
-        /// and liveness searches use one thread each.
+        /// A run has one search per configuration for its always and sometimes checks, and one
+        /// per configuration for its eventually checks, whose fairness=declared and
+        /// fairness=none rows share one explored graph (with --engine reference: one search per
+        /// check). min(N, searches) workers take the searches in catalogue order; a compact
+        /// search splits each round of its breadth-first levels over N / (searches running)
+        /// threads, asked again each round, so one configuration checked alone, or the last
+        /// still running, gets all N. Reference and liveness searches use one thread each.
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
         /// The checker of always and sometimes checks; both give the same verdicts, counts and
@@ -677,7 +678,9 @@ fn check(command: Command) -> ExitCode {
     };
     // Step tables for a run narrowed to variants; the whole catalogue lists its files.
     let tables = !selection.specs.is_empty() && selection.specs.iter().all(|s| s.contains(':'));
-    let selected = select_run(&selection, shard.as_deref(), max_states, timeout, strict);
+    let engine_flags = engine_flags(engine, fingerprint_bits, max_memory);
+    let budgets = (max_states, timeout);
+    let selected = select_run(&selection, shard.as_deref(), budgets, &engine_flags, strict);
     let (entries, shard) = match selected {
         Ok(selected) => selected,
         Err(err) => return usage_error(&err),
@@ -739,6 +742,25 @@ fn check_limits(
 }
 
 /// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
+/// The engine's flags a run was given where they are not the defaults, as `check` takes them.
+fn engine_flags(
+    engine: run::Engine,
+    fingerprint_bits: u32,
+    max_memory: Option<u64>,
+) -> Vec<String> {
+    let mut flags = Vec::new();
+    if engine != run::Engine::default() {
+        flags.push(format!("--engine {}", engine.name()));
+    }
+    if fingerprint_bits != 64 {
+        flags.push(format!("--fingerprint-bits {fingerprint_bits}"));
+    }
+    if let Some(bytes) = max_memory {
+        flags.push(format!("--max-memory {bytes}"));
+    }
+    flags
+}
+
 fn engine_limits(fingerprint_bits: u32, max_memory: Option<u64>) -> Result<(), String> {
     if fingerprint_bits != 64 && fingerprint_bits != 128 {
         return Err(format!(
@@ -757,8 +779,8 @@ fn engine_limits(fingerprint_bits: u32, max_memory: Option<u64>) -> Result<(), S
 fn select_run(
     selection: &Selection,
     shard: Option<&str>,
-    max_states: Option<u64>,
-    timeout: Option<Duration>,
+    (max_states, timeout): (Option<u64>, Option<Duration>),
+    engine: &[String],
     strict: bool,
 ) -> Result<(Vec<Entry>, Option<crate::ci::Shard>), String> {
     let entries = catalogue::select(selection)?;
@@ -777,6 +799,7 @@ fn select_run(
             &selection.bounds,
             max_states,
             timeout.map(|t| t.as_secs_f64()),
+            engine,
         ),
         strict,
     };

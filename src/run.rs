@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use stateright::{Model, Property};
 use walcheck_properties::compact::{self, CollisionEstimate, Fingerprinter, Fold128, Fold64};
-use walcheck_properties::system::{Kind, Live, Variables};
+use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
@@ -390,6 +390,15 @@ where
         max_memory_bytes,
         observe,
     );
+    liveness_searched(entry, outcome)
+}
+
+/// What a liveness check of `entry` gives: its verdict and counts, and its lasso as a trace.
+fn liveness_searched<S, A>(entry: &Entry, outcome: liveness::Outcome<S, A>) -> Searched
+where
+    S: Variables,
+    A: Display,
+{
     let trace = outcome.lasso.as_ref().map(|lasso| {
         let trace = to_trace(entry, outcome.verdict, &lasso.path);
         assert_eq!(
@@ -407,6 +416,119 @@ where
         trace,
         outcome.limit.map(limit_name),
     )
+}
+
+/// The `eventually` entries of one configuration up to its `fairness` knob, decided on one
+/// explored graph (see [`liveness::check_rows`]).
+pub struct LiveGroup<'a> {
+    entries: &'a [&'a Entry],
+    options: &'a Options,
+    observe: &'a mut dyn FnMut(Progress),
+}
+
+impl WithModel for LiveGroup<'_> {
+    type Output = Vec<Searched>;
+
+    fn call<M>(self, model: M) -> Vec<Searched>
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        let properties = model.liveness();
+        let rows: Vec<liveness::Row<M>> = self
+            .entries
+            .iter()
+            .map(|entry| liveness::Row {
+                model: &model,
+                property: properties
+                    .iter()
+                    .find(|p| p.id == entry.property.id)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{} lists {} but its model does not",
+                            entry.system(),
+                            entry.property.id
+                        )
+                    }),
+                fair: assumes_fairness(entry),
+            })
+            .collect();
+        let (budget, max_memory_bytes) = (&self.options.budget, self.options.max_memory_bytes);
+        let outcomes = liveness::check_rows(
+            &rows,
+            model.fairness(),
+            budget,
+            max_memory_bytes,
+            self.observe,
+        );
+        self.entries
+            .iter()
+            .zip(outcomes)
+            .map(|(entry, outcome)| liveness_searched(entry, outcome))
+            .collect()
+    }
+}
+
+/// Whether `entry` is checked under its system's fairness: unless its `fairness` knob says
+/// `none` (a system without the knob always is).
+fn assumes_fairness(entry: &Entry) -> bool {
+    !declares_fairness(entry)
+        || FairnessChoice::of(&entry.config.config) == FairnessChoice::Declared
+}
+
+fn declares_fairness(entry: &Entry) -> bool {
+    let bounds = entry.config.info().bounds;
+    bounds.iter().any(|b| b.name == FAIRNESS_BOUND.name)
+}
+
+/// The configuration whose explored graph decides `entry`, an `eventually` entry: its own with
+/// the `fairness` knob at `declared`. The knob chooses only the fairness the check assumes,
+/// never a transition, so the configurations it tells apart have one graph.
+fn liveness_key(entry: &Entry) -> SystemConfig {
+    let mut key = entry.config.clone();
+    if declares_fairness(entry) {
+        key.set_knob(FAIRNESS_BOUND.name, FairnessChoice::Declared.name())
+            .expect("the fairness knob takes declared");
+    }
+    key
+}
+
+/// Decides `group`, `eventually` entries with one [`liveness_key`], on one explored graph.
+fn run_liveness_group(
+    group: &[&Entry],
+    options: &Options,
+    observe: &mut dyn FnMut(Progress),
+) -> Vec<CheckResult> {
+    let start = Instant::now();
+    let (searched, heap) = crate::heap::measure(|| {
+        liveness_key(group[0]).with_model(LiveGroup {
+            entries: group,
+            options,
+            observe,
+        })
+    });
+    let elapsed = start.elapsed();
+    group
+        .iter()
+        .zip(searched)
+        .map(
+            |(entry, (verdict, states, unique_states, max_depth, trace, limit))| {
+                let limit =
+                    (verdict == Verdict::Inconclusive).then(|| limit.unwrap_or("max-states"));
+                CheckResult {
+                    verdict,
+                    states,
+                    unique_states,
+                    max_depth,
+                    peak_heap_bytes: heap,
+                    trace,
+                    limit,
+                    ..inconclusive(entry, elapsed)
+                }
+            },
+        )
+        .collect()
 }
 
 /// A compact or liveness search's limit by the flag that sets it.
@@ -578,15 +700,22 @@ pub fn run_all_observed(
 enum Job {
     /// The `always` and `sometimes` entries of one configuration: one compact search.
     Configuration(Vec<usize>),
+    /// The `eventually` entries of one configuration up to its `fairness` knob: one explored
+    /// graph.
+    Liveness(Vec<usize>),
     /// One entry on its own: a reference search, or a liveness check.
     Entry(usize),
 }
 
 impl Job {
     fn first(&self) -> usize {
+        self.entries()[0]
+    }
+
+    fn entries(&self) -> Vec<usize> {
         match self {
-            Job::Configuration(entries) => entries[0],
-            Job::Entry(index) => *index,
+            Job::Configuration(entries) | Job::Liveness(entries) => entries.clone(),
+            Job::Entry(index) => vec![*index],
         }
     }
 }
@@ -595,8 +724,20 @@ impl Job {
 fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        if engine == Engine::Reference || entry.property.kind == Kind::Eventually {
+        if engine == Engine::Reference {
             jobs.push(Job::Entry(index));
+            continue;
+        }
+        if entry.property.kind == Kind::Eventually {
+            let key = liveness_key(entry);
+            let same = jobs.iter_mut().find_map(|job| match job {
+                Job::Liveness(group) if liveness_key(&entries[group[0]]) == key => Some(group),
+                _ => None,
+            });
+            match same {
+                Some(group) => group.push(index),
+                None => jobs.push(Job::Liveness(vec![index])),
+            }
             continue;
         }
         let same = jobs.iter_mut().find_map(|job| match job {
@@ -614,8 +755,9 @@ fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
 /// Runs `entries` as `options` says, with `observer` watching each entry. Results come back in
 /// `entries` order and are the same at any thread count.
 ///
-/// Threads: the run's searches are one per configuration's `always` and `sometimes` entries
-/// (compact) or one per such entry (reference), and one per `eventually` entry.
+/// Threads: the run's searches are one per configuration's `always` and `sometimes` entries and
+/// one per configuration's `eventually` entries up to its `fairness` knob (compact), or one per
+/// entry (reference).
 /// `min(threads, searches)` workers take them in catalogue order. A compact search spreads
 /// each round over `threads / searches running` threads (at least 1), asked again every round,
 /// so a configuration searched alone, or the last one still running, gets them all; reference
@@ -648,20 +790,18 @@ pub fn run_all_with(
                                 &mut |p| observer.progress(first, p),
                             )]
                         }
-                        Job::Configuration(group) => {
+                        Job::Configuration(group) | Job::Liveness(group) => {
                             observer.started_search(first, &entries[first], group.len());
                             let group: Vec<&Entry> = group.iter().map(|i| &entries[*i]).collect();
-                            run_group(&group, options, &share, &mut |p| {
-                                observer.progress(first, p)
-                            })
+                            let observe = &mut |p| observer.progress(first, p);
+                            match job {
+                                Job::Liveness(_) => run_liveness_group(&group, options, observe),
+                                _ => run_group(&group, options, &share, observe),
+                            }
                         }
                     };
                     running.fetch_sub(1, Ordering::Relaxed);
-                    let indices = match job {
-                        Job::Entry(index) => vec![*index],
-                        Job::Configuration(group) => group.clone(),
-                    };
-                    for (index, result) in indices.into_iter().zip(done) {
+                    for (index, result) in job.entries().into_iter().zip(done) {
                         observer.finished(index, &result);
                         results.lock().expect("no thread panics holding the lock")[index] =
                             Some(result);

@@ -540,6 +540,22 @@ fn merge_joins_only_one_runs_shards_and_keeps_its_strictness() {
     let (_, master1) = run("m1.json", &["olake-bootstrap:master", "--shard", "1/2"]);
     let (_, master2) = run("m2.json", &["olake-bootstrap:master", "--shard", "2/2"]);
     let (_, pr854_2) = run("p2.json", &["olake-bootstrap:pr854", "--shard", "2/2"]);
+    let reference = [
+        "olake-bootstrap:master",
+        "--engine",
+        "reference",
+        "--max-memory",
+    ];
+    let (_, reference2) = run(
+        "r2.json",
+        &[&reference[..], &["9000000", "--shard", "2/2"]].concat(),
+    );
+    let shard: Value =
+        serde_json::from_str(&std::fs::read_to_string(&reference2).unwrap()).unwrap();
+    assert_eq!(
+        shard["shard"]["selection"],
+        "olake-bootstrap:master --engine reference --max-memory 9000000"
+    );
     let strict = ["olake-bootstrap:master", "--strict", "--shard"];
     let (code1, strict1) = run("s1.json", &[&strict[..], &["1/2"]].concat());
     let (_, strict2) = run("s2.json", &[&strict[..], &["2/2"]].concat());
@@ -558,6 +574,7 @@ fn merge_joins_only_one_runs_shards_and_keeps_its_strictness() {
     );
     for (a, b, what) in [
         (&master1, &pr854_2, "selection"),
+        (&master1, &reference2, "selection"),
         (&strict1, &master2, "strict"),
     ] {
         let output = walcheck(&["merge", a, b]);

@@ -207,6 +207,61 @@ fn strong_fairness_refines_what_weak_fairness_admits() {
     assert_eq!(check(&[]).verdict, Verdict::Violated);
 }
 
+/// Rows decided on one explored graph get what each gets alone: under the graph's fairness, or
+/// under none.
+#[test]
+fn rows_on_one_graph_agree_with_checks_on_their_own() {
+    let finished = Liveness::<Toggler, u8> {
+        id: "finishes",
+        trigger: None,
+        goal: |_, s| *s == 2,
+    };
+    let strong = [FairClass::strong("finish", |a: &Toy| *a == Toy::Finish)];
+    let row = |fair| liveness::Row {
+        model: &Toggler,
+        property: &finished,
+        fair,
+    };
+    let budget = Budget::default();
+    let rows = liveness::check_rows(
+        &[row(true), row(false)],
+        &strong,
+        &budget,
+        None,
+        &mut |_| {},
+    );
+    let alone = [
+        liveness::check(&Toggler, &finished, &strong, &budget),
+        liveness::check(&Toggler, &finished, &[], &budget),
+    ];
+    assert_eq!(
+        rows.iter().map(|o| o.verdict).collect::<Vec<_>>(),
+        [Verdict::Holds, Verdict::Violated]
+    );
+    for (shared, alone) in rows.iter().zip(&alone) {
+        assert_eq!(shared.verdict, alone.verdict);
+        assert_eq!(
+            (
+                shared.states,
+                shared.unique_states,
+                shared.max_depth,
+                shared.memory_bytes
+            ),
+            (
+                alone.states,
+                alone.unique_states,
+                alone.max_depth,
+                alone.memory_bytes
+            )
+        );
+        let actions = |o: &liveness::Outcome<u8, Toy>| {
+            let lasso = o.lasso.as_ref();
+            lasso.map(|l| (l.loop_index, l.path.actions().copied().collect::<Vec<_>>()))
+        };
+        assert_eq!(actions(shared), actions(alone));
+    }
+}
+
 /// `always (Q implies eventually P)` takes a monitor: an obligation raised later than the initial
 /// state counts too, and a terminal state stutters.
 #[test]

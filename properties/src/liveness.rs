@@ -151,11 +151,82 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
+    let rows = [Row {
+        model,
+        property,
+        fair: true,
+    }];
+    check_rows(&rows, fairness, budget, max_memory_bytes, observe).remove(0)
+}
+
+/// One liveness check of [`check_rows`]: a property, the model that evaluates it, and whether it
+/// assumes the exploration's fairness (`fair`) or none.
+pub struct Row<'a, M: Model> {
+    pub model: &'a M,
+    pub property: &'a Liveness<M, M::State>,
+    pub fair: bool,
+}
+
+/// Several liveness checks over one explored graph: the graph of the first row's model, explored
+/// once with `fairness`'s classes; each row then decided under `fairness` or, where not `fair`,
+/// under none. Every row's model must have the first's transitions (the configurations of one
+/// system that differ only in the `fairness` knob): what each row gets is then exactly what
+/// [`check_bounded`] gives it alone, counts included, for one exploration.
+pub fn check_rows<M>(
+    rows: &[Row<'_, M>],
+    fairness: &[FairClass<M::Action>],
+    budget: &Budget,
+    max_memory_bytes: Option<u64>,
+    observe: &mut dyn FnMut(Progress),
+) -> Vec<Outcome<M::State, M::Action>>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
     assert!(
         fairness.len() <= MAX_CLASSES,
         "at most {MAX_CLASSES} fairness classes"
     );
+    let model = rows.first().expect("at least one row").model;
     let (graph, explored) = explore(model, fairness, budget, max_memory_bytes, observe);
+    let masks = |fair: bool| match fair {
+        true => (
+            class_mask(fairness, Fairness::Weak),
+            class_mask(fairness, Fairness::Strong),
+        ),
+        false => (0, 0),
+    };
+    rows.iter()
+        .map(|row| {
+            let (weak, strong) = masks(row.fair);
+            let fair = Fair { weak, strong };
+            decide(row, &graph, &explored, fair, max_memory_bytes)
+        })
+        .collect()
+}
+
+/// The fairness a row is decided under, as masks of the graph's classes.
+#[derive(Copy, Clone)]
+struct Fair {
+    weak: u32,
+    strong: u32,
+}
+
+/// One row's verdict on the explored graph.
+fn decide<M>(
+    row: &Row<'_, M>,
+    graph: &Graph<M::State>,
+    explored: &Explored,
+    fair: Fair,
+    max_memory_bytes: Option<u64>,
+) -> Outcome<M::State, M::Action>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    let (model, property) = (row.model, row.property);
     let n = graph.states.len();
     let graph_bytes = graph_bytes::<M::State>(n, graph.edges.len());
     let product_bytes =
@@ -216,13 +287,12 @@ where
 
     // The pending part and its fair strongly connected components.
     let pending_nodes: Vec<usize> = order.iter().copied().filter(|v| v % 2 == 1).collect();
-    let weak = class_mask(fairness, Fairness::Weak);
-    let strong = class_mask(fairness, Fairness::Strong);
+    let Fair { weak, strong } = fair;
     let mut bad = vec![false; 2 * n];
     let mut bad_sccs: Vec<Vec<usize>> = Vec::new();
     let mut work = vec![pending_nodes];
     while let Some(nodes) = work.pop() {
-        for scc in components(&graph, &nodes) {
+        for scc in components(graph, &nodes) {
             let inside = |v: usize| scc.binary_search(&v).is_ok();
             let mut taken = 0u32;
             let mut cyclic = scc.len() > 1;
@@ -276,7 +346,7 @@ where
         .expect("a bad node is in a bad component");
     outcome.verdict = Verdict::Violated;
     outcome.lasso = Some(lasso(
-        model, &graph, &parent, start, loop_node, scc, weak, strong,
+        model, graph, &parent, start, loop_node, scc, weak, strong,
     ));
     outcome
 }

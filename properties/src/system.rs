@@ -833,7 +833,10 @@ impl FairnessChoice {
     }
 }
 
-/// The `fairness` bound both systems take: which fairness their liveness checks assume.
+/// The `fairness` bound both systems take: which fairness their liveness checks assume. It must
+/// choose only that (through [`FairnessChoice::constraints`] in [`Live::fairness`]), never a
+/// transition or a property: the liveness rows of configurations that differ only in it are
+/// decided on one explored graph.
 pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
     name: "fairness",
     default: BoundValue::Name("declared"),
