@@ -54,14 +54,14 @@ struct Block {
     body_end: usize,
     /// The 1-based line of the opening fence, for messages.
     line: usize,
-    /// Each command with the output lines written under it.
-    commands: Vec<(String, Vec<String>)>,
+    /// The commands, in order (their output is the rest of the block).
+    commands: Vec<String>,
     /// A transcript (console) rather than a diagram after a comment.
     transcript: bool,
 }
 
-/// The checked blocks of one file's lines.
-fn blocks(lines: &[&str]) -> Vec<Block> {
+/// The checked blocks of one file's lines; `name` is the file, for messages.
+fn blocks(name: &str, lines: &[&str]) -> Vec<Block> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -71,21 +71,19 @@ fn blocks(lines: &[&str]) -> Vec<Block> {
         };
         let end = (i + 1..lines.len())
             .find(|&j| lines[j].trim_start().starts_with(&fence.0))
-            .unwrap_or_else(|| panic!("line {}: the fence is never closed", i + 1));
-        let body: Vec<&str> = lines[i + 1..end].to_vec();
+            .unwrap_or_else(|| panic!("{name}:{}: the fence is never closed", i + 1));
         let comment = i
             .checked_sub(1)
             .and_then(|k| lines[k].trim().strip_prefix("<!-- $ "))
             .and_then(|rest| rest.strip_suffix("-->"));
         if fence.1 == "console" {
-            found.push(transcript(i, end, &body));
+            found.push(transcript(name, i, end, &lines[i + 1..end]));
         } else if let Some(command) = comment {
-            let output = body.iter().map(|l| l.to_string()).collect();
             found.push(Block {
                 body_start: i + 1,
                 body_end: end,
                 line: i + 1,
-                commands: vec![(command.trim().to_string(), output)],
+                commands: vec![command.trim().to_string()],
                 transcript: false,
             });
         }
@@ -104,23 +102,18 @@ fn fence_opening(line: &str) -> Option<(String, String)> {
     })
 }
 
-fn transcript(open: usize, end: usize, body: &[&str]) -> Block {
-    let mut commands: Vec<(String, Vec<String>)> = Vec::new();
-    for line in body {
-        if let Some(command) = line.strip_prefix("$ ") {
-            commands.push((command.trim().to_string(), Vec::new()));
-        } else {
-            let (_, output) = commands.last_mut().unwrap_or_else(|| {
-                panic!("line {}: a console block starts with `$ COMMAND`", open + 1)
-            });
-            output.push(line.to_string());
-        }
-    }
+/// A console fence (lines `open` to `end`, `body` between them) as a transcript.
+fn transcript(name: &str, open: usize, end: usize, body: &[&str]) -> Block {
     assert!(
-        !commands.is_empty(),
-        "line {}: a console block without a command",
+        body.first().is_some_and(|line| line.starts_with("$ ")),
+        "{name}:{}: a console block starts with `$ COMMAND`",
         open + 1
     );
+    let commands = body
+        .iter()
+        .filter_map(|line| line.strip_prefix("$ "))
+        .map(|command| command.trim().to_string())
+        .collect();
     Block {
         body_start: open + 1,
         body_end: end,
@@ -259,7 +252,7 @@ fn scratch() -> tempfile::TempDir {
 /// The block's lines as they should read, with the commands' current output.
 fn current(block: &Block, dir: &Path) -> Vec<String> {
     let mut lines = Vec::new();
-    for (command, _) in &block.commands {
+    for command in &block.commands {
         if block.transcript {
             lines.push(format!("$ {command}"));
         }
@@ -272,9 +265,9 @@ fn current(block: &Block, dir: &Path) -> Vec<String> {
 fn check_document(path: &Path, bless: bool) -> (usize, Vec<String>) {
     let text = fs::read_to_string(path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    let found = blocks(&lines);
-    let dir = scratch();
     let name = path.strip_prefix(ROOT).unwrap().display().to_string();
+    let found = blocks(&name, &lines);
+    let dir = scratch();
     let mut differences = Vec::new();
     let mut rewritten: Vec<String> = Vec::new();
     let mut copied = 0;
