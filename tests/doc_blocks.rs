@@ -10,6 +10,9 @@
 //! - A fence of any other language right after a line `<!-- $ walcheck ARGS -->` (a Mermaid
 //!   diagram, say, which GitHub draws) holds the command's whole stdout; the command must exit 0.
 //!
+//! A block may leave lines out: a line `...` alone stands for whatever the commands print between
+//! the lines shown above it and those shown below it, counted from the start and from the end.
+//!
 //! A command is words separated by spaces, `'` or `"` quoting a word with spaces; no shell runs
 //! it, so pipes, redirections, globs and variables are refused. The commands of one file run in
 //! the order they appear, in one scratch directory of their own that holds a copy of
@@ -261,6 +264,27 @@ fn current(block: &Block, dir: &Path) -> Vec<String> {
     lines
 }
 
+/// The line that stands for the lines a block leaves out.
+const ELLIPSIS: &str = "...";
+
+/// The block as it should read: the commands' output now, tidied, and when the written block has
+/// a `...` line, as many lines before it and after it as the written block shows there.
+fn expected(written: &[String], now: &[String]) -> Vec<String> {
+    let now = tidy(now);
+    let written = tidy(written);
+    let Some(head) = written.iter().position(|line| line == ELLIPSIS) else {
+        return now;
+    };
+    let tail = written.len() - head - 1;
+    if now.len() <= head + tail {
+        return now;
+    }
+    let mut out = now[..head].to_vec();
+    out.push(ELLIPSIS.to_string());
+    out.extend_from_slice(&now[now.len() - tail..]);
+    out
+}
+
 /// Runs one file's blocks; the differences found, and the file rewritten when blessing.
 fn check_document(path: &Path, bless: bool) -> (usize, Vec<String>) {
     let text = fs::read_to_string(path).unwrap();
@@ -282,15 +306,16 @@ fn check_document(path: &Path, bless: bool) -> (usize, Vec<String>) {
                 .iter()
                 .map(|l| l.to_string()),
         );
-        if normalised(&written) == normalised(&now) {
+        let expected = expected(&written, &now);
+        if normalised(&written) == normalised(&expected) {
             rewritten.extend(written);
         } else {
             differences.push(format!(
                 "{name}:{}: the block differs from what its commands print now\n{}",
                 block.line,
-                diff(&normalised(&written), &normalised(&now))
+                diff(&normalised(&written), &normalised(&expected))
             ));
-            rewritten.extend(tidy(&now));
+            rewritten.extend(expected);
         }
         copied = block.body_end;
     }
