@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's performance table, measured: whole-process timings with hyperfine (the minimum of
+# The performance table of docs/performance.md, measured: whole-process timings with hyperfine (the minimum of
 # several runs, since the machine may be shared), check --json's per-entry figures, and the
 # in-process rows of the bench_report example (states/s against the two-phase-commit baseline,
 # bytes per state, simulator attempts/s). Prints markdown on stdout.

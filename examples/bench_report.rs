@@ -1,4 +1,4 @@
-//! The in-process rows of the README's performance table, as markdown: states/s and heap bytes
+//! The in-process rows of docs/performance.md's performance table, as markdown: states/s and heap bytes
 //! per stored state on the catalogue's largest holding configuration and on the two-phase-commit
 //! baseline, their ratio, and the simulator's attempts/s. `benches/report.sh` runs it
 //! after the whole-process timings; `cargo run --release -p walcheck --example bench_report`

@@ -1,5 +1,5 @@
 //! The benchmarks' harness, shared by `cargo bench` (`benches/checkers.rs`) and the
-//! README's performance table (`examples/bench_report.rs`): the catalogue grouped
+//! performance table of docs/performance.md (`examples/bench_report.rs`): the catalogue grouped
 //! into configurations, full explorations with walcheck's breadth-first checker and with
 //! stateright's BFS and DFS at any thread count and with the compact engine, the searches for
 //! each configuration's expected counterexamples, and a configuration's checks decided by each

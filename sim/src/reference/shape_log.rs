@@ -20,7 +20,7 @@
 //! the shape with the publisher's lock held), and the publisher never holds the mailbox while it
 //! calls a shape, so there is no cycle. The acknowledged LSN is an atomic written only with
 //! `fetch_max` under the publisher's lock: no reader relies on `SeqCst` store/load ordering (loom
-//! models those as `AcqRel`, see the README's loom section).
+//! models those as `AcqRel`, see docs/reference-implementations.md's loom section).
 
 use std::collections::{BTreeMap, VecDeque};
 
