@@ -451,6 +451,94 @@ fn bad_trace_files_are_one_line_and_exit_2() {
     assert_eq!(missing.status.code(), Some(2));
 }
 
+/// A value in a trace that is not what its variable holds is named, with the state, in one
+/// line, exit 2, by `replay` and `show` alike: an invalid LSN (anywhere a variable declared as one
+/// holds it), a number out of range, a value of the wrong kind.
+#[test]
+fn bad_values_in_a_trace_are_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(master_trace(dir.path())).unwrap();
+    let out_of_range = "out of range for a whole number (0 to 18446744073709551615)";
+    let lsn = "not an LSN (X/Y, 1 to 8 hex digits each)";
+    let cases: Vec<(String, String)> = vec![
+        (
+            good.replacen("\"insert\": \"0/1000000\"", "\"insert\": \"ZZ/1\"", 1),
+            format!("state 0: insert is \"ZZ/1\", {lsn}"),
+        ),
+        (
+            // 17 hex digits.
+            good.replacen(
+                "\"flush\": \"0/1000000\"",
+                "\"flush\": \"00000000/000000001\"",
+                1,
+            ),
+            format!("state 0: flush is \"00000000/000000001\", {lsn}"),
+        ),
+        (
+            good.replacen("\"end_lsn\": \"none\"", "\"end_lsn\": \"0/\"", 1),
+            "state 0: end_lsn is \"0/\", not an LSN (X/Y, 1 to 8 hex digits each, or none)"
+                .to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": 18446744073709551616", 1),
+            format!("state 0: run is {out_of_range}"),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": -1", 1),
+            format!("state 0: run is -1, {out_of_range}"),
+        ),
+        (
+            good.replacen(
+                "\"run\": 1",
+                "\"run\": {\"#bigint\": \"99999999999999999999\"}",
+                1,
+            ),
+            format!("state 0: run is {{\"#bigint\": \"99999999999999999999\"}}, {out_of_range}"),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": 1.5", 1),
+            "state 0: run is 1.5, not a whole number".to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": \"one\"", 1),
+            "state 0: run is \"one\", not a count (a whole number)".to_owned(),
+        ),
+        (
+            good.replacen("\"commit_pending\": false", "\"commit_pending\": \"no\"", 1),
+            "state 0: commit_pending is \"no\", not true or false".to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": [1]", 1),
+            "state 0: run is [1], not a string, boolean or whole number".to_owned(),
+        ),
+        (
+            good.replace(
+                "\"walcheck:seed\": \"none\"",
+                "\"walcheck:seed\": \"18446744073709551616\"",
+            ),
+            format!("walcheck:seed \"18446744073709551616\" is {out_of_range}, and not none"),
+        ),
+        (
+            good.replace("statements=2", "statements=18446744073709551616"),
+            "bound statements=18446744073709551616 is outside its range".to_owned(),
+        ),
+    ];
+    let path = dir.path().join("edited.itf.json");
+    for (text, reason) in cases {
+        std::fs::write(&path, &text).unwrap();
+        for command in ["replay", "show"] {
+            let args = [command, path.to_str().unwrap()];
+            let output = walcheck(&args, dir.path());
+            assert_usage_error(&args, &output);
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert!(
+                stderr.contains(&reason),
+                "{command}: {stderr} lacks {reason}"
+            );
+        }
+    }
+}
+
 #[test]
 fn counterexamples_are_identical_across_thread_counts() {
     let trace_files = |threads: &str| {
