@@ -390,42 +390,158 @@ fn same_counterexample(
         .collect()
 }
 
-/// The run's summary: how many checks went as expected or differ (those with an expectation),
-/// pass or fail (those checked plainly), or are inconclusive; how many are violated; the
-/// states stored and the wall time.
+/// The run's summary, worded for a reader who has not read the README: what was expected and
+/// what was found. For the systems with an expectation table: all as expected, or how many
+/// differ, and what the checks as expected found (counterexamples in the designs known to be
+/// broken, witnesses unreachable where expected, properties proved, witnesses reached); for the
+/// systems checked plainly, how many pass and fail and why; then the inconclusive, the states
+/// stored and the wall time.
 fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
     let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
     let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
     let violated = count(&|r| r.verdict == Verdict::Violated);
-    let counterexamples = count(&|r| r.is_counterexample());
-    let unreached = violated - counterexamples;
     let unique: u64 = results.iter().map(|r| r.unique_states).sum();
-    let decided = |r: &CheckResult, plainly: bool| {
-        r.verdict != Verdict::Inconclusive && checked_plainly(&r.entry) == plainly
-    };
-    let mut outcomes = Vec::new();
-    if results.iter().any(|r| !checked_plainly(&r.entry)) {
-        let differ = count(&|r| decided(r, false) && !r.matches_expectation());
-        let expected = count(&|r| decided(r, false)) - differ;
-        outcomes.push(format!("{expected} as expected, {differ} differ"));
+    let expecting: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| !checked_plainly(&r.entry))
+        .collect();
+    let plain: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| checked_plainly(&r.entry))
+        .collect();
+    let mut parts = Vec::new();
+    if !expecting.is_empty() {
+        parts.push(expected_part(&expecting, !plain.is_empty()));
     }
-    let plain: Vec<&str> = plain_systems(results);
     if !plain.is_empty() {
-        let fail = count(&|r| decided(r, true) && r.verdict == Verdict::Violated);
-        let pass = count(&|r| decided(r, true)) - fail;
-        let which = if outcomes.is_empty() {
+        let which = if expecting.is_empty() {
             String::new()
         } else {
-            format!(" ({}, checked plainly)", plain.join(", "))
+            format!(" ({})", plain_systems(results).join(", "))
         };
-        outcomes.push(format!("{pass} pass, {fail} fail{which}"));
+        parts.push(plain_part(&plain, &which));
     }
+    if inconclusive > 0 {
+        parts.push(format!(
+            "{inconclusive} inconclusive (a budget ran out first, as said above)"
+        ));
+    }
+    let strict = match (strict, violated) {
+        (false, _) => String::new(),
+        (true, 0) => "; --strict: nothing is violated".to_owned(),
+        (true, n) => format!(
+            "; --strict fails the run on the {}",
+            plural(n, "violation", "violations")
+        ),
+    };
+    let all_as_expected = parts.len() == 1 && parts[0].starts_with("all as expected");
     format!(
-        "{} checks: {}, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s\n",
-        results.len(),
-        outcomes.join(", "),
-        if strict { " (--strict: any violation fails)" } else { "" },
+        "{}{}{}{strict}; {unique} distinct states over all searches in {:.2} s\n",
+        plural(results.len(), "check", "checks"),
+        if all_as_expected { ", " } else { ": " },
+        parts.join("; "),
         wall.as_secs_f64(),
+    )
+}
+
+/// `N thing` or `N things`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// What the checks `rs` found, one phrase per kind of finding that occurs: counterexamples
+/// (`violated` says where), witnesses not reached (`unreached` says how), properties proved,
+/// witnesses reached.
+fn findings(rs: &[&CheckResult], violated: &str, unreached: &str) -> Vec<String> {
+    let count = |keep: &dyn Fn(&CheckResult) -> bool| rs.iter().filter(|r| keep(r)).count();
+    let witness = |r: &CheckResult| r.entry.property.kind == Kind::Sometimes;
+    let counterexamples = count(&|r| r.verdict == Verdict::Violated && !witness(r));
+    let unreachable = count(&|r| r.verdict == Verdict::Violated && witness(r));
+    let proved = count(&|r| r.verdict == Verdict::Holds && !witness(r));
+    let reached = count(&|r| r.verdict == Verdict::Holds && witness(r));
+    let phrases = [
+        (
+            counterexamples,
+            "counterexample",
+            "counterexamples",
+            violated,
+        ),
+        (unreachable, "witness", "witnesses", unreached),
+        (proved, "property", "properties", "proved"),
+        (reached, "witness", "witnesses", "reached"),
+    ];
+    phrases
+        .iter()
+        .filter(|(n, ..)| *n > 0)
+        .map(|(n, one, many, what)| format!("{} {what}", plural(*n, one, many)))
+        .collect()
+}
+
+/// The summary's part for the checks of systems with an expectation table: all as expected
+/// and what they found, or how many are as expected and how many differ.
+fn expected_part(rs: &[&CheckResult], mixed: bool) -> String {
+    let decided: Vec<&CheckResult> = rs
+        .iter()
+        .copied()
+        .filter(|r| r.verdict != Verdict::Inconclusive)
+        .collect();
+    let (as_expected, differ): (Vec<&CheckResult>, Vec<&CheckResult>) =
+        decided.iter().partition(|r| r.matches_expectation());
+    let found = findings(
+        &as_expected,
+        "found in the designs known to be broken",
+        "unreachable where expected",
+    )
+    .join(", ");
+    let against = if mixed {
+        " against the catalogue's expectations"
+    } else {
+        ""
+    };
+    if differ.is_empty() && decided.len() == rs.len() {
+        return format!("all as expected{against}: {found}");
+    }
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(" ({found})")
+    };
+    let differ = match differ.len() {
+        0 => "0 differ".to_owned(),
+        1 => "1 differs from what the catalogue expects (DIFFERS above)".to_owned(),
+        n => format!("{n} differ from what the catalogue expects (DIFFERS above)"),
+    };
+    format!(
+        "{} as expected{against}{found}, {differ}",
+        as_expected.len()
+    )
+}
+
+/// The summary's part for the checks of systems checked plainly (every `always` and
+/// `eventually` property should hold and every witness be reached): how many pass and fail, and
+/// why.
+fn plain_part(rs: &[&CheckResult], which: &str) -> String {
+    let decided: Vec<&CheckResult> = rs
+        .iter()
+        .copied()
+        .filter(|r| r.verdict != Verdict::Inconclusive)
+        .collect();
+    let (pass, fail): (Vec<&CheckResult>, Vec<&CheckResult>) =
+        decided.iter().partition(|r| r.verdict == Verdict::Holds);
+    let why = |rs: &[&CheckResult]| {
+        let found = findings(rs, "found", "not reached").join(", ");
+        if found.is_empty() {
+            String::new()
+        } else {
+            format!(" ({found})")
+        }
+    };
+    format!(
+        "checked plainly{which}, with no expectation table (every property should hold, every witness be reached): {} pass{}, {} fail{}",
+        pass.len(),
+        why(&pass),
+        fail.len(),
+        why(&fail),
     )
 }
 
@@ -766,6 +882,11 @@ mod tests {
             true,
         );
         assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
-        assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
+        assert!(
+            text.contains(
+                "1 check: 0 as expected, 1 differs from what the catalogue expects (DIFFERS above);"
+            ),
+            "{text}"
+        );
     }
 }
