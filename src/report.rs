@@ -721,10 +721,10 @@ fn config_name(config: &SystemConfig) -> String {
     )
 }
 
-/// One line per search that ended without deciding some of its checks: the budget that ran out,
-/// or why its result could not be trusted.
+/// One line per search that ended without deciding some of its checks: which budget ran out
+/// (or why its result could not be trusted), and the checks it left inconclusive.
 fn stopped_text(results: &[CheckResult]) -> String {
-    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
     for r in results {
         let line = match (&r.error, r.limit) {
             (Some(error), _) => format!(
@@ -734,27 +734,38 @@ fn stopped_text(results: &[CheckResult]) -> String {
             (None, Some(limit)) => format!(
                 "inconclusive: {}: {} ran out first",
                 config_name(&r.entry.config),
-                match limit {
-                    "state-indices" => "the 32-bit state indices".to_owned(),
-                    flag => format!("--{flag}"),
-                }
+                budget_text(limit)
             ),
             (None, None) => continue,
         };
         match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, count)) => *count += 1,
-            None => lines.push((line, 1)),
+            Some((_, checks)) => checks.push(r.entry.property.id),
+            None => lines.push((line, vec![r.entry.property.id])),
         }
     }
     let mut out = String::new();
     for (line, checks) in lines {
         let _ = writeln!(
             out,
-            "{line}: {checks} check{}",
-            if checks == 1 { "" } else { "s" }
+            "{line}: {} stopped: {}",
+            plural(checks.len(), "check", "checks"),
+            checks.join(", ")
         );
     }
     out
+}
+
+/// A budget as a reader names it, with the flag that sets it: `the state budget
+/// (--max-states)`, `the time budget (--timeout)`, `the memory budget (--max-memory)`, or the
+/// search's own limit of 32-bit state indices; `limit` is [`CheckResult::limit`].
+pub fn budget_text(limit: &str) -> String {
+    match limit {
+        "max-states" => "the state budget (--max-states)".to_owned(),
+        "timeout" => "the time budget (--timeout)".to_owned(),
+        "max-memory" => "the memory budget (--max-memory)".to_owned(),
+        "state-indices" => "the state budget of 32-bit state indices".to_owned(),
+        flag => format!("--{flag}"),
+    }
 }
 
 /// After exhaustive proofs over fingerprints: how many, and the largest estimated chance that a
