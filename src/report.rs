@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use walcheck_properties::system::{BoundValue, Kind, VarInfo};
+use walcheck_properties::system::{BoundValue, Kind};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::Trace;
 
@@ -106,74 +106,84 @@ pub fn list_text() -> String {
 
 /// `walcheck check --json`: one `walcheck.check/1` object.
 pub fn check_json(results: &[CheckResult]) -> Value {
-    let rows: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let mut row = Map::new();
-            let e = &r.entry;
-            row.insert("system".into(), json!(e.system()));
-            row.insert("variant".into(), json!(e.config.variant()));
-            row.insert("faults".into(), json!(e.config.faults()));
-            row.insert("bounds".into(), json!(bounds_json(&e.config)));
-            row.insert("property".into(), json!(e.property.id));
-            row.insert("kind".into(), json!(e.property.kind.name()));
-            row.insert("verdict".into(), json!(r.verdict.name()));
-            row.insert("expected".into(), json!(e.expected.name()));
-            row.insert("reason".into(), json!(e.reason));
-            row.insert("states".into(), json!(r.states));
-            row.insert("unique_states".into(), json!(r.unique_states));
-            row.insert("max_depth".into(), json!(r.max_depth));
-            row.insert("elapsed_ms".into(), json!(r.elapsed.as_secs_f64() * 1000.0));
-            // Measurements, like elapsed_ms: distinct states per second, the search's peak heap
-            // and that per distinct state (null where not measured).
-            row.insert(
-                "states_per_s".into(),
-                json!(r.states_per_s().map(|s| s.round() as u64)),
-            );
-            row.insert("peak_heap_bytes".into(), json!(r.peak_heap_bytes));
-            row.insert(
-                "bytes_per_state".into(),
-                json!(r.bytes_per_state().map(|b| b.round() as u64)),
-            );
-            row.insert(
-                "trace".into(),
-                json!(r.trace_path.as_ref().map(|p| p.display().to_string())),
-            );
-            row.insert(
-                "trace_steps".into(),
-                json!(r
-                    .trace_path
-                    .as_ref()
-                    .and(r.trace.as_ref())
-                    .map(|t| t.len_actions())),
-            );
-            // After an exhaustive proof over fingerprints, the chance that a collision hid a
-            // state (TLC's optimistic estimate); which budget ended an inconclusive search; why a
-            // search could not be trusted.
-            row.insert(
-                "collision".into(),
-                json!(r.collision.map(|c| json!({
-                    "fingerprint_bits": c.fingerprint_bits,
-                    "probability": c.optimistic,
-                }))),
-            );
-            row.insert("limit".into(), json!(r.limit));
-            row.insert("error".into(), json!(r.error));
-            if e.property.kind == Kind::Eventually {
-                // Where a lasso's cycle starts (its state index), as ITF's `loop`.
-                row.insert(
-                    "trace_loop".into(),
-                    json!(r
-                        .trace_path
-                        .as_ref()
-                        .and(r.trace.as_ref())
-                        .and_then(|t| t.loop_index())),
-                );
-            }
-            Value::Object(row)
-        })
-        .collect();
+    let rows: Vec<Value> = results.iter().map(result_json).collect();
     json!({ "schema": "walcheck.check/1", "results": rows })
+}
+
+/// One result of `walcheck check --json`: what was checked, the verdict and the search's
+/// measurements, then [`trace_fields`].
+fn result_json(r: &CheckResult) -> Value {
+    let mut row = Map::new();
+    let e = &r.entry;
+    row.insert("system".into(), json!(e.system()));
+    row.insert("variant".into(), json!(e.config.variant()));
+    row.insert("faults".into(), json!(e.config.faults()));
+    row.insert("bounds".into(), json!(bounds_json(&e.config)));
+    row.insert("property".into(), json!(e.property.id));
+    row.insert("kind".into(), json!(e.property.kind.name()));
+    row.insert("verdict".into(), json!(r.verdict.name()));
+    row.insert("expected".into(), json!(e.expected.name()));
+    row.insert("reason".into(), json!(e.reason));
+    row.insert("states".into(), json!(r.states));
+    row.insert("unique_states".into(), json!(r.unique_states));
+    row.insert("max_depth".into(), json!(r.max_depth));
+    row.insert("elapsed_ms".into(), json!(r.elapsed.as_secs_f64() * 1000.0));
+    // Measurements, like elapsed_ms: distinct states per second, the search's peak heap
+    // and that per distinct state (null where not measured).
+    row.insert(
+        "states_per_s".into(),
+        json!(r.states_per_s().map(|s| s.round() as u64)),
+    );
+    row.insert("peak_heap_bytes".into(), json!(r.peak_heap_bytes));
+    row.insert(
+        "bytes_per_state".into(),
+        json!(r.bytes_per_state().map(|b| b.round() as u64)),
+    );
+    trace_fields(&mut row, r);
+    Value::Object(row)
+}
+
+/// A result's trace, how its search ended, and what a reader needs beside a counterexample.
+fn trace_fields(row: &mut Map<String, Value>, r: &CheckResult) {
+    let e = &r.entry;
+    let written = r.trace_path.as_ref().and(r.trace.as_ref());
+    row.insert(
+        "trace".into(),
+        json!(r.trace_path.as_ref().map(|p| p.display().to_string())),
+    );
+    row.insert(
+        "trace_steps".into(),
+        json!(written.map(|t| t.len_actions())),
+    );
+    // After an exhaustive proof over fingerprints, the chance that a collision hid a
+    // state (TLC's optimistic estimate); which budget ended an inconclusive search; why a
+    // search could not be trusted.
+    row.insert(
+        "collision".into(),
+        json!(r.collision.map(|c| json!({
+            "fingerprint_bits": c.fingerprint_bits,
+            "probability": c.optimistic,
+        }))),
+    );
+    row.insert("limit".into(), json!(r.limit));
+    row.insert("error".into(), json!(r.error));
+    if e.property.kind == Kind::Eventually {
+        // Where a lasso's cycle starts (its state index), as ITF's `loop`.
+        row.insert(
+            "trace_loop".into(),
+            json!(written.and_then(|t| t.loop_index())),
+        );
+    }
+    // The whole configuration, defaults included; what the property means; the variables
+    // and terms the trace's step table shows.
+    row.insert("configuration".into(), json!(configuration_text(&e.config)));
+    row.insert("property_doc".into(), json!(e.property.doc));
+    row.insert(
+        "legend".into(),
+        r.trace
+            .as_ref()
+            .map_or(Value::Null, |t| legend_json(t, &e.config)),
+    );
 }
 
 /// `walcheck check` for a terminal: per system, one row per configuration with a column per
@@ -627,11 +637,10 @@ pub fn exit_code(results: &[CheckResult], strict: bool) -> i32 {
 /// the whole configuration (every bound and knob, defaults included); below it, a legend of the
 /// variables the table shows, each with its kind and doc from the system's declaration.
 pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> String {
-    let info = config.info();
-    let view = &info.view;
+    let view = &config.info().view;
     let mut out = String::new();
-    if let Some(property) = info.property(&trace.header.property) {
-        let _ = writeln!(out, "  {}: {}", property.id, property.doc);
+    if let Some(doc) = property_doc(trace, config) {
+        let _ = writeln!(out, "  {}: {doc}", trace.header.property);
     }
     let _ = writeln!(out, "  configuration: {}", configuration_text(config));
     out.push_str(&render::step_table(
@@ -640,13 +649,76 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
         view.counters,
         cells,
     ));
-    let shown = render::columns(trace, view.key_variables, view.counters);
-    out.push_str(&legend(
-        &shown,
-        view.variables,
-        &used_terms(trace, view.terms),
-    ));
+    out.push_str(&legend(&legend_rows(trace, config)));
     out
+}
+
+/// The same explanation for a diagram (`show --format mermaid|svg`): the property's meaning and
+/// the configuration before the steps, the legend after them, a line each.
+pub fn explanation(trace: &Trace, config: &SystemConfig) -> render::Explanation {
+    let mut before = Vec::new();
+    if let Some(doc) = property_doc(trace, config) {
+        before.push(format!("{}: {doc}", trace.header.property));
+    }
+    before.push(format!("configuration: {}", configuration_text(config)));
+    let rows = legend_rows(trace, config);
+    let after = if rows.is_empty() {
+        Vec::new()
+    } else {
+        std::iter::once("where:".to_owned())
+            .chain(rows.iter().map(|(name, kind, doc)| {
+                if kind.is_empty() {
+                    format!("{name}: {doc}")
+                } else {
+                    format!("{name} ({kind}): {doc}")
+                }
+            }))
+            .collect()
+    };
+    render::Explanation { before, after }
+}
+
+/// The one-line meaning of the property `trace` shows, from its system's declaration.
+pub fn property_doc(trace: &Trace, config: &SystemConfig) -> Option<&'static str> {
+    config
+        .info()
+        .property(&trace.header.property)
+        .map(|p| p.doc)
+}
+
+/// The legend of `trace`'s step table as `(name, kind, doc)`: one row per variable the table
+/// shows that the system declares, then one per term the trace uses (with no kind).
+pub fn legend_rows(
+    trace: &Trace,
+    config: &SystemConfig,
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    let view = &config.info().view;
+    let shown = render::columns(trace, view.key_variables, view.counters);
+    let mut rows: Vec<(&str, &str, &str)> = shown
+        .iter()
+        .filter_map(|name| view.variables.iter().find(|v| v.name == *name))
+        .map(|v| (v.name, v.kind, v.doc))
+        .collect();
+    rows.extend(
+        used_terms(trace, view.terms)
+            .into_iter()
+            .map(|(term, doc)| (term, "", doc)),
+    );
+    rows
+}
+
+/// The legend as JSON: `[{"name", "kind", "doc"}]`, `kind` null for a term.
+fn legend_json(trace: &Trace, config: &SystemConfig) -> Value {
+    legend_rows(trace, config)
+        .into_iter()
+        .map(|(name, kind, doc)| {
+            json!({
+                "name": name,
+                "kind": if kind.is_empty() { Value::Null } else { json!(kind) },
+                "doc": doc,
+            })
+        })
+        .collect()
 }
 
 /// The `terms` that appear in `trace`'s actions or values, in declaration order.
@@ -682,16 +754,9 @@ pub fn configuration_text(config: &SystemConfig) -> String {
     }
 }
 
-/// The legend under a step table: one line per variable `shown` that the system declares, as
-/// `name  kind  doc`, then one per term, as `term  doc`, under `where:`; nothing when there is
-/// neither.
-pub fn legend(shown: &[&str], declared: &[VarInfo], terms: &[(&str, &str)]) -> String {
-    let mut rows: Vec<(&str, &str, &str)> = shown
-        .iter()
-        .filter_map(|name| declared.iter().find(|v| v.name == *name))
-        .map(|v| (v.name, v.kind, v.doc))
-        .collect();
-    rows.extend(terms.iter().map(|(term, doc)| (*term, "", *doc)));
+/// The legend under a step table: one line per row of [`legend_rows`], as `name  kind  doc`
+/// (a term has no kind), under `where:`; nothing when there are none.
+pub fn legend(rows: &[(&str, &str, &str)]) -> String {
     let name_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let kind_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     if rows.is_empty() {

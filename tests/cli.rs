@@ -165,6 +165,21 @@ fn check_json_follows_the_contract() {
         .unwrap();
     assert_eq!(mismatch["verdict"], "violated");
     assert_eq!(mismatch["trace_steps"], 5);
+    // What explains the counterexample, as the text prints it: the whole configuration, what
+    // the property means, the legend of its table.
+    assert_eq!(
+        mismatch["configuration"],
+        "server=primary page_bytes=8192 wal_buffers_pages=4 stmt_pages_small=1 stmt_pages_bulk=5 \
+         statements=2 syncs=2 crashes=1 fairness=declared"
+    );
+    assert_eq!(mismatch["property_doc"], "validateGlobalState never fails");
+    let legend = mismatch["legend"].as_array().unwrap();
+    assert_eq!(
+        legend[0],
+        serde_json::json!({"name": "insert", "kind": "LSN", "doc": "the WAL insert pointer: the end of the WAL reserved so far"})
+    );
+    let w0 = legend.iter().find(|l| l["name"] == "W0").unwrap();
+    assert_eq!(w0["kind"], Value::Null);
     let trace_path = mismatch["trace"].as_str().unwrap();
     assert!(
         trace_path.ends_with("olake-bootstrap__master__none__no-lsn-mismatch.itf.json"),
@@ -374,17 +389,51 @@ fn show_renders_every_format() {
         mermaid.contains("connector->>slot: 5. Validate"),
         "{mermaid}"
     );
-    assert!(
-        mermaid
-            .trim_end()
-            .ends_with("no-lsn-mismatch VIOLATED (always) after step 5"),
+    // The diagram explains itself as the text does: what the property means and the whole
+    // configuration before the steps, the verdict, then a legend of what the notes show.
+    let notes: Vec<&str> = mermaid
+        .lines()
+        .filter_map(|l| l.strip_prefix("    Note over client,statefile: "))
+        .collect();
+    assert_eq!(
+        notes[..2],
+        [
+            "no-lsn-mismatch: validateGlobalState never fails",
+            "configuration: server=primary page_bytes=8192 wal_buffers_pages=4 stmt_pages_small=1 \
+             stmt_pages_bulk=5 statements=2 syncs=2 crashes=1 fairness=declared"
+        ],
         "{mermaid}"
     );
+    let verdict = notes
+        .iter()
+        .position(|n| *n == "no-lsn-mismatch VIOLATED (always) after step 5")
+        .expect("the verdict note");
+    assert_eq!(notes[verdict + 1], "where:", "{mermaid}");
+    let legend = &notes[verdict + 2..];
+    assert!(
+        legend.contains(&"commit_pending (bool): a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush"),
+        "{mermaid}"
+    );
+    assert!(
+        legend
+            .iter()
+            .any(|n| n.starts_with("W0: the bootstrap's target")),
+        "{mermaid}"
+    );
+    assert!(!mermaid.contains(';'), "{mermaid}");
     let svg = stdout(&walcheck(&["show", path, "--format", "svg"], dir.path()));
     assert!(
         svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
         "{svg}"
     );
+    for line in [
+        "no-lsn-mismatch: validateGlobalState never fails",
+        "configuration: server=primary page_bytes=8192",
+        "where:",
+        "commit_pending (bool): a synchronous commit's WAL is not yet flushed",
+    ] {
+        assert!(svg.contains(line), "{line} missing in {svg}");
+    }
     let itf = stdout(&walcheck(&["show", path, "--format", "itf"], dir.path()));
     assert_eq!(itf, std::fs::read_to_string(path).unwrap());
 }

@@ -114,10 +114,12 @@ fn mermaid_accepts_every_counterexample_diagram() {
         .filter(|r| r.is_counterexample())
         .map(|r| {
             let system = r.entry.config.info();
+            let trace = r.trace.as_ref().unwrap();
             render::mermaid(
-                r.trace.as_ref().unwrap(),
+                trace,
                 system.view.lanes,
                 system.view.key_variables,
+                &walcheck::report::explanation(trace, &r.entry.config),
             )
         })
         .collect();
