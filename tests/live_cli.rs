@@ -114,6 +114,10 @@ fn replay_checks_an_observed_trace() {
 /// An interrupted `walcheck live ladder --pg-url` (SIGINT while its load runs) exits 130 and
 /// leaves neither its slots nor the load table on the server it was given.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
     use std::time::{Duration, Instant};
     use walcheck_live::conformance::skip_or_fail;
