@@ -485,8 +485,13 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
         emit(w, Event::End(BytesEnd::new("testcase")));
     } else if r.verdict == Verdict::Inconclusive {
         emit(w, Event::Start(case));
+        let stopped = match (&r.error, r.limit) {
+            (Some(error), _) => format!("the search could not be trusted ({error})"),
+            (None, Some(limit)) => format!("{} ran out", report::budget_text(limit)),
+            (None, None) => "a budget ran out".to_owned(),
+        };
         let message = format!(
-            "inconclusive: a budget ran out after {} states ({} unique, depth {})",
+            "inconclusive: {stopped} after {} states ({} unique, depth {})",
             r.states, r.unique_states, r.max_depth
         );
         emit(

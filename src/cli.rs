@@ -591,10 +591,11 @@ fn show(path: &Path, format: Format) -> ExitCode {
         Err(err) => return usage_error(&format!("{}: {err}", path.display())),
     };
     let view = &config.info().view;
+    let explanation = || crate::report::explanation(&trace, &config);
     print(&match format {
         Format::Text => step_table_text(&trace, &config),
-        Format::Mermaid => render::mermaid(&trace, view.lanes, view.key_variables),
-        Format::Svg => render::svg(&trace, view.lanes),
+        Format::Mermaid => render::mermaid(&trace, view.lanes, view.key_variables, &explanation()),
+        Format::Svg => render::svg(&trace, view.lanes, &explanation()),
         Format::Itf => trace.to_text(),
     })
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use walcheck_properties::system::{BoundValue, Kind, VarInfo};
+use walcheck_properties::system::{BoundValue, Kind};
 use walcheck_traces::render::{self, Cells};
 use walcheck_traces::Trace;
 
@@ -106,74 +106,84 @@ pub fn list_text() -> String {
 
 /// `walcheck check --json`: one `walcheck.check/1` object.
 pub fn check_json(results: &[CheckResult]) -> Value {
-    let rows: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let mut row = Map::new();
-            let e = &r.entry;
-            row.insert("system".into(), json!(e.system()));
-            row.insert("variant".into(), json!(e.config.variant()));
-            row.insert("faults".into(), json!(e.config.faults()));
-            row.insert("bounds".into(), json!(bounds_json(&e.config)));
-            row.insert("property".into(), json!(e.property.id));
-            row.insert("kind".into(), json!(e.property.kind.name()));
-            row.insert("verdict".into(), json!(r.verdict.name()));
-            row.insert("expected".into(), json!(e.expected.name()));
-            row.insert("reason".into(), json!(e.reason));
-            row.insert("states".into(), json!(r.states));
-            row.insert("unique_states".into(), json!(r.unique_states));
-            row.insert("max_depth".into(), json!(r.max_depth));
-            row.insert("elapsed_ms".into(), json!(r.elapsed.as_secs_f64() * 1000.0));
-            // Measurements, like elapsed_ms: distinct states per second, the search's peak heap
-            // and that per distinct state (null where not measured).
-            row.insert(
-                "states_per_s".into(),
-                json!(r.states_per_s().map(|s| s.round() as u64)),
-            );
-            row.insert("peak_heap_bytes".into(), json!(r.peak_heap_bytes));
-            row.insert(
-                "bytes_per_state".into(),
-                json!(r.bytes_per_state().map(|b| b.round() as u64)),
-            );
-            row.insert(
-                "trace".into(),
-                json!(r.trace_path.as_ref().map(|p| p.display().to_string())),
-            );
-            row.insert(
-                "trace_steps".into(),
-                json!(r
-                    .trace_path
-                    .as_ref()
-                    .and(r.trace.as_ref())
-                    .map(|t| t.len_actions())),
-            );
-            // After an exhaustive proof over fingerprints, the chance that a collision hid a
-            // state (TLC's optimistic estimate); which budget ended an inconclusive search; why a
-            // search could not be trusted.
-            row.insert(
-                "collision".into(),
-                json!(r.collision.map(|c| json!({
-                    "fingerprint_bits": c.fingerprint_bits,
-                    "probability": c.optimistic,
-                }))),
-            );
-            row.insert("limit".into(), json!(r.limit));
-            row.insert("error".into(), json!(r.error));
-            if e.property.kind == Kind::Eventually {
-                // Where a lasso's cycle starts (its state index), as ITF's `loop`.
-                row.insert(
-                    "trace_loop".into(),
-                    json!(r
-                        .trace_path
-                        .as_ref()
-                        .and(r.trace.as_ref())
-                        .and_then(|t| t.loop_index())),
-                );
-            }
-            Value::Object(row)
-        })
-        .collect();
+    let rows: Vec<Value> = results.iter().map(result_json).collect();
     json!({ "schema": "walcheck.check/1", "results": rows })
+}
+
+/// One result of `walcheck check --json`: what was checked, the verdict and the search's
+/// measurements, then [`trace_fields`].
+fn result_json(r: &CheckResult) -> Value {
+    let mut row = Map::new();
+    let e = &r.entry;
+    row.insert("system".into(), json!(e.system()));
+    row.insert("variant".into(), json!(e.config.variant()));
+    row.insert("faults".into(), json!(e.config.faults()));
+    row.insert("bounds".into(), json!(bounds_json(&e.config)));
+    row.insert("property".into(), json!(e.property.id));
+    row.insert("kind".into(), json!(e.property.kind.name()));
+    row.insert("verdict".into(), json!(r.verdict.name()));
+    row.insert("expected".into(), json!(e.expected.name()));
+    row.insert("reason".into(), json!(e.reason));
+    row.insert("states".into(), json!(r.states));
+    row.insert("unique_states".into(), json!(r.unique_states));
+    row.insert("max_depth".into(), json!(r.max_depth));
+    row.insert("elapsed_ms".into(), json!(r.elapsed.as_secs_f64() * 1000.0));
+    // Measurements, like elapsed_ms: distinct states per second, the search's peak heap
+    // and that per distinct state (null where not measured).
+    row.insert(
+        "states_per_s".into(),
+        json!(r.states_per_s().map(|s| s.round() as u64)),
+    );
+    row.insert("peak_heap_bytes".into(), json!(r.peak_heap_bytes));
+    row.insert(
+        "bytes_per_state".into(),
+        json!(r.bytes_per_state().map(|b| b.round() as u64)),
+    );
+    trace_fields(&mut row, r);
+    Value::Object(row)
+}
+
+/// A result's trace, how its search ended, and what a reader needs beside a counterexample.
+fn trace_fields(row: &mut Map<String, Value>, r: &CheckResult) {
+    let e = &r.entry;
+    let written = r.trace_path.as_ref().and(r.trace.as_ref());
+    row.insert(
+        "trace".into(),
+        json!(r.trace_path.as_ref().map(|p| p.display().to_string())),
+    );
+    row.insert(
+        "trace_steps".into(),
+        json!(written.map(|t| t.len_actions())),
+    );
+    // After an exhaustive proof over fingerprints, the chance that a collision hid a
+    // state (TLC's optimistic estimate); which budget ended an inconclusive search; why a
+    // search could not be trusted.
+    row.insert(
+        "collision".into(),
+        json!(r.collision.map(|c| json!({
+            "fingerprint_bits": c.fingerprint_bits,
+            "probability": c.optimistic,
+        }))),
+    );
+    row.insert("limit".into(), json!(r.limit));
+    row.insert("error".into(), json!(r.error));
+    if e.property.kind == Kind::Eventually {
+        // Where a lasso's cycle starts (its state index), as ITF's `loop`.
+        row.insert(
+            "trace_loop".into(),
+            json!(written.and_then(|t| t.loop_index())),
+        );
+    }
+    // The whole configuration, defaults included; what the property means; the variables
+    // and terms the trace's step table shows.
+    row.insert("configuration".into(), json!(configuration_text(&e.config)));
+    row.insert("property_doc".into(), json!(e.property.doc));
+    row.insert(
+        "legend".into(),
+        r.trace
+            .as_ref()
+            .map_or(Value::Null, |t| legend_json(t, &e.config)),
+    );
 }
 
 /// `walcheck check` for a terminal: per system, one row per configuration with a column per
@@ -390,42 +400,158 @@ fn same_counterexample(
         .collect()
 }
 
-/// The run's summary: how many checks went as expected or differ (those with an expectation),
-/// pass or fail (those checked plainly), or are inconclusive; how many are violated; the
-/// states stored and the wall time.
+/// The run's summary, worded for a reader who has not read the README: what was expected and
+/// what was found. For the systems with an expectation table: all as expected, or how many
+/// differ, and what the checks as expected found (counterexamples in the designs known to be
+/// broken, witnesses unreachable where expected, properties proved, witnesses reached); for the
+/// systems checked plainly, how many pass and fail and why; then the inconclusive, the states
+/// stored and the wall time.
 fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
     let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
     let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
     let violated = count(&|r| r.verdict == Verdict::Violated);
-    let counterexamples = count(&|r| r.is_counterexample());
-    let unreached = violated - counterexamples;
     let unique: u64 = results.iter().map(|r| r.unique_states).sum();
-    let decided = |r: &CheckResult, plainly: bool| {
-        r.verdict != Verdict::Inconclusive && checked_plainly(&r.entry) == plainly
-    };
-    let mut outcomes = Vec::new();
-    if results.iter().any(|r| !checked_plainly(&r.entry)) {
-        let differ = count(&|r| decided(r, false) && !r.matches_expectation());
-        let expected = count(&|r| decided(r, false)) - differ;
-        outcomes.push(format!("{expected} as expected, {differ} differ"));
+    let expecting: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| !checked_plainly(&r.entry))
+        .collect();
+    let plain: Vec<&CheckResult> = results
+        .iter()
+        .filter(|r| checked_plainly(&r.entry))
+        .collect();
+    let mut parts = Vec::new();
+    if !expecting.is_empty() {
+        parts.push(expected_part(&expecting, !plain.is_empty()));
     }
-    let plain: Vec<&str> = plain_systems(results);
     if !plain.is_empty() {
-        let fail = count(&|r| decided(r, true) && r.verdict == Verdict::Violated);
-        let pass = count(&|r| decided(r, true)) - fail;
-        let which = if outcomes.is_empty() {
+        let which = if expecting.is_empty() {
             String::new()
         } else {
-            format!(" ({}, checked plainly)", plain.join(", "))
+            format!(" ({})", plain_systems(results).join(", "))
         };
-        outcomes.push(format!("{pass} pass, {fail} fail{which}"));
+        parts.push(plain_part(&plain, &which));
     }
+    if inconclusive > 0 {
+        parts.push(format!(
+            "{inconclusive} inconclusive (a budget ran out first, as said above)"
+        ));
+    }
+    let strict = match (strict, violated) {
+        (false, _) => String::new(),
+        (true, 0) => "; --strict: nothing is violated".to_owned(),
+        (true, n) => format!(
+            "; --strict fails the run on the {}",
+            plural(n, "violation", "violations")
+        ),
+    };
+    let all_as_expected = parts.len() == 1 && parts[0].starts_with("all as expected");
     format!(
-        "{} checks: {}, {inconclusive} inconclusive; {violated} violated ({counterexamples} counterexamples, {unreached} witnesses not reached){}; {unique} distinct states over all searches in {:.2} s\n",
-        results.len(),
-        outcomes.join(", "),
-        if strict { " (--strict: any violation fails)" } else { "" },
+        "{}{}{}{strict}; {unique} distinct states over all searches in {:.2} s\n",
+        plural(results.len(), "check", "checks"),
+        if all_as_expected { ", " } else { ": " },
+        parts.join("; "),
         wall.as_secs_f64(),
+    )
+}
+
+/// `N thing` or `N things`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// What the checks `rs` found, one phrase per kind of finding that occurs: counterexamples
+/// (`violated` says where), witnesses not reached (`unreached` says how), properties proved,
+/// witnesses reached.
+fn findings(rs: &[&CheckResult], violated: &str, unreached: &str) -> Vec<String> {
+    let count = |keep: &dyn Fn(&CheckResult) -> bool| rs.iter().filter(|r| keep(r)).count();
+    let witness = |r: &CheckResult| r.entry.property.kind == Kind::Sometimes;
+    let counterexamples = count(&|r| r.verdict == Verdict::Violated && !witness(r));
+    let unreachable = count(&|r| r.verdict == Verdict::Violated && witness(r));
+    let proved = count(&|r| r.verdict == Verdict::Holds && !witness(r));
+    let reached = count(&|r| r.verdict == Verdict::Holds && witness(r));
+    let phrases = [
+        (
+            counterexamples,
+            "counterexample",
+            "counterexamples",
+            violated,
+        ),
+        (unreachable, "witness", "witnesses", unreached),
+        (proved, "property", "properties", "proved"),
+        (reached, "witness", "witnesses", "reached"),
+    ];
+    phrases
+        .iter()
+        .filter(|(n, ..)| *n > 0)
+        .map(|(n, one, many, what)| format!("{} {what}", plural(*n, one, many)))
+        .collect()
+}
+
+/// The summary's part for the checks of systems with an expectation table: all as expected
+/// and what they found, or how many are as expected and how many differ.
+fn expected_part(rs: &[&CheckResult], mixed: bool) -> String {
+    let decided: Vec<&CheckResult> = rs
+        .iter()
+        .copied()
+        .filter(|r| r.verdict != Verdict::Inconclusive)
+        .collect();
+    let (as_expected, differ): (Vec<&CheckResult>, Vec<&CheckResult>) =
+        decided.iter().partition(|r| r.matches_expectation());
+    let found = findings(
+        &as_expected,
+        "found in the designs known to be broken",
+        "unreachable where expected",
+    )
+    .join(", ");
+    let against = if mixed {
+        " against the catalogue's expectations"
+    } else {
+        ""
+    };
+    if differ.is_empty() && decided.len() == rs.len() {
+        return format!("all as expected{against}: {found}");
+    }
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(" ({found})")
+    };
+    let differ = match differ.len() {
+        0 => "0 differ".to_owned(),
+        1 => "1 differs from what the catalogue expects (DIFFERS above)".to_owned(),
+        n => format!("{n} differ from what the catalogue expects (DIFFERS above)"),
+    };
+    format!(
+        "{} as expected{against}{found}, {differ}",
+        as_expected.len()
+    )
+}
+
+/// The summary's part for the checks of systems checked plainly (every `always` and
+/// `eventually` property should hold and every witness be reached): how many pass and fail, and
+/// why.
+fn plain_part(rs: &[&CheckResult], which: &str) -> String {
+    let decided: Vec<&CheckResult> = rs
+        .iter()
+        .copied()
+        .filter(|r| r.verdict != Verdict::Inconclusive)
+        .collect();
+    let (pass, fail): (Vec<&CheckResult>, Vec<&CheckResult>) =
+        decided.iter().partition(|r| r.verdict == Verdict::Holds);
+    let why = |rs: &[&CheckResult]| {
+        let found = findings(rs, "found", "not reached").join(", ");
+        if found.is_empty() {
+            String::new()
+        } else {
+            format!(" ({found})")
+        }
+    };
+    format!(
+        "checked plainly{which}, with no expectation table (every property should hold, every witness be reached): {} pass{}, {} fail{}",
+        pass.len(),
+        why(&pass),
+        fail.len(),
+        why(&fail),
     )
 }
 
@@ -511,11 +637,10 @@ pub fn exit_code(results: &[CheckResult], strict: bool) -> i32 {
 /// the whole configuration (every bound and knob, defaults included); below it, a legend of the
 /// variables the table shows, each with its kind and doc from the system's declaration.
 pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> String {
-    let info = config.info();
-    let view = &info.view;
+    let view = &config.info().view;
     let mut out = String::new();
-    if let Some(property) = info.property(&trace.header.property) {
-        let _ = writeln!(out, "  {}: {}", property.id, property.doc);
+    if let Some(doc) = property_doc(trace, config) {
+        let _ = writeln!(out, "  {}: {doc}", trace.header.property);
     }
     let _ = writeln!(out, "  configuration: {}", configuration_text(config));
     out.push_str(&render::step_table(
@@ -524,13 +649,76 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
         view.counters,
         cells,
     ));
-    let shown = render::columns(trace, view.key_variables, view.counters);
-    out.push_str(&legend(
-        &shown,
-        view.variables,
-        &used_terms(trace, view.terms),
-    ));
+    out.push_str(&legend(&legend_rows(trace, config)));
     out
+}
+
+/// The same explanation for a diagram (`show --format mermaid|svg`): the property's meaning and
+/// the configuration before the steps, the legend after them, a line each.
+pub fn explanation(trace: &Trace, config: &SystemConfig) -> render::Explanation {
+    let mut before = Vec::new();
+    if let Some(doc) = property_doc(trace, config) {
+        before.push(format!("{}: {doc}", trace.header.property));
+    }
+    before.push(format!("configuration: {}", configuration_text(config)));
+    let rows = legend_rows(trace, config);
+    let after = if rows.is_empty() {
+        Vec::new()
+    } else {
+        std::iter::once("where:".to_owned())
+            .chain(rows.iter().map(|(name, kind, doc)| {
+                if kind.is_empty() {
+                    format!("{name}: {doc}")
+                } else {
+                    format!("{name} ({kind}): {doc}")
+                }
+            }))
+            .collect()
+    };
+    render::Explanation { before, after }
+}
+
+/// The one-line meaning of the property `trace` shows, from its system's declaration.
+pub fn property_doc(trace: &Trace, config: &SystemConfig) -> Option<&'static str> {
+    config
+        .info()
+        .property(&trace.header.property)
+        .map(|p| p.doc)
+}
+
+/// The legend of `trace`'s step table as `(name, kind, doc)`: one row per variable the table
+/// shows that the system declares, then one per term the trace uses (with no kind).
+pub fn legend_rows(
+    trace: &Trace,
+    config: &SystemConfig,
+) -> Vec<(&'static str, &'static str, &'static str)> {
+    let view = &config.info().view;
+    let shown = render::columns(trace, view.key_variables, view.counters);
+    let mut rows: Vec<(&str, &str, &str)> = shown
+        .iter()
+        .filter_map(|name| view.variables.iter().find(|v| v.name == *name))
+        .map(|v| (v.name, v.kind, v.doc))
+        .collect();
+    rows.extend(
+        used_terms(trace, view.terms)
+            .into_iter()
+            .map(|(term, doc)| (term, "", doc)),
+    );
+    rows
+}
+
+/// The legend as JSON: `[{"name", "kind", "doc"}]`, `kind` null for a term.
+fn legend_json(trace: &Trace, config: &SystemConfig) -> Value {
+    legend_rows(trace, config)
+        .into_iter()
+        .map(|(name, kind, doc)| {
+            json!({
+                "name": name,
+                "kind": if kind.is_empty() { Value::Null } else { json!(kind) },
+                "doc": doc,
+            })
+        })
+        .collect()
 }
 
 /// The `terms` that appear in `trace`'s actions or values, in declaration order.
@@ -566,16 +754,9 @@ pub fn configuration_text(config: &SystemConfig) -> String {
     }
 }
 
-/// The legend under a step table: one line per variable `shown` that the system declares, as
-/// `name  kind  doc`, then one per term, as `term  doc`, under `where:`; nothing when there is
-/// neither.
-pub fn legend(shown: &[&str], declared: &[VarInfo], terms: &[(&str, &str)]) -> String {
-    let mut rows: Vec<(&str, &str, &str)> = shown
-        .iter()
-        .filter_map(|name| declared.iter().find(|v| v.name == *name))
-        .map(|v| (v.name, v.kind, v.doc))
-        .collect();
-    rows.extend(terms.iter().map(|(term, doc)| (*term, "", *doc)));
+/// The legend under a step table: one line per row of [`legend_rows`], as `name  kind  doc`
+/// (a term has no kind), under `where:`; nothing when there are none.
+pub fn legend(rows: &[(&str, &str, &str)]) -> String {
     let name_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
     let kind_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     if rows.is_empty() {
@@ -605,10 +786,10 @@ fn config_name(config: &SystemConfig) -> String {
     )
 }
 
-/// One line per search that ended without deciding some of its checks: the budget that ran out,
-/// or why its result could not be trusted.
+/// One line per search that ended without deciding some of its checks: which budget ran out
+/// (or why its result could not be trusted), and the checks it left inconclusive.
 fn stopped_text(results: &[CheckResult]) -> String {
-    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
     for r in results {
         let line = match (&r.error, r.limit) {
             (Some(error), _) => format!(
@@ -618,27 +799,38 @@ fn stopped_text(results: &[CheckResult]) -> String {
             (None, Some(limit)) => format!(
                 "inconclusive: {}: {} ran out first",
                 config_name(&r.entry.config),
-                match limit {
-                    "state-indices" => "the 32-bit state indices".to_owned(),
-                    flag => format!("--{flag}"),
-                }
+                budget_text(limit)
             ),
             (None, None) => continue,
         };
         match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, count)) => *count += 1,
-            None => lines.push((line, 1)),
+            Some((_, checks)) => checks.push(r.entry.property.id),
+            None => lines.push((line, vec![r.entry.property.id])),
         }
     }
     let mut out = String::new();
     for (line, checks) in lines {
         let _ = writeln!(
             out,
-            "{line}: {checks} check{}",
-            if checks == 1 { "" } else { "s" }
+            "{line}: {} stopped: {}",
+            plural(checks.len(), "check", "checks"),
+            checks.join(", ")
         );
     }
     out
+}
+
+/// A budget as a reader names it, with the flag that sets it: `the state budget
+/// (--max-states)`, `the time budget (--timeout)`, `the memory budget (--max-memory)`, or the
+/// search's own limit of 32-bit state indices; `limit` is [`CheckResult::limit`].
+pub fn budget_text(limit: &str) -> String {
+    match limit {
+        "max-states" => "the state budget (--max-states)".to_owned(),
+        "timeout" => "the time budget (--timeout)".to_owned(),
+        "max-memory" => "the memory budget (--max-memory)".to_owned(),
+        "state-indices" => "the state budget of 32-bit state indices".to_owned(),
+        flag => format!("--{flag}"),
+    }
 }
 
 /// After exhaustive proofs over fingerprints: how many, and the largest estimated chance that a
@@ -766,6 +958,11 @@ mod tests {
             true,
         );
         assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
-        assert!(text.contains("1 checks: 0 as expected, 1 differ"), "{text}");
+        assert!(
+            text.contains(
+                "1 check: 0 as expected, 1 differs from what the catalogue expects (DIFFERS above);"
+            ),
+            "{text}"
+        );
     }
 }

@@ -994,7 +994,7 @@ pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
         return walcheck_sim::observed::replay_observed(trace);
     }
     let config = crate::catalogue::config_from_header(&trace.header)?;
-    check_lsns(trace, config.info().view.variables)?;
+    check_values(trace, config.info().view.variables)?;
     config.with_model(Replay(trace))
 }
 
@@ -1020,14 +1020,16 @@ impl WithModel for Replay<'_> {
 /// and exactly that system's variables.
 pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
     let config = crate::catalogue::config_from_header(&trace.header)?;
-    check_lsns(trace, config.info().view.variables)?;
+    check_values(trace, config.info().view.variables)?;
     config.with_model(CheckAgainst(trace))?;
     Ok(config)
 }
 
-/// Checks that every value of a variable declared as an LSN (kind `LSN`, or `LSN or none`) reads
-/// as PostgreSQL prints one (`X/Y`, 1 to 8 hex digits each), or says in one line which is not.
-pub fn check_lsns(
+/// Checks that every value of a declared variable reads as its kind says, or says in one line
+/// which does not: an LSN as PostgreSQL prints one (`X/Y`, 1 to 8 hex digits each; `none` too
+/// for `LSN or none`), a `count` a whole number, a `bool` true or false, a `number or none` a
+/// whole number in range or `none`.
+pub fn check_values(
     trace: &Trace,
     declared: &[walcheck_properties::system::VarInfo],
 ) -> Result<(), String> {
@@ -1036,24 +1038,35 @@ pub fn check_lsns(
             let Some(info) = declared.iter().find(|v| v.name == *name) else {
                 continue;
             };
-            let text = value.to_string();
-            let none_allowed = info.kind == "LSN or none" && text == "none";
-            if info.kind.starts_with("LSN")
-                && !none_allowed
-                && text.parse::<walcheck_model::Lsn>().is_err()
-            {
-                return Err(format!(
-                    "state {i}: {name} is {text:?}, not an LSN (X/Y, 1 to 8 hex digits each{})",
-                    if info.kind == "LSN or none" {
-                        ", or none"
-                    } else {
-                        ""
-                    }
-                ));
+            if let Err(why) = value_of_kind(value, info.kind) {
+                return Err(format!("state {i}: {name} is {why}"));
             }
         }
     }
     Ok(())
+}
+
+/// Whether `value` is one of `kind`, or what it is instead.
+fn value_of_kind(value: &walcheck_properties::system::Var, kind: &str) -> Result<(), String> {
+    use walcheck_properties::system::Var;
+    let text = value.to_string();
+    let lsn =
+        |or_none: &str| format!("{text:?}, not an LSN (X/Y, 1 to 8 hex digits each{or_none})");
+    match (kind, value) {
+        ("LSN or none", Var::Text(t)) if t == "none" => Ok(()),
+        ("LSN", Var::Text(t)) if t.parse::<walcheck_model::Lsn>().is_ok() => Ok(()),
+        ("LSN or none", Var::Text(t)) if t.parse::<walcheck_model::Lsn>().is_ok() => Ok(()),
+        ("LSN", _) => Err(lsn("")),
+        ("LSN or none", _) => Err(lsn(", or none")),
+        ("count", Var::Int(_)) | ("bool", Var::Bool(_)) => Ok(()),
+        ("count", _) => Err(format!("{text:?}, not a count (a whole number)")),
+        ("bool", _) => Err(format!("{text:?}, not true or false")),
+        ("number or none", Var::Text(t)) if t == "none" => Ok(()),
+        ("number or none", Var::Text(t)) => walcheck_traces::whole_number(t)
+            .map(|_| ())
+            .map_err(|why| format!("{text:?}, {why}, nor none")),
+        _ => Ok(()),
+    }
 }
 
 /// [`check_against`] on the model of a configuration.

@@ -218,6 +218,71 @@ fn a_small_state_budget_is_inconclusive_and_exit_3() {
     assert!(report["peak_rss_bytes"].as_u64().unwrap() > 0);
 }
 
+/// The text of a run a budget stopped names the budget (states, time, memory) and the checks
+/// it left inconclusive, and the summary counts them as such.
+#[test]
+fn a_budget_that_runs_out_is_named_with_the_checks_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let states = walcheck(&[
+        "check",
+        "olake-bootstrap:master",
+        "--faults",
+        "none",
+        "--bound",
+        "server=primary",
+        "--max-states",
+        "10",
+        "--out",
+        out,
+    ]);
+    assert_eq!(states.status.code(), Some(3));
+    let text = String::from_utf8(states.stdout).unwrap();
+    let stopped: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("inconclusive: "))
+        .collect();
+    assert!(!stopped.is_empty(), "{text}");
+    for line in &stopped {
+        assert!(line.starts_with("inconclusive: olake-bootstrap:master faults=none"));
+        let (_, checks) = line
+            .split_once(": the state budget (--max-states) ran out first: ")
+            .unwrap_or_else(|| panic!("{line}"));
+        let (count, ids) = checks.split_once(" stopped: ").unwrap();
+        let ids: Vec<&str> = ids.split(", ").collect();
+        assert_eq!(
+            count,
+            format!(
+                "{} check{}",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" }
+            )
+        );
+    }
+    assert!(
+        text.contains("inconclusive (a budget ran out first, as said above); "),
+        "{text}"
+    );
+    let time = walcheck(&[
+        "check",
+        "olake-bootstrap",
+        "--faults",
+        "all",
+        "--bound",
+        "statements=6",
+        "--timeout",
+        "0.2",
+        "--out",
+        out,
+    ]);
+    assert_eq!(time.status.code(), Some(3));
+    let text = String::from_utf8(time.stdout).unwrap();
+    assert!(
+        text.contains(": the time budget (--timeout) ran out first: "),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_timeout_returns_soon_after_its_limit() {
     let dir = tempfile::tempdir().unwrap();
@@ -472,9 +537,17 @@ fn the_junit_file_validates_with_a_testcase_per_entry() {
         })
         .collect();
     assert_eq!(names.len(), cases.len(), "testcase names are unique");
-    assert!(cases
+    // A skipped case names the budget that ran out.
+    let skipped = cases
         .iter()
-        .any(|c| c.children().any(|n| n.has_tag_name("skipped"))));
+        .flat_map(|c| c.children())
+        .find(|n| n.has_tag_name("skipped"))
+        .expect("a skipped testcase");
+    let message = skipped.attribute("message").unwrap();
+    assert!(
+        message.starts_with("inconclusive: the state budget (--max-states) ran out after "),
+        "{message}"
+    );
 
     // --strict turns every violation into a failure naming the mismatch and the trace.
     let strict = dir.path().join("strict.xml");

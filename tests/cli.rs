@@ -165,6 +165,21 @@ fn check_json_follows_the_contract() {
         .unwrap();
     assert_eq!(mismatch["verdict"], "violated");
     assert_eq!(mismatch["trace_steps"], 5);
+    // What explains the counterexample, as the text prints it: the whole configuration, what
+    // the property means, the legend of its table.
+    assert_eq!(
+        mismatch["configuration"],
+        "server=primary page_bytes=8192 wal_buffers_pages=4 stmt_pages_small=1 stmt_pages_bulk=5 \
+         statements=2 syncs=2 crashes=1 fairness=declared"
+    );
+    assert_eq!(mismatch["property_doc"], "validateGlobalState never fails");
+    let legend = mismatch["legend"].as_array().unwrap();
+    assert_eq!(
+        legend[0],
+        serde_json::json!({"name": "insert", "kind": "LSN", "doc": "the WAL insert pointer: the end of the WAL reserved so far"})
+    );
+    let w0 = legend.iter().find(|l| l["name"] == "W0").unwrap();
+    assert_eq!(w0["kind"], Value::Null);
     let trace_path = mismatch["trace"].as_str().unwrap();
     assert!(
         trace_path.ends_with("olake-bootstrap__master__none__no-lsn-mismatch.itf.json"),
@@ -202,7 +217,7 @@ fn check_text_shows_the_interleaving_and_olakes_error() {
     assert!(text.contains("Append{pages: 5, commit: sync}"), "{text}");
     assert!(text.contains("lsn mismatch, please proceed with clear destination. lsn saved in state [0/1002000] current lsn [0/1000000]"), "{text}");
     assert!(
-        text.contains("8 checks: 8 as expected, 0 differ, 0 inconclusive"),
+        text.contains("\n8 checks, all as expected: 2 counterexamples found in the designs known to be broken, 3 properties proved, 3 witnesses reached; "),
         "{text}"
     );
 }
@@ -374,17 +389,51 @@ fn show_renders_every_format() {
         mermaid.contains("connector->>slot: 5. Validate"),
         "{mermaid}"
     );
-    assert!(
-        mermaid
-            .trim_end()
-            .ends_with("no-lsn-mismatch VIOLATED (always) after step 5"),
+    // The diagram explains itself as the text does: what the property means and the whole
+    // configuration before the steps, the verdict, then a legend of what the notes show.
+    let notes: Vec<&str> = mermaid
+        .lines()
+        .filter_map(|l| l.strip_prefix("    Note over client,statefile: "))
+        .collect();
+    assert_eq!(
+        notes[..2],
+        [
+            "no-lsn-mismatch: validateGlobalState never fails",
+            "configuration: server=primary page_bytes=8192 wal_buffers_pages=4 stmt_pages_small=1 \
+             stmt_pages_bulk=5 statements=2 syncs=2 crashes=1 fairness=declared"
+        ],
         "{mermaid}"
     );
+    let verdict = notes
+        .iter()
+        .position(|n| *n == "no-lsn-mismatch VIOLATED (always) after step 5")
+        .expect("the verdict note");
+    assert_eq!(notes[verdict + 1], "where:", "{mermaid}");
+    let legend = &notes[verdict + 2..];
+    assert!(
+        legend.contains(&"commit_pending (bool): a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush"),
+        "{mermaid}"
+    );
+    assert!(
+        legend
+            .iter()
+            .any(|n| n.starts_with("W0: the bootstrap's target")),
+        "{mermaid}"
+    );
+    assert!(!mermaid.contains(';'), "{mermaid}");
     let svg = stdout(&walcheck(&["show", path, "--format", "svg"], dir.path()));
     assert!(
         svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
         "{svg}"
     );
+    for line in [
+        "no-lsn-mismatch: validateGlobalState never fails",
+        "configuration: server=primary page_bytes=8192",
+        "where:",
+        "commit_pending (bool): a synchronous commit's WAL is not yet flushed",
+    ] {
+        assert!(svg.contains(line), "{line} missing in {svg}");
+    }
     let itf = stdout(&walcheck(&["show", path, "--format", "itf"], dir.path()));
     assert_eq!(itf, std::fs::read_to_string(path).unwrap());
 }
@@ -449,6 +498,94 @@ fn bad_trace_files_are_one_line_and_exit_2() {
         dir.path(),
     );
     assert_eq!(missing.status.code(), Some(2));
+}
+
+/// A value in a trace that is not what its variable holds is named, with the state, in one
+/// line, exit 2, by `replay` and `show` alike: an invalid LSN (anywhere a variable declared as one
+/// holds it), a number out of range, a value of the wrong kind.
+#[test]
+fn bad_values_in_a_trace_are_named_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(master_trace(dir.path())).unwrap();
+    let out_of_range = "out of range for a whole number (0 to 18446744073709551615)";
+    let lsn = "not an LSN (X/Y, 1 to 8 hex digits each)";
+    let cases: Vec<(String, String)> = vec![
+        (
+            good.replacen("\"insert\": \"0/1000000\"", "\"insert\": \"ZZ/1\"", 1),
+            format!("state 0: insert is \"ZZ/1\", {lsn}"),
+        ),
+        (
+            // 17 hex digits.
+            good.replacen(
+                "\"flush\": \"0/1000000\"",
+                "\"flush\": \"00000000/000000001\"",
+                1,
+            ),
+            format!("state 0: flush is \"00000000/000000001\", {lsn}"),
+        ),
+        (
+            good.replacen("\"end_lsn\": \"none\"", "\"end_lsn\": \"0/\"", 1),
+            "state 0: end_lsn is \"0/\", not an LSN (X/Y, 1 to 8 hex digits each, or none)"
+                .to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": 18446744073709551616", 1),
+            format!("state 0: run is {out_of_range}"),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": -1", 1),
+            format!("state 0: run is -1, {out_of_range}"),
+        ),
+        (
+            good.replacen(
+                "\"run\": 1",
+                "\"run\": {\"#bigint\": \"99999999999999999999\"}",
+                1,
+            ),
+            format!("state 0: run is {{\"#bigint\": \"99999999999999999999\"}}, {out_of_range}"),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": 1.5", 1),
+            "state 0: run is 1.5, not a whole number".to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": \"one\"", 1),
+            "state 0: run is \"one\", not a count (a whole number)".to_owned(),
+        ),
+        (
+            good.replacen("\"commit_pending\": false", "\"commit_pending\": \"no\"", 1),
+            "state 0: commit_pending is \"no\", not true or false".to_owned(),
+        ),
+        (
+            good.replacen("\"run\": 1", "\"run\": [1]", 1),
+            "state 0: run is [1], not a string, boolean or whole number".to_owned(),
+        ),
+        (
+            good.replace(
+                "\"walcheck:seed\": \"none\"",
+                "\"walcheck:seed\": \"18446744073709551616\"",
+            ),
+            format!("walcheck:seed \"18446744073709551616\" is {out_of_range}, and not none"),
+        ),
+        (
+            good.replace("statements=2", "statements=18446744073709551616"),
+            "bound statements=18446744073709551616 is outside its range".to_owned(),
+        ),
+    ];
+    let path = dir.path().join("edited.itf.json");
+    for (text, reason) in cases {
+        std::fs::write(&path, &text).unwrap();
+        for command in ["replay", "show"] {
+            let args = [command, path.to_str().unwrap()];
+            let output = walcheck(&args, dir.path());
+            assert_usage_error(&args, &output);
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert!(
+                stderr.contains(&reason),
+                "{command}: {stderr} lacks {reason}"
+            );
+        }
+    }
 }
 
 #[test]

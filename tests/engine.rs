@@ -141,7 +141,9 @@ fn the_memory_budget_ends_a_run_inconclusive() {
     let text = report::check_text(&bounded, false, Default::default(), false);
     assert!(
         text.contains(
-            "inconclusive: electric-flush:head faults=all: --max-memory ran out first: 5 checks"
+            "inconclusive: electric-flush:head faults=all: the memory budget (--max-memory) ran out \
+             first: 5 checks stopped: no-lost-flush-notification, notified-offset-is-txn-boundary, \
+             ack-within-flushed, global-flush-monotone, wal-retention-bounded\n"
         ),
         "{text}"
     );
@@ -171,7 +173,10 @@ fn check_exits_3_naming_the_memory_budget() {
         .unwrap();
     assert_eq!(output.status.code(), Some(3));
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(stdout.contains("--max-memory ran out first"), "{stdout}");
+    assert!(
+        stdout.contains(": the memory budget (--max-memory) ran out first: "),
+        "{stdout}"
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
         .args(["check", "electric-flush:head", "--fingerprint-bits", "32"])
         .output()

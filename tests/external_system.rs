@@ -234,7 +234,7 @@ fn a_plain_check_prints_verdicts_and_fails_on_a_violation() {
         "{text}"
     );
     assert!(
-        text.contains("\n10 checks: 9 pass, 1 fail, 0 inconclusive; 1 violated (1 counterexamples, 0 witnesses not reached); "),
+        text.contains("\n10 checks: checked plainly, with no expectation table (every property should hold, every witness be reached): 9 pass (3 properties proved, 6 witnesses reached), 1 fail (1 counterexample found); "),
         "{text}"
     );
 }
@@ -257,7 +257,7 @@ fn a_plain_check_fails_on_an_unreached_witness() {
         "{text}"
     );
     assert!(
-        text.contains("\n3 checks: 2 pass, 1 fail, 0 inconclusive; 1 violated (0 counterexamples, 1 witnesses not reached); "),
+        text.contains("\n3 checks: checked plainly, with no expectation table (every property should hold, every witness be reached): 2 pass (1 property proved, 1 witness reached), 1 fail (1 witness not reached); "),
         "{text}"
     );
 }

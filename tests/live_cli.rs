@@ -80,11 +80,44 @@ fn replay_checks_an_observed_trace() {
         stdout.contains("step 2 (Advance{target: 0/8000, restart_moves: false}) differs"),
         "{stdout}"
     );
+    // Invalid LSN text, in a variable or in an action's argument, is bad input: one line, exit
+    // 2, naming it, not a step the model does not predict.
+    let lsn = "not an LSN (X/Y, 1 to 8 hex digits each)";
+    for (text, reason) in [
+        (
+            trace("0/3000").replace("target: 0/8000", "target: ZZ/1"),
+            format!(
+                "state 2 (Advance{{target: ZZ/1, restart_moves: false}}): target is \"ZZ/1\", {lsn}"
+            ),
+        ),
+        (
+            trace("0/3000").replace("target: 0/8000", "target: 0/123456789"),
+            format!(
+                "state 2 (Advance{{target: 0/123456789, restart_moves: false}}): target is \"0/123456789\", {lsn}"
+            ),
+        ),
+        (
+            trace("0/3000").replace("\"write\": \"0/8000\"", "\"write\": \"0/80G0\""),
+            "write".to_owned(),
+        ),
+    ] {
+        let edited = dir.path().join("edited.itf.json");
+        std::fs::write(&edited, text).unwrap();
+        let (code, stdout, stderr) = walcheck(&["replay", edited.to_str().unwrap()]);
+        assert_eq!(code, 2, "{stdout}{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&reason), "{stderr} lacks {reason}");
+    }
 }
 
 /// An interrupted `walcheck live ladder --pg-url` (SIGINT while its load runs) exits 130 and
 /// leaves neither its slots nor the load table on the server it was given.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
     use std::time::{Duration, Instant};
     use walcheck_live::conformance::skip_or_fail;

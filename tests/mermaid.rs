@@ -3,8 +3,9 @@
 //!
 //! Needs Chromium (`WALCHECK_CHROMIUM`, else `chromium` on PATH) and the bundle
 //! (`WALCHECK_MERMAID_JS`, else `target/mermaid/node_modules/mermaid/dist/mermaid.min.js`, where
-//! .ci/run installs it). Without them the test says why and passes, unless
-//! `WALCHECK_REQUIRE_BROWSER=1` (set by .ci/run), which makes their absence a failure.
+//! .ci/run installs it). Without them the test shows as ignored, naming what to install
+//! (build.rs sets `no_chromium`, `no_mermaid_js`), unless `WALCHECK_REQUIRE_BROWSER=1` (set by
+//! .ci/run), which makes it run and fail.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -103,6 +104,18 @@ const diagrams = {diagrams};
 }
 
 #[test]
+#[cfg_attr(
+    all(no_chromium, not(no_mermaid_js)),
+    ignore = "needs Chromium: apt-get install chromium (or set WALCHECK_CHROMIUM to its path)"
+)]
+#[cfg_attr(
+    all(no_mermaid_js, not(no_chromium)),
+    ignore = "needs the mermaid bundle: npm install --prefix target/mermaid mermaid@11.17.2 and export WALCHECK_MERMAID_JS=$PWD/target/mermaid/node_modules/mermaid/dist/mermaid.min.js"
+)]
+#[cfg_attr(
+    all(no_chromium, no_mermaid_js),
+    ignore = "needs Chromium and the mermaid bundle: apt-get install chromium, npm install --prefix target/mermaid mermaid@11.17.2 and export WALCHECK_MERMAID_JS=$PWD/target/mermaid/node_modules/mermaid/dist/mermaid.min.js"
+)]
 fn mermaid_accepts_every_counterexample_diagram() {
     let Some((chromium, bundle)) = find_tools() else {
         return;
@@ -114,10 +127,12 @@ fn mermaid_accepts_every_counterexample_diagram() {
         .filter(|r| r.is_counterexample())
         .map(|r| {
             let system = r.entry.config.info();
+            let trace = r.trace.as_ref().unwrap();
             render::mermaid(
-                r.trace.as_ref().unwrap(),
+                trace,
                 system.view.lanes,
                 system.view.key_variables,
+                &walcheck::report::explanation(trace, &r.entry.config),
             )
         })
         .collect();

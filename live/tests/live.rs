@@ -1,5 +1,6 @@
 //! Live conformance: one test per modelled PostgreSQL rule, each on its own throwaway server.
-//! Without PostgreSQL binaries they skip with the reason printed, unless WALCHECK_REQUIRE_PG=1.
+//! Without PostgreSQL binaries they show as ignored, naming what to install (live/build.rs sets
+//! `no_postgres`), unless WALCHECK_REQUIRE_PG=1, which makes them run and fail.
 #![cfg(not(loom))]
 
 use std::path::Path;
@@ -37,181 +38,325 @@ fn check_rule(name: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn clamp_to_flush() {
     check_rule("clamp_to_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn end_lsn_is_confirmed_flush() {
     check_rule("end_lsn_is_confirmed_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn below_confirmed_flush_error() {
     check_rule("below_confirmed_flush_error");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn equal_target_no_op() {
     check_rule("equal_target_no_op");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn invalid_target() {
     check_rule("invalid_target");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn beyond_insert_clamped() {
     check_rule("beyond_insert_clamped");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn crash_before_checkpoint() {
     check_rule("crash_before_checkpoint");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn standby_wal_functions() {
     check_rule("standby_wal_functions");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn standby_slot_clamp() {
     check_rule("standby_slot_clamp");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn identify_system_xlogpos() {
     check_rule("identify_system_xlogpos");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn start_at_zero_from_confirmed_flush() {
     check_rule("start_at_zero_from_confirmed_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn start_below_confirmed_flush() {
     check_rule("start_below_confirmed_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn start_skips_by_commit_start() {
     check_rule("start_skips_by_commit_start");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn start_past_flush_accepted() {
     check_rule("start_past_flush_accepted");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn pgoutput_begin_commit_lsns() {
     check_rule("pgoutput_begin_commit_lsns");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn unpublished_txn_sends_nothing() {
     check_rule("unpublished_txn_sends_nothing");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn other_database_txn_sends_nothing() {
     check_rule("other_database_txn_sends_nothing");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn async_commit_streamed_after_flush() {
     check_rule("async_commit_streamed_after_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_saved_with_candidate() {
     check_rule("status_update_saved_with_candidate");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn keepalive_below_confirmed_flush() {
     check_rule("keepalive_below_confirmed_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn keepalive_reply_requested() {
     check_rule("keepalive_reply_requested");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn shutdown_keepalive_requests_reply() {
     check_rule("shutdown_keepalive_requests_reply");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_only_flush() {
     check_rule("status_update_only_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_zero_flush_ignored() {
     check_rule("status_update_zero_flush_ignored");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_no_clamp() {
     check_rule("status_update_no_clamp");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_never_backwards() {
     check_rule("status_update_never_backwards");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_lost_in_crash() {
     check_rule("status_update_lost_in_crash");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_not_saved() {
     check_rule("status_update_not_saved");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn sql_peek_confirms_nothing() {
     check_rule("sql_peek_confirms_nothing");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn sql_get_confirms_and_marks_dirty() {
     check_rule("sql_get_confirms_and_marks_dirty");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn sql_upto_lsn_includes_crossing_record() {
     check_rule("sql_upto_lsn_includes_crossing_record");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn sql_upto_nchanges_whole_txns() {
     check_rule("sql_upto_nchanges_whole_txns");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn sql_decoding_bounded_by_flush() {
     check_rule("sql_decoding_bounded_by_flush");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn create_slot_at_consistent_point() {
     check_rule("create_slot_at_consistent_point");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn wal_retention_min_restart_lsn() {
     check_rule("wal_retention_min_restart_lsn");
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn replay_lsn_on_primary() {
     check_rule("replay_lsn_on_primary");
 }
@@ -241,6 +386,10 @@ fn gone(root: &Path, pid: Option<u32>) {
 /// Dropping a server stops it and deletes its directory (and with it every slot), also when the
 /// owning thread panics.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn live_servers_leave_nothing_behind() {
     let Some(server) = primary("live_servers_leave_nothing_behind") else {
         return;
@@ -277,6 +426,10 @@ fn live_servers_leave_nothing_behind() {
 /// A recorded live trace replays against the model; the same trace with one observed value
 /// edited is rejected at that step.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn recorded_trace_replays_and_an_edited_one_is_rejected() {
     let Some(server) = primary("recorded_trace_replays") else {
         return;
@@ -319,6 +472,10 @@ fn recorded_trace_replays_and_an_edited_one_is_rejected() {
 /// `--pg-url`: the rules run on an existing loopback server, those that restart it or build a
 /// standby skip, and no slot is left behind.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn rules_on_an_existing_server_leave_no_slot() {
     let Some(server) = primary("rules_on_an_existing_server") else {
         return;
@@ -372,6 +529,10 @@ fn rules_on_an_existing_server_leave_no_slot() {
 /// run one after another until one was clamped and retried, and after each the state equals the
 /// slot's `confirmed_flush`, so it is seeded only with what the slot confirmed.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn reference_bootstrap_seeds_what_the_slot_confirmed() {
     use walcheck_live::load::{Load, Workload};
     use walcheck_sim::reference::bootstrap::{advance_until_confirmed, RetryPolicy};
@@ -411,6 +572,10 @@ fn reference_bootstrap_seeds_what_the_slot_confirmed() {
 /// A run that fails on a `--pg-url` server (here: its session is never dropped) leaves neither
 /// its slot nor the load table there: dropping the server handle removes them.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn a_failed_run_leaves_no_slot_or_load_table_on_an_existing_server() {
     use walcheck_live::load::{Load, Workload};
     let Some(server) = primary("a_failed_run_leaves_nothing_on_an_existing_server") else {
@@ -449,6 +614,10 @@ fn a_failed_run_leaves_no_slot_or_load_table_on_an_existing_server() {
 /// published transaction as Begin … Commit with the LSNs the session read around its commit, a
 /// keepalive, a status update that reaches the slot.
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn replication_client_streams_a_transaction() {
     use walcheck_live::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
     use walcheck_model::Lsn;

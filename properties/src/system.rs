@@ -302,7 +302,12 @@ impl BoundInfo {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
-        let n: u64 = text.parse().map_err(|_| bad())?;
+        let n: u64 = text.parse().map_err(|_| {
+            format!(
+                "bound {}={text} is outside its range {min}..={max} ({})",
+                self.name, self.unit
+            )
+        })?;
         if n < min || n > max {
             return Err(format!(
                 "bound {}={n} is outside its range {min}..={max} ({})",

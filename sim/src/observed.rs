@@ -169,6 +169,45 @@ fn parse_advance(action: &str) -> Option<(Lsn, bool)> {
     Some((target?, restart_moves?))
 }
 
+/// The action arguments that hold an LSN, and whether `none` may stand for one.
+const LSN_ARGS: &[(&str, bool)] = &[
+    ("target", false),
+    ("commit_lsn", false),
+    ("end_lsn", false),
+    ("requested", false),
+    ("wal_end", false),
+    ("write", false),
+    ("flush", false),
+    ("apply", false),
+    ("candidate_restart", true),
+    ("upto_lsn", true),
+];
+
+/// Checks that every LSN argument of every action of `trace` (see the module header) reads as
+/// PostgreSQL prints an LSN, or says in one line which does not.
+pub fn check_action_lsns(trace: &Trace) -> Result<(), String> {
+    for (i, step) in trace.steps.iter().enumerate() {
+        let Some(action) = step.action.as_deref() else {
+            continue;
+        };
+        let Some((_, args)) = parse_action(action) else {
+            continue;
+        };
+        for (key, value) in args {
+            let Some((_, none_allowed)) = LSN_ARGS.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            if !(*none_allowed && value == "none") && value.parse::<Lsn>().is_err() {
+                return Err(format!(
+                    "state {i} ({action}): {key} is {value:?}, not an LSN (X/Y, 1 to 8 hex digits each{})",
+                    if *none_allowed { ", or none" } else { "" }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `Name{key: value, ...}` → (name, [(key, value)]); `Name` alone has no arguments.
 fn parse_action(action: &str) -> Option<(&str, Vec<(&str, &str)>)> {
     let Some((name, rest)) = action.split_once('{') else {
@@ -207,6 +246,30 @@ fn optional<T: std::str::FromStr>(args: &[(&str, &str)], key: &str) -> Result<Op
     }
 }
 
+/// Argument `key` as a `u32` (a transaction id, a count), or why not: not a whole number, or
+/// out of range.
+fn u32_arg(args: &[(&str, &str)], key: &str) -> Result<u32, String> {
+    let text = arg(args, key)?;
+    let n =
+        walcheck_traces::whole_number(text).map_err(|why| format!("{key} {text:?} is {why}"))?;
+    u32::try_from(n).map_err(|_| out_of_range(key, text))
+}
+
+/// Argument `key` as a `u32`, or `none`.
+fn optional_u32(args: &[(&str, &str)], key: &str) -> Result<Option<u32>, String> {
+    match arg(args, key)? {
+        "none" => Ok(None),
+        _ => u32_arg(args, key).map(Some),
+    }
+}
+
+fn out_of_range(key: &str, text: &str) -> String {
+    format!(
+        "{key} {text} is out of range for a 32-bit count (0 to {})",
+        u32::MAX
+    )
+}
+
 fn commit_lsns<'a>(txns: impl IntoIterator<Item = &'a Txn>) -> String {
     txns.into_iter()
         .map(|t| t.commit_lsn.to_string())
@@ -233,17 +296,11 @@ fn protocol_step(
             };
             let commit_lsn = lsn_arg(&args, "commit_lsn").map_err(bad)?;
             state.txns.push(Txn {
-                xid: arg(&args, "xid")
-                    .map_err(bad)?
-                    .parse()
-                    .map_err(|_| bad("xid".into()))?,
+                xid: u32_arg(&args, "xid").map_err(bad)?,
                 first_lsn: commit_lsn.minus(1),
                 commit_lsn,
                 end_lsn: lsn_arg(&args, "end_lsn").map_err(bad)?,
-                published_rows: arg(&args, "published_rows")
-                    .map_err(bad)?
-                    .parse()
-                    .map_err(|_| bad("published_rows".into()))?,
+                published_rows: u32_arg(&args, "published_rows").map_err(bad)?,
                 mode,
             });
             let diffs = adopt_pointers(state, vars)?;
@@ -280,7 +337,7 @@ fn protocol_step(
         "SqlDecode" => {
             let request = SqlDecode {
                 upto_lsn: optional(&args, "upto_lsn").map_err(bad)?,
-                upto_nchanges: optional(&args, "upto_nchanges").map_err(bad)?,
+                upto_nchanges: optional_u32(&args, "upto_nchanges").map_err(bad)?,
                 confirm: arg(&args, "confirm").map_err(bad)? == "true",
             };
             let candidate = optional::<Lsn>(&args, "candidate_restart").map_err(bad)?;
@@ -382,6 +439,7 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
             trace.header.system
         ));
     }
+    check_action_lsns(trace)?;
     let mut state = initial(trace)?;
     let diffs = diff_observed(&trace.steps[0].vars, &state);
     if !diffs.is_empty() {
@@ -608,6 +666,31 @@ mod tests {
                     ],
                 ),
             ],
+        }
+    }
+
+    /// A number out of range in an action's arguments is named as such, as bad input.
+    #[test]
+    fn an_out_of_range_argument_is_named() {
+        let mut trace = observed_run();
+        trace.steps.truncate(2);
+        for (xid, why) in [
+            (
+                "4294967296",
+                "xid 4294967296 is out of range for a 32-bit count (0 to 4294967295)",
+            ),
+            ("-1", "xid \"-1\" is out of range for a whole number"),
+            ("x", "xid \"x\" is not a whole number"),
+        ] {
+            let mut trace = trace.clone();
+            trace.steps.push(step(
+                Some(&format!(
+                    "Commit{{xid: {xid}, commit_lsn: 0/2000, end_lsn: 0/2100, published_rows: 1, mode: sync}}"
+                )),
+                &[],
+            ));
+            let err = replay_observed(&trace).unwrap_err();
+            assert!(err.contains(why), "{err}");
         }
     }
 

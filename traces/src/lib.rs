@@ -103,8 +103,8 @@ impl Header {
         }
         let seed = match field("seed")?.as_str() {
             "none" => None,
-            text => Some(text.parse().map_err(|_| {
-                TraceError::NotItf(format!("walcheck:seed {text:?} is not a number or none"))
+            text => Some(whole_number(text).map_err(|why| {
+                TraceError::NotItf(format!("walcheck:seed {text:?} is {why}, and not none"))
             })?),
         };
         Ok(Header {
@@ -158,16 +158,57 @@ fn var_to_json(var: &Var) -> Value {
 }
 
 /// An ITF value walcheck writes: a string, a boolean, a whole number (plain or `#bigint`).
-fn var_from_json(value: &Value) -> Option<Var> {
+fn var_from_json(value: &Value) -> Result<Var, String> {
     match value {
-        Value::String(text) => Some(Var::Text(text.clone())),
-        Value::Bool(flag) => Some(Var::Bool(*flag)),
-        Value::Number(n) => n.as_u64().map(Var::Int),
-        Value::Object(big) if big.len() == 1 => {
-            big.get("#bigint")?.as_str()?.parse().ok().map(Var::Int)
+        Value::String(text) => Ok(Var::Text(text.clone())),
+        Value::Bool(flag) => Ok(Var::Bool(*flag)),
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => Ok(Var::Int(n)),
+            None if n.as_i64().is_some() => Err(format!("is {n}, {OUT_OF_RANGE}")),
+            // serde_json reads a whole number beyond u64 as a float.
+            None if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                Err(format!("is {OUT_OF_RANGE}"))
+            }
+            None => Err(format!("is {n}, not a whole number")),
+        },
+        Value::Object(big) if big.len() == 1 && big.contains_key("#bigint") => {
+            match big.get("#bigint").and_then(Value::as_str) {
+                Some(text) => whole_number(text)
+                    .map(Var::Int)
+                    .map_err(|why| format!("is {{\"#bigint\": {text:?}}}, {why}")),
+                None => Err("has a #bigint that is not text".to_owned()),
+            }
         }
-        _ => None,
+        other => Err(format!(
+            "is {}, not a string, boolean or whole number",
+            compact_json(other)
+        )),
     }
+}
+
+/// `value` as JSON on one line, cut to 40 characters.
+fn compact_json(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// What a whole number out of range is told.
+const OUT_OF_RANGE: &str = "out of range for a whole number (0 to 18446744073709551615)";
+
+/// `text` as a whole number (decimal digits, at most [`u64::MAX`]), or why not: not a whole
+/// number, or out of range.
+pub fn whole_number(text: &str) -> Result<u64, String> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("not a whole number".to_owned());
+    }
+    if text.starts_with('-') && digits.bytes().any(|b| b != b'0') {
+        return Err(OUT_OF_RANGE.to_owned());
+    }
+    digits.parse().map_err(|_| OUT_OF_RANGE.to_owned())
 }
 
 /// A trace: its header and its steps, the initial state first.
@@ -354,13 +395,12 @@ impl Trace {
             }
             let time_us = match state.get("#meta").and_then(|m| m.get("walcheck:time_us")) {
                 None => None,
-                Some(time) => {
-                    Some(time.as_str().and_then(|t| t.parse().ok()).ok_or_else(|| {
-                        bad(format!(
-                            "state {i} has a walcheck:time_us that is not a whole number"
-                        ))
-                    })?)
-                }
+                Some(time) => Some(
+                    time.as_str()
+                        .ok_or_else(|| "not text".to_owned())
+                        .and_then(whole_number)
+                        .map_err(|why| bad(format!("state {i}: walcheck:time_us {time}: {why}")))?,
+                ),
             };
             let action = state
                 .get("mbt::actionTaken")
@@ -376,11 +416,11 @@ impl Trace {
                 if header.is_observed() && !state.contains_key(name) {
                     continue; // not observed in this state
                 }
-                let value = state.get(name).and_then(var_from_json).ok_or_else(|| {
-                    bad(format!(
-                        "state {i} has no string, boolean or whole-number value for {name}"
-                    ))
-                })?;
+                let value = match state.get(name).map(var_from_json) {
+                    Some(Ok(value)) => value,
+                    Some(Err(why)) => return Err(bad(format!("state {i}: {name} {why}"))),
+                    None => return Err(bad(format!("state {i} has no value for {name}"))),
+                };
                 values.push((name.clone(), value));
             }
             let extra = state

@@ -173,10 +173,20 @@ fn named(owner: &str, name: &str, value: &str) -> String {
     }
 }
 
-/// A Mermaid `sequenceDiagram`: the `lanes` participants, a note with the `key` variables'
-/// initial values, one arrow per action (numbered as in the step table) with a note of the values
-/// that changed, and a closing note naming the property and its verdict.
-pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
+/// What a diagram says besides its steps, so that it reads on its own: `before` them, what the
+/// property means and the whole configuration; `after` them, one line per variable or term
+/// shown (`name (kind): doc`). Each line is a note of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Explanation {
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// A Mermaid `sequenceDiagram`: the `lanes` participants, a note per line the `explanation`
+/// puts before the steps, a note with the `key` variables' initial values, one arrow per action
+/// (numbered as in the step table) with a note of the values that changed, a note naming the
+/// property and its verdict, then a note per line the explanation puts after the steps.
+pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str], explanation: &Explanation) -> String {
     let h = &trace.header;
     let mut out = String::from("sequenceDiagram\n");
     for (id, label) in lanes.participants {
@@ -186,6 +196,12 @@ pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
         lanes.participants[0].0,
         lanes.participants[lanes.participants.len() - 1].0,
     );
+    let note = |out: &mut String, line: &str| {
+        let _ = writeln!(out, "    Note over {first},{last}: {}", mermaid_text(line));
+    };
+    for line in &explanation.before {
+        note(&mut out, line);
+    }
     if let Some(init) = trace.steps.first() {
         let values: Vec<String> = key
             .iter()
@@ -236,6 +252,9 @@ pub fn mermaid(trace: &Trace, lanes: &Lanes, key: &[&str]) -> String {
         h.kind,
         verdict_tail(trace)
     );
+    for line in &explanation.after {
+        note(&mut out, line);
+    }
     out
 }
 
@@ -247,9 +266,10 @@ fn verdict_tail(trace: &Trace) -> String {
     }
 }
 
-/// An SVG timeline of the same diagram: a lifeline per participant, an arrow per action, the
-/// values that changed under it, and the verdict at the bottom.
-pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
+/// An SVG timeline of the same diagram: under the title, the lines the `explanation` puts
+/// before the steps; a lifeline per participant, an arrow per action, the values that changed
+/// under it; the verdict at the bottom, and under it the lines the explanation puts after.
+pub fn svg(trace: &Trace, lanes: &Lanes, explanation: &Explanation) -> String {
     const LANE_PX: usize = 210;
     const ROW_PX: usize = 18;
     const LEFT_PX: usize = 40;
@@ -294,6 +314,10 @@ pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
         "bold",
     ));
     let mut y = 50;
+    for line in &explanation.before {
+        nodes.push(text(LEFT_PX, y - 12, line, "start", "normal"));
+        y += ROW_PX;
+    }
     for (id, label) in lanes.participants {
         let x = lane_x(id);
         nodes.push(Box::new(
@@ -415,11 +439,16 @@ pub fn svg(trace: &Trace, lanes: &Lanes) -> String {
         verdict_tail(trace)
     );
     let verdict = text(LEFT_PX, y + 20, &verdict, "start", "bold");
+    let mut bottom = y + 30;
+    for line in &explanation.after {
+        nodes.push(text(LEFT_PX, bottom + 8, line, "start", "normal"));
+        bottom += ROW_PX;
+    }
     let width = right_px.get();
     let mut document = Document::new()
         .set("width", width)
-        .set("height", y + 30)
-        .set("viewBox", (0, 0, width, y + 30));
+        .set("height", bottom)
+        .set("viewBox", (0, 0, width, bottom));
     document = document.add(
         Rectangle::new()
             .set("width", "100%")
