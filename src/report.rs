@@ -299,9 +299,12 @@ fn written_line(results: &[CheckResult]) -> String {
     else {
         return String::new();
     };
+    let count = match written.len() {
+        1 => "1 counterexample".to_owned(),
+        n => format!("{n} counterexamples"),
+    };
     format!(
-        "{} counterexamples written under {} (`{program} show FILE` renders one; `{program} check SYSTEM:VARIANT` prints their step tables)\n\n",
-        written.len(),
+        "{count} written under {} (`{program} show FILE` renders one; `{program} check SYSTEM:VARIANT` prints their step tables)\n\n",
         dir.display(),
         program = crate::cli::program(),
     )
