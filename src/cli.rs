@@ -580,6 +580,9 @@ fn show(path: &Path, format: Format) -> ExitCode {
         Ok(trace) => trace,
         Err(code) => return code,
     };
+    if trace.header.system == walcheck_sim::observed::SYSTEM {
+        return print(&show_live_rule(&trace, format));
+    }
     // An observed (live) trace carries only the variables a run could see.
     let checked = if trace.header.is_observed() {
         catalogue::config_from_header(&trace.header)
@@ -598,6 +601,43 @@ fn show(path: &Path, format: Format) -> ExitCode {
         Format::Svg => render::svg(&trace, view.lanes, &explanation()),
         Format::Itf => trace.to_text(),
     })
+}
+
+/// `show` of a live conformance rule's trace (system `pg-live`, which no registered system
+/// declares): its header line and every variable it recorded, in one lane.
+fn show_live_rule(trace: &Trace, format: Format) -> String {
+    let h = &trace.header;
+    let note = format!(
+        "observed on a live server ({}): {}; `{} replay FILE` checks it against the model",
+        h.variant,
+        h.config
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        program()
+    );
+    let explanation = render::Explanation {
+        before: vec![note.clone()],
+        after: Vec::new(),
+    };
+    let lanes = &walcheck_properties::system::Lanes::SINGLE;
+    // Every variable is a key one: a rule records only what it compared.
+    let first = trace.steps.first().map(|s| &s.vars[..]).unwrap_or_default();
+    let key: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
+    match format {
+        Format::Text => format!(
+            "{}: {} ({}) {}\n  {note}\n{}",
+            h.system,
+            h.property,
+            h.kind,
+            h.verdict,
+            render::step_table(trace, &key, &[], Cells::Changes)
+        ),
+        Format::Mermaid => render::mermaid(trace, lanes, &key, &explanation),
+        Format::Svg => render::svg(trace, lanes, &explanation),
+        Format::Itf => trace.to_text(),
+    }
 }
 
 /// `show --format text`: a line saying what the trace shows and how it gets there, then the

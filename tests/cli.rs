@@ -365,6 +365,38 @@ fn replay_reproduces_a_written_trace_and_names_an_edited_step() {
     );
 }
 
+/// A live conformance rule's trace (system `pg-live`, which no registered system declares) is
+/// shown with every variable it recorded, in text and as a diagram.
+#[test]
+fn show_renders_a_live_rules_trace() {
+    let dir = std::env::temp_dir().join(format!("walcheck-show-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pg-live__hand-made.itf.json");
+    std::fs::write(
+        &path,
+        r##"{"#meta": {"format": "ITF", "source": "walcheck", "walcheck:schema": "walcheck.trace/1",
+  "walcheck:system": "pg-live", "walcheck:variant": "postgresql-15", "walcheck:faults": "none",
+  "walcheck:config": "rule=hand-made", "walcheck:property": "model_predicts_server",
+  "walcheck:kind": "observed", "walcheck:verdict": "holds", "walcheck:seed": "none"},
+ "vars": ["insert", "flush"],
+ "states": [{"#meta": {"index": 0}, "mbt::actionTaken": "init", "insert": "0/1000", "flush": "0/1000"}]}"##,
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let text = walcheck(&["show", file], &dir);
+    assert_eq!(text.status.code(), Some(0));
+    assert_eq!(
+        stdout(&text),
+        "pg-live: model_predicts_server (observed) holds\n  observed on a live server \
+         (postgresql-15): rule=hand-made; `walcheck replay FILE` checks it against the model\n\
+         #  action           insert  flush\n0  (initial state)  0/1000  0/1000\n"
+    );
+    let mermaid = walcheck(&["show", "--format", "mermaid", file], &dir);
+    assert_eq!(mermaid.status.code(), Some(0));
+    assert!(stdout(&mermaid).starts_with("sequenceDiagram\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn show_renders_every_format() {
     let dir = tempfile::tempdir().unwrap();
