@@ -158,17 +158,59 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
 /// that reads a bound it does not declare ([`Config::number`] panics) is a one-line error when
 /// the system is registered, not a panic on some later command.
 fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
+    // The first panic's message, whichever thread it was on (a search's workers re-panic in
+    // the thread that waits for them, with a message of their own).
+    let first: std::sync::Arc<std::sync::Mutex<Option<String>>> = Default::default();
     let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    let seen = first.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<String>().cloned().or_else(|| {
+            let text = payload.downcast_ref::<&str>();
+            text.map(|m| (*m).to_owned())
+        });
+        let mut seen = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.get_or_insert_with(|| message.unwrap_or_else(|| "a panic without a message".into()));
+    }));
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(build));
     std::panic::set_hook(hook);
-    built.map_err(|payload| match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => payload.downcast_ref::<&str>().map_or_else(
-            || "a panic without a message".to_owned(),
-            |m| (*m).to_owned(),
-        ),
-    })
+    let message = first
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    built.map_err(|_| message.unwrap_or_else(|| "a panic without a message".into()))
+}
+
+/// How many states of each variant [`validate`] explores: enough to take every action of a
+/// small system, and a first step of each action of a large one.
+const VALIDATE_STATES: u64 = 2_000;
+
+/// What [`register`] does after [`validate`]: explores up to [`VALIDATE_STATES`] states of each of `system`'s variants with its last
+/// fault set (the most faults), checking every property: a model that panics on the way (a
+/// misspelt fault or variant name, [`Config::meets`]) is a one-line error at registration.
+pub fn try_out(system: &'static dyn AnySystem) -> Result<(), String> {
+    let info = system.info();
+    let faults = info
+        .faults
+        .last()
+        .expect("validated: at least one fault set");
+    let budget = crate::checker::Budget {
+        max_states: Some(VALIDATE_STATES),
+        deadline: None,
+    };
+    for (variant, _) in info.variants {
+        let config = SystemConfig::new(system, variant, faults)?;
+        let entries = config_entries(&config, &[])?;
+        built_quietly(|| crate::run::run_all(&entries, 1, &budget)).map_err(|panic| {
+            format!(
+                "system {:?}: its {variant} model panicked: {panic}",
+                info.name
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// The first name `names` yields twice.
@@ -221,6 +263,7 @@ pub fn register(extra: &[&'static dyn AnySystem]) -> Result<(), String> {
     let mut all = built_in();
     for system in extra {
         validate(*system)?;
+        try_out(*system)?;
         let name = system.info().name;
         if all.iter().any(|s| s.info().name == name) {
             return Err(format!("two systems are called {name:?}"));
@@ -561,10 +604,11 @@ fn variant_named(info: &'static SystemInfo, name: &str) -> Result<&'static str, 
         })
 }
 
-/// `--bound NAME=VALUE`s as pairs, or a one-line error for a malformed or repeated one.
+/// `--bound NAME=VALUE`s as pairs, or a one-line error for a malformed or repeated one. A
+/// `--bound` may set several, `a=1,b=2`, as reports and trace headers write configurations.
 fn parse_bounds(given: &[String]) -> Result<Vec<(String, String)>, String> {
     let mut bounds: Vec<(String, String)> = Vec::new();
-    for bound in given {
+    for bound in given.iter().flat_map(|b| b.split(',')) {
         let (name, value) = split_bound(bound)?;
         if bounds.iter().any(|(n, _)| n == name) {
             return Err(format!("--bound {name} is given twice"));

@@ -84,7 +84,8 @@ enum Command {
         // Its help names each registered system's fault sets: `faults_help`.
         #[arg(long)]
         faults: Option<String>,
-        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
+        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable, or several at
+        /// once as reports write them, NAME=VALUE,NAME=VALUE.
         #[arg(long = "bound", value_name = "NAME=VALUE")]
         bounds: Vec<String>,
         /// Threads (1 to 64), shared by the run's searches; results are the same at any count.
@@ -156,7 +157,8 @@ enum Command {
         /// The fault set [default: none].
         #[arg(long)]
         faults: Option<String>,
-        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable.
+        /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable, or several at
+        /// once as reports write them, NAME=VALUE,NAME=VALUE.
         #[arg(long = "bound", value_name = "NAME=VALUE")]
         bounds: Vec<String>,
         /// Where to listen; loopback only unless --allow-remote.

@@ -41,7 +41,7 @@ pub fn config(spec: &str, faults: Option<&str>, bounds: &[String]) -> Result<Sys
     let system = catalogue::system(name)?;
     let variant = variant.unwrap_or(system.info().variants[0].0);
     let mut config = SystemConfig::new(system, variant, faults.unwrap_or("none"))?;
-    for bound in bounds {
+    for bound in bounds.iter().flat_map(|b| b.split(',')) {
         let (name, value) = catalogue::split_bound(bound)?;
         config.set_bound(name, value)?;
     }

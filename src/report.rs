@@ -580,8 +580,8 @@ pub fn checked_plainly(entry: &Entry) -> bool {
     })
 }
 
-/// A verdict as a table cell: `holds`, `violated (N steps)`, with what was expected when it
-/// differs; a witness checked plainly that is not reached is `not reached`.
+/// A verdict as a table cell: `holds`, `violated (N steps)`, `reached`, `not reached`, with what
+/// was expected when it differs.
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
         (Some(t), Verdict::Violated) => match t.loop_index() {
@@ -592,16 +592,23 @@ fn cell(r: &CheckResult) -> String {
             ),
             None => format!("violated ({} steps)", t.len_actions()),
         },
-        _ => r.verdict.name().to_owned(),
+        _ => verdict_word(r.entry.property.kind, r.verdict).to_owned(),
     };
-    if checked_plainly(&r.entry) {
-        if r.entry.property.kind == Kind::Sometimes && r.verdict == Verdict::Violated {
-            return "not reached".to_owned();
-        }
-    } else if !r.matches_expectation() {
-        cell.push_str(&format!(" DIFFERS: expected {}", r.entry.expected.name()));
+    if !checked_plainly(&r.entry) && !r.matches_expectation() {
+        let expected = verdict_word(r.entry.property.kind, r.entry.expected);
+        cell.push_str(&format!(" DIFFERS: expected {expected}"));
     }
     cell
+}
+
+/// A verdict as a cell says it: a witness (`sometimes`) is `reached` or `not reached`, other
+/// properties `holds` or `violated`; `inconclusive` either way.
+fn verdict_word(kind: Kind, verdict: Verdict) -> &'static str {
+    match (kind, verdict) {
+        (Kind::Sometimes, Verdict::Holds) => "reached",
+        (Kind::Sometimes, Verdict::Violated) => "not reached",
+        _ => verdict.name(),
+    }
 }
 
 /// Rows as left-aligned columns two spaces apart, trailing space trimmed.
@@ -646,13 +653,13 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
         let _ = writeln!(out, "  {}: {doc}", trace.header.property);
     }
     let _ = writeln!(out, "  configuration: {}", configuration_text(config));
-    out.push_str(&render::step_table(
-        trace,
-        view.key_variables,
-        view.counters,
-        cells,
-    ));
-    out.push_str(&legend(&legend_rows(trace, config)));
+    let table = render::step_table(trace, view.key_variables, view.counters, cells);
+    let mut rows = legend_rows(trace, config);
+    if table.contains('*') {
+        rows.push(("*", "", "after a value: it changed at this step"));
+    }
+    out.push_str(&table);
+    out.push_str(&legend(&rows));
     out
 }
 
@@ -860,11 +867,15 @@ fn collision_text(results: &[CheckResult]) -> String {
         return String::new();
     };
     let mut out = format!(
-        "{} exhaustive search{} over {}-bit fingerprints: the chance that a collision hid a state is at most {:.1e} ({})",
+        "{} exhaustive search{} over {}-bit fingerprints: the chance that a collision hid a state is at most {} ({})",
         searches.len(),
         if searches.len() == 1 { "" } else { "es" },
         worst.fingerprint_bits,
-        worst.optimistic,
+        // A search of one state cannot collide: 0, not `0.0e0`.
+        match worst.optimistic {
+            0.0 => "0".to_owned(),
+            p => format!("{p:.1e}"),
+        },
         config_name(config),
     );
     if worst.optimistic > crate::run::COLLISION_ADVICE_ABOVE {

@@ -469,3 +469,32 @@ fn a_depth_first_counterexample_minimises_to_a_one_minimal_one() {
         );
     }
 }
+
+/// `--bound` takes several bounds at once as reports and trace headers write a configuration
+/// (`server=standby,fairness=none`): the same entries as one flag each; a bound given twice that
+/// way is still an error.
+#[test]
+fn a_bound_flag_takes_a_configuration_as_reports_write_it() {
+    let one_each = entries(
+        "olake-bootstrap:pr1084",
+        "all",
+        &["statements=3", "server=standby"],
+    );
+    let at_once = entries(
+        "olake-bootstrap:pr1084",
+        "all",
+        &["statements=3,server=standby"],
+    );
+    let configs = |es: &[Entry]| -> Vec<String> {
+        es.iter()
+            .map(|e| format!("{:?} {}", e.config, e.property.id))
+            .collect()
+    };
+    assert_eq!(configs(&one_each), configs(&at_once));
+    let twice = catalogue::select(&Selection {
+        specs: vec!["olake-bootstrap".to_owned()],
+        faults: None,
+        bounds: vec!["statements=3,statements=4".to_owned()],
+    });
+    assert_eq!(twice.unwrap_err(), "--bound statements is given twice");
+}

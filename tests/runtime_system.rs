@@ -30,6 +30,8 @@ struct Counter {
     checked: usize,
     /// A property it keeps an expectation for, making a table of one row; `None`: no table.
     table: Option<&'static str>,
+    /// What its steps ask [`Config::meets`] before they are taken: `None`, or a need.
+    step_needs: Option<&'static str>,
 }
 
 struct CounterModel {
@@ -37,6 +39,8 @@ struct CounterModel {
     steps: u64,
     limit: u64,
     properties: &'static [PropertyInfo],
+    config: Config,
+    step_needs: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -57,7 +61,7 @@ impl Model for CounterModel {
     }
 
     fn actions(&self, state: &State, actions: &mut Vec<u64>) {
-        if state.1 < self.steps {
+        if state.1 < self.steps && self.config.meets(self.step_needs) {
             actions.push(self.step);
         }
     }
@@ -94,6 +98,8 @@ impl System for Counter {
             steps,
             limit,
             properties: &self.info.properties[..self.checked],
+            config: config.clone(),
+            step_needs: self.step_needs,
         }
     }
 
@@ -140,6 +146,7 @@ fn read(source: &str) -> Counter {
         reads: "steps",
         checked: 1,
         table: None,
+        step_needs: None,
     }
 }
 
@@ -175,6 +182,7 @@ fn a_system_read_at_run_time_is_registered_and_checked() {
 fn every_built_in_declaration_validates() {
     for system in catalogue::built_in() {
         catalogue::validate(system).unwrap();
+        catalogue::try_out(system).unwrap();
     }
     catalogue::validate(&read(SOURCE)).unwrap();
 }
@@ -214,6 +222,25 @@ fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
         catalogue::validate(&system).unwrap_err(),
         "system \"counter\": building its model of the defaults panicked: no numeric bound stpes: None"
     );
+}
+
+/// A model whose steps ask for a fault the system does not declare (a misspelling that would
+/// switch the fault off for good) panics in `Config::meets`; trying the system out before it is
+/// registered says so in one line, and a correct name passes.
+#[test]
+fn a_misspelt_fault_in_a_step_is_a_one_line_error() {
+    let with = |needs| -> &'static dyn AnySystem {
+        Box::leak(Box::new(Counter {
+            step_needs: Some(needs),
+            ..read(SOURCE)
+        }))
+    };
+    assert_eq!(
+        catalogue::try_out(with("fault:crahs")).unwrap_err(),
+        "system \"counter\": its by-one model panicked: needs \"fault:crahs\": counter has no \
+         fault set \"crahs\"; its fault sets are none"
+    );
+    catalogue::try_out(with("steps=2")).unwrap();
 }
 
 /// An expectation table with no row for a property is a one-line error, both when the system

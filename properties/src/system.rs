@@ -950,6 +950,52 @@ pub struct Config {
     values: Vec<(&'static str, BoundValue)>,
     /// The trace knobs' values, in [`SystemInfo::trace_knobs`] order, once any is set.
     knobs: Option<Vec<(&'static str, BoundValue)>>,
+    /// The declaration it was made from, which [`Config::meets`] and [`Config::is_variant`]
+    /// hold names against.
+    system: Declaration,
+}
+
+/// A configuration's [`SystemInfo`], compared, ordered and hashed by the system's name (every
+/// configuration of one system has the same).
+#[derive(Copy, Clone)]
+struct Declaration(&'static SystemInfo);
+
+impl Declaration {
+    fn name(self) -> &'static str {
+        self.0.name
+    }
+}
+
+impl fmt::Debug for Declaration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for Declaration {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Declaration {}
+
+impl PartialOrd for Declaration {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Declaration {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl std::hash::Hash for Declaration {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
 }
 
 impl Config {
@@ -980,6 +1026,7 @@ impl Config {
             faults,
             values: info.bounds.iter().map(|b| (b.name, b.default)).collect(),
             knobs: None,
+            system: Declaration(info),
         })
     }
 
@@ -1112,15 +1159,47 @@ impl Config {
 
     /// Whether a property's `needs` holds here: `fault:NAME` when the fault set is NAME or
     /// `all`; `KNOB=VALUE` when the bound has that value.
+    ///
+    /// Panics on a fault, bound or knob the system does not declare, or on text of neither
+    /// form: a misspelt name in a model would otherwise switch its fault off for good and hide
+    /// what it finds. Registering a system explores a little of each variant, so the panic is a
+    /// one-line error there, not in a later check.
     pub fn meets(&self, needs: Option<&str>) -> bool {
         let Some(needs) = needs else { return true };
+        let info = self.system.0;
         if let Some(fault) = needs.strip_prefix("fault:") {
+            assert!(
+                info.faults.contains(&fault),
+                "needs {needs:?}: {} has no fault set {fault:?}; its fault sets are {}",
+                info.name,
+                info.faults.join(", ")
+            );
             return self.faults == fault || self.faults == "all";
         }
-        match needs.split_once('=') {
-            Some((knob, value)) => self.value(knob).is_some_and(|v| v.to_string() == value),
-            None => false,
-        }
+        let Some((knob, value)) = needs.split_once('=') else {
+            panic!("needs {needs:?}: write fault:NAME or KNOB=VALUE");
+        };
+        let Some(set) = self.value(knob) else {
+            panic!(
+                "needs {needs:?}: {} has no bound or knob {knob:?}",
+                info.name
+            );
+        };
+        set.to_string() == value
+    }
+
+    /// Whether this is variant `name`.
+    ///
+    /// Panics on a variant the system does not declare (see [`Config::meets`]).
+    pub fn is_variant(&self, name: &str) -> bool {
+        let info = self.system.0;
+        assert!(
+            info.variants.iter().any(|(v, _)| *v == name),
+            "{} has no variant {name:?}; its variants are {}",
+            info.name,
+            info.variant_names().join(", ")
+        );
+        self.variant == name
     }
 }
 

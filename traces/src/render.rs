@@ -158,9 +158,21 @@ fn action_name(action: &str) -> &str {
 
 /// Text safe inside a Mermaid message or note: no statement separators or entity starts.
 fn mermaid_text(text: &str) -> String {
-    text.replace(';', ",")
+    let text = text
+        .replace(';', ",")
         .replace('#', "no. ")
-        .replace(['\n', '\r'], " ")
+        .replace(['\n', '\r'], " ");
+    // Mermaid reads a note as HTML: `<` that would open a tag (`<script>`, `</b>`) becomes `‹`,
+    // so a hand-edited trace cannot put markup in a diagram; `<=` and `->` stay as they are.
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let opens_tag = chars
+            .peek()
+            .is_some_and(|n| n.is_ascii_alphabetic() || *n == '/' || *n == '!');
+        out.push(if c == '<' && opens_tag { '‹' } else { c });
+    }
+    out
 }
 
 /// `name value`, or just the value when the variable is named after its participant (the
@@ -484,6 +496,14 @@ mod tests {
     fn table_marks_changes_and_drops_constant_non_key_columns() {
         let table = step_table(&trace(), &["b"], &[], Cells::All);
         assert_eq!(table, "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*  x\n");
+    }
+
+    #[test]
+    fn mermaid_text_keeps_markup_out_of_a_diagram() {
+        assert_eq!(
+            mermaid_text("<script>alert(1)</script>; replay <= flush, a -> b #3"),
+            "‹script>alert(1)‹/script>, replay <= flush, a -> b no. 3"
+        );
     }
 
     #[test]

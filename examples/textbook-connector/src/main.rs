@@ -144,7 +144,7 @@ impl TextbookModel {
     fn receive(&self, s: &mut State) -> Option<()> {
         (s.held.is_none() && s.unacked.is_none() && s.next < s.txns.len() as u64).then_some(())?;
         (s.held, s.next) = (Some(s.next), s.next + 1);
-        s.unacked = s.held.filter(|_| self.0.variant == "ack-on-receipt");
+        s.unacked = s.held.filter(|_| self.0.is_variant("ack-on-receipt"));
         Some(())
     }
 
@@ -153,7 +153,7 @@ impl TextbookModel {
     fn write(&self, s: &mut State) -> Option<()> {
         let txn = s.held.take()?;
         s.destination.push(txn);
-        if self.0.variant == "ack-after-commit" {
+        if self.0.is_variant("ack-after-commit") {
             s.unacked = Some(txn);
         }
         Some(())
