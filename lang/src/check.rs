@@ -122,6 +122,15 @@ impl<'f> Checker<'f> {
         }
     }
 
+    /// `span` cut at the end of its first line: a compound statement's header.
+    fn first_line(&self, span: Span) -> Span {
+        let text = span.text(self.source);
+        let end = text
+            .find('\n')
+            .map_or(span.end, |n| span.start + text[..n].trim_end().len());
+        Span::new(span.start, end)
+    }
+
     fn report(&mut self, d: Diagnostic) {
         self.diagnostics.push(d);
     }
@@ -343,8 +352,18 @@ impl<'f> Checker<'f> {
 
     fn unbounded(&mut self, keyword: &Name) {
         let message = format!("unbounded loop `{}`", keyword.node);
-        let d = Diagnostic::new(Code::UnboundedLoop, keyword.span, message, "no bound in its syntax")
-            .hint("loops are `retry N times { … } until COND` or `for each message m { … }` (bounded by the workload)");
+        let hint = if keyword.node == "retry" {
+            "give it a bound: `retry 300 times { … } until COND`"
+        } else {
+            "loops are `retry N times { … } until COND` or `for each message m { … }` (bounded by the workload)"
+        };
+        let d = Diagnostic::new(
+            Code::UnboundedLoop,
+            keyword.span,
+            message,
+            "no bound in its syntax",
+        )
+        .hint(hint);
         self.report(d);
     }
 
@@ -352,7 +371,7 @@ impl<'f> Checker<'f> {
         if scope.atomic {
             let d = Diagnostic::new(
                 Code::Misplaced,
-                s.span,
+                self.first_line(s.span),
                 "a loop inside one atomic step",
                 "this loop is inside a labelled block",
             )
@@ -977,7 +996,11 @@ impl Checker<'_> {
                 Code::TypeMismatch,
                 Span::new(a.span.start, b.span.end),
                 message,
-                "these do not compare",
+                if matches!(op, BinOp::Add | BinOp::Sub) {
+                    "these do not add up"
+                } else {
+                    "these do not compare"
+                },
             );
             if matches!(op, BinOp::Add | BinOp::Sub)
                 && (ta == Ty::Of(Type::Lsn) || tb == Ty::Of(Type::Lsn))

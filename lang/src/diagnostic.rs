@@ -193,10 +193,13 @@ pub fn render_all(diagnostics: &[Diagnostic], file_name: &str, source: &str) -> 
 /// The known name closest to `name`, if one is close enough to be a likely typo:
 /// `did you mean \`pg_replication_slot_advance\`?`.
 pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    // Jaro-Winkler for long names; one edit away for short ones (`wO` for `w0`).
+    let close =
+        |k: &str| strsim::jaro_winkler(name, k) >= 0.8 || strsim::damerau_levenshtein(name, k) <= 1;
     let best = known
         .into_iter()
+        .filter(|k| close(k) && *k != name)
         .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))?;
     Some(format!("did you mean `{}`?", best.1))
 }

@@ -3,9 +3,9 @@
 //! and top-level items. The first error stops the parse and becomes a [`Diagnostic`].
 
 use winnow::combinator::{alt, cut_err, delimited, eof, opt, peek, preceded, repeat, separated};
-use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
+use winnow::error::{AddContext, ContextError, ErrMode, StrContext, StrContextValue};
 use winnow::prelude::*;
-use winnow::stream::{Location, Stateful};
+use winnow::stream::{Location, Stateful, Stream};
 use winnow::token::{any, literal, one_of, take_till, take_while};
 use winnow::LocatingSlice;
 
@@ -16,7 +16,20 @@ use crate::diagnostic::{Code, Diagnostic};
 
 /// The input: the text, where it is, and the end of the last token read (for spans that stop at
 /// a statement's last token, not at the comment after it).
-type In<'s> = Stateful<LocatingSlice<&'s str>, &'s Cell<usize>>;
+type In<'s> = Stateful<LocatingSlice<&'s str>, &'s State>;
+
+/// What the parse keeps beside the input.
+#[derive(Debug, Default)]
+struct State {
+    /// The end of the last token read (bytes).
+    last_end: Cell<usize>,
+    /// How deep blocks and expressions nest here.
+    depth: Cell<usize>,
+}
+
+/// The deepest nesting of blocks, parentheses and `not`s a file may have: deeper text is an
+/// error, not a stack overflow.
+pub const NESTING_MAX: usize = 64;
 type PResult<T> = ModalResult<T, ContextError>;
 
 /// The words the grammar reserves: never a variable, label or procedure name.
@@ -70,10 +83,10 @@ pub fn parse_file(source: &str) -> Result<File, Diagnostic> {
     if let Some(missing) = missing_version(source) {
         return Err(missing);
     }
-    let last_end = Cell::new(0);
+    let state = State::default();
     let mut input = Stateful {
         input: LocatingSlice::new(source),
-        state: &last_end,
+        state: &state,
     };
     match file.parse_next(&mut input) {
         Ok(f) => Ok(f),
@@ -211,7 +224,7 @@ fn lexeme<'s, O>(
 ) -> impl Parser<In<'s>, Spanned<O>, ErrMode<ContextError>> {
     move |i: &mut In<'s>| {
         let (node, range) = p.by_ref().with_span().parse_next(i)?;
-        i.state.set(range.end);
+        i.state.last_end.set(range.end);
         ws(i)?;
         Ok(Spanned {
             node,
@@ -541,6 +554,27 @@ fn invariant(i: &mut In<'_>) -> PResult<Invariant> {
 
 /// `{`, statements one a line, `}`.
 fn block(i: &mut In<'_>) -> PResult<Block> {
+    nested(i, block_inner)
+}
+
+/// `p`, one level deeper; an error past [`NESTING_MAX`].
+fn nested<T>(i: &mut In<'_>, p: impl FnOnce(&mut In<'_>) -> PResult<T>) -> PResult<T> {
+    let depth = i.state.depth.get();
+    if depth >= NESTING_MAX {
+        let e = ContextError::new().add_context(
+            i,
+            &i.checkpoint(),
+            expected("less nesting (64 levels at most)"),
+        );
+        return Err(ErrMode::Cut(e));
+    }
+    i.state.depth.set(depth + 1);
+    let out = p(i);
+    i.state.depth.set(depth);
+    out
+}
+
+fn block_inner(i: &mut In<'_>) -> PResult<Block> {
     let open = sym("{").parse_next(i)?;
     opt(nl).parse_next(i)?;
     let stmts: Vec<Stmt> = repeat(0.., terminated_stmt).parse_next(i)?;
@@ -581,7 +615,7 @@ fn stmt(i: &mut In<'_>) -> PResult<Stmt> {
 
 /// The end of the last token read.
 fn last_end(i: &In<'_>) -> usize {
-    i.state.get()
+    i.state.last_end.get()
 }
 
 fn stmt_kind(i: &mut In<'_>) -> PResult<StmtKind> {
@@ -780,7 +814,7 @@ fn arg(i: &mut In<'_>) -> PResult<Arg> {
 
 /// An expression: `or` binds loosest, then `and`, `not`, comparisons, `+`/`-`, fields.
 pub(crate) fn expr(i: &mut In<'_>) -> PResult<Expr> {
-    binary_chain(i, ("or", BinOp::Or), and_expr)
+    nested(i, |i| binary_chain(i, ("or", BinOp::Or), and_expr))
 }
 
 fn and_expr(i: &mut In<'_>) -> PResult<Expr> {
@@ -813,7 +847,7 @@ fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
 fn not_expr(i: &mut In<'_>) -> PResult<Expr> {
     match opt(kw("not")).parse_next(i)? {
         Some(start) => {
-            let inner = cut_err(not_expr).parse_next(i)?;
+            let inner = cut_err(|i: &mut In<'_>| nested(i, not_expr)).parse_next(i)?;
             let span = Span::new(start.start, inner.span.end);
             Ok(Spanned {
                 node: ExprKind::Not(Box::new(inner)),
