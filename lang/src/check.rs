@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ast::*;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::outline::nested;
 use crate::vocabulary::{self, Domain, Returns};
 
 /// The only grammar version.
@@ -1089,21 +1090,9 @@ fn collect_labels<'f>(block: &'f Block, labels: &mut BTreeMap<&'f str, Span>) {
         if let Some(l) = &s.label {
             labels.entry(l.node.as_str()).or_insert(l.span);
         }
-        for inner in inner_blocks(s) {
+        for inner in nested(s) {
             collect_labels(inner, labels);
         }
-    }
-}
-
-/// The blocks a statement holds.
-fn inner_blocks(s: &Stmt) -> Vec<&Block> {
-    match &s.kind {
-        StmtKind::If {
-            then, otherwise, ..
-        } => std::iter::once(then).chain(otherwise).collect(),
-        StmtKind::Retry { body, .. } | StmtKind::ForEach { body, .. } => vec![body],
-        StmtKind::Atomic(body) | StmtKind::Unbounded { body, .. } => vec![body],
-        _ => Vec::new(),
     }
 }
 
@@ -1117,7 +1106,7 @@ fn duplicate_labels(file: &File) -> Vec<Diagnostic> {
             if let Some(l) = &s.label {
                 all.push(l);
             }
-            stack.extend(inner_blocks(s));
+            stack.extend(nested(s));
         }
     }
     all.sort_by_key(|l| l.span.start);

@@ -11,6 +11,7 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod outline;
 mod parser;
 pub mod vocabulary;
 
