@@ -504,22 +504,20 @@ impl<'f> Checker<'f> {
         let want = self.target(target, scope);
         let got = self.call(call, scope, false);
         match (want, got) {
-            (Some(want), Some(Some(got))) => {
-                if !Ty::Of(got).fits(want) {
-                    let message = format!(
-                        "`{}` is {}, and this call gives {}",
-                        target.node,
-                        Ty::Of(want).describe(),
-                        Ty::Of(got).describe()
-                    );
-                    let d = Diagnostic::new(
-                        Code::TypeMismatch,
-                        call.span,
-                        message,
-                        format!("this is {}", Ty::Of(got).describe()),
-                    );
-                    self.report(d);
-                }
+            (Some(want), Some(Some(got))) if !Ty::Of(got).fits(want) => {
+                let message = format!(
+                    "`{}` is {}, and this call gives {}",
+                    target.node,
+                    Ty::Of(want).describe(),
+                    Ty::Of(got).describe()
+                );
+                let d = Diagnostic::new(
+                    Code::TypeMismatch,
+                    call.span,
+                    message,
+                    format!("this is {}", Ty::Of(got).describe()),
+                );
+                self.report(d);
             }
             (Some(_), Some(None)) => {
                 let message = format!("`{}` returns nothing to assign", call.callee.node);
@@ -617,33 +615,7 @@ impl<'f> Checker<'f> {
                 continue;
             };
             given.insert(param.name);
-            if let Some(ty) = self.expr(&arg.value, scope, Place::Code) {
-                if !param
-                    .accepts
-                    .iter()
-                    .any(|t| ty.fits(*t) || (ty.is_counter() && matches!(t, Type::Counter(..))))
-                {
-                    let want = param
-                        .accepts
-                        .iter()
-                        .map(|t| Ty::Of(*t).describe())
-                        .collect::<Vec<_>>()
-                        .join(" or ");
-                    let message = format!(
-                        "`{}` of `{}` is {want}, not {}",
-                        param.name,
-                        info.name,
-                        ty.describe()
-                    );
-                    let d = Diagnostic::new(
-                        Code::TypeMismatch,
-                        arg.value.span,
-                        message,
-                        format!("this is {}", ty.describe()),
-                    );
-                    self.report(d);
-                }
-            }
+            self.arg_type(info, param, arg, scope);
         }
         let missing: Vec<&str> = info
             .params
@@ -671,6 +643,42 @@ impl<'f> Checker<'f> {
                 .hint(format!("{}({usage}): {}", info.name, info.doc));
             self.report(d);
         }
+    }
+
+    /// The argument's value is of a type its parameter accepts.
+    fn arg_type(
+        &mut self,
+        info: &vocabulary::CallInfo,
+        param: &vocabulary::Param,
+        arg: &Arg,
+        scope: &Scope,
+    ) {
+        let Some(ty) = self.expr(&arg.value, scope, Place::Code) else {
+            return;
+        };
+        let counter = |t: &Type| ty.is_counter() && matches!(t, Type::Counter(..));
+        if param.accepts.iter().any(|t| ty.fits(*t) || counter(t)) {
+            return;
+        }
+        let want = param
+            .accepts
+            .iter()
+            .map(|t| Ty::Of(*t).describe())
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let message = format!(
+            "`{}` of `{}` is {want}, not {}",
+            param.name,
+            info.name,
+            ty.describe()
+        );
+        let label = format!("this is {}", ty.describe());
+        self.report(Diagnostic::new(
+            Code::TypeMismatch,
+            arg.value.span,
+            message,
+            label,
+        ));
     }
 
     fn bad_argument(&mut self, call: &Call, info: &vocabulary::CallInfo, arg: &Arg) {

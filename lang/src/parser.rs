@@ -374,7 +374,7 @@ fn knob(i: &mut In<'_>) -> PResult<Knob> {
     let start = kw("env").parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let name = name(i)?;
-        sym("=").parse_next(i)?;
+        must(sym("="), "`=` and the knob's value").parse_next(i)?;
         let value = alt((
             number.map(|n| Spanned {
                 node: KnobValue::Number(n.node),
@@ -405,9 +405,9 @@ fn var_decl(i: &mut In<'_>) -> PResult<VarDecl> {
     .parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let name = name(i)?;
-        sym(":").parse_next(i)?;
+        must(sym(":"), "`:` and the variable's type").parse_next(i)?;
         let ty = ty(i)?;
-        sym("=").parse_next(i)?;
+        must(sym("="), "`=` and the initial value").parse_next(i)?;
         let init = expr(i)?;
         let storage = match durable {
             false => Storage::Volatile,
@@ -464,7 +464,7 @@ fn procedure(i: &mut In<'_>) -> PResult<Procedure> {
             .map(|(a, b)| (ProcKind::FirstRun, Span::new(a.start, b.end))),
         (kw("after"), cut_err(kw("crash")))
             .map(|(a, b)| (ProcKind::AfterCrash, Span::new(a.start, b.end))),
-        (kw("procedure"), cut_err(name)).map(|(a, n)| {
+        (kw("procedure"), must(name, "the procedure's name")).map(|(a, n)| {
             let span = Span::new(a.start, n.span.end);
             (ProcKind::Named(n), span)
         }),
@@ -527,7 +527,7 @@ fn invariant(i: &mut In<'_>) -> PResult<Invariant> {
     .parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let id = property_id(i)?;
-        sym(":").parse_next(i)?;
+        must(sym(":"), "`:` and the property's condition").parse_next(i)?;
         let cond = expr(i)?;
         let when = if sometimes {
             None
@@ -670,9 +670,9 @@ fn retry_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
     (kw("retry"), peek(number)).parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let times = number(i)?;
-        kw("times").parse_next(i)?;
+        must(kw("times"), "`times`").parse_next(i)?;
         let body = block(i)?;
-        kw("until").parse_next(i)?;
+        must(kw("until"), "`until` and the condition that ends the retry").parse_next(i)?;
         let until = expr(i)?;
         Ok(StmtKind::Retry { times, body, until })
     };
@@ -684,8 +684,8 @@ fn retry_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
 fn for_each(i: &mut In<'_>) -> PResult<StmtKind> {
     (kw("for"), kw("each")).parse_next(i)?;
     let rest = |i: &mut In<'_>| {
-        kw("message").parse_next(i)?;
-        let message = name(i)?;
+        must(kw("message"), "`message`").parse_next(i)?;
+        let message = must(name, "the message's name").parse_next(i)?;
         let until = opt(preceded(kw("until"), expr)).parse_next(i)?;
         let body = block(i)?;
         Ok(StmtKind::ForEach {
@@ -813,7 +813,7 @@ fn arg(i: &mut In<'_>) -> PResult<Arg> {
 // ---- expressions ------------------------------------------------------------------------------
 
 /// An expression: `or` binds loosest, then `and`, `not`, comparisons, `+`/`-`, fields.
-pub(crate) fn expr(i: &mut In<'_>) -> PResult<Expr> {
+fn expr(i: &mut In<'_>) -> PResult<Expr> {
     nested(i, |i| binary_chain(i, ("or", BinOp::Or), and_expr))
 }
 
