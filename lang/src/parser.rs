@@ -258,8 +258,9 @@ fn name(i: &mut In<'_>) -> PResult<Name> {
     .parse_next(i)
 }
 
-/// A parameter's name before `=` in a call: any word, keywords included (`flush = …`).
-fn param_name(i: &mut In<'_>) -> PResult<Name> {
+/// A word where keywords are names too: a parameter before `=` (`flush = …`), a field after
+/// `.` (`wal.flush`).
+fn any_word(i: &mut In<'_>) -> PResult<Name> {
     let word = (
         one_of(|c: char| c.is_ascii_alphabetic() || c == '_'),
         take_while(0.., is_name_char),
@@ -373,7 +374,7 @@ fn item(i: &mut In<'_>) -> PResult<Item> {
 fn knob(i: &mut In<'_>) -> PResult<Knob> {
     let start = kw("env").parse_next(i)?;
     let rest = |i: &mut In<'_>| {
-        let name = name(i)?;
+        let name = must(name, "the knob's name").parse_next(i)?;
         must(sym("="), "`=` and the knob's value").parse_next(i)?;
         let value = alt((
             number.map(|n| Spanned {
@@ -404,7 +405,7 @@ fn var_decl(i: &mut In<'_>) -> PResult<VarDecl> {
     ))
     .parse_next(i)?;
     let rest = |i: &mut In<'_>| {
-        let name = name(i)?;
+        let name = must(name, "the variable's name").parse_next(i)?;
         must(sym(":"), "`:` and the variable's type").parse_next(i)?;
         let ty = ty(i)?;
         must(sym("="), "`=` and the initial value").parse_next(i)?;
@@ -768,7 +769,7 @@ fn call(i: &mut In<'_>) -> PResult<Call> {
         .context(expected("`,` or `)`"))
         .parse_next(i)?;
     let _ = open;
-    let field = opt(preceded(sym("."), cut_err(name))).parse_next(i)?;
+    let field = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)?;
     let end = field.as_ref().map_or(close.end, |f| f.span.end);
     Ok(Call {
         span: Span::new(callee.span.start, end),
@@ -780,7 +781,7 @@ fn call(i: &mut In<'_>) -> PResult<Call> {
 
 fn callee(i: &mut In<'_>) -> PResult<Name> {
     let first = name(i)?;
-    match opt(preceded(sym("."), name)).parse_next(i)? {
+    match opt(preceded(sym("."), any_word)).parse_next(i)? {
         Some(second) => {
             let span = Span::new(first.span.start, second.span.end);
             Ok(Spanned {
@@ -794,7 +795,7 @@ fn callee(i: &mut In<'_>) -> PResult<Name> {
 
 fn arg(i: &mut In<'_>) -> PResult<Arg> {
     let named = opt((
-        param_name,
+        any_word,
         sym("="),
         peek(winnow::combinator::not(literal("="))),
     ))
@@ -894,7 +895,7 @@ fn sum(i: &mut In<'_>) -> PResult<Expr> {
 
 fn postfix(i: &mut In<'_>) -> PResult<Expr> {
     let mut e = primary(i)?;
-    while let Some(field) = opt(preceded(sym("."), cut_err(name))).parse_next(i)? {
+    while let Some(field) = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)? {
         let span = Span::new(e.span.start, field.span.end);
         e = Spanned {
             node: ExprKind::Field(Box::new(e), field),

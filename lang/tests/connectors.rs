@@ -24,3 +24,46 @@ fn every_connector_file_checks_clean() {
     }
     assert!(report.is_empty(), "{report}");
 }
+
+/// The README will show a textbook file whole: at most 30 lines each.
+#[test]
+fn textbook_files_are_short() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
+    for name in [
+        "textbook-ack-after-commit.wal",
+        "textbook-ack-on-receipt.wal",
+    ] {
+        let lines = std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(lines <= 30, "{name}: {lines} lines");
+    }
+}
+
+/// The OLake files expect the verdicts the built-in `olake-bootstrap` finds at the mapped
+/// bounds (its catalogue's table, systems/src/olake_bootstrap/expected.rs): master and pr854
+/// violate both properties on a primary under load, whatever the faults; pr1084 holds without
+/// PostgreSQL crashes.
+#[test]
+fn olake_files_expect_the_catalogue_verdicts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
+    let table = [
+        ("olake-bootstrap-master.wal", true),
+        ("olake-bootstrap-pr854.wal", true),
+        ("olake-bootstrap-pr1084.wal", false),
+    ];
+    for (name, violated) in table {
+        let source = std::fs::read_to_string(dir.join(name)).unwrap();
+        let file = walcheck_lang::parse(&source).unwrap();
+        for property in ["state-matches-slot", "no-lsn-mismatch", "no-fatal-error"] {
+            let expect = file.items.iter().find_map(|i| match i {
+                walcheck_lang::ast::Item::Expect(e) if e.property.node == property => {
+                    Some(e.violated)
+                }
+                _ => None,
+            });
+            assert_eq!(expect, Some(violated), "{name}: {property}");
+        }
+    }
+}
