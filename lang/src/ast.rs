@@ -6,7 +6,9 @@ use std::fmt;
 /// A range of a file's text, in bytes from its start: `start..end`, `end` exclusive.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Span {
+    /// The first byte.
     pub start: usize,
+    /// The byte after the last.
     pub end: usize,
 }
 
@@ -35,7 +37,9 @@ impl Span {
 /// A node and the span of its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spanned<T> {
+    /// The node.
     pub node: T,
+    /// Its text in the file.
     pub span: Span,
 }
 
@@ -49,32 +53,44 @@ pub struct File {
     pub version: Spanned<u32>,
     /// The `connector "…"` line's description, if any.
     pub description: Option<Spanned<String>>,
+    /// The declarations after the version and connector lines, in file order.
     pub items: Vec<Item>,
 }
 
 /// A top-level declaration, in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Item {
+    /// `env NAME = VALUE`.
     Knob(Knob),
+    /// `durable …` or `volatile …`.
     Var(VarDecl),
+    /// `every run`, `first run`, `after crash` or `procedure NAME`.
     Procedure(Procedure),
+    /// `expect …`.
     Expect(Expect),
+    /// `skip …`.
     Skip(Skip),
+    /// `always …` or `sometimes …`.
     Invariant(Invariant),
 }
 
 /// `env NAME = VALUE`: an environment knob's value for this file (overridable with `--bound`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Knob {
+    /// The knob's name.
     pub name: Name,
+    /// Its value.
     pub value: Spanned<KnobValue>,
+    /// The whole line, without its comment.
     pub span: Span,
 }
 
 /// A knob's value as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KnobValue {
+    /// A whole number.
     Number(u64),
+    /// A word: `sync`, `standby`.
     Word(String),
 }
 
@@ -90,10 +106,15 @@ impl fmt::Display for KnobValue {
 /// `durable NAME: TYPE = INIT [, async | , in destination]` or `volatile NAME: TYPE = INIT`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VarDecl {
+    /// Where it lives.
     pub storage: Storage,
+    /// Its name.
     pub name: Name,
+    /// Its type.
     pub ty: Spanned<Type>,
+    /// Its value at the start (of every run, for a volatile one).
     pub init: Expr,
+    /// The whole declaration, without its comment.
     pub span: Span,
 }
 
@@ -118,6 +139,7 @@ pub enum Storage {
 pub enum Type {
     /// A WAL position in bytes, or `none` (PostgreSQL's `InvalidXLogRecPtr`, 0/0).
     Lsn,
+    /// `true` or `false`.
     Bool,
     /// A client transaction, by its position in commit order, or `none`.
     Txn,
@@ -165,17 +187,22 @@ pub enum ProcKind {
 /// A procedure: who runs it and its statements.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Procedure {
+    /// Who runs it.
     pub kind: ProcKind,
+    /// Its statements.
     pub body: Block,
     /// The header's span (`every run`, `procedure NAME`).
     pub head: Span,
+    /// The header and the block.
     pub span: Span,
 }
 
 /// `{ … }`: statements in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Block {
+    /// The statements, in order.
     pub stmts: Vec<Stmt>,
+    /// From `{` to `}`.
     pub span: Span,
 }
 
@@ -186,7 +213,9 @@ pub struct Stmt {
     pub label: Option<Name>,
     /// `unfair`: the step may stay enabled forever without being taken.
     pub unfair: bool,
+    /// What it does.
     pub kind: StmtKind,
+    /// From its first word (`unfair`, the label) to its last token, without the comment.
     pub span: Span,
 }
 
@@ -194,34 +223,55 @@ pub struct Stmt {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StmtKind {
     /// `NAME = EXPR`.
-    Assign { target: Name, value: Expr },
+    Assign {
+        /// The variable assigned.
+        target: Name,
+        /// The value.
+        value: Expr,
+    },
     /// `NAME = CALL(…)[.FIELD]`.
-    AssignCall { target: Name, call: Call },
+    AssignCall {
+        /// The variable assigned.
+        target: Name,
+        /// The call whose value (or field) it gets.
+        call: Call,
+    },
     /// `CALL(…)` for its effect.
     Call(Call),
     /// `if COND { … } [else { … } | else if …]`.
     If {
+        /// The condition.
         cond: Expr,
+        /// What runs when it holds.
         then: Block,
+        /// What runs when it does not (`else`).
         otherwise: Option<Block>,
     },
     /// `retry N times { … } until COND`: the body at most `N` times, until `COND` holds after it.
     Retry {
+        /// `N`: the most tries.
         times: Spanned<u64>,
+        /// One try.
         body: Block,
+        /// Tested after each try: the loop ends when it holds.
         until: Expr,
     },
     /// `for each message NAME [until COND] { … }`: receive the next message into `NAME` and run
     /// the body, while `COND` (checked before each message) does not hold.
     ForEach {
+        /// The message's name in the body.
         message: Name,
+        /// Tested before each message: the loop ends when it holds.
         until: Option<Expr>,
+        /// What runs for each message.
         body: Block,
     },
     /// `fail [fatal] "TEXT"`: a plain fail ends the run (the next run starts); a fatal one ends
     /// the pipeline.
     Fail {
+        /// Whether the fail ends the pipeline rather than the run.
         fatal: bool,
+        /// The error's text.
         message: Spanned<String>,
     },
     /// `flush NAME`: an async durable variable's pending value becomes durable.
@@ -230,7 +280,12 @@ pub enum StmtKind {
     Atomic(Block),
     /// A loop with no bound in its syntax (`while …`, `loop`, `retry` without `N times`): kept
     /// in the tree only so that the checks reject it with a diagnostic.
-    Unbounded { keyword: Name, body: Block },
+    Unbounded {
+        /// `while`, `loop`, `for` or `retry`.
+        keyword: Name,
+        /// The loop's body.
+        body: Block,
+    },
 }
 
 /// A call: `NAME(ARGS)` or `destination.NAME(ARGS)`, optionally with one field of its result.
@@ -238,17 +293,22 @@ pub enum StmtKind {
 pub struct Call {
     /// The callee as written: `pg_replication_slot_advance`, `destination.commit`, a procedure.
     pub callee: Name,
+    /// The arguments, in order.
     pub args: Vec<Arg>,
     /// `.end_lsn` after the call: the field of its result the statement keeps.
     pub field: Option<Name>,
+    /// From the callee to `)` or the field.
     pub span: Span,
 }
 
 /// A call's argument, positional or `NAME = EXPR`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg {
+    /// `NAME` of `NAME = value`, if given.
     pub name: Option<Name>,
+    /// The value.
     pub value: Expr,
+    /// The name (if any) and the value.
     pub span: Span,
 }
 
@@ -260,6 +320,7 @@ pub type Expr = Spanned<ExprKind>;
 pub enum ExprKind {
     /// `none`: no LSN, no transaction.
     None,
+    /// `true` or `false`.
     Bool(bool),
     /// A number: a counter's value.
     Number(u64),
@@ -271,7 +332,9 @@ pub enum ExprKind {
     Field(Box<Expr>, Name),
     /// `min(A, B)` or `max(A, B)` of LSNs.
     MinMax {
+        /// `max` rather than `min`.
         max: bool,
+        /// The two operands.
         args: Box<[Expr; 2]>,
     },
     /// `A OP B`.
@@ -287,15 +350,25 @@ pub enum ExprKind {
 /// A binary operator.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `and`
     And,
+    /// `or`
     Or,
+    /// `+` (counters)
     Add,
+    /// `-` (counters)
     Sub,
 }
 
@@ -320,28 +393,39 @@ impl BinOp {
 /// `expect PROPERTY holds|violated ["why"]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expect {
+    /// The property's id.
     pub property: Name,
+    /// `violated` rather than `holds`.
     pub violated: bool,
+    /// Why, as the file says.
     pub why: Option<Spanned<String>>,
+    /// The whole line.
     pub span: Span,
 }
 
 /// `skip PROPERTY "why"`: a built-in property this design does not check.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skip {
+    /// The property's id.
     pub property: Name,
+    /// Why it is not checked.
     pub why: Spanned<String>,
+    /// The whole line.
     pub span: Span,
 }
 
 /// A user property: `always ID: COND [when COND]` or `sometimes ID: COND`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invariant {
+    /// `sometimes` (a witness) rather than `always`.
     pub sometimes: bool,
+    /// The property's id.
     pub id: Name,
+    /// What must hold (`always`) or be reached (`sometimes`).
     pub cond: Expr,
     /// `when COND`: the states `always` checks (all when absent).
     pub when: Option<Expr>,
+    /// The whole line.
     pub span: Span,
 }
 

@@ -90,6 +90,7 @@ impl fmt::Display for Code {
 /// One finding about a file: what is wrong, where, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Which rule, and whether it is an error or a warning.
     pub code: Code,
     /// The headline: `undeclared variable \`w0\``.
     pub message: String,

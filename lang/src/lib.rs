@@ -8,6 +8,8 @@
 //! interpreter: running a file as a walcheck system builds on the tree this crate returns.
 //! docs/language.md is the grammar and the rules.
 
+#![warn(missing_docs)]
+
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
@@ -22,6 +24,7 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub struct Checked {
     /// The tree, if the file parsed (it may still have errors among `diagnostics`).
     pub file: Option<ast::File>,
+    /// Errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
 }
 

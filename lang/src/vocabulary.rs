@@ -9,14 +9,18 @@ use crate::ast::Type;
 /// may be left out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Param {
+    /// The name `name = value` uses.
     pub name: &'static str,
+    /// The types it accepts.
     pub accepts: &'static [Type],
+    /// Whether it may be left out.
     pub optional: bool,
 }
 
 /// What a call returns.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Returns {
+    /// Nothing: the call is made for its effect.
     Nothing,
     /// One value.
     Value(Type),
@@ -27,8 +31,11 @@ pub enum Returns {
 /// A call of the vocabulary.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct CallInfo {
+    /// The name a statement calls.
     pub name: &'static str,
+    /// Its parameters, in positional order.
     pub params: &'static [Param],
+    /// What it returns.
     pub returns: Returns,
     /// What it does, and the PostgreSQL source it follows.
     pub doc: &'static str,
@@ -224,9 +231,13 @@ pub enum Domain {
 /// An environment knob: its name, default (as written), values, unit and meaning.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct KnobInfo {
+    /// The name `env` sets.
     pub name: &'static str,
+    /// Its value when the file does not set it.
     pub default: &'static str,
+    /// Its values.
     pub domain: Domain,
+    /// What it sets.
     pub doc: &'static str,
 }
 
@@ -272,16 +283,22 @@ pub fn knob_info(name: &str) -> Option<&'static KnobInfo> {
 /// How a property is checked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum PropertyKind {
+    /// Holds in every reachable state.
     Always,
+    /// Holds in some reachable state: a witness.
     Sometimes,
+    /// Holds on every fair path: liveness.
     Eventually,
 }
 
 /// A property walcheck checks in every file unless a `skip` line turns it off.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BuiltIn {
+    /// Its stable id.
     pub id: &'static str,
+    /// How it is checked.
     pub kind: PropertyKind,
+    /// What it says.
     pub doc: &'static str,
 }
 
