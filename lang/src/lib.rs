@@ -2,10 +2,12 @@
 //! (`connectors/*.wal`), read into a syntax tree and checked statically.
 //!
 //! This crate is the language's front end: [`parse`] turns a file's text into a [`ast::File`]
-//! whose every node carries its span, and [`check`] runs the static rules (declared names,
+//! whose every node carries its span, and [`check()`] runs the static rules (declared names,
 //! known calls and fields, types, bounded loops, known properties, reachable steps), each
-//! finding a [`Diagnostic`] that renders with the file's line and column. It is not the
-//! interpreter: running a file as a walcheck system builds on the tree this crate returns.
+//! finding a [`Diagnostic`] that renders with the file's line and column. [`steps::steps`]
+//! lists a file's atomic steps as counterexamples will name them, [`vocabulary`] holds the
+//! calls, knobs and properties the checks know, and [`outline`] prints a tree for review. It is
+//! not the interpreter: running a file as a walcheck system builds on what this crate returns.
 //! docs/language.md is the grammar and the rules.
 
 #![warn(missing_docs)]
@@ -15,6 +17,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod outline;
 mod parser;
+pub mod steps;
 pub mod vocabulary;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

@@ -32,7 +32,7 @@ fn block(out: &mut String, b: &Block, source: &str, depth: usize) {
 
 fn stmt(out: &mut String, s: &Stmt, source: &str, depth: usize) {
     let text = s.span.text(source);
-    let first = without_comment(text.lines().next().unwrap_or(""));
+    let first = first_line(text);
     let mut tags = kind_name(&s.kind).to_string();
     if let Some(l) = &s.label {
         let _ = write!(tags, " [{}]", l.node);
@@ -71,6 +71,11 @@ pub fn nested(s: &Stmt) -> Vec<&Block> {
         StmtKind::Atomic(body) | StmtKind::Unbounded { body, .. } => vec![body],
         _ => Vec::new(),
     }
+}
+
+/// The first line of `text`, without its comment and trailing blanks.
+pub fn first_line(text: &str) -> &str {
+    without_comment(text.lines().next().unwrap_or(""))
 }
 
 /// `line` without its `# comment` (a `#` inside a string is text) and trailing blanks.

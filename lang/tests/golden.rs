@@ -49,3 +49,33 @@ fn statement_spans_stop_before_comments() {
         "w0 = pg_current_wal_lsn()"
     );
 }
+
+/// The steps of OLake's master bootstrap as a counterexample will name them, with their
+/// fairness: the same four connector steps as `olake-bootstrap`'s ReadSlot, SeedState, Advance
+/// and Validate.
+#[test]
+fn steps_are_named_by_label_or_line_and_text() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = fs::read_to_string(root.join("../connectors/olake-bootstrap-master.wal")).unwrap();
+    let file = walcheck_lang::parse(&source).unwrap();
+    let names: Vec<String> = walcheck_lang::steps::steps(&file)
+        .iter()
+        .map(|s| s.name(&source))
+        .collect();
+    assert_eq!(names, ["read_slot", "seed", "advance", "validate"]);
+    let source = "walcheck 1\nevery run {\n  start_replication(0/0)\n  for each message m {   # the stream\n    unfair ack: standby_status_update(flush = m.wal_end)\n  }\n}\n";
+    let file = walcheck_lang::parse(source).unwrap();
+    let steps = walcheck_lang::steps::steps(&file);
+    let named: Vec<(String, bool, bool)> = steps
+        .iter()
+        .map(|s| (s.name(source), s.fair, s.receives()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("3: start_replication(0/0)".to_string(), true, false),
+            ("4: for each message m".to_string(), true, true),
+            ("ack".to_string(), false, false),
+        ]
+    );
+}
