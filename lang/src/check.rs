@@ -246,7 +246,15 @@ impl<'f> Checker<'f> {
                 self.report(d);
             }
         }
-        if let Some(ty) = self.expr(&v.init, &Scope::default(), Place::Code) {
+        let constant = matches!(
+            v.init.node,
+            ExprKind::None | ExprKind::Bool(_) | ExprKind::Number(_) | ExprKind::Lsn(_)
+        );
+        if !constant {
+            let d = Diagnostic::new(Code::Misplaced, v.init.span, "an initial value must be a constant", "not a constant")
+                .hint("start from `none`, `true`, `false`, a number or an LSN, and assign the rest in a run");
+            self.report(d);
+        } else if let Some(ty) = self.expr(&v.init, &Scope::default(), Place::Code) {
             self.expect_fits(ty, v.ty.node, &v.init, "the initial value");
         }
         self.vars.insert(name, v);
@@ -1253,6 +1261,20 @@ impl Checker<'_> {
                 _ => continue,
             };
             self.known_property(property, &ids);
+            if let (Item::Skip(_), true) = (item, ids.contains_key(&property.node)) {
+                let message = format!(
+                    "`skip {}`: only built-in properties are skipped",
+                    property.node
+                );
+                let d = Diagnostic::new(
+                    Code::Misplaced,
+                    property.span,
+                    message,
+                    "declared in this file",
+                )
+                .hint("delete the property's `always` or `sometimes` line instead");
+                self.report(d);
+            }
             if let Some(first) = expected.insert(&property.node, span) {
                 let message = format!("`{}` has two expect or skip lines", property.node);
                 let hint = format!("keep one; the first is on line {}", first.line(self.source));
