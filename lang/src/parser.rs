@@ -763,12 +763,11 @@ fn assign_or_call(i: &mut In<'_>) -> PResult<StmtKind> {
 /// `CALLEE(ARGS)[.FIELD]`, where the callee is `NAME` or `NAME.NAME`, not `min`/`max`.
 fn call(i: &mut In<'_>) -> PResult<Call> {
     let callee = callee(i)?;
-    let open = sym("(").parse_next(i)?;
+    sym("(").parse_next(i)?;
     let args: Vec<Arg> = cut_err(separated(0.., arg, sym(","))).parse_next(i)?;
     let close = cut_err(sym(")"))
         .context(expected("`,` or `)`"))
         .parse_next(i)?;
-    let _ = open;
     let field = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)?;
     let end = field.as_ref().map_or(close.end, |f| f.span.end);
     Ok(Call {
