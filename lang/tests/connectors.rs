@@ -1,22 +1,15 @@
 //! Every file under `connectors/` parses and passes the static checks with no diagnostic.
 
-use std::path::Path;
+mod common;
+
+use common::{connectors_dir, wal_files};
 
 #[test]
 fn every_connector_file_checks_clean() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
-    let wal: Vec<_> = paths
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
-        .collect();
+    let wal = wal_files(&connectors_dir());
     assert!(wal.len() >= 5, "expected the example files, found {wal:?}");
     let mut report = String::new();
-    for path in wal {
+    for path in &wal {
         let source = std::fs::read_to_string(path).unwrap();
         let name = format!("connectors/{}", path.file_name().unwrap().to_string_lossy());
         let checked = walcheck_lang::check(&source);
@@ -28,7 +21,7 @@ fn every_connector_file_checks_clean() {
 /// The README will show a textbook file whole: at most 30 lines each.
 #[test]
 fn textbook_files_are_short() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
+    let dir = connectors_dir();
     for name in [
         "textbook-ack-after-commit.wal",
         "textbook-ack-on-receipt.wal",
@@ -47,7 +40,7 @@ fn textbook_files_are_short() {
 /// PostgreSQL crashes.
 #[test]
 fn olake_files_expect_the_catalogue_verdicts() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
+    let dir = connectors_dir();
     let table = [
         ("olake-bootstrap-master.wal", true),
         ("olake-bootstrap-pr854.wal", true),

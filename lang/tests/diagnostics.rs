@@ -4,19 +4,14 @@
 //! of them shows up in review. `WALCHECK_BLESS=1 cargo test -p walcheck-lang` rewrites the
 //! `.out` files that differ.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The case files, in name order.
 fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics");
-    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.retain(|p| p.extension().is_some_and(|e| e == "wal"));
-    paths.sort();
-    paths
+    common::wal_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics"))
 }
 
 /// The rendered diagnostics of one case file, named as a user would give its path.

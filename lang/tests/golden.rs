@@ -2,18 +2,17 @@
 //! `tests/golden/NAME.outline` (each statement's line, kind, label and text). A parser change
 //! that moves a statement, a span or a nesting shows up here. `WALCHECK_BLESS=1` rewrites them.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
+
+use common::{connectors_dir, wal_files};
 
 #[test]
 fn example_trees_match_their_golden_outlines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut paths: Vec<_> = fs::read_dir(root.join("../connectors"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.retain(|p| p.extension().is_some_and(|e| e == "wal"));
-    paths.sort();
+    let paths = wal_files(&connectors_dir());
     let bless = std::env::var_os("WALCHECK_BLESS").is_some();
     let mut differ = Vec::new();
     for path in paths {
@@ -55,8 +54,7 @@ fn statement_spans_stop_before_comments() {
 /// and Validate.
 #[test]
 fn steps_are_named_by_label_or_line_and_text() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = fs::read_to_string(root.join("../connectors/olake-bootstrap-master.wal")).unwrap();
+    let source = fs::read_to_string(connectors_dir().join("olake-bootstrap-master.wal")).unwrap();
     let file = walcheck_lang::parse(&source).unwrap();
     let names: Vec<String> = walcheck_lang::steps::steps(&file)
         .iter()

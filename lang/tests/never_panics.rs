@@ -3,21 +3,14 @@
 //! strings, strings made of the grammar's own words and symbols, and mutations of the example
 //! files under `connectors/` (deleted, repeated and swapped lines, inserted words, cut text).
 
-use std::path::Path;
+mod common;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
 /// The example files, read once per case (small).
 fn examples() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.retain(|p| p.extension().is_some_and(|e| e == "wal"));
-    paths.sort();
-    paths
+    common::wal_files(&common::connectors_dir())
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect()
