@@ -297,6 +297,7 @@ impl<'f> Checker<'f> {
         }
         self.recursion(file);
         self.unused_procedures(file);
+        self.after_crash_without_crashes(file);
     }
 
     fn block(&mut self, block: &'f Block, scope: &Scope) {
@@ -1183,6 +1184,22 @@ impl Checker<'_> {
             }
         }
         false
+    }
+
+    /// `after crash` when the environment injects no connector crash.
+    fn after_crash_without_crashes(&mut self, file: &File) {
+        let zero = |name: &str| {
+            file.knobs()
+                .any(|k| k.name.node == name && k.value.node == KnobValue::Number(0))
+        };
+        if !(zero("connector_crashes") || zero("crashes")) {
+            return;
+        }
+        for p in file.procedures().filter(|p| p.kind == ProcKind::AfterCrash) {
+            let d = Diagnostic::new(Code::Unreachable, p.head, "`after crash` never runs", "no connector crash can happen")
+                .hint("the file sets no connector crashes (`env connector_crashes = 0` or `env crashes = 0`)");
+            self.report(d);
+        }
     }
 
     fn unused_procedures(&mut self, file: &File) {
