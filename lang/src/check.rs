@@ -1,0 +1,1344 @@
+//! The static rules of docs/language.md, run on a parsed file: every name declared once and
+//! declared before it is checked, every call and field known, every value of the type its
+//! place needs, every loop bounded by its syntax, every `expect` naming a property, and
+//! warnings for steps no run can reach. Each finding is a [`Diagnostic`]; they come back in
+//! file order.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ast::*;
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::outline::nested;
+use crate::vocabulary::{self, Domain, Returns};
+
+/// The only grammar version.
+pub const VERSION: u32 = 1;
+
+/// Runs every rule on `file` (parsed from `source`); the diagnostics in file order.
+pub fn check_file(file: &File, source: &str) -> Vec<Diagnostic> {
+    let mut c = Checker::new(file, source);
+    c.version(file);
+    c.declarations(file);
+    c.procedures(file);
+    c.properties(file);
+    c.diagnostics
+        .sort_by_key(|d| (d.span.start, d.span.end, d.code));
+    c.diagnostics
+}
+
+/// A value's type as the checks infer it: a declared type, or a literal that fits several.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Ty {
+    Of(Type),
+    /// `none`: an lsn, a txn or a run of them.
+    None,
+    /// A number literal: a counter's value.
+    Number(u64),
+}
+
+impl Ty {
+    /// How a diagnostic names the type.
+    fn describe(self) -> String {
+        match self {
+            Ty::Of(Type::Lsn) => "an lsn".into(),
+            Ty::Of(Type::Bool) => "a bool".into(),
+            Ty::Of(Type::Txn) => "a txn".into(),
+            Ty::Of(Type::Txns) => "a run of txns".into(),
+            Ty::Of(Type::Counter(lo, hi)) => format!("a counter {lo}..{hi}"),
+            Ty::Of(t) => format!("{t}"),
+            Ty::None => "none".into(),
+            Ty::Number(n) => format!("the number {n}"),
+        }
+    }
+
+    /// Whether a value of this type may be stored where `target` is needed.
+    fn fits(self, target: Type) -> bool {
+        match (self, target) {
+            (Ty::Of(Type::Counter(..)), Type::Counter(..)) => true,
+            (Ty::Of(t), target) => t == target,
+            (Ty::None, Type::Lsn | Type::Txn | Type::Txns) => true,
+            (Ty::Number(n), Type::Counter(lo, hi)) => lo <= n && n <= hi,
+            _ => false,
+        }
+    }
+
+    fn is_counter(self) -> bool {
+        matches!(self, Ty::Number(_) | Ty::Of(Type::Counter(..)))
+    }
+
+    fn is_ordered(self) -> bool {
+        self.is_counter() || matches!(self, Ty::None | Ty::Of(Type::Lsn))
+    }
+}
+
+/// Where an expression is: the code reads only the connector's variables; a property may also
+/// observe PostgreSQL (`slot.…`, `wal.…`) and the connector's position (`in`, `at`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Place {
+    Code,
+    Property,
+}
+
+/// What encloses a statement.
+#[derive(Clone, Debug, Default)]
+struct Scope {
+    /// The messages bound by enclosing `for each message` loops.
+    messages: Vec<String>,
+    /// Inside a labelled block: one atomic step.
+    atomic: bool,
+    /// The procedure being checked (for recursion).
+    procedure: Option<String>,
+}
+
+struct Checker<'f> {
+    source: &'f str,
+    vars: BTreeMap<&'f str, &'f VarDecl>,
+    procedures: BTreeMap<&'f str, &'f Procedure>,
+    labels: BTreeMap<&'f str, Span>,
+    /// Procedures called somewhere, with who calls them: for recursion and unused warnings.
+    calls: BTreeMap<String, BTreeSet<String>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'f> Checker<'f> {
+    fn new(file: &'f File, source: &'f str) -> Self {
+        let mut labels = BTreeMap::new();
+        for p in file.procedures() {
+            collect_labels(&p.body, &mut labels);
+        }
+        let procedures = file
+            .procedures()
+            .filter_map(|p| match &p.kind {
+                ProcKind::Named(n) => Some((n.node.as_str(), p)),
+                _ => None,
+            })
+            .collect();
+        Checker {
+            source,
+            vars: BTreeMap::new(),
+            procedures,
+            labels,
+            calls: BTreeMap::new(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// `span` cut at the end of its first line: a compound statement's header.
+    fn first_line(&self, span: Span) -> Span {
+        let text = span.text(self.source);
+        let end = text
+            .find('\n')
+            .map_or(span.end, |n| span.start + text[..n].trim_end().len());
+        Span::new(span.start, end)
+    }
+
+    fn report(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    fn version(&mut self, file: &File) {
+        if file.version.node != VERSION {
+            let message = format!("unknown version {}", file.version.node);
+            let d = Diagnostic::new(
+                Code::UnknownVersion,
+                file.version.span,
+                message,
+                "this walcheck reads version 1",
+            )
+            .hint("write `walcheck 1`: the only version of the language so far");
+            self.report(d);
+        }
+    }
+
+    // ---- declarations -------------------------------------------------------------------------
+
+    fn declarations(&mut self, file: &'f File) {
+        let mut knobs: BTreeMap<&str, Span> = BTreeMap::new();
+        for k in file.knobs() {
+            if let Some(first) = knobs.insert(&k.name.node, k.name.span) {
+                self.duplicate(&k.name, first, "knob");
+            }
+            self.knob(k);
+        }
+        for v in file.vars() {
+            self.var_decl(v);
+        }
+        for d in duplicate_labels(file) {
+            self.report(d);
+        }
+    }
+
+    fn duplicate(&mut self, name: &Name, first: Span, what: &str) {
+        let message = format!("{what} `{}` declared twice", name.node);
+        let line = first.line(self.source);
+        let d = Diagnostic::new(Code::Duplicate, name.span, message, "declared again here")
+            .hint(format!("the first is on line {line}: keep one"));
+        self.report(d);
+    }
+
+    fn knob(&mut self, k: &Knob) {
+        let Some(info) = vocabulary::knob_info(&k.name.node) else {
+            let message = format!("unknown knob `{}`", k.name.node);
+            let hint = did_you_mean(&k.name.node, vocabulary::KNOBS.iter().map(|k| k.name))
+                .unwrap_or_else(|| "the knobs are listed in docs/language.md, Environment".into());
+            self.report(
+                Diagnostic::new(Code::BadKnob, k.name.span, message, "no such knob").hint(hint),
+            );
+            return;
+        };
+        let ok = match (&k.value.node, info.domain) {
+            (KnobValue::Number(n), Domain::Range(lo, hi)) => (lo..=hi).contains(n),
+            (KnobValue::Word(w), Domain::Words(words)) => words.contains(&w.as_str()),
+            _ => false,
+        };
+        if !ok {
+            let allowed = match info.domain {
+                Domain::Range(lo, hi) => format!("a number from {lo} to {hi}"),
+                Domain::Words(words) => words
+                    .iter()
+                    .map(|w| format!("`{w}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            };
+            let message = format!("`{}` cannot be {}", info.name, k.value.node);
+            let d = Diagnostic::new(
+                Code::BadKnob,
+                k.value.span,
+                message,
+                format!("expected {allowed}"),
+            )
+            .hint(format!(
+                "{}: {} (default {})",
+                info.name, info.doc, info.default
+            ));
+            self.report(d);
+        }
+    }
+
+    fn var_decl(&mut self, v: &'f VarDecl) {
+        let name = v.name.node.as_str();
+        if vocabulary::RESERVED.contains(&name) {
+            let message = format!("`{name}` is reserved");
+            let d = Diagnostic::new(
+                Code::Duplicate,
+                v.name.span,
+                message,
+                "a name walcheck gives to PostgreSQL or the destination",
+            )
+            .hint("choose another name");
+            self.report(d);
+            return;
+        }
+        if let Some(first) = self.vars.get(name) {
+            let first = first.name.span;
+            self.duplicate(&v.name, first, "variable");
+            return;
+        }
+        if let Type::Counter(lo, hi) = v.ty.node {
+            if lo > hi {
+                let d = Diagnostic::new(
+                    Code::TypeMismatch,
+                    v.ty.span,
+                    "empty counter range",
+                    "its low end is above its high end",
+                )
+                .hint(format!("write `{hi}..{lo}`"));
+                self.report(d);
+            }
+        }
+        let constant = matches!(
+            v.init.node,
+            ExprKind::None | ExprKind::Bool(_) | ExprKind::Number(_) | ExprKind::Lsn(_)
+        );
+        if !constant {
+            let d = Diagnostic::new(Code::Misplaced, v.init.span, "an initial value must be a constant", "not a constant")
+                .hint("start from `none`, `true`, `false`, a number or an LSN, and assign the rest in a run");
+            self.report(d);
+        } else if let Some(ty) = self.expr(&v.init, &Scope::default(), Place::Code) {
+            self.expect_fits(ty, v.ty.node, &v.init, "the initial value");
+        }
+        self.vars.insert(name, v);
+    }
+
+    // ---- procedures and statements -------------------------------------------------------------
+
+    fn procedures(&mut self, file: &'f File) {
+        let mut seen: BTreeMap<String, Span> = BTreeMap::new();
+        for p in file.procedures() {
+            let key = match &p.kind {
+                ProcKind::Named(n) => n.node.clone(),
+                other => format!("{other:?}"),
+            };
+            if let Some(first) = seen.insert(key, p.head) {
+                let message = format!("`{}` declared twice", p.head.text(self.source));
+                let d = Diagnostic::new(Code::Duplicate, p.head, message, "declared again here")
+                    .hint(format!(
+                        "merge it into the first one, on line {}",
+                        first.line(self.source)
+                    ));
+                self.report(d);
+            }
+            let scope = Scope {
+                procedure: named(p),
+                ..Scope::default()
+            };
+            self.block(&p.body, &scope);
+        }
+        if !file.procedures().any(|p| p.kind == ProcKind::EveryRun) {
+            let span = file.version.span;
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                span,
+                "no `every run` procedure",
+                "the file never says what a run does",
+            )
+            .hint("add `every run { … }` with the connector's steps");
+            self.report(d);
+        }
+        self.recursion(file);
+        self.unused_procedures(file);
+        self.after_crash_without_crashes(file);
+    }
+
+    fn block(&mut self, block: &'f Block, scope: &Scope) {
+        for s in &block.stmts {
+            self.stmt(s, scope);
+        }
+        self.unreachable_after(block);
+    }
+
+    fn stmt(&mut self, s: &'f Stmt, scope: &Scope) {
+        match &s.kind {
+            StmtKind::Assign { target, value } => self.assign(target, value, scope),
+            StmtKind::AssignCall { target, call } => self.assign_call(target, call, scope),
+            StmtKind::Call(call) => {
+                // A call on its own line discards what it returns (OLake's `ExecContext`).
+                self.call(call, scope, true);
+            }
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.condition(cond, scope, Place::Code);
+                self.block(then, scope);
+                if let Some(b) = otherwise {
+                    self.block(b, scope);
+                }
+            }
+            StmtKind::Retry { times, body, until } => self.retry(s, times, body, until, scope),
+            StmtKind::ForEach {
+                message,
+                until,
+                body,
+            } => self.for_each(s, message, until.as_ref(), body, scope),
+            StmtKind::Fail { .. } => {}
+            StmtKind::Flush(name) => self.flush(name),
+            StmtKind::Atomic(body) => self.atomic(s, body, scope),
+            StmtKind::Unbounded { keyword, body } => {
+                self.unbounded(keyword);
+                self.block(body, scope);
+            }
+        }
+    }
+
+    fn atomic(&mut self, s: &'f Stmt, body: &'f Block, scope: &Scope) {
+        if s.label.is_none() {
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                body.span,
+                "a block without a label",
+                "one atomic step needs a name",
+            )
+            .hint("name the step: `read_slot: { … }`");
+            self.report(d);
+        }
+        let inner = Scope {
+            atomic: true,
+            ..scope.clone()
+        };
+        self.block(body, &inner);
+    }
+
+    fn unbounded(&mut self, keyword: &Name) {
+        let message = format!("unbounded loop `{}`", keyword.node);
+        let hint = if keyword.node == "retry" {
+            "give it a bound: `retry 300 times { … } until COND`"
+        } else {
+            "loops are `retry N times { … } until COND` or `for each message m { … }` (bounded by the workload)"
+        };
+        let d = Diagnostic::new(
+            Code::UnboundedLoop,
+            keyword.span,
+            message,
+            "no bound in its syntax",
+        )
+        .hint(hint);
+        self.report(d);
+    }
+
+    fn loop_in_atomic(&mut self, s: &Stmt, scope: &Scope) -> bool {
+        if scope.atomic {
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                self.first_line(s.span),
+                "a loop inside one atomic step",
+                "this loop is inside a labelled block",
+            )
+            .hint("move the loop out of the block: each of its turns is a step of its own");
+            self.report(d);
+        }
+        scope.atomic
+    }
+
+    fn retry(
+        &mut self,
+        s: &'f Stmt,
+        times: &Spanned<u64>,
+        body: &'f Block,
+        until: &Expr,
+        scope: &Scope,
+    ) {
+        self.loop_in_atomic(s, scope);
+        if times.node == 0 {
+            let d = Diagnostic::new(
+                Code::Unreachable,
+                times.span,
+                "`retry 0 times` never runs its body",
+                "zero tries",
+            )
+            .hint("retry at least once");
+            self.report(d);
+        }
+        self.block(body, scope);
+        self.condition(until, scope, Place::Code);
+    }
+
+    fn for_each(
+        &mut self,
+        s: &'f Stmt,
+        message: &Name,
+        until: Option<&Expr>,
+        body: &'f Block,
+        scope: &Scope,
+    ) {
+        self.loop_in_atomic(s, scope);
+        if self.vars.contains_key(message.node.as_str()) {
+            let message_text = format!("`{}` is already a variable", message.node);
+            let d = Diagnostic::new(
+                Code::Duplicate,
+                message.span,
+                message_text,
+                "the message would hide it",
+            )
+            .hint("name the message differently, e.g. `m`");
+            self.report(d);
+        }
+        let mut inner = scope.clone();
+        inner.messages.push(message.node.clone());
+        if let Some(until) = until {
+            self.condition(until, scope, Place::Code);
+        }
+        self.block(body, &inner);
+    }
+
+    fn flush(&mut self, name: &Name) {
+        match self.vars.get(name.node.as_str()) {
+            None => self.undeclared(name),
+            Some(v) if v.storage != Storage::DurableAsync => {
+                let message = format!("`flush {}`: not an async durable variable", name.node);
+                let d = Diagnostic::new(
+                    Code::Misplaced,
+                    name.span,
+                    message,
+                    "nothing is pending here",
+                )
+                .hint(format!(
+                    "declare it `durable {}: …, async` or drop the flush",
+                    name.node
+                ));
+                self.report(d);
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The variable `target` may be assigned: declared, and not destination metadata.
+    fn target(&mut self, target: &Name, scope: &Scope) -> Option<Type> {
+        if scope.messages.contains(&target.node) {
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                target.span,
+                "a message cannot be assigned",
+                "bound by `for each message`",
+            )
+            .hint("store what you need of it in a declared variable");
+            self.report(d);
+            return None;
+        }
+        let Some(v) = self.vars.get(target.node.as_str()) else {
+            self.undeclared(target);
+            return None;
+        };
+        if v.storage == Storage::Destination {
+            let message = format!(
+                "`{}` is written only by the destination's commit",
+                target.node
+            );
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                target.span,
+                message,
+                "destination metadata",
+            )
+            .hint(format!(
+                "write it in the commit: `destination.commit({} = …)`",
+                target.node
+            ));
+            self.report(d);
+            return None;
+        }
+        Some(v.ty.node)
+    }
+
+    fn assign(&mut self, target: &Name, value: &Expr, scope: &Scope) {
+        let want = self.target(target, scope);
+        let got = self.expr(value, scope, Place::Code);
+        if let (Some(want), Some(got)) = (want, got) {
+            self.expect_fits(got, want, value, &format!("`{}`", target.node));
+        }
+    }
+
+    fn assign_call(&mut self, target: &Name, call: &'f Call, scope: &Scope) {
+        let want = self.target(target, scope);
+        let got = self.call(call, scope, false);
+        match (want, got) {
+            (Some(want), Some(Some(got))) if !Ty::Of(got).fits(want) => {
+                let message = format!(
+                    "`{}` is {}, and this call gives {}",
+                    target.node,
+                    Ty::Of(want).describe(),
+                    Ty::Of(got).describe()
+                );
+                let d = Diagnostic::new(
+                    Code::TypeMismatch,
+                    call.span,
+                    message,
+                    format!("this is {}", Ty::Of(got).describe()),
+                );
+                self.report(d);
+            }
+            (Some(_), Some(None)) => {
+                let message = format!("`{}` returns nothing to assign", call.callee.node);
+                let d = Diagnostic::new(Code::TypeMismatch, call.span, message, "no value")
+                    .hint("call it on its own line");
+                self.report(d);
+            }
+            _ => {}
+        }
+    }
+
+    /// Checks a call; `Some(result type)` when it is known (`Some(None)`: it returns nothing).
+    /// A `discarded` result may be a row with no field chosen.
+    fn call(&mut self, call: &'f Call, scope: &Scope, discarded: bool) -> Option<Option<Type>> {
+        let name = call.callee.node.as_str();
+        if self.procedures.contains_key(name) {
+            return self.procedure_call(call, scope);
+        }
+        let Some(info) = vocabulary::call(name) else {
+            self.unknown_call(call);
+            return None;
+        };
+        if name == "destination.commit" {
+            self.commit_args(call, scope);
+        } else {
+            self.args(call, info, scope);
+        }
+        match (info.returns, &call.field) {
+            (Returns::Row(_), None) if discarded => Some(None),
+            (returns, _) => self.result(call, returns),
+        }
+    }
+
+    fn unknown_call(&mut self, call: &Call) {
+        let name = call.callee.node.as_str();
+        let message = format!("unknown call `{name}`");
+        let known = vocabulary::CALLS
+            .iter()
+            .map(|c| c.name)
+            .chain(self.procedures.keys().copied());
+        let hint = did_you_mean(name, known)
+            .unwrap_or_else(|| "the calls are listed in docs/language.md, Calls".into());
+        let d = Diagnostic::new(
+            Code::UnknownCall,
+            call.callee.span,
+            message,
+            "not PostgreSQL's, the destination's or a procedure of this file",
+        )
+        .hint(hint);
+        self.report(d);
+    }
+
+    /// A call of the file's procedure: no arguments, no result, never inside one atomic step.
+    fn procedure_call(&mut self, call: &Call, scope: &Scope) -> Option<Option<Type>> {
+        let name = call.callee.node.clone();
+        let caller = scope.procedure.clone().unwrap_or_default();
+        self.calls.entry(name.clone()).or_default().insert(caller);
+        if !call.args.is_empty() || call.field.is_some() {
+            let message = format!("procedure `{name}` takes no arguments and returns nothing");
+            self.report(Diagnostic::new(
+                Code::BadArguments,
+                call.span,
+                message,
+                "call it as `NAME()`",
+            ));
+        }
+        if scope.atomic {
+            let message = format!("procedure `{name}` called inside one atomic step");
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                call.span,
+                message,
+                "inside a labelled block",
+            )
+            .hint("call it outside the block: its statements are steps of their own");
+            self.report(d);
+        }
+        Some(None)
+    }
+
+    fn args(&mut self, call: &Call, info: &vocabulary::CallInfo, scope: &Scope) {
+        let mut given: BTreeSet<&str> = BTreeSet::new();
+        for (index, arg) in call.args.iter().enumerate() {
+            let param = match &arg.name {
+                Some(n) => info.params.iter().find(|p| p.name == n.node),
+                None => info.params.get(index),
+            };
+            let Some(param) = param else {
+                self.bad_argument(info, arg);
+                continue;
+            };
+            given.insert(param.name);
+            self.arg_type(info, param, arg, scope);
+        }
+        let missing: Vec<&str> = info
+            .params
+            .iter()
+            .filter(|p| !p.optional && !given.contains(p.name))
+            .map(|p| p.name)
+            .collect();
+        if !missing.is_empty() {
+            let message = format!(
+                "`{}` needs {}",
+                info.name,
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let usage = info
+                .params
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ");
+            let d = Diagnostic::new(Code::BadArguments, call.span, message, "missing arguments")
+                .hint(format!("{}({usage}): {}", info.name, info.doc));
+            self.report(d);
+        }
+    }
+
+    /// The argument's value is of a type its parameter accepts.
+    fn arg_type(
+        &mut self,
+        info: &vocabulary::CallInfo,
+        param: &vocabulary::Param,
+        arg: &Arg,
+        scope: &Scope,
+    ) {
+        let Some(ty) = self.expr(&arg.value, scope, Place::Code) else {
+            return;
+        };
+        let counter = |t: &Type| ty.is_counter() && matches!(t, Type::Counter(..));
+        if param.accepts.iter().any(|t| ty.fits(*t) || counter(t)) {
+            return;
+        }
+        let want = param
+            .accepts
+            .iter()
+            .map(|t| Ty::Of(*t).describe())
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let message = format!(
+            "`{}` of `{}` is {want}, not {}",
+            param.name,
+            info.name,
+            ty.describe()
+        );
+        let label = format!("this is {}", ty.describe());
+        self.report(Diagnostic::new(
+            Code::TypeMismatch,
+            arg.value.span,
+            message,
+            label,
+        ));
+    }
+
+    fn bad_argument(&mut self, info: &vocabulary::CallInfo, arg: &Arg) {
+        let usage = info
+            .params
+            .iter()
+            .map(|p| p.name)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let message = match &arg.name {
+            Some(n) => format!("`{}` has no parameter `{}`", info.name, n.node),
+            None => format!("too many arguments to `{}`", info.name),
+        };
+        let d = Diagnostic::new(Code::BadArguments, arg.span, message, "not a parameter")
+            .hint(format!("{}({usage})", info.name));
+        self.report(d);
+    }
+
+    /// `destination.commit(NAME = value, …)`: each name a `durable … in destination` variable.
+    fn commit_args(&mut self, call: &Call, scope: &Scope) {
+        for arg in &call.args {
+            let Some(name) = &arg.name else {
+                let d = Diagnostic::new(
+                    Code::BadArguments,
+                    arg.span,
+                    "`destination.commit` takes only `NAME = value`",
+                    "no name",
+                )
+                .hint(
+                    "name the destination metadata it sets: `destination.commit(dest_lsn = pos)`",
+                );
+                self.report(d);
+                continue;
+            };
+            let got = self.expr(&arg.value, scope, Place::Code);
+            match self.vars.get(name.node.as_str()).copied() {
+                None => self.undeclared(name),
+                Some(v) if v.storage != Storage::Destination => {
+                    let message = format!("`{}` is not destination metadata", name.node);
+                    let d = Diagnostic::new(
+                        Code::Misplaced,
+                        name.span,
+                        message,
+                        "not declared `in destination`",
+                    )
+                    .hint(format!(
+                        "declare it `durable {}: …, in destination`",
+                        name.node
+                    ));
+                    self.report(d);
+                }
+                Some(v) => {
+                    if let Some(got) = got {
+                        self.expect_fits(got, v.ty.node, &arg.value, &format!("`{}`", name.node));
+                    }
+                }
+            }
+        }
+    }
+
+    fn result(&mut self, call: &Call, returns: Returns) -> Option<Option<Type>> {
+        match (returns, &call.field) {
+            (Returns::Nothing, None) => Some(None),
+            (Returns::Value(t), None) => Some(Some(t)),
+            (Returns::Row(fields), Some(f)) => self.field_of(fields, f, &call.callee.node),
+            (Returns::Row(fields), None) => {
+                let names = fields
+                    .iter()
+                    .map(|(n, _)| format!("`.{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let message = format!("`{}` returns a row: say which field", call.callee.node);
+                let d =
+                    Diagnostic::new(Code::TypeMismatch, call.span, message, "a row, not a value")
+                        .hint(format!(
+                            "add one of {names}, e.g. `{}(…){}`",
+                            call.callee.node,
+                            names.split(", ").next().unwrap_or("").trim_matches('`')
+                        ));
+                self.report(d);
+                None
+            }
+            (Returns::Nothing | Returns::Value(_), Some(f)) => {
+                let message = format!("`{}` has no fields", call.callee.node);
+                self.report(Diagnostic::new(
+                    Code::UnknownField,
+                    f.span,
+                    message,
+                    "no such field",
+                ));
+                None
+            }
+        }
+    }
+
+    fn field_of(
+        &mut self,
+        fields: &[(&'static str, Type)],
+        f: &Name,
+        of: &str,
+    ) -> Option<Option<Type>> {
+        match fields.iter().find(|(n, _)| *n == f.node) {
+            Some((_, t)) => Some(Some(*t)),
+            None => {
+                self.unknown_field(fields, f, of);
+                None
+            }
+        }
+    }
+
+    fn unknown_field(&mut self, fields: &[(&'static str, Type)], f: &Name, of: &str) {
+        let message = format!("`{of}` has no field `{}`", f.node);
+        let names = fields.iter().map(|(n, _)| *n);
+        let hint = did_you_mean(&f.node, names).unwrap_or_else(|| {
+            let all = fields
+                .iter()
+                .map(|(n, _)| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("its fields: {all}")
+        });
+        self.report(
+            Diagnostic::new(Code::UnknownField, f.span, message, "no such field").hint(hint),
+        );
+    }
+
+    fn undeclared(&mut self, name: &Name) {
+        let message = format!("undeclared variable `{}`", name.node);
+        let known = self.vars.keys().copied();
+        let hint = did_you_mean(&name.node, known).unwrap_or_else(|| {
+            format!(
+                "declare it: `volatile {}: lsn = none` (or durable)",
+                name.node
+            )
+        });
+        self.report(
+            Diagnostic::new(Code::UndeclaredVariable, name.span, message, "not declared")
+                .hint(hint),
+        );
+    }
+
+    fn expect_fits(&mut self, got: Ty, want: Type, e: &Expr, what: &str) {
+        if !got.fits(want) {
+            let message = format!(
+                "{what} is {}, not {}",
+                Ty::Of(want).describe(),
+                got.describe()
+            );
+            let mut d = Diagnostic::new(
+                Code::TypeMismatch,
+                e.span,
+                message,
+                format!("this is {}", got.describe()),
+            );
+            if let (Ty::Number(n), Type::Counter(lo, hi)) = (got, want) {
+                d = d.hint(format!("{n} is outside {lo}..{hi}"));
+            }
+            self.report(d);
+        }
+    }
+
+    /// A condition: a bool.
+    fn condition(&mut self, e: &Expr, scope: &Scope, place: Place) {
+        let Some(ty) = self.expr(e, scope, place) else {
+            return;
+        };
+        if ty != Ty::Of(Type::Bool) {
+            let message = format!("a condition must be a bool, and this is {}", ty.describe());
+            let mut d = Diagnostic::new(
+                Code::TypeMismatch,
+                e.span,
+                message,
+                format!("{} used as a bool", ty.describe()),
+            );
+            if matches!(ty, Ty::Of(Type::Lsn | Type::Txn)) {
+                d = d.hint(format!(
+                    "compare it: `{} != none`",
+                    e.span.text(self.source)
+                ));
+            }
+            self.report(d);
+        }
+    }
+}
+
+// ---- expressions --------------------------------------------------------------------------
+
+impl Checker<'_> {
+    /// The type of `e`, or `None` after reporting why it has none.
+    fn expr(&mut self, e: &Expr, scope: &Scope, place: Place) -> Option<Ty> {
+        match &e.node {
+            ExprKind::None => Some(Ty::None),
+            ExprKind::Bool(_) => Some(Ty::Of(Type::Bool)),
+            ExprKind::Number(n) => Some(Ty::Number(*n)),
+            ExprKind::Lsn(_) => Some(Ty::Of(Type::Lsn)),
+            ExprKind::Var(v) => self.var(v, e.span, scope, place),
+            ExprKind::Field(base, field) => self.field(base, field, scope, place),
+            ExprKind::MinMax { max, args } => self.min_max(*max, args, scope, place),
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, scope, place),
+            ExprKind::Not(inner) => {
+                self.condition(inner, scope, place);
+                Some(Ty::Of(Type::Bool))
+            }
+            ExprKind::In(target) | ExprKind::At(target) => self.position(e, target, place),
+        }
+    }
+
+    fn var(&mut self, v: &str, span: Span, scope: &Scope, place: Place) -> Option<Ty> {
+        if scope.messages.iter().any(|m| m == v) {
+            return Some(Ty::Of(Type::Message));
+        }
+        if let Some(decl) = self.vars.get(v) {
+            return Some(Ty::Of(decl.ty.node));
+        }
+        let name = Spanned {
+            node: v.to_string(),
+            span,
+        };
+        if vocabulary::OBSERVABLES.iter().any(|(o, _)| *o == v) {
+            if place == Place::Code {
+                self.observed_in_code(&name);
+            } else {
+                let message = format!("`{v}` is read by its fields");
+                self.report(
+                    Diagnostic::new(Code::TypeMismatch, span, message, "not a value")
+                        .hint(format!("e.g. `{v}.{}`", first_field(v))),
+                );
+            }
+            return None;
+        }
+        self.undeclared(&name);
+        None
+    }
+
+    fn observed_in_code(&mut self, name: &Name) {
+        let message = format!("the code cannot read `{}` directly", name.node);
+        let d = Diagnostic::new(
+            Code::Misplaced,
+            name.span,
+            message,
+            "PostgreSQL's state, visible to properties only",
+        )
+        .hint("read it with a call, e.g. `c = pg_replication_slots().confirmed_flush_lsn`");
+        self.report(d);
+    }
+
+    fn field(&mut self, base: &Expr, field: &Name, scope: &Scope, place: Place) -> Option<Ty> {
+        if let ExprKind::Var(v) = &base.node {
+            if let Some((_, fields)) = vocabulary::OBSERVABLES.iter().find(|(o, _)| o == v) {
+                if !scope.messages.contains(v) && !self.vars.contains_key(v.as_str()) {
+                    if place == Place::Code {
+                        self.observed_in_code(&Spanned {
+                            node: v.clone(),
+                            span: base.span,
+                        });
+                        return None;
+                    }
+                    return self.field_of(fields, field, v).flatten().map(Ty::Of);
+                }
+            }
+        }
+        let base_ty = self.expr(base, scope, place)?;
+        let (fields, of): (&[(&str, Type)], &str) = match base_ty {
+            Ty::Of(Type::Message) => (vocabulary::MESSAGE_FIELDS, "a message"),
+            Ty::Of(Type::Txn) => (vocabulary::TXN_FIELDS, "a txn"),
+            Ty::Of(Type::Txns) => (vocabulary::TXNS_FIELDS, "a run of txns"),
+            other => {
+                let message = format!("{} has no fields", other.describe());
+                self.report(Diagnostic::new(
+                    Code::UnknownField,
+                    field.span,
+                    message,
+                    "no such field",
+                ));
+                return None;
+            }
+        };
+        self.field_of(fields, field, of).flatten().map(Ty::Of)
+    }
+
+    fn min_max(&mut self, max: bool, args: &[Expr; 2], scope: &Scope, place: Place) -> Option<Ty> {
+        let mut ok = true;
+        for a in args {
+            match self.expr(a, scope, place) {
+                Some(Ty::Of(Type::Lsn) | Ty::None) => {}
+                Some(other) => {
+                    let f = if max { "max" } else { "min" };
+                    let message = format!("`{f}` takes lsns, not {}", other.describe());
+                    self.report(Diagnostic::new(
+                        Code::TypeMismatch,
+                        a.span,
+                        message,
+                        format!("this is {}", other.describe()),
+                    ));
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(Ty::Of(Type::Lsn))
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, scope: &Scope, place: Place) -> Option<Ty> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            self.condition(a, scope, place);
+            self.condition(b, scope, place);
+            return Some(Ty::Of(Type::Bool));
+        }
+        let (ta, tb) = (self.expr(a, scope, place)?, self.expr(b, scope, place)?);
+        let ok = match op {
+            BinOp::Eq | BinOp::Ne => comparable(ta, tb),
+            BinOp::Add | BinOp::Sub => ta.is_counter() && tb.is_counter(),
+            _ => ta.is_ordered() && tb.is_ordered() && comparable(ta, tb),
+        };
+        if !ok {
+            let message = format!(
+                "`{}` cannot apply to {} and {}",
+                op.symbol(),
+                ta.describe(),
+                tb.describe()
+            );
+            let mut d = Diagnostic::new(
+                Code::TypeMismatch,
+                Span::new(a.span.start, b.span.end),
+                message,
+                if matches!(op, BinOp::Add | BinOp::Sub) {
+                    "these do not add up"
+                } else {
+                    "these do not compare"
+                },
+            );
+            if matches!(op, BinOp::Add | BinOp::Sub)
+                && (ta == Ty::Of(Type::Lsn) || tb == Ty::Of(Type::Lsn))
+            {
+                d = d.hint(
+                    "LSNs are compared, never computed: use min, max or a field such as end_lsn",
+                );
+            }
+            self.report(d);
+            return None;
+        }
+        match op {
+            BinOp::Add | BinOp::Sub => Some(if let Ty::Of(t) = ta { Ty::Of(t) } else { tb }),
+            _ => Some(Ty::Of(Type::Bool)),
+        }
+    }
+
+    fn position(&mut self, e: &Expr, target: &Name, place: Place) -> Option<Ty> {
+        if place == Place::Code {
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                e.span,
+                "`in` and `at` are for properties",
+                "the code does not see its own position",
+            )
+            .hint("keep a volatile bool instead");
+            self.report(d);
+            return None;
+        }
+        let known = self.labels.contains_key(target.node.as_str())
+            || self.procedures.contains_key(target.node.as_str());
+        if !known {
+            let message = format!("no step or procedure `{}`", target.node);
+            let names = self
+                .labels
+                .keys()
+                .copied()
+                .chain(self.procedures.keys().copied());
+            let hint = did_you_mean(&target.node, names)
+                .unwrap_or_else(|| "label the step: `NAME: statement`".into());
+            self.report(
+                Diagnostic::new(
+                    Code::UndeclaredVariable,
+                    target.span,
+                    message,
+                    "not a label of this file",
+                )
+                .hint(hint),
+            );
+            return None;
+        }
+        Some(Ty::Of(Type::Bool))
+    }
+}
+
+/// Whether two types compare with `==`.
+fn comparable(a: Ty, b: Ty) -> bool {
+    match (a, b) {
+        (Ty::None, Ty::None) => true,
+        (Ty::None, Ty::Of(t)) | (Ty::Of(t), Ty::None) => {
+            matches!(t, Type::Lsn | Type::Txn | Type::Txns)
+        }
+        _ if a.is_counter() && b.is_counter() => true,
+        (Ty::Of(x), Ty::Of(y)) => x == y && !matches!(x, Type::Message | Type::Row(_) | Type::Unit),
+        _ => false,
+    }
+}
+
+fn first_field(observable: &str) -> &'static str {
+    vocabulary::OBSERVABLES
+        .iter()
+        .find(|(o, _)| *o == observable)
+        .and_then(|(_, f)| f.first())
+        .map_or("", |(n, _)| n)
+}
+
+fn named(p: &Procedure) -> Option<String> {
+    match &p.kind {
+        ProcKind::Named(n) => Some(n.node.clone()),
+        _ => None,
+    }
+}
+
+fn collect_labels<'f>(block: &'f Block, labels: &mut BTreeMap<&'f str, Span>) {
+    for s in &block.stmts {
+        if let Some(l) = &s.label {
+            labels.entry(l.node.as_str()).or_insert(l.span);
+        }
+        for inner in nested(s) {
+            collect_labels(inner, labels);
+        }
+    }
+}
+
+fn duplicate_labels(file: &File) -> Vec<Diagnostic> {
+    let mut seen: BTreeMap<&str, Span> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut stack: Vec<&Block> = file.procedures().map(|p| &p.body).collect();
+    let mut all = Vec::new();
+    while let Some(b) = stack.pop() {
+        for s in &b.stmts {
+            if let Some(l) = &s.label {
+                all.push(l);
+            }
+            stack.extend(nested(s));
+        }
+    }
+    all.sort_by_key(|l| l.span.start);
+    let procedures: BTreeSet<&str> = file.procedures().filter_map(|p| named_ref(p)).collect();
+    for l in all {
+        if procedures.contains(l.node.as_str()) || seen.contains_key(l.node.as_str()) {
+            let message = format!("label `{}` used twice", l.node);
+            out.push(
+                Diagnostic::new(
+                    Code::Duplicate,
+                    l.span,
+                    message,
+                    "a step's name must be unique",
+                )
+                .hint("rename one of them"),
+            );
+        }
+        seen.entry(l.node.as_str()).or_insert(l.span);
+    }
+    out
+}
+
+fn named_ref(p: &Procedure) -> Option<&str> {
+    match &p.kind {
+        ProcKind::Named(n) => Some(n.node.as_str()),
+        _ => None,
+    }
+}
+
+// ---- procedures: recursion, use, reachability ----------------------------------------------
+
+impl Checker<'_> {
+    /// A procedure that calls itself, directly or not, is an unbounded loop.
+    fn recursion(&mut self, file: &File) {
+        for p in file.procedures() {
+            let Some(name) = named_ref(p) else { continue };
+            if self.reaches(name, name) {
+                let message = format!("procedure `{name}` calls itself");
+                let span = p.head;
+                let d = Diagnostic::new(
+                    Code::UnboundedLoop,
+                    span,
+                    message,
+                    "recursion: a loop with no bound",
+                )
+                .hint("use `retry N times { … } until COND` for a bounded loop");
+                self.report(d);
+            }
+        }
+    }
+
+    /// Whether `from` is called, through any chain of calls, by `target`.
+    fn reaches(&self, target: &str, from: &str) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_string()];
+        while let Some(callee) = stack.pop() {
+            for caller in self.calls.get(&callee).into_iter().flatten() {
+                if caller == target {
+                    return true;
+                }
+                if seen.insert(caller.clone()) {
+                    stack.push(caller.clone());
+                }
+            }
+        }
+        false
+    }
+
+    /// `after crash` when the environment injects no connector crash.
+    fn after_crash_without_crashes(&mut self, file: &File) {
+        let zero = |name: &str| {
+            file.knobs()
+                .any(|k| k.name.node == name && k.value.node == KnobValue::Number(0))
+        };
+        if !(zero("connector_crashes") || zero("crashes")) {
+            return;
+        }
+        for p in file.procedures().filter(|p| p.kind == ProcKind::AfterCrash) {
+            let d = Diagnostic::new(Code::Unreachable, p.head, "`after crash` never runs", "no connector crash can happen")
+                .hint("the file sets no connector crashes (`env connector_crashes = 0` or `env crashes = 0`)");
+            self.report(d);
+        }
+    }
+
+    fn unused_procedures(&mut self, file: &File) {
+        for p in file.procedures() {
+            let Some(name) = named_ref(p) else { continue };
+            if !self.calls.contains_key(name) {
+                let message = format!("procedure `{name}` is never called");
+                let d = Diagnostic::new(
+                    Code::Unreachable,
+                    p.head,
+                    message,
+                    "no run reaches its steps",
+                )
+                .hint(format!(
+                    "call it from `every run` as `{name}()`, or delete it"
+                ));
+                self.report(d);
+            }
+        }
+    }
+
+    /// Warns on the first statement after one that never lets a run go on (a `fail`, an
+    /// endless `for each message`, an `if` whose branches all stop).
+    fn unreachable_after(&mut self, block: &Block) {
+        let Some(stop) = block.stmts.iter().position(stops) else {
+            return;
+        };
+        let Some(next) = block.stmts.get(stop + 1) else {
+            return;
+        };
+        let why = match &block.stmts[stop].kind {
+            StmtKind::ForEach { .. } => {
+                "the `for each message` loop above never ends: it has no `until`"
+            }
+            StmtKind::Fail { fatal: true, .. } => "the `fail fatal` above ends the pipeline",
+            StmtKind::Fail { .. } => "the `fail` above ends the run",
+            _ => "every branch of the `if` above fails",
+        };
+        let line = next.span.line(self.source);
+        let message = format!("unreachable step on line {line}");
+        let d =
+            Diagnostic::new(Code::Unreachable, next.span, message, "no run gets here").hint(why);
+        self.report(d);
+    }
+
+    // ---- properties, expect and skip --------------------------------------------------------
+
+    fn properties(&mut self, file: &File) {
+        let mut ids: BTreeMap<String, Span> = BTreeMap::new();
+        for inv in file.invariants() {
+            if vocabulary::built_in(&inv.id.node).is_some() || ids.contains_key(&inv.id.node) {
+                let message = format!("property `{}` declared twice", inv.id.node);
+                let hint = "built-in properties are checked already; give yours another id";
+                self.report(
+                    Diagnostic::new(Code::Duplicate, inv.id.span, message, "this id is taken")
+                        .hint(hint),
+                );
+            }
+            ids.entry(inv.id.node.clone()).or_insert(inv.id.span);
+            self.condition(&inv.cond, &Scope::default(), Place::Property);
+            if let Some(when) = &inv.when {
+                self.condition(when, &Scope::default(), Place::Property);
+            }
+        }
+        let mut expected: BTreeMap<&str, Span> = BTreeMap::new();
+        for item in &file.items {
+            let (property, span) = match item {
+                Item::Expect(e) => (&e.property, e.span),
+                Item::Skip(s) => (&s.property, s.span),
+                _ => continue,
+            };
+            self.known_property(property, &ids);
+            if let (Item::Skip(_), true) = (item, ids.contains_key(&property.node)) {
+                let message = format!(
+                    "`skip {}`: only built-in properties are skipped",
+                    property.node
+                );
+                let d = Diagnostic::new(
+                    Code::Misplaced,
+                    property.span,
+                    message,
+                    "declared in this file",
+                )
+                .hint("delete the property's `always` or `sometimes` line instead");
+                self.report(d);
+            }
+            if let Some(first) = expected.insert(&property.node, span) {
+                let message = format!("`{}` has two expect or skip lines", property.node);
+                let hint = format!("keep one; the first is on line {}", first.line(self.source));
+                self.report(
+                    Diagnostic::new(Code::Duplicate, property.span, message, "said again here")
+                        .hint(hint),
+                );
+            }
+        }
+    }
+
+    fn known_property(&mut self, property: &Name, ids: &BTreeMap<String, Span>) {
+        if vocabulary::built_in(&property.node).is_some() || ids.contains_key(&property.node) {
+            return;
+        }
+        let message = format!("unknown property `{}`", property.node);
+        let names = vocabulary::BUILT_IN
+            .iter()
+            .map(|p| p.id)
+            .chain(ids.keys().map(String::as_str));
+        let hint = did_you_mean(&property.node, names).unwrap_or_else(|| {
+            let all = vocabulary::BUILT_IN
+                .iter()
+                .map(|p| p.id)
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("the built-in properties are {all}; declare your own with `always ID: …`")
+        });
+        let d = Diagnostic::new(
+            Code::UnknownProperty,
+            property.span,
+            message,
+            "neither built in nor declared in this file",
+        )
+        .hint(hint);
+        self.report(d);
+    }
+}
+
+/// Whether no statement after `s` in its block runs.
+fn stops(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Fail { .. } => true,
+        StmtKind::ForEach { until: None, .. } => true,
+        StmtKind::If {
+            then,
+            otherwise: Some(other),
+            ..
+        } => block_stops(then) && block_stops(other),
+        _ => false,
+    }
+}
+
+fn block_stops(b: &Block) -> bool {
+    b.stmts.iter().any(stops)
+}

@@ -1,0 +1,979 @@
+//! The grammar of a connector file (docs/language.md), written with winnow: one function per
+//! rule, each token followed by the blanks and `# comments` after it. Newlines end statements
+//! and top-level items. The first error stops the parse and becomes a [`Diagnostic`].
+
+use winnow::combinator::{alt, cut_err, delimited, eof, opt, peek, preceded, repeat, separated};
+use winnow::error::{AddContext, ContextError, ErrMode, StrContext, StrContextValue};
+use winnow::prelude::*;
+use winnow::stream::{Location, Stateful, Stream};
+use winnow::token::{any, literal, one_of, take_till, take_while};
+use winnow::LocatingSlice;
+
+use std::cell::Cell;
+
+use crate::ast::*;
+use crate::diagnostic::{Code, Diagnostic};
+
+/// The input: the text, where it is, and the end of the last token read (for spans that stop at
+/// a statement's last token, not at the comment after it).
+type In<'s> = Stateful<LocatingSlice<&'s str>, &'s State>;
+
+/// What the parse keeps beside the input.
+#[derive(Debug, Default)]
+struct State {
+    /// The end of the last token read (bytes).
+    last_end: Cell<usize>,
+    /// How deep blocks and expressions nest here.
+    depth: Cell<usize>,
+}
+
+/// The deepest nesting of blocks, parentheses and `not`s a file may have: deeper text is an
+/// error, not a stack overflow.
+pub const NESTING_MAX: usize = 64;
+type PResult<T> = ModalResult<T, ContextError>;
+
+/// The words the grammar reserves: never a variable, label or procedure name.
+pub const KEYWORDS: &[&str] = &[
+    "after",
+    "always",
+    "and",
+    "at",
+    "connector",
+    "crash",
+    "durable",
+    "each",
+    "else",
+    "env",
+    "every",
+    "expect",
+    "fail",
+    "false",
+    "fatal",
+    "first",
+    "flush",
+    "for",
+    "holds",
+    "if",
+    "in",
+    "loop",
+    "max",
+    "message",
+    "min",
+    "none",
+    "not",
+    "or",
+    "procedure",
+    "retry",
+    "run",
+    "skip",
+    "sometimes",
+    "times",
+    "true",
+    "unfair",
+    "until",
+    "violated",
+    "volatile",
+    "walcheck",
+    "when",
+    "while",
+];
+
+/// Parses a whole file, or returns the first syntax error.
+pub fn parse_file(source: &str) -> Result<File, Diagnostic> {
+    if let Some(missing) = missing_version(source) {
+        return Err(missing);
+    }
+    let state = State::default();
+    let mut input = Stateful {
+        input: LocatingSlice::new(source),
+        state: &state,
+    };
+    match file.parse_next(&mut input) {
+        Ok(f) => Ok(f),
+        Err(e) => Err(syntax_error(source, input.current_token_start(), e)),
+    }
+}
+
+/// `E02` when the first word of the file (past blanks and comments) is not `walcheck`.
+fn missing_version(source: &str) -> Option<Diagnostic> {
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            offset += line.len();
+            continue;
+        }
+        let start = offset + (line.len() - trimmed.len());
+        let word = trimmed
+            .split(|c: char| !is_name_char(c))
+            .next()
+            .unwrap_or("");
+        if word == "walcheck" {
+            return None;
+        }
+        let end = start + trimmed.trim_end().len();
+        return Some(version_missing(Span::new(start, end)));
+    }
+    Some(version_missing(Span::new(0, source.len())))
+}
+
+fn version_missing(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::MissingVersion,
+        span,
+        "missing version line",
+        "the file must start with its version line",
+    )
+    .hint("write `walcheck 1` as the file's first line")
+}
+
+/// The diagnostic for the parse error `e` at `offset`: what was expected, and the text found.
+fn syntax_error(source: &str, offset: usize, e: ErrMode<ContextError>) -> Diagnostic {
+    let e = e.into_inner().unwrap_or_default();
+    // The innermost expectation: the most precise (`times`, not `a statement`).
+    let expected = e.context().find_map(|c| match c {
+        StrContext::Expected(v) => Some(v.to_string()),
+        _ => None,
+    });
+    let within = e.context().find_map(|c| match c {
+        StrContext::Label(l) => Some(*l),
+        _ => None,
+    });
+    let found = found_at(source, offset);
+    let span = Span::new(offset, offset + found.len());
+    let what = match expected {
+        None => "unexpected text".to_string(),
+        Some(one) => format!("expected {one}"),
+    };
+    let message = match within {
+        Some(rule) => format!("syntax error in {rule}: {what}"),
+        None => format!("syntax error: {what}"),
+    };
+    let label = if found.is_empty() {
+        "here".to_string()
+    } else {
+        format!("found `{found}`")
+    };
+    let d = Diagnostic::new(Code::Syntax, span, message, label);
+    match within {
+        Some(rule) => d.hint(format!("see the grammar of {rule} in docs/language.md")),
+        None => d,
+    }
+}
+
+/// The word or symbol at `offset`, for "found `…`" (empty at a line's or the file's end).
+fn found_at(source: &str, offset: usize) -> &str {
+    let rest = source.get(offset..).unwrap_or("");
+    let first = rest.chars().next();
+    let len = match first {
+        None | Some('\n') | Some('\r') => 0,
+        Some(c) if is_name_char(c) => rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len()),
+        Some(c) => c.len_utf8(),
+    };
+    &rest[..len]
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+// ---- trivia and tokens ------------------------------------------------------------------------
+
+/// Blanks and a `# comment` up to (not including) the end of the line.
+fn ws(i: &mut In<'_>) -> PResult<()> {
+    take_while(0.., [' ', '\t']).void().parse_next(i)?;
+    opt(('#', take_till(0.., ['\n']))).void().parse_next(i)
+}
+
+/// One or more line ends, with the blank and comment lines after them.
+fn nl(i: &mut In<'_>) -> PResult<()> {
+    repeat(1.., (opt('\r'), '\n', ws))
+        .map(|()| ())
+        .parse_next(i)
+}
+
+/// Any blank and comment lines.
+fn blank_lines(i: &mut In<'_>) -> PResult<()> {
+    ws(i)?;
+    opt(nl).void().parse_next(i)
+}
+
+/// The end of a line-oriented item: a line end, or the end of the file.
+fn end_of_line(i: &mut In<'_>) -> PResult<()> {
+    alt((nl, eof.void()))
+        .context(expected("the end of the line"))
+        .parse_next(i)
+}
+
+fn expected(what: &'static str) -> StrContext {
+    StrContext::Expected(StrContextValue::Description(what))
+}
+
+/// `p` where the grammar allows nothing else: its failure is the error, saying `what` was
+/// expected.
+fn must<'s, O>(
+    p: impl Parser<In<'s>, O, ErrMode<ContextError>>,
+    what: &'static str,
+) -> impl Parser<In<'s>, O, ErrMode<ContextError>> {
+    cut_err(p.context(expected(what)))
+}
+
+/// `p`, then the blanks after it; the span of `p`'s text only.
+fn lexeme<'s, O>(
+    mut p: impl Parser<In<'s>, O, ErrMode<ContextError>>,
+) -> impl Parser<In<'s>, Spanned<O>, ErrMode<ContextError>> {
+    move |i: &mut In<'s>| {
+        let (node, range) = p.by_ref().with_span().parse_next(i)?;
+        i.state.last_end.set(range.end);
+        ws(i)?;
+        Ok(Spanned {
+            node,
+            span: Span::new(range.start, range.end),
+        })
+    }
+}
+
+/// The keyword `word` (not the start of a longer name); its span.
+fn kw<'s>(word: &'static str) -> impl Parser<In<'s>, Span, ErrMode<ContextError>> {
+    let bare = (literal(word), winnow::combinator::not(one_of(is_name_char)));
+    lexeme(bare.void()).map(|s| s.span)
+}
+
+/// The symbol `s`; its span.
+fn sym<'s>(s: &'static str) -> impl Parser<In<'s>, Span, ErrMode<ContextError>> {
+    lexeme(literal(s).void()).map(|t| t.span)
+}
+
+/// A name: a letter or `_`, then letters, digits and `_`; not a keyword.
+fn name(i: &mut In<'_>) -> PResult<Name> {
+    let word = (
+        one_of(|c: char| c.is_ascii_alphabetic() || c == '_'),
+        take_while(0.., is_name_char),
+    );
+    lexeme(
+        word.take()
+            .verify(|w: &str| !KEYWORDS.contains(&w))
+            .map(str::to_string),
+    )
+    .parse_next(i)
+}
+
+/// A word where keywords are names too: a parameter before `=` (`flush = …`), a field after
+/// `.` (`wal.flush`).
+fn any_word(i: &mut In<'_>) -> PResult<Name> {
+    let word = (
+        one_of(|c: char| c.is_ascii_alphabetic() || c == '_'),
+        take_while(0.., is_name_char),
+    );
+    lexeme(word.take().map(str::to_string)).parse_next(i)
+}
+
+/// A property id: lower-case words joined by `-` (`no-data-loss`).
+fn property_id(i: &mut In<'_>) -> PResult<Name> {
+    let word = (
+        one_of('a'..='z'),
+        take_while(0.., |c: char| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+        }),
+    );
+    lexeme(word.take().map(str::to_string))
+        .context(expected("a property id like `no-data-loss`"))
+        .parse_next(i)
+}
+
+/// A string in double quotes on one line; `\"` and `\\` escape.
+fn string(i: &mut In<'_>) -> PResult<Spanned<String>> {
+    let char_ = alt((
+        preceded('\\', one_of(['"', '\\'])),
+        any.verify(|c: &char| !matches!(c, '"' | '\\' | '\n')),
+    ));
+    let body = repeat(0.., char_).fold(String::new, |mut s, c| {
+        s.push(c);
+        s
+    });
+    lexeme(delimited(
+        '"',
+        body,
+        cut_err('"').context(expected("`\"` before the line ends")),
+    ))
+    .context(expected("a string in double quotes"))
+    .parse_next(i)
+}
+
+fn number(i: &mut In<'_>) -> PResult<Spanned<u64>> {
+    lexeme(take_while(1.., |c: char| c.is_ascii_digit()).try_map(str::parse::<u64>))
+        .context(expected("a number"))
+        .parse_next(i)
+}
+
+/// An LSN as PostgreSQL prints it: `X/Y`, two hexadecimal numbers of 32 bits, in bytes.
+fn lsn(i: &mut In<'_>) -> PResult<Spanned<u64>> {
+    let hex = || take_while(1..=8, |c: char| c.is_ascii_hexdigit());
+    let parts = (
+        hex(),
+        '/',
+        hex(),
+        winnow::combinator::not(one_of(is_name_char)),
+    );
+    lexeme(parts.map(|(hi, _, lo, ())| {
+        let value = |h: &str| u64::from_str_radix(h, 16).unwrap_or(0);
+        (value(hi) << 32) | value(lo)
+    }))
+    .parse_next(i)
+}
+
+// ---- the file ---------------------------------------------------------------------------------
+
+fn file(i: &mut In<'_>) -> PResult<File> {
+    blank_lines(i)?;
+    let version = version_line(i)?;
+    let description = opt(connector_line).parse_next(i)?;
+    let items: Vec<Item> = repeat(0.., item).parse_next(i)?;
+    eof.context(expected(
+        "a top-level declaration (env, durable, volatile, every run, procedure, expect, always, …)",
+    ))
+    .parse_next(i)?;
+    Ok(File {
+        version,
+        description,
+        items,
+    })
+}
+
+fn version_line(i: &mut In<'_>) -> PResult<Spanned<u32>> {
+    kw("walcheck").parse_next(i)?;
+    let n = cut_err(number)
+        .context(StrContext::Label("the version line"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    let node = u32::try_from(n.node).unwrap_or(u32::MAX);
+    Ok(Spanned { node, span: n.span })
+}
+
+fn connector_line(i: &mut In<'_>) -> PResult<Spanned<String>> {
+    kw("connector").parse_next(i)?;
+    let s = cut_err(string)
+        .context(StrContext::Label("the connector line"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(s)
+}
+
+fn item(i: &mut In<'_>) -> PResult<Item> {
+    alt((
+        knob.map(Item::Knob),
+        var_decl.map(Item::Var),
+        procedure.map(Item::Procedure),
+        expect_line.map(Item::Expect),
+        skip_line.map(Item::Skip),
+        invariant.map(Item::Invariant),
+    ))
+    .parse_next(i)
+}
+
+fn knob(i: &mut In<'_>) -> PResult<Knob> {
+    let start = kw("env").parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let name = must(name, "the knob's name").parse_next(i)?;
+        must(sym("="), "`=` and the knob's value").parse_next(i)?;
+        let value = alt((
+            number.map(|n| Spanned {
+                node: KnobValue::Number(n.node),
+                span: n.span,
+            }),
+            lexeme(take_while(1.., is_name_char).map(|w: &str| KnobValue::Word(w.to_string()))),
+        ))
+        .context(expected("a number or a word"))
+        .parse_next(i)?;
+        Ok((name, value))
+    };
+    let (name, value) = cut_err(rest)
+        .context(StrContext::Label("an env line"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(Knob {
+        span: Span::new(start.start, value.span.end),
+        name,
+        value,
+    })
+}
+
+fn var_decl(i: &mut In<'_>) -> PResult<VarDecl> {
+    let (durable, start) = alt((
+        kw("durable").map(|s| (true, s)),
+        kw("volatile").map(|s| (false, s)),
+    ))
+    .parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let name = must(name, "the variable's name").parse_next(i)?;
+        must(sym(":"), "`:` and the variable's type").parse_next(i)?;
+        let ty = ty(i)?;
+        must(sym("="), "`=` and the initial value").parse_next(i)?;
+        let init = expr(i)?;
+        let storage = match durable {
+            false => Storage::Volatile,
+            true => opt(preceded(sym(","), durable_kind))
+                .parse_next(i)?
+                .unwrap_or(Storage::Durable),
+        };
+        Ok((name, ty, init, storage))
+    };
+    let (name, ty, init, storage) = cut_err(rest)
+        .context(StrContext::Label("a variable declaration"))
+        .parse_next(i)?;
+    let end = last_end(i);
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(VarDecl {
+        storage,
+        span: Span::new(start.start, end.max(init.span.end)),
+        name,
+        ty,
+        init,
+    })
+}
+
+fn durable_kind(i: &mut In<'_>) -> PResult<Storage> {
+    alt((
+        kw("async").value(Storage::DurableAsync),
+        (kw("in"), kw("destination")).value(Storage::Destination),
+    ))
+    .context(expected("`async` or `in destination`"))
+    .parse_next(i)
+}
+
+fn ty(i: &mut In<'_>) -> PResult<Spanned<Type>> {
+    let counter = (number, sym(".."), number).map(|(lo, _, hi)| Spanned {
+        node: Type::Counter(lo.node, hi.node),
+        span: Span::new(lo.span.start, hi.span.end),
+    });
+    let named = lexeme(alt((
+        literal("lsn").value(Type::Lsn),
+        literal("bool").value(Type::Bool),
+        literal("txns").value(Type::Txns),
+        literal("txn").value(Type::Txn),
+    )));
+    alt((counter, named))
+        .context(expected("a type: lsn, bool, txn or a range like 0..3"))
+        .parse_next(i)
+}
+
+fn procedure(i: &mut In<'_>) -> PResult<Procedure> {
+    let head = alt((
+        (kw("every"), cut_err(kw("run")))
+            .map(|(a, b)| (ProcKind::EveryRun, Span::new(a.start, b.end))),
+        (kw("first"), cut_err(kw("run")))
+            .map(|(a, b)| (ProcKind::FirstRun, Span::new(a.start, b.end))),
+        (kw("after"), cut_err(kw("crash")))
+            .map(|(a, b)| (ProcKind::AfterCrash, Span::new(a.start, b.end))),
+        (kw("procedure"), must(name, "the procedure's name")).map(|(a, n)| {
+            let span = Span::new(a.start, n.span.end);
+            (ProcKind::Named(n), span)
+        }),
+    ))
+    .parse_next(i)?;
+    let body = cut_err(block)
+        .context(StrContext::Label("a procedure"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    let (kind, head) = head;
+    Ok(Procedure {
+        kind,
+        span: Span::new(head.start, body.span.end),
+        head,
+        body,
+    })
+}
+
+fn expect_line(i: &mut In<'_>) -> PResult<Expect> {
+    let start = kw("expect").parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let property = property_id(i)?;
+        let violated = alt((kw("holds").value(false), kw("violated").value(true)))
+            .context(expected("`holds` or `violated`"))
+            .parse_next(i)?;
+        let why = opt(string).parse_next(i)?;
+        Ok((property, violated, why))
+    };
+    let (property, violated, why) = cut_err(rest)
+        .context(StrContext::Label("an expect line"))
+        .parse_next(i)?;
+    let end = last_end(i);
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(Expect {
+        property,
+        violated,
+        why,
+        span: Span::new(start.start, end),
+    })
+}
+
+fn skip_line(i: &mut In<'_>) -> PResult<Skip> {
+    let start = kw("skip").parse_next(i)?;
+    let (property, why) = cut_err((property_id, string))
+        .context(StrContext::Label("a skip line"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(Skip {
+        span: Span::new(start.start, why.span.end),
+        property,
+        why,
+    })
+}
+
+fn invariant(i: &mut In<'_>) -> PResult<Invariant> {
+    let (sometimes, start) = alt((
+        kw("always").map(|s| (false, s)),
+        kw("sometimes").map(|s| (true, s)),
+    ))
+    .parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let id = property_id(i)?;
+        must(sym(":"), "`:` and the property's condition").parse_next(i)?;
+        let cond = expr(i)?;
+        let when = if sometimes {
+            None
+        } else {
+            opt(preceded(kw("when"), expr)).parse_next(i)?
+        };
+        Ok((id, cond, when))
+    };
+    let (id, cond, when) = cut_err(rest)
+        .context(StrContext::Label("a property"))
+        .parse_next(i)?;
+    let end = when.as_ref().map_or(cond.span.end, |w| w.span.end);
+    cut_err(end_of_line).parse_next(i)?;
+    Ok(Invariant {
+        sometimes,
+        id,
+        cond,
+        when,
+        span: Span::new(start.start, end),
+    })
+}
+
+// ---- statements -------------------------------------------------------------------------------
+
+/// `{`, statements one a line, `}`.
+fn block(i: &mut In<'_>) -> PResult<Block> {
+    nested(i, block_inner)
+}
+
+/// `p`, one level deeper; an error past [`NESTING_MAX`].
+fn nested<T>(i: &mut In<'_>, p: impl FnOnce(&mut In<'_>) -> PResult<T>) -> PResult<T> {
+    let depth = i.state.depth.get();
+    if depth >= NESTING_MAX {
+        let e = ContextError::new().add_context(
+            i,
+            &i.checkpoint(),
+            expected("less nesting (64 levels at most)"),
+        );
+        return Err(ErrMode::Cut(e));
+    }
+    i.state.depth.set(depth + 1);
+    let out = p(i);
+    i.state.depth.set(depth);
+    out
+}
+
+fn block_inner(i: &mut In<'_>) -> PResult<Block> {
+    let open = sym("{").parse_next(i)?;
+    opt(nl).parse_next(i)?;
+    let stmts: Vec<Stmt> = repeat(0.., terminated_stmt).parse_next(i)?;
+    let close = cut_err(sym("}"))
+        .context(expected("a statement or `}`"))
+        .parse_next(i)?;
+    Ok(Block {
+        stmts,
+        span: Span::new(open.start, close.end),
+    })
+}
+
+/// A statement and the line end after it (or the `}` closing its block, left for the block).
+fn terminated_stmt(i: &mut In<'_>) -> PResult<Stmt> {
+    let s = stmt(i)?;
+    cut_err(alt((nl, peek(sym("}")).void())))
+        .context(expected("the end of the statement's line"))
+        .parse_next(i)?;
+    Ok(s)
+}
+
+fn stmt(i: &mut In<'_>) -> PResult<Stmt> {
+    let unfair = opt(kw("unfair")).parse_next(i)?;
+    let label = opt((name, sym(":")).map(|(n, _)| n)).parse_next(i)?;
+    let (kind, span) = stmt_kind.with_span().parse_next(i)?;
+    let start = unfair
+        .map(|s| s.start)
+        .or(label.as_ref().map(|l| l.span.start))
+        .unwrap_or(span.start);
+    let end = last_end(i).clamp(span.start, span.end);
+    Ok(Stmt {
+        label,
+        unfair: unfair.is_some(),
+        kind,
+        span: Span::new(start, end),
+    })
+}
+
+/// The end of the last token read.
+fn last_end(i: &In<'_>) -> usize {
+    i.state.last_end.get()
+}
+
+fn stmt_kind(i: &mut In<'_>) -> PResult<StmtKind> {
+    alt((
+        if_stmt,
+        retry_stmt,
+        for_each,
+        unbounded,
+        fail_stmt,
+        flush_stmt,
+        block.map(StmtKind::Atomic),
+        assign_or_call,
+    ))
+    .context(expected("a statement"))
+    .parse_next(i)
+}
+
+fn if_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    kw("if").parse_next(i)?;
+    let (cond, then) = cut_err((expr, block))
+        .context(StrContext::Label("an if statement"))
+        .parse_next(i)?;
+    let otherwise = opt(preceded(kw("else"), cut_err(else_branch))).parse_next(i)?;
+    Ok(StmtKind::If {
+        cond,
+        then,
+        otherwise,
+    })
+}
+
+/// `else { … }`, or `else if …` as a block holding that one `if`.
+fn else_branch(i: &mut In<'_>) -> PResult<Block> {
+    let nested = |i: &mut In<'_>| {
+        let (kind, range) = if_stmt.with_span().parse_next(i)?;
+        let span = Span::new(range.start, last_end(i).max(range.start));
+        Ok(Block {
+            stmts: vec![Stmt {
+                label: None,
+                unfair: false,
+                kind,
+                span,
+            }],
+            span,
+        })
+    };
+    alt((block, nested))
+        .context(expected("`{` or `if`"))
+        .parse_next(i)
+}
+
+fn retry_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    (kw("retry"), peek(number)).parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let times = number(i)?;
+        must(kw("times"), "`times`").parse_next(i)?;
+        let body = block(i)?;
+        must(kw("until"), "`until` and the condition that ends the retry").parse_next(i)?;
+        let until = expr(i)?;
+        Ok(StmtKind::Retry { times, body, until })
+    };
+    cut_err(rest)
+        .context(StrContext::Label("a retry loop"))
+        .parse_next(i)
+}
+
+fn for_each(i: &mut In<'_>) -> PResult<StmtKind> {
+    (kw("for"), kw("each")).parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        must(kw("message"), "`message`").parse_next(i)?;
+        let message = must(name, "the message's name").parse_next(i)?;
+        let until = opt(preceded(kw("until"), expr)).parse_next(i)?;
+        let body = block(i)?;
+        Ok(StmtKind::ForEach {
+            message,
+            until,
+            body,
+        })
+    };
+    cut_err(rest)
+        .context(StrContext::Label("a for each message loop"))
+        .parse_next(i)
+}
+
+/// `while …`, `loop`, `for …` and `retry` without a count: parsed so that the checks can say why
+/// they are rejected, up to the `{` of their body.
+fn unbounded(i: &mut In<'_>) -> PResult<StmtKind> {
+    let word = alt((
+        literal("while"),
+        literal("loop"),
+        literal("for"),
+        literal("retry"),
+    ));
+    let keyword = lexeme(
+        (word, winnow::combinator::not(one_of(is_name_char)))
+            .take()
+            .map(str::to_string),
+    )
+    .parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        take_till(0.., ['{', '\n']).parse_next(i)?;
+        block(i)
+    };
+    let body = cut_err(rest)
+        .context(StrContext::Label("a loop"))
+        .parse_next(i)?;
+    // `retry { … } until COND`: the condition belongs to the loop.
+    opt(preceded(kw("until"), expr)).parse_next(i)?;
+    Ok(StmtKind::Unbounded { keyword, body })
+}
+
+fn fail_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    kw("fail").parse_next(i)?;
+    let fatal = opt(kw("fatal")).parse_next(i)?.is_some();
+    let message = cut_err(string)
+        .context(StrContext::Label("a fail statement"))
+        .parse_next(i)?;
+    Ok(StmtKind::Fail { fatal, message })
+}
+
+fn flush_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    kw("flush").parse_next(i)?;
+    cut_err(name)
+        .context(StrContext::Label("a flush statement"))
+        .map(StmtKind::Flush)
+        .parse_next(i)
+}
+
+/// `NAME = CALL`, `NAME = EXPR`, or `CALL` alone.
+fn assign_or_call(i: &mut In<'_>) -> PResult<StmtKind> {
+    let assign = |i: &mut In<'_>| {
+        let target = name(i)?;
+        sym("=").parse_next(i)?;
+        let rhs = cut_err(alt((call.map(Ok), expr.map(Err))))
+            .context(StrContext::Label("an assignment"))
+            .parse_next(i)?;
+        Ok(match rhs {
+            Ok(call) => StmtKind::AssignCall { target, call },
+            Err(value) => StmtKind::Assign { target, value },
+        })
+    };
+    alt((assign, call.map(StmtKind::Call))).parse_next(i)
+}
+
+/// `CALLEE(ARGS)[.FIELD]`, where the callee is `NAME` or `NAME.NAME`, not `min`/`max`.
+fn call(i: &mut In<'_>) -> PResult<Call> {
+    let callee = callee(i)?;
+    sym("(").parse_next(i)?;
+    let args: Vec<Arg> = cut_err(separated(0.., arg, sym(","))).parse_next(i)?;
+    let close = cut_err(sym(")"))
+        .context(expected("`,` or `)`"))
+        .parse_next(i)?;
+    let field = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)?;
+    let end = field.as_ref().map_or(close.end, |f| f.span.end);
+    Ok(Call {
+        span: Span::new(callee.span.start, end),
+        callee,
+        args,
+        field,
+    })
+}
+
+fn callee(i: &mut In<'_>) -> PResult<Name> {
+    let first = name(i)?;
+    match opt(preceded(sym("."), any_word)).parse_next(i)? {
+        Some(second) => {
+            let span = Span::new(first.span.start, second.span.end);
+            Ok(Spanned {
+                node: format!("{}.{}", first.node, second.node),
+                span,
+            })
+        }
+        None => Ok(first),
+    }
+}
+
+fn arg(i: &mut In<'_>) -> PResult<Arg> {
+    let named = opt((
+        any_word,
+        sym("="),
+        peek(winnow::combinator::not(literal("="))),
+    ))
+    .parse_next(i)?;
+    let value = expr(i)?;
+    let start = named
+        .as_ref()
+        .map_or(value.span.start, |(n, _, ())| n.span.start);
+    Ok(Arg {
+        span: Span::new(start, value.span.end),
+        name: named.map(|(n, _, ())| n),
+        value,
+    })
+}
+
+// ---- expressions ------------------------------------------------------------------------------
+
+/// An expression: `or` binds loosest, then `and`, `not`, comparisons, `+`/`-`, fields.
+fn expr(i: &mut In<'_>) -> PResult<Expr> {
+    nested(i, |i| binary_chain(i, ("or", BinOp::Or), and_expr))
+}
+
+fn and_expr(i: &mut In<'_>) -> PResult<Expr> {
+    binary_chain(i, ("and", BinOp::And), not_expr)
+}
+
+/// `first (OP next)*`, folded to the left.
+fn binary_chain(
+    i: &mut In<'_>,
+    (word, op): (&'static str, BinOp),
+    mut next: impl FnMut(&mut In<'_>) -> PResult<Expr>,
+) -> PResult<Expr> {
+    let mut lhs = next(i)?;
+    loop {
+        let op = opt(kw(word).value(op)).parse_next(i)?;
+        let Some(op) = op else { return Ok(lhs) };
+        let rhs = cut_err(|i: &mut In<'_>| next(i)).parse_next(i)?;
+        lhs = binary(op, lhs, rhs);
+    }
+}
+
+fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+    let span = Span::new(lhs.span.start, rhs.span.end);
+    Spanned {
+        node: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+        span,
+    }
+}
+
+fn not_expr(i: &mut In<'_>) -> PResult<Expr> {
+    match opt(kw("not")).parse_next(i)? {
+        Some(start) => {
+            let inner = cut_err(|i: &mut In<'_>| nested(i, not_expr)).parse_next(i)?;
+            let span = Span::new(start.start, inner.span.end);
+            Ok(Spanned {
+                node: ExprKind::Not(Box::new(inner)),
+                span,
+            })
+        }
+        None => comparison(i),
+    }
+}
+
+fn comparison(i: &mut In<'_>) -> PResult<Expr> {
+    let lhs = sum(i)?;
+    let op = opt(alt((
+        sym("==").value(BinOp::Eq),
+        sym("!=").value(BinOp::Ne),
+        sym("<=").value(BinOp::Le),
+        sym(">=").value(BinOp::Ge),
+        sym("<").value(BinOp::Lt),
+        sym(">").value(BinOp::Gt),
+    )))
+    .parse_next(i)?;
+    match op {
+        Some(op) => {
+            let rhs = cut_err(sum).parse_next(i)?;
+            Ok(binary(op, lhs, rhs))
+        }
+        None => Ok(lhs),
+    }
+}
+
+fn sum(i: &mut In<'_>) -> PResult<Expr> {
+    let mut lhs = postfix(i)?;
+    loop {
+        let op = opt(alt((
+            sym("+").value(BinOp::Add),
+            sym("-").value(BinOp::Sub),
+        )))
+        .parse_next(i)?;
+        let Some(op) = op else { return Ok(lhs) };
+        let rhs = cut_err(postfix).parse_next(i)?;
+        lhs = binary(op, lhs, rhs);
+    }
+}
+
+fn postfix(i: &mut In<'_>) -> PResult<Expr> {
+    let mut e = primary(i)?;
+    while let Some(field) = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)? {
+        let span = Span::new(e.span.start, field.span.end);
+        e = Spanned {
+            node: ExprKind::Field(Box::new(e), field),
+            span,
+        };
+    }
+    Ok(e)
+}
+
+fn primary(i: &mut In<'_>) -> PResult<Expr> {
+    alt((
+        lsn.map(|l| Spanned {
+            node: ExprKind::Lsn(l.node),
+            span: l.span,
+        }),
+        number.map(|n| Spanned {
+            node: ExprKind::Number(n.node),
+            span: n.span,
+        }),
+        kw("none").map(|span| Spanned {
+            node: ExprKind::None,
+            span,
+        }),
+        kw("true").map(|span| Spanned {
+            node: ExprKind::Bool(true),
+            span,
+        }),
+        kw("false").map(|span| Spanned {
+            node: ExprKind::Bool(false),
+            span,
+        }),
+        min_max,
+        position,
+        name.map(|n| Spanned {
+            node: ExprKind::Var(n.node),
+            span: n.span,
+        }),
+        parenthesised,
+    ))
+    .context(expected("an expression"))
+    .parse_next(i)
+}
+
+fn min_max(i: &mut In<'_>) -> PResult<Expr> {
+    let (max, start) =
+        alt((kw("min").map(|s| (false, s)), kw("max").map(|s| (true, s)))).parse_next(i)?;
+    let rest = (sym("("), expr, sym(","), expr, sym(")"));
+    let (_, a, _, b, close) = cut_err(rest)
+        .context(StrContext::Label("min or max"))
+        .parse_next(i)?;
+    Ok(Spanned {
+        node: ExprKind::MinMax {
+            max,
+            args: Box::new([a, b]),
+        },
+        span: Span::new(start.start, close.end),
+    })
+}
+
+/// `in NAME` and `at NAME`: where the connector is (properties only).
+fn position(i: &mut In<'_>) -> PResult<Expr> {
+    let (at, start) =
+        alt((kw("in").map(|s| (false, s)), kw("at").map(|s| (true, s)))).parse_next(i)?;
+    let target = cut_err(name).parse_next(i)?;
+    let span = Span::new(start.start, target.span.end);
+    let node = if at {
+        ExprKind::At(target)
+    } else {
+        ExprKind::In(target)
+    };
+    Ok(Spanned { node, span })
+}
+
+fn parenthesised(i: &mut In<'_>) -> PResult<Expr> {
+    let open = sym("(").parse_next(i)?;
+    let inner = cut_err(expr).parse_next(i)?;
+    let close = cut_err(sym(")")).parse_next(i)?;
+    Ok(Spanned {
+        node: inner.node,
+        span: Span::new(open.start, close.end),
+    })
+}

@@ -1,0 +1,337 @@
+//! What a file can call, set and name: the PostgreSQL vocabulary of walcheck's model
+//! (`walcheck_model::pg`), the destination's operations, the environment knobs, the built-in
+//! properties, and what a property may observe. The checks read these tables; the interpreter
+//! will give each entry its semantics from the same model functions.
+
+use crate::ast::Type;
+
+/// A parameter of a call: its name (for `name = value`), the types it accepts, and whether it
+/// may be left out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The name `name = value` uses.
+    pub name: &'static str,
+    /// The types it accepts.
+    pub accepts: &'static [Type],
+    /// Whether it may be left out.
+    pub optional: bool,
+}
+
+/// What a call returns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Returns {
+    /// Nothing: the call is made for its effect.
+    Nothing,
+    /// One value.
+    Value(Type),
+    /// A row, read one field at a time: `pg_replication_slot_advance(w0).end_lsn`.
+    Row(&'static [(&'static str, Type)]),
+}
+
+/// A call of the vocabulary.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CallInfo {
+    /// The name a statement calls.
+    pub name: &'static str,
+    /// Its parameters, in positional order.
+    pub params: &'static [Param],
+    /// What it returns.
+    pub returns: Returns,
+    /// What it does, and the PostgreSQL source it follows.
+    pub doc: &'static str,
+}
+
+const fn param(name: &'static str, accepts: &'static [Type]) -> Param {
+    Param {
+        name,
+        accepts,
+        optional: false,
+    }
+}
+
+const fn optional(name: &'static str, accepts: &'static [Type]) -> Param {
+    Param {
+        name,
+        accepts,
+        optional: true,
+    }
+}
+
+const LSN: &[Type] = &[Type::Lsn];
+const TXN_OR_TXNS: &[Type] = &[Type::Txn, Type::Txns];
+const COUNT: &[Type] = &[Type::Counter(0, u64::MAX)];
+
+/// Every call a statement can make, by name. A call PostgreSQL answers with an ERROR fails the
+/// run (retryable), with PostgreSQL's message.
+pub const CALLS: &[CallInfo] = &[
+    CallInfo {
+        name: "pg_current_wal_lsn",
+        params: &[],
+        returns: Returns::Value(Type::Lsn),
+        doc: "the WAL write pointer (xlogfuncs.c: GetXLogWriteRecPtr); an ERROR during recovery (a standby)",
+    },
+    CallInfo {
+        name: "pg_current_wal_insert_lsn",
+        params: &[],
+        returns: Returns::Value(Type::Lsn),
+        doc: "the WAL insert pointer (GetXLogInsertRecPtr); an ERROR during recovery",
+    },
+    CallInfo {
+        name: "pg_current_wal_flush_lsn",
+        params: &[],
+        returns: Returns::Value(Type::Lsn),
+        doc: "the WAL flush pointer (GetFlushRecPtr); an ERROR during recovery",
+    },
+    CallInfo {
+        name: "pg_last_wal_replay_lsn",
+        params: &[],
+        returns: Returns::Value(Type::Lsn),
+        doc: "a standby's replay pointer (GetXLogReplayRecPtr); none on a primary",
+    },
+    CallInfo {
+        name: "pg_is_in_recovery",
+        params: &[],
+        returns: Returns::Value(Type::Bool),
+        doc: "whether the server is a standby",
+    },
+    CallInfo {
+        name: "pg_replication_slots",
+        params: &[],
+        returns: Returns::Row(&[("confirmed_flush_lsn", Type::Lsn), ("restart_lsn", Type::Lsn)]),
+        doc: "the connector's slot's row of pg_replication_slots",
+    },
+    CallInfo {
+        name: "pg_replication_slot_advance",
+        params: &[param("upto_lsn", LSN)],
+        returns: Returns::Row(&[("end_lsn", Type::Lsn)]),
+        doc: "slotfuncs.c: moves confirmed_flush to min(upto_lsn, flush) (replay on a standby); an ERROR below confirmed_flush; end_lsn is where it stopped",
+    },
+    CallInfo {
+        name: "pg_create_logical_replication_slot",
+        params: &[],
+        returns: Returns::Row(&[("lsn", Type::Lsn)]),
+        doc: "creates the connector's slot at a consistent point; lsn is its confirmed_flush",
+    },
+    CallInfo {
+        name: "pg_drop_replication_slot",
+        params: &[],
+        returns: Returns::Nothing,
+        doc: "drops the connector's slot",
+    },
+    CallInfo {
+        name: "pg_logical_slot_peek_changes",
+        params: &[optional("upto_lsn", LSN), optional("upto_nchanges", COUNT)],
+        returns: Returns::Value(Type::Txns),
+        doc: "logicalfuncs.c: the transactions decoded from confirmed_flush, the slot unchanged",
+    },
+    CallInfo {
+        name: "pg_logical_slot_get_changes",
+        params: &[optional("upto_lsn", LSN), optional("upto_nchanges", COUNT)],
+        returns: Returns::Value(Type::Txns),
+        doc: "the same, and confirmed_flush moves to the end of what it returned",
+    },
+    CallInfo {
+        name: "identify_system",
+        params: &[],
+        returns: Returns::Row(&[("xlogpos", Type::Lsn)]),
+        doc: "IDENTIFY_SYSTEM: xlogpos is the flush pointer (a standby's: what it flushed)",
+    },
+    CallInfo {
+        name: "start_replication",
+        params: &[param("from", LSN)],
+        returns: Returns::Nothing,
+        doc: "START_REPLICATION SLOT … LOGICAL from: decodes from max(from, confirmed_flush) and skips every transaction whose commit record starts before it",
+    },
+    CallInfo {
+        name: "standby_status_update",
+        params: &[optional("write", LSN), param("flush", LSN)],
+        returns: Returns::Nothing,
+        doc: "a standby status update; walsender.c moves confirmed_flush forward to flush (write defaults to flush)",
+    },
+    CallInfo {
+        name: "backfill",
+        params: &[],
+        returns: Returns::Nothing,
+        doc: "the full load: the destination durably holds every publication transaction committed before it",
+    },
+    CallInfo {
+        name: "destination.write",
+        params: &[param("txns", TXN_OR_TXNS)],
+        returns: Returns::Nothing,
+        doc: "writes transactions into the destination's open (uncommitted) batch",
+    },
+    CallInfo {
+        name: "destination.commit",
+        params: &[],
+        returns: Returns::Nothing,
+        doc: "commits the open batch durably; `NAME = value` arguments set `durable … in destination` variables in the same commit",
+    },
+];
+
+/// The call named `name`, if the vocabulary has it.
+pub fn call(name: &str) -> Option<&'static CallInfo> {
+    CALLS.iter().find(|c| c.name == name)
+}
+
+/// The fields of a message bound by `for each message`.
+pub const MESSAGE_FIELDS: &[(&str, Type)] = &[
+    ("txn", Type::Txn),
+    ("is_keepalive", Type::Bool),
+    ("wal_end", Type::Lsn),
+    ("reply_requested", Type::Bool),
+];
+
+/// The fields of a transaction (none for `none`): its commit record's start and end.
+pub const TXN_FIELDS: &[(&str, Type)] = &[
+    ("first_lsn", Type::Lsn),
+    ("commit_lsn", Type::Lsn),
+    ("end_lsn", Type::Lsn),
+];
+
+/// The fields of a run of transactions: its last transaction's end (none when empty), its ends.
+pub const TXNS_FIELDS: &[(&str, Type)] = &[
+    ("end_lsn", Type::Lsn),
+    ("first", Type::Txn),
+    ("last", Type::Txn),
+];
+
+/// What a property (never the code) may observe of PostgreSQL: `slot.confirmed_flush`.
+pub const OBSERVABLES: &[(&str, &[(&str, Type)])] = &[
+    (
+        "slot",
+        &[
+            ("confirmed_flush", Type::Lsn),
+            ("restart_lsn", Type::Lsn),
+            ("saved_confirmed_flush", Type::Lsn),
+        ],
+    ),
+    (
+        "wal",
+        &[
+            ("insert", Type::Lsn),
+            ("write", Type::Lsn),
+            ("flush", Type::Lsn),
+            ("replay", Type::Lsn),
+        ],
+    ),
+];
+
+/// The names no declaration may take: the observables, and `destination`.
+pub const RESERVED: &[&str] = &["slot", "wal", "destination"];
+
+/// A knob's values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// A whole number in `LO..=HI`.
+    Range(u64, u64),
+    /// One of these words.
+    Words(&'static [&'static str]),
+}
+
+/// An environment knob: its name, default (as written), values, unit and meaning.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KnobInfo {
+    /// The name `env` sets.
+    pub name: &'static str,
+    /// Its value when the file does not set it.
+    pub default: &'static str,
+    /// Its values.
+    pub domain: Domain,
+    /// What it sets.
+    pub doc: &'static str,
+}
+
+const fn knob(
+    name: &'static str,
+    default: &'static str,
+    domain: Domain,
+    doc: &'static str,
+) -> KnobInfo {
+    KnobInfo {
+        name,
+        default,
+        domain,
+        doc,
+    }
+}
+
+/// The environment knobs, their defaults and ranges. `crashes` defaults to no cap beyond
+/// `connector_crashes` and `pg_crashes`.
+pub const KNOBS: &[KnobInfo] = &[
+    knob("transactions", "2", Domain::Range(0, 6), "client transactions on the published tables in the whole run"),
+    knob("commit", "sync", Domain::Words(&["sync", "async", "either"]), "synchronous_commit of the client transactions (on: sync, off: async; either: each one chooses)"),
+    knob("txn_pages", "1", Domain::Range(1, 64), "WAL of one client transaction, in 8 KiB pages"),
+    knob("bulk_txn_pages", "0", Domain::Range(0, 64), "WAL of a bulk transaction (INSERT … SELECT), in pages; 0: none, otherwise each transaction is small or bulk"),
+    knob("wal_buffers_pages", "4", Domain::Range(4, 262_143), "wal_buffers in pages: WAL beyond it is written out (not flushed) by the inserting backend"),
+    knob("other_traffic", "0", Domain::Range(0, 6), "transactions on tables outside the publication"),
+    knob("runs", "2", Domain::Range(1, 4), "connector runs in all: the first, restarts and later syncs"),
+    knob("connector_crashes", "1", Domain::Range(0, 3), "connector crashes injected at most"),
+    knob("pg_crashes", "0", Domain::Range(0, 3), "PostgreSQL crashes (immediate shutdown) injected at most"),
+    knob("crashes", "any", Domain::Range(0, 6), "crashes of either kind together at most (olake-bootstrap's `crashes`)"),
+    knob("checkpoints", "on", Domain::Words(&["on", "off"]), "whether checkpoints run (each saves the slot)"),
+    knob("server", "primary", Domain::Words(&["primary", "standby"]), "the server the connector talks to (standby: PostgreSQL 16 or later)"),
+    knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most"),
+    knob("pg_version", "15", Domain::Range(15, 17), "PostgreSQL major version (15 is the one confirmed live)"),
+    knob("fairness", "weak", Domain::Words(&["weak", "none"]), "weak: every step not marked unfair is weakly fair; none: no fairness"),
+];
+
+/// The knob named `name`, if any.
+pub fn knob_info(name: &str) -> Option<&'static KnobInfo> {
+    KNOBS.iter().find(|k| k.name == name)
+}
+
+/// How a property is checked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PropertyKind {
+    /// Holds in every reachable state.
+    Always,
+    /// Holds in some reachable state: a witness.
+    Sometimes,
+    /// Holds on every fair path: liveness.
+    Eventually,
+}
+
+/// A property walcheck checks in every file unless a `skip` line turns it off.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BuiltIn {
+    /// Its stable id.
+    pub id: &'static str,
+    /// How it is checked.
+    pub kind: PropertyKind,
+    /// What it says.
+    pub doc: &'static str,
+}
+
+/// The built-in properties.
+pub const BUILT_IN: &[BuiltIn] = &[
+    BuiltIn {
+        id: "ack-within-durable",
+        kind: PropertyKind::Always,
+        doc: "nothing that moves confirmed_flush puts it past the commit record of a publication transaction the destination does not durably hold",
+    },
+    BuiltIn {
+        id: "no-data-loss",
+        kind: PropertyKind::Always,
+        doc: "once the workload is done and the connector has nothing left to do, every committed publication transaction is durably in the destination",
+    },
+    BuiltIn {
+        id: "no-fatal-error",
+        kind: PropertyKind::Always,
+        doc: "no `fail fatal` is reached",
+    },
+    BuiltIn {
+        id: "wal-pointers-ordered",
+        kind: PropertyKind::Always,
+        doc: "replay <= flush <= write <= insert, and confirmed_flush within what the server flushed",
+    },
+    BuiltIn {
+        id: "eventually-acknowledged",
+        kind: PropertyKind::Eventually,
+        doc: "with fairness, under continuous traffic the slot keeps moving and WAL retention stays bounded",
+    },
+];
+
+/// The built-in property `id`, if any.
+pub fn built_in(id: &str) -> Option<&'static BuiltIn> {
+    BUILT_IN.iter().find(|p| p.id == id)
+}

@@ -1,0 +1,196 @@
+//! Whatever the text, reading a file never panics: it returns a tree or diagnostics, every
+//! diagnostic's span lies inside the text, and every diagnostic renders. Checked over arbitrary
+//! strings, strings made of the grammar's own words and symbols, and mutations of the example
+//! files under `connectors/` (deleted, repeated and swapped lines, inserted words, cut text).
+
+mod common;
+
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+
+/// The example files, read once per case (small).
+fn examples() -> Vec<String> {
+    common::wal_files(&common::connectors_dir())
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+/// The contract of [`walcheck_lang::check`] on any text.
+fn reads_without_panic(source: &str) -> Result<(), TestCaseError> {
+    let checked = walcheck_lang::check(source);
+    if checked.file.is_none() {
+        prop_assert_eq!(
+            checked.diagnostics.len(),
+            1,
+            "a file that does not parse has one syntax diagnostic"
+        );
+        prop_assert!(checked.has_errors());
+    }
+    for d in &checked.diagnostics {
+        prop_assert!(
+            d.span.start <= d.span.end && d.span.end <= source.len(),
+            "span {:?} outside the text",
+            d.span
+        );
+        let text = d.render("mutated.wal", source);
+        prop_assert!(text.contains("mutated.wal:"), "no location in {}", text);
+        prop_assert!(text.contains(d.code.id()));
+    }
+    Ok(())
+}
+
+/// Words and symbols of the grammar, so that random text gets past the first token.
+const WORDS: &[&str] = &[
+    "walcheck 1\n",
+    "every run ",
+    "procedure p ",
+    "{",
+    "}",
+    "\n",
+    "(",
+    ")",
+    "if ",
+    "else ",
+    "retry 3 times ",
+    "until ",
+    "for each message m ",
+    "fail ",
+    "fatal ",
+    "\"x\"",
+    "flush ",
+    "x",
+    " = ",
+    "==",
+    "<",
+    ".",
+    ",",
+    ":",
+    "none",
+    "true",
+    "0/0",
+    "16/B374D848",
+    "12",
+    "min(",
+    "max(",
+    "and ",
+    "or ",
+    "not ",
+    "in ",
+    "at ",
+    "#c",
+    "volatile x: lsn = none\n",
+    "durable y: bool = false, async\n",
+    "env transactions = 2\n",
+    "expect no-data-loss holds\n",
+    "always p: x == none when not in p\n",
+    "pg_current_wal_lsn()",
+    "destination.commit(y = x)",
+    "standby_status_update(flush = x)",
+    "unfair ",
+    "l: ",
+    "while ",
+    "…",
+];
+
+fn grammar_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 0..80).prop_map(|w| w.concat())
+}
+
+/// One edit of a line-split file.
+#[derive(Clone, Debug)]
+enum Edit {
+    DeleteLine(usize),
+    RepeatLine(usize),
+    SwapLines(usize, usize),
+    Insert(usize, usize, &'static str),
+    CutAt(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        any::<usize>().prop_map(Edit::DeleteLine),
+        any::<usize>().prop_map(Edit::RepeatLine),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::SwapLines(a, b)),
+        (any::<usize>(), any::<usize>(), prop::sample::select(WORDS))
+            .prop_map(|(l, c, w)| Edit::Insert(l, c, w)),
+        any::<usize>().prop_map(Edit::CutAt),
+    ]
+}
+
+fn apply(text: &str, edit: &Edit) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let n = lines.len();
+    match *edit {
+        Edit::DeleteLine(l) => {
+            lines.remove(l % n);
+        }
+        Edit::RepeatLine(l) => lines.insert(l % n, lines[l % n].clone()),
+        Edit::SwapLines(a, b) => lines.swap(a % n, b % n),
+        Edit::Insert(l, c, w) => {
+            let line = &mut lines[l % n];
+            let at = line
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([line.len()])
+                .nth(c % (line.chars().count() + 1));
+            line.insert_str(at.unwrap_or(0), w);
+        }
+        Edit::CutAt(c) => {
+            let joined = lines.join("\n");
+            let at = joined
+                .char_indices()
+                .map(|(i, _)| i)
+                .nth(c % joined.chars().count().max(1))
+                .unwrap_or(0);
+            return joined[..at].to_string();
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 512, failure_persistence: None, ..Config::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(source in any::<String>()) {
+        reads_without_panic(&source)?;
+    }
+
+    #[test]
+    fn grammar_soup_never_panics(source in grammar_soup()) {
+        reads_without_panic(&source)?;
+    }
+
+    #[test]
+    fn mutated_examples_never_panic(which in any::<usize>(), edits in prop::collection::vec(edit(), 1..4)) {
+        let examples = examples();
+        let mut text = examples[which % examples.len()].clone();
+        for e in &edits {
+            text = apply(&text, e);
+        }
+        reads_without_panic(&text)?;
+    }
+}
+
+/// Deep nesting is a diagnostic, not a stack overflow.
+#[test]
+fn deep_nesting_is_a_diagnostic() {
+    let deep = format!(
+        "walcheck 1\nalways p: {}none{}\n",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
+    let checked = walcheck_lang::check(&deep);
+    assert!(checked.has_errors());
+    let nots = format!("walcheck 1\nalways p: {}true\n", "not ".repeat(10_000));
+    assert!(walcheck_lang::check(&nots).has_errors());
+    let blocks = format!(
+        "walcheck 1\nevery run {{\n{}\n",
+        "if true {\n".repeat(10_000)
+    );
+    assert!(walcheck_lang::check(&blocks).has_errors());
+}
