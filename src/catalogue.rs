@@ -119,11 +119,19 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
             ));
         }
     }
+    validate_model(system).or_else(bad)
+}
+
+/// The part of [`validate`] that builds a model: of the first variant and fault set at the
+/// default bounds, it checks every declared property (liveness ones in `Live::liveness` too),
+/// and an expectation table, where there is one, has a row for each.
+fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
+    let info = system.info();
+    let name = info.name;
+    let bad = |what: String| Err(what);
     let config = Config::new(info, info.variants[0].0, info.faults[0])?;
-    let (checked, live) =
-        built_quietly(|| system.model_property_ids(&config)).map_err(|panic| {
-            format!("system {name:?}: building its model of the defaults panicked: {panic}")
-        })?;
+    let (checked, live) = built_quietly(|| system.model_property_ids(&config))
+        .map_err(|panic| format!("building its model of the defaults panicked: {panic}"))?;
     for property in info.properties {
         if !checked.iter().any(|id| id == property.id) {
             return bad(format!(

@@ -721,24 +721,14 @@ fn check(command: Command) -> ExitCode {
     };
     // Step tables for a run narrowed to variants; the whole catalogue lists its files.
     let tables = !selection.specs.is_empty() && selection.specs.iter().all(|s| s.contains(':'));
-    let engine_flags = engine_flags(engine, fingerprint_bits, max_memory);
+    let flags = engine_flags(engine, fingerprint_bits, max_memory);
     let budgets = (max_states, timeout);
-    let selected = select_run(&selection, shard.as_deref(), budgets, &engine_flags, strict);
+    let selected = select_run(&selection, shard.as_deref(), budgets, &flags, strict);
     let (entries, shard) = match selected {
         Ok(selected) => selected,
         Err(err) => return usage_error(&err),
     };
-    let budget = Budget {
-        max_states,
-        deadline: timeout.map(|t| Instant::now() + t),
-    };
-    let options = run::Options {
-        engine,
-        threads,
-        budget,
-        max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
-        fingerprint_bits,
-    };
+    let options = run_options(engine, threads, budgets, max_memory, fingerprint_bits);
     let (mut results, wall) = run_checks(&entries, &options, json);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
@@ -785,6 +775,26 @@ fn check_limits(
 }
 
 /// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
+/// `check`'s run options from its flags, checked already; the deadline counts from now.
+fn run_options(
+    engine: run::Engine,
+    threads: usize,
+    (max_states, timeout): (Option<u64>, Option<Duration>),
+    max_memory: Option<u64>,
+    fingerprint_bits: u32,
+) -> run::Options {
+    let budget = Budget {
+        max_states,
+        deadline: timeout.map(|t| Instant::now() + t),
+    };
+    run::Options {
+        engine,
+        max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
+        fingerprint_bits,
+        ..run::Options::new(threads, budget)
+    }
+}
+
 /// The engine's flags a run was given where they are not the defaults, as `check` takes them.
 fn engine_flags(
     engine: run::Engine,
