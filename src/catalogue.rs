@@ -166,29 +166,30 @@ fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
 /// that reads a bound it does not declare ([`Config::number`] panics) is a one-line error when
 /// the system is registered, not a panic on some later command.
 fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
-    // The first panic's message, whichever thread it was on (a search's workers re-panic in
-    // the thread that waits for them, with a message of their own).
-    let first: std::sync::Arc<std::sync::Mutex<Option<String>>> = Default::default();
-    let hook = std::panic::take_hook();
-    let seen = first.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let message = payload.downcast_ref::<String>().cloned().or_else(|| {
-            let text = payload.downcast_ref::<&str>();
-            text.map(|m| (*m).to_owned())
-        });
-        let mut seen = seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        seen.get_or_insert_with(|| message.unwrap_or_else(|| "a panic without a message".into()));
-    }));
+    thread_local! {
+        static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    // One hook for the process, quiet only on a thread inside `built_quietly`: others (tests
+    // running beside it) still print their panics.
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|quiet| quiet.set(true));
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(build));
-    std::panic::set_hook(hook);
-    let message = first
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    built.map_err(|_| message.unwrap_or_else(|| "a panic without a message".into()))
+    QUIET.with(|quiet| quiet.set(false));
+    built.map_err(|payload| match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload.downcast_ref::<&str>().map_or_else(
+            || "a panic without a message".to_owned(),
+            |m| (*m).to_owned(),
+        ),
+    })
 }
 
 /// How many states of each variant [`validate`] explores: enough to take every action of a
@@ -204,14 +205,9 @@ pub fn try_out(system: &'static dyn AnySystem) -> Result<(), String> {
         .faults
         .last()
         .expect("validated: at least one fault set");
-    let budget = crate::checker::Budget {
-        max_states: Some(VALIDATE_STATES),
-        deadline: None,
-    };
     for (variant, _) in info.variants {
         let config = SystemConfig::new(system, variant, faults)?;
-        let entries = config_entries(&config, &[])?;
-        built_quietly(|| crate::run::run_all(&entries, 1, &budget)).map_err(|panic| {
+        built_quietly(|| config.with_model(TryOut(VALIDATE_STATES))).map_err(|panic| {
             format!(
                 "system {:?}: its {variant} model panicked: {panic}",
                 info.name
@@ -219,6 +215,49 @@ pub fn try_out(system: &'static dyn AnySystem) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// [`try_out`]'s exploration of one model, on the calling thread: breadth-first from the
+/// initial states, every enabled action taken and every property evaluated on each state
+/// reached, until the given number of distinct states is stored.
+pub struct TryOut(u64);
+
+impl WithModel for TryOut {
+    type Output = ();
+
+    fn call<M>(self, model: M)
+    where
+        M: Model + Live + Send + Sync + 'static,
+        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
+        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+    {
+        let properties = model.properties();
+        let liveness = model.liveness();
+        let evaluate = |state: &M::State| {
+            for p in &properties {
+                (p.condition)(&model, state);
+            }
+            for l in &liveness {
+                (l.goal)(&model, state);
+                l.trigger.map(|q| q(&model, state));
+            }
+        };
+        let mut seen: std::collections::HashSet<M::State> = Default::default();
+        let mut queue: std::collections::VecDeque<M::State> = model.init_states().into();
+        let mut actions = Vec::new();
+        while let Some(state) = queue.pop_front() {
+            evaluate(&state);
+            model.actions(&state, &mut actions);
+            for action in actions.drain(..) {
+                let Some(next) = model.next_state(&state, action) else {
+                    continue;
+                };
+                if (seen.len() as u64) < self.0 && seen.insert(next.clone()) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
 }
 
 /// The first name `names` yields twice.
@@ -396,6 +435,7 @@ checkable! {
     search(crate::run::SearchEntry<'_>) -> crate::run::Searched;
     search_group(crate::run::Group<'_>) -> crate::run::Grouped;
     search_liveness(crate::run::LiveGroup<'_>) -> Vec<crate::run::Searched>;
+    try_out(crate::catalogue::TryOut) -> ();
     replay(crate::run::Replay<'_>) -> crate::run::Replayed;
     check_against(crate::run::CheckAgainst<'_>) -> Result<(), String>;
     links(crate::explore::Links<'_>) -> Vec<crate::explore::Link>;

@@ -658,6 +658,11 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
     if table.contains('*') {
         rows.push(("*", "", "after a value: it changed at this step"));
     }
+    let list = format!(
+        "each bound of the configuration: `{} list` says what it is, its unit and range",
+        crate::cli::program()
+    );
+    rows.push(("configuration", "", &list));
     out.push_str(&table);
     out.push_str(&legend(&rows));
     out
