@@ -843,6 +843,8 @@ fn select_run(
             engine,
         ),
         strict,
+        entries: crate::ci::shard_len(entries.len(), index, count),
+        selection_entries: entries.len(),
     };
     Ok((run::shard(entries, index, count), Some(shard)))
 }
