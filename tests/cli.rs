@@ -99,12 +99,17 @@ fn unwritable_output_targets_fail_before_the_search() {
     let in_file = file.join("j.xml");
     let (in_file, a_dir) = (in_file.to_str().unwrap(), dir.path().to_str().unwrap());
     let not_a_dir = format!("cannot write {in_file}: Not a directory (os error 20)");
-    let cases: [(&str, &str, String); 5] = [
+    let cases: [(&str, &str, String); 6] = [
         (
             "--out",
             "/proc/wcout",
             "cannot create trace directory /proc/wcout: No such file or directory (os error 2)"
                 .into(),
+        ),
+        (
+            "--out",
+            "/proc",
+            "cannot write in trace directory /proc: No such file or directory (os error 2)".into(),
         ),
         (
             "--junit",
