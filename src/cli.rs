@@ -938,10 +938,14 @@ fn junit_writable(path: &Path) -> std::io::Result<()> {
     if special {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let Some(name) = path.file_name() else {
+        let not_a_file = "not a file's path";
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            not_a_file,
+        ));
+    };
+    let name = name.to_string_lossy();
     let probe = path.with_file_name(format!(".{name}.{}.probe", std::process::id()));
     std::fs::File::create(&probe).and_then(|_| std::fs::remove_file(&probe))
 }
