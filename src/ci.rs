@@ -29,7 +29,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub const MAX_SHARDS: usize = 1000;
 
 /// `walcheck check --json`: the `walcheck.check/1` object of [`report::check_json`] with the
-/// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N}`).
+/// peak RSS, and for a sharded run which shard it is (`{"index": I, "count": N, "selection",
+/// "strict", "entries", "selection_entries"}`).
 pub fn check_report(
     results: &[CheckResult],
     shard: Option<&Shard>,
@@ -46,6 +47,8 @@ pub fn check_report(
                 "count": shard.count,
                 "selection": shard.selection,
                 "strict": shard.strict,
+                "entries": shard.entries,
+                "selection_entries": shard.selection_entries,
             }),
         );
     }
@@ -64,6 +67,16 @@ pub struct Shard {
     pub selection: String,
     /// Whether the run had `--strict`.
     pub strict: bool,
+    /// How many entries this shard holds: `merge` refuses a report with more or fewer rows.
+    pub entries: usize,
+    /// How many entries the whole selection holds, over all N shards.
+    pub selection_entries: usize,
+}
+
+/// How many of a selection's `total` entries shard `index`/`count` holds: those at positions
+/// `index - 1`, `index - 1 + count`, ... (`run::shard`).
+pub fn shard_len(total: usize, index: usize, count: usize) -> usize {
+    total.saturating_sub(index - 1).div_ceil(count)
 }
 
 /// The selection and budget of a `check` in one canonical line, e.g. `olake-bootstrap:master
@@ -220,7 +233,7 @@ fn shard_part<'a>(
         ));
     }
     if schema == "walcheck.check/1" {
-        for key in ["selection", "strict"] {
+        for key in ["selection", "strict", "selection_entries"] {
             let (own, theirs) = (&shard[key], &first["shard"][key]);
             if own != theirs {
                 return Err(format!(
@@ -228,6 +241,12 @@ fn shard_part<'a>(
                 ));
             }
         }
+        check_rows_held(name, shard, (index, count), rows)?;
+        for (k, row) in rows.iter().enumerate() {
+            check_row(row).map_err(|what| format!("{name}: results[{k}] {what}"))?;
+        }
+    } else {
+        swarm_rows_held(name, object, (index, count), rows)?;
     }
     Ok(ShardPart {
         index,
@@ -235,6 +254,130 @@ fn shard_part<'a>(
         rows,
         elapsed_ms,
     })
+}
+
+/// Whether check shard `name` (its `shard` object) holds the rows its shard `index`/`count` of
+/// the selection's entries should: as many as its `entries`, which the selection's count fixes.
+/// Rows are joined by position, so one row removed or added would misplace every later one.
+fn check_rows_held(
+    name: &str,
+    shard: &Value,
+    (index, count): (usize, usize),
+    rows: &[Value],
+) -> Result<(), String> {
+    let number = |key: &str| {
+        shard.get(key).and_then(Value::as_u64).ok_or_else(|| {
+            format!(
+                "{name}: its shard has no whole {key} count (rerun {} check --shard {index}/{count} --json)",
+                crate::cli::program()
+            )
+        })
+    };
+    let (entries, total) = (number("entries")?, number("selection_entries")?);
+    let due = shard_len(total as usize, index, count);
+    if entries != due as u64 {
+        return Err(format!(
+            "{name}: its shard says it holds {entries} entries, but shard {index}/{count} of {total} entries holds {due}: the report is edited"
+        ));
+    }
+    if rows.len() != due {
+        return Err(format!(
+            "{name}: shard {index}/{count} has {} results, not the {due} entries it holds: the report is incomplete or edited",
+            rows.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The verdicts a row may give, and those it may expect.
+const VERDICTS: [&str; 3] = ["holds", "violated", "inconclusive"];
+
+/// Whether `row` is a check report's row as `merge` reads and re-emits it: what was checked
+/// named, a verdict and an expectation, non-negative counts; or what is wrong with it.
+fn check_row(row: &Value) -> Result<(), String> {
+    let object = row.as_object().ok_or("is not an object")?;
+    let field = |key: &str| object.get(key).unwrap_or(&Value::Null);
+    let one_of = |key: &str, names: &[&str]| match field(key).as_str() {
+        Some(v) if names.contains(&v) => Ok(()),
+        _ => Err(format!(
+            "has {key} {}, not one of {}",
+            field(key),
+            names.join(", ")
+        )),
+    };
+    for key in ["system", "variant", "faults", "property", "reason"] {
+        if !field(key).is_string() {
+            return Err(format!("has {key} {}, not a string", field(key)));
+        }
+    }
+    one_of("kind", &["always", "sometimes", "eventually"])?;
+    one_of("verdict", &VERDICTS)?;
+    one_of("expected", &VERDICTS[..2])?;
+    let whole = |key: &str, or_null: bool| {
+        let value = field(key);
+        if value.as_u64().is_some() || (or_null && value.is_null()) {
+            return Ok(());
+        }
+        let null = if or_null { " or null" } else { "" };
+        Err(format!(
+            "has {key} {value}, not a whole number from 0{null}"
+        ))
+    };
+    for key in ["states", "unique_states", "max_depth"] {
+        whole(key, false)?;
+    }
+    for key in [
+        "states_per_s",
+        "peak_heap_bytes",
+        "bytes_per_state",
+        "trace_steps",
+    ] {
+        whole(key, true)?;
+    }
+    if !field("elapsed_ms").as_f64().is_some_and(|ms| ms >= 0.0) {
+        return Err(format!(
+            "has elapsed_ms {}, not a number from 0",
+            field("elapsed_ms")
+        ));
+    }
+    for key in ["trace", "limit", "error"] {
+        if !(field(key).is_string() || field(key).is_null()) {
+            return Err(format!("has {key} {}, not a string or null", field(key)));
+        }
+    }
+    Ok(())
+}
+
+/// Whether swarm shard `name` holds the rows of its shard `index`/`count` of the swarm's seeds
+/// `A..B`: one per seed, in order (A+I-1, A+I-1+N, ...).
+fn swarm_rows_held(
+    name: &str,
+    object: &Map<String, Value>,
+    (index, count): (usize, usize),
+    rows: &[Value],
+) -> Result<(), String> {
+    let seeds = object.get("seeds").unwrap_or(&Value::Null);
+    let (from, to) = match (seeds["from"].as_u64(), seeds["to"].as_u64()) {
+        (Some(from), Some(to)) if from <= to => (from, to),
+        _ => return Err(format!("{name}: its seeds {seeds} are not a range A..B")),
+    };
+    let due = shard_len((to - from) as usize, index, count);
+    if rows.len() != due {
+        return Err(format!(
+            "{name}: shard {index}/{count} has {} results, not the {due} of seeds {from}..{to} it runs: the report is incomplete or edited",
+            rows.len()
+        ));
+    }
+    for (k, row) in rows.iter().enumerate() {
+        let seed = from + (index - 1 + k * count) as u64;
+        if row["seed"].as_u64() != Some(seed) {
+            return Err(format!(
+                "{name}: results[{k}] has seed {}, not {seed}, shard {index}/{count}'s seed there",
+                row["seed"]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a swarm shard's report `object` describes the same swarm as the `first` report:

@@ -723,8 +723,10 @@ fn check(command: Command) -> ExitCode {
     let tables = !selection.specs.is_empty() && selection.specs.iter().all(|s| s.contains(':'));
     let flags = engine_flags(engine, fingerprint_bits, max_memory);
     let budgets = (max_states, timeout);
-    let selected = select_run(&selection, shard.as_deref(), budgets, &flags, strict);
-    let (entries, shard) = match selected {
+    // Where the run writes is tested before it starts: a bad target costs no search.
+    let selected = select_run(&selection, shard.as_deref(), budgets, &flags, strict)
+        .and_then(|selected| Ok((selected, prepare_outputs(&out, junit.as_deref())?)));
+    let ((entries, shard), created) = match selected {
         Ok(selected) => selected,
         Err(err) => return usage_error(&err),
     };
@@ -733,6 +735,7 @@ fn check(command: Command) -> ExitCode {
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
     let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
+    remove_empty(&created);
     let printed = print(&if json {
         pretty(&crate::ci::check_report(
             &results,
@@ -749,6 +752,26 @@ fn check(command: Command) -> ExitCode {
         return printed;
     }
     ExitCode::from(report::exit_code(&results, strict) as u8)
+}
+
+/// What `check` runs with: its engine, threads and budget, the --timeout counted from now.
+fn run_options(
+    engine: run::Engine,
+    threads: usize,
+    (max_states, timeout): (Option<u64>, Option<Duration>),
+    max_memory: Option<u64>,
+    fingerprint_bits: u32,
+) -> run::Options {
+    run::Options {
+        engine,
+        threads,
+        budget: Budget {
+            max_states,
+            deadline: timeout.map(|t| Instant::now() + t),
+        },
+        max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
+        fingerprint_bits,
+    }
 }
 
 /// `check`'s --threads, --timeout and --max-states within their ranges, --timeout as a
@@ -774,27 +797,6 @@ fn check_limits(
     Ok(timeout)
 }
 
-/// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
-/// `check`'s run options from its flags, checked already; the deadline counts from now.
-fn run_options(
-    engine: run::Engine,
-    threads: usize,
-    (max_states, timeout): (Option<u64>, Option<Duration>),
-    max_memory: Option<u64>,
-    fingerprint_bits: u32,
-) -> run::Options {
-    let budget = Budget {
-        max_states,
-        deadline: timeout.map(|t| Instant::now() + t),
-    };
-    run::Options {
-        engine,
-        max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
-        fingerprint_bits,
-        ..run::Options::new(threads, budget)
-    }
-}
-
 /// The engine's flags a run was given where they are not the defaults, as `check` takes them.
 fn engine_flags(
     engine: run::Engine,
@@ -814,6 +816,7 @@ fn engine_flags(
     flags
 }
 
+/// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
 fn engine_limits(fingerprint_bits: u32, max_memory: Option<u64>) -> Result<(), String> {
     if fingerprint_bits != 64 && fingerprint_bits != 128 {
         return Err(format!(
@@ -855,6 +858,8 @@ fn select_run(
             engine,
         ),
         strict,
+        entries: crate::ci::shard_len(entries.len(), index, count),
+        selection_entries: entries.len(),
     };
     Ok((run::shard(entries, index, count), Some(shard)))
 }
@@ -892,6 +897,69 @@ fn write_check_files(
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     });
     traces.and(junit)
+}
+
+/// Whether `check` can write where it is told to, tested before the run: the trace directory
+/// `out` created (with its missing parents) and a probe file written in it and removed, and
+/// the `--junit` file's place ([`junit_writable`]); or a one-line error. The directories it
+/// created, deepest first, for [`remove_empty`] once the run is done.
+fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    let created: Vec<PathBuf> = out
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && std::fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    let probe = out.join(format!(".walcheck-probe.{}", std::process::id()));
+    let prepared = std::fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create trace directory {}: {e}", out.display()))
+        .and_then(|()| {
+            std::fs::File::create(&probe)
+                .and_then(|_| std::fs::remove_file(&probe))
+                .map_err(|e| format!("cannot write in trace directory {}: {e}", out.display()))
+        })
+        .and_then(|()| {
+            junit.map_or(Ok(()), |path| {
+                junit_writable(path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+            })
+        });
+    match prepared {
+        Ok(()) => Ok(created),
+        Err(err) => {
+            remove_empty(&created);
+            Err(err)
+        }
+    }
+}
+
+/// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
+/// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
+/// writing, untouched; any other path by a probe file created and removed beside it, where the
+/// report is written before it is renamed into place.
+fn junit_writable(path: &Path) -> std::io::Result<()> {
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
+    if special {
+        return std::fs::OpenOptions::new().write(true).open(path).map(drop);
+    }
+    let Some(name) = path.file_name() else {
+        let not_a_file = "not a file's path";
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            not_a_file,
+        ));
+    };
+    let name = name.to_string_lossy();
+    let probe = path.with_file_name(format!(".{name}.{}.probe", std::process::id()));
+    std::fs::File::create(&probe).and_then(|_| std::fs::remove_file(&probe))
+}
+
+/// Removes the directories `created` (deepest first) that are still empty: a run that wrote no
+/// trace leaves no trace directory it made.
+fn remove_empty(created: &[PathBuf]) {
+    for dir in created {
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 /// `walcheck merge REPORT.json...`.

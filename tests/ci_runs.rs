@@ -186,6 +186,32 @@ fn sharded_swarm_reports_merge_into_the_unsharded_report() {
     std::fs::write(&check, report.stdout).unwrap();
     let output = walcheck(&["merge", &files[0], check.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
+
+    // A swarm shard with a seed's row removed, or a row from another place, does not merge.
+    let shard2: Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    let mut short = shard2.clone();
+    short["results"].as_array_mut().unwrap().remove(0);
+    let mut moved = shard2;
+    moved["results"][0]["seed"] = 0.into();
+    for (report, says) in [
+        (
+            short,
+            "shard 2/3 has 1 results, not the 2 of seeds 0..7 it runs",
+        ),
+        (moved, "results[0] has seed 0, not 1"),
+    ] {
+        let file = dir.path().join("doctored.json");
+        std::fs::write(&file, report.to_string()).unwrap();
+        let output = walcheck(&["merge", &files[0], file.to_str().unwrap(), &files[2]]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.lines().count() == 1 && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(stderr.contains("doctored.json: "), "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
 }
 
 #[test]
@@ -658,5 +684,127 @@ fn merge_joins_only_one_runs_shards_and_keeps_its_strictness() {
             "{stderr}"
         );
         assert!(stderr.contains("not the same run"), "{stderr}");
+    }
+}
+
+/// Each check shard report says how many entries it holds and the whole selection holds
+/// (`shard.entries`, `shard.selection_entries`): `merge` joins rows by position, so it refuses a
+/// shard with a row removed or added, a count edited, or a row it could not read back, with one
+/// line naming the file and exit 2.
+#[test]
+fn merge_refuses_incomplete_or_doctored_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("traces");
+    let mut shards = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let output = walcheck(&[
+            "check",
+            "olake-bootstrap:master",
+            "--json",
+            "--shard",
+            shard,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        shards.push(json(&output));
+    }
+    let whole = walcheck(&[
+        "check",
+        "olake-bootstrap:master",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let total = json(&whole)["results"].as_array().unwrap().len();
+    assert!(total >= 6, "{total} entries");
+    for (i, shard) in shards.iter().enumerate() {
+        let held = shard["results"].as_array().unwrap().len();
+        assert_eq!(shard["shard"]["entries"], held, "shard {}", i + 1);
+        assert_eq!(shard["shard"]["selection_entries"], total);
+    }
+    let merge = |third: &Value| {
+        let mut files = Vec::new();
+        for (i, report) in [&shards[0], &shards[1], third].into_iter().enumerate() {
+            let file = dir.path().join(format!("shard-{}.json", i + 1));
+            std::fs::write(&file, report.to_string()).unwrap();
+            files.push(file.to_str().unwrap().to_owned());
+        }
+        walcheck(&["merge", &files[0], &files[1], &files[2]])
+    };
+    assert_eq!(merge(&shards[2]).status.code(), Some(0));
+
+    let third = shards[2]["results"].as_array().unwrap().len();
+    let edited = |edit: &dyn Fn(&mut Value)| {
+        let mut report = shards[2].clone();
+        edit(&mut report);
+        report
+    };
+    let cases = [
+        (
+            edited(&|r| drop(r["results"].as_array_mut().unwrap().remove(1))),
+            format!(
+                "shard 3/3 has {} results, not the {third} entries it holds",
+                third - 1
+            ),
+        ),
+        (
+            edited(&|r| {
+                let row = r["results"][0].clone();
+                r["results"].as_array_mut().unwrap().push(row);
+            }),
+            format!(
+                "shard 3/3 has {} results, not the {third} entries it holds",
+                third + 1
+            ),
+        ),
+        (
+            edited(&|r| r["shard"]["entries"] = (third - 1).into()),
+            format!("its shard says it holds {} entries, but shard 3/3 of {total} entries holds {third}", third - 1),
+        ),
+        (
+            edited(&|r| drop(r["shard"].as_object_mut().unwrap().remove("entries"))),
+            "its shard has no whole entries count".to_owned(),
+        ),
+        (
+            edited(&|r| r["shard"]["selection_entries"] = (total + 1).into()),
+            "its shard selection_entries".to_owned(),
+        ),
+        (
+            edited(&|r| r["results"][1]["verdict"] = "bogus".into()),
+            r#"results[1] has verdict "bogus", not one of holds, violated, inconclusive"#
+                .to_owned(),
+        ),
+        (
+            edited(&|r| r["results"][0]["expected"] = "inconclusive".into()),
+            r#"results[0] has expected "inconclusive", not one of holds, violated"#.to_owned(),
+        ),
+        (
+            edited(&|r| r["results"][0]["states"] = (-4).into()),
+            "results[0] has states -4, not a whole number from 0".to_owned(),
+        ),
+        (
+            edited(&|r| r["results"][0]["trace_steps"] = 1.5.into()),
+            "results[0] has trace_steps 1.5, not a whole number from 0 or null".to_owned(),
+        ),
+        (
+            edited(&|r| drop(r["results"][0].as_object_mut().unwrap().remove("property"))),
+            "results[0] has property null, not a string".to_owned(),
+        ),
+        (
+            edited(&|r| r["results"][0] = "row".into()),
+            "results[0] is not an object".to_owned(),
+        ),
+    ];
+    for (report, says) in cases {
+        let output = merge(&report);
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{says}: {stderr}");
+        assert!(output.stdout.is_empty(), "{says}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("walcheck: error: ") && stderr.contains("shard-3.json: "),
+            "{stderr}"
+        );
+        assert!(stderr.contains(&says), "{says}: {stderr}");
     }
 }

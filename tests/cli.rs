@@ -81,12 +81,116 @@ fn an_unwritable_out_dir_is_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
-    let output = walcheck(
-        &["check", "olake-bootstrap:master", "--faults", "none"],
-        &file.join("sub"),
+    let args = ["check", "olake-bootstrap:master", "--faults", "none"];
+    let output = walcheck(&args, &file.join("sub"));
+    // Found before the search: nothing is printed but the error.
+    assert_usage_error(&args, &output);
+}
+
+/// An `--out` directory that cannot be made or written in, or a `--junit` file that cannot be
+/// written, is one line and exit 2 before anything is checked: no report on stdout, text or
+/// JSON, and no file left behind.
+#[test]
+fn unwritable_output_targets_fail_before_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "kept").unwrap();
+    let good_out = dir.path().join("traces");
+    let in_file = file.join("j.xml");
+    let (in_file, a_dir) = (in_file.to_str().unwrap(), dir.path().to_str().unwrap());
+    let dotdot = format!("{a_dir}/missing/..");
+    let not_a_dir = format!("cannot write {in_file}: Not a directory (os error 20)");
+    let cases: [(&str, &str, String); 7] = [
+        (
+            "--junit",
+            &dotdot,
+            format!("cannot write {dotdot}: not a file's path"),
+        ),
+        (
+            "--out",
+            "/proc/wcout",
+            "cannot create trace directory /proc/wcout: No such file or directory (os error 2)"
+                .into(),
+        ),
+        (
+            "--out",
+            "/proc",
+            "cannot write in trace directory /proc: No such file or directory (os error 2)".into(),
+        ),
+        (
+            "--junit",
+            "/proc/nonexistent-dir/j.xml",
+            "cannot write /proc/nonexistent-dir/j.xml: No such file or directory (os error 2)"
+                .into(),
+        ),
+        ("--junit", in_file, not_a_dir),
+        (
+            "--junit",
+            a_dir,
+            format!("cannot write {a_dir}: Is a directory (os error 21)"),
+        ),
+        (
+            "--out",
+            file.to_str().unwrap(),
+            format!("cannot create trace directory {}: ", file.display()),
+        ),
+    ];
+    for (flag, target, says) in &cases {
+        for json in [false, true] {
+            let mut args = vec!["check", "olake-bootstrap:master", flag, target];
+            if json {
+                args.push("--json");
+            }
+            if *flag == "--junit" {
+                args.extend(["--out", good_out.to_str().unwrap()]);
+            }
+            let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert_usage_error(&args, &output);
+            let stderr = String::from_utf8(output.stderr).unwrap();
+            assert!(stderr.contains(says.as_str()), "{args:?}: {stderr}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
+    assert!(
+        !good_out.exists(),
+        "a trace directory made for a run that did not start"
     );
-    assert_eq!(output.status.code(), Some(2));
-    assert_eq!(String::from_utf8(output.stderr).unwrap().lines().count(), 1);
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a-file"], "nothing but the file was left");
+}
+
+/// A run that writes no counterexample leaves no trace directory it had to make; one that
+/// writes some leaves them there, and its --junit file beside.
+#[test]
+fn the_trace_directory_made_for_a_run_stays_only_with_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new").join("traces");
+    let junit = dir.path().join("walcheck.xml");
+    let junit = junit.to_str().unwrap();
+    let holds = [
+        "check",
+        "olake-bootstrap:pr1084",
+        "--faults",
+        "none",
+        "--bound",
+        "server=standby",
+    ];
+    let output = walcheck(&holds, &out);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(!dir.path().join("new").exists(), "no trace, no directory");
+    let output = walcheck(&["check", "olake-bootstrap:master", "--junit", junit], &out);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(std::fs::read_dir(&out).unwrap().count() > 0);
+    assert!(std::fs::read_to_string(junit)
+        .unwrap()
+        .contains("<testsuites"));
 }
 
 #[test]

@@ -80,7 +80,14 @@ fn a_counterexample_explains_itself() {
     assert_eq!(&named[..columns.len()], &columns[..]);
     assert_eq!(
         &named[columns.len()..],
-        ["W0", "restart_moves", "pages", "commit", "*", "configuration"]
+        [
+            "W0",
+            "restart_moves",
+            "pages",
+            "commit",
+            "*",
+            "configuration"
+        ]
     );
 }
 
