@@ -196,7 +196,7 @@ fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
 /// small system, and a first step of each action of a large one.
 const VALIDATE_STATES: u64 = 2_000;
 
-/// What [`register`] does after [`validate`]: explores up to [`VALIDATE_STATES`] states of each of `system`'s variants with its last
+/// What [`register`] does after [`validate`]: explores up to 2,000 states of each of `system`'s variants with its last
 /// fault set (the most faults), checking every property: a model that panics on the way (a
 /// misspelt fault or variant name, [`Config::meets`]) is a one-line error at registration.
 pub fn try_out(system: &'static dyn AnySystem) -> Result<(), String> {
@@ -389,7 +389,7 @@ pub trait WithModel {
 }
 
 /// A [`WithModel`] computation that a model behind a trait object can run: one listed in
-/// [`checkable!`], where each gets its method of [`Checkable`].
+/// `checkable!`, where each gets its method of [`Checkable`].
 pub trait Dispatch: WithModel {
     fn dispatch(self, model: Box<dyn Checkable>) -> Self::Output;
 }

@@ -900,7 +900,7 @@ fn inconclusive(entry: &Entry, elapsed: Duration) -> CheckResult {
 
 /// The entries of shard `index` of `count` (both from 1): every `count`-th entry of `entries`,
 /// starting at the `index`-th. The `count` shards of one selection cover each entry exactly once,
-/// and [`crate::report::merge`] puts their results back in catalogue order.
+/// and `walcheck merge` ([`crate::ci`]) puts their results back in catalogue order.
 pub fn shard(entries: Vec<Entry>, index: usize, count: usize) -> Vec<Entry> {
     assert!((1..=count).contains(&index), "shard {index}/{count}");
     entries.into_iter().skip(index - 1).step_by(count).collect()
@@ -1069,7 +1069,7 @@ fn value_of_kind(value: &walcheck_properties::system::Var, kind: &str) -> Result
     }
 }
 
-/// [`check_against`] on the model of a configuration.
+/// `check_against` on the model of a configuration.
 pub struct CheckAgainst<'a>(&'a Trace);
 
 impl WithModel for CheckAgainst<'_> {

@@ -12,7 +12,7 @@
 //! servers, checks each modelled rule against one, runs the ladders live, and records what it
 //! observes as traces that [`observed`] replays against the model.
 //!
-//! [`reference`] holds concurrent Rust implementations of the fixed designs (OLake #1084's
+//! [`reference`](mod@reference) holds concurrent Rust implementations of the fixed designs (OLake #1084's
 //! bootstrap, Electric's shape-log pipeline with #4064), checked with loom under `--cfg loom` and
 //! against the model step by step.
 //!

@@ -70,7 +70,7 @@ pub struct Config {
     pub txns: u8,
     pub inline_flush_lines: u8,
     pub crashes: u8,
-    /// Which fairness liveness checks assume ([`FAIRNESS`] or none); safety checks ignore it.
+    /// Which fairness liveness checks assume (`FAIRNESS` or none); safety checks ignore it.
     pub fairness: FairnessChoice,
     /// Whether unrelated transactions keep coming after the scripted ones.
     pub traffic: Traffic,
@@ -79,7 +79,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    /// The typed form of a configuration the catalogue validated against `INFO`.
     pub fn of(config: &GenericConfig) -> Config {
         Config {
             shapes: config.small("shapes"),

@@ -3,9 +3,9 @@
 //! acknowledged flush LSN — the path of the missed `:flushed` notification of Electric #4058
 //! (fixed by #4064). See [`walcheck_model::electric`] for the upstream commits and files.
 //!
-//! State: one [`Consumer`] per shape (with its WriteLoop, flush timer and mailbox), the
+//! State: one `Consumer` per shape (with its WriteLoop, flush timer and mailbox), the
 //! ShapeLogCollector (where its publish is, its mailbox of `notify_flushed` casts), the
-//! [`FlushTracker`], the [`ReplicationClient`] with PostgreSQL's WAL end and `confirmed_flush`,
+//! `FlushTracker`, the `ReplicationClient` with PostgreSQL's WAL end and `confirmed_flush`,
 //! a fault counter, and history bits for the properties that look at transitions.
 //!
 //! Time has no clock here: the flush period (1 s) is far shorter than the idle `:timeout` (30 s)

@@ -43,7 +43,7 @@ pub mod seen {
     pub const H1: u16 = 1 << 10;
 }
 
-/// A state of the system. Its `Debug` is its [`Variables`], one `name: value` a line, as
+/// A state of the system. Its `Debug` is its `Variables`, one `name: value` a line, as
 /// stateright's Explorer shows it.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {

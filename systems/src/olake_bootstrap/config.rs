@@ -161,16 +161,16 @@ pub struct Config {
     pub statements: u8,
     pub syncs: u8,
     pub crashes: u8,
-    /// Which fairness liveness checks assume ([`FAIRNESS`] or none); safety checks ignore it.
+    /// Which fairness liveness checks assume (`FAIRNESS` or none); safety checks ignore it.
     pub fairness: FairnessChoice,
-    /// The simulator's workload instead of the checker's [`Action::Append`]; `None` for the
+    /// The simulator's workload instead of the checker's `Action::Append`; `None` for the
     /// checker, which never sets it.
     pub driven: Option<DrivenWorkload>,
 }
 
 /// The workload `walcheck simulate` drives: one client backend runs statements whose rows enter
-/// the WAL a chunk at a time ([`Action::InsertWal`]) and that end in a commit record
-/// ([`Action::Commit`]). The model offers both whenever no synchronous commit is waiting; the
+/// the WAL a chunk at a time (`Action::InsertWal`) and that end in a commit record
+/// (`Action::Commit`). The model offers both whenever no synchronous commit is waiting; the
 /// simulator's clock decides which happens when, so buffer-pressure writes happen progressively
 /// while a large statement runs, and sizes are bytes, not pages.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -203,7 +203,7 @@ impl DrivenWorkload {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against [`INFO`]; with the
+    /// The typed form of a configuration the catalogue validated against `INFO`; with the
     /// simulator's workload when it sets any trace knob.
     pub fn of(config: &GenericConfig) -> Config {
         let driven = config.has_trace_knobs().then(|| DrivenWorkload {

@@ -9,7 +9,7 @@ use walcheck_model::Lsn;
 /// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
 pub const INITIAL_LSN: Lsn = Lsn(0x100_0000);
 
-/// A state of the system. Its `Debug` is its [`Variables`], one `name: value` a line, as
+/// A state of the system. Its `Debug` is its `Variables`, one `name: value` a line, as
 /// stateright's Explorer shows it.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
@@ -98,7 +98,7 @@ impl OlakeBootstrap {
     }
 
     /// Applies `action` to `state`; the same transition the checker, the simulator and the tests
-    /// use. The caller must only apply enabled actions ([`Model::actions`]).
+    /// use. The caller must only apply enabled actions (`Model::actions`).
     pub fn apply(&self, state: &mut State, action: Action) {
         let cfg = &self.config;
         match action {

@@ -74,7 +74,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against [`INFO`].
+    /// The typed form of a configuration the catalogue validated against `INFO`.
     pub fn of(config: &GenericConfig) -> Config {
         Config {
             variant: SyncVariant::from_name(config.variant).expect("a variant of INFO"),

@@ -16,7 +16,7 @@
 //! in this system marks the slot dirty without saving it at once: a walsender acknowledgement
 //! either moves `restart_lsn` and saves the slot (`logical.c:LogicalConfirmReceivedLocation`,
 //! `ReplicationSlotMarkDirty` + `ReplicationSlotSave`) or moves only `confirmed_flush` and leaves
-//! the slot clean ([`SyncConnector::ack`]). A checkpoint would save nothing, so the action is
+//! the slot clean (`SyncConnector::ack`). A checkpoint would save nothing, so the action is
 //! left out rather than kept as a step that never changes the state. (`olake-bootstrap` keeps
 //! its `Checkpoint`: `slotfuncs.c:pg_logical_replication_slot_advance` does mark the slot dirty.)
 

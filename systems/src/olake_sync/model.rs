@@ -10,7 +10,7 @@ use walcheck_model::pg::txn::COMMIT_RECORD_BYTES;
 use walcheck_model::pg::{CommitMode, Role, Server};
 use walcheck_model::Lsn;
 
-/// A state of the system. Its `Debug` is its [`Variables`].
+/// A state of the system. Its `Debug` is its `Variables`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
     pub server: Server,
