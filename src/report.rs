@@ -808,8 +808,13 @@ fn stopped_text(results: &[CheckResult]) -> String {
     for r in results {
         let line = match (&r.error, r.limit) {
             (Some(error), _) => format!(
-                "error: {}: {error}; its checks are inconclusive (rerun with --fingerprint-bits 128)",
-                config_name(&r.entry.config)
+                "error: {}: {error}; its checks are inconclusive ({})",
+                config_name(&r.entry.config),
+                match r.entry.property.kind {
+                    Kind::Eventually =>
+                        "the liveness checker's fingerprints are fixed at 64 bits: report it",
+                    _ => "rerun with --fingerprint-bits 128",
+                }
             ),
             (None, Some(limit)) => format!(
                 "inconclusive: {}: {} ran out first",

@@ -227,7 +227,8 @@ pub fn run_entry_observed(
                 observe,
             })
         });
-    let limit = (verdict == Verdict::Inconclusive).then(|| {
+    let (limit, error) = collision_error(limit);
+    let limit = (verdict == Verdict::Inconclusive && error.is_none()).then(|| {
         limit.unwrap_or(if budget.deadline.is_some_and(|d| Instant::now() >= d) {
             "timeout"
         } else {
@@ -247,7 +248,7 @@ pub fn run_entry_observed(
         search: None,
         collision: None,
         limit,
-        error: None,
+        error,
     }
 }
 
@@ -408,14 +409,39 @@ where
         );
         trace
     });
+    // A lasso that could not be rebuilt is inconclusive, said by its limit's name; the result
+    // turns it into an error ([`collision_error`]).
+    let limit = match outcome.collision {
+        Some(_) => Some(LIVENESS_COLLISION),
+        None => outcome.limit.map(limit_name),
+    };
     (
         outcome.verdict,
         outcome.states,
         outcome.unique_states,
         outcome.max_depth,
         trace,
-        outcome.limit.map(limit_name),
+        limit,
     )
+}
+
+/// The limit a liveness check reports when the lasso it found could not be rebuilt.
+const LIVENESS_COLLISION: &str = "liveness-collision";
+
+/// A result's limit and error from what its search said: a lasso that could not be rebuilt is
+/// an error, not a budget.
+fn collision_error(limit: Option<&'static str>) -> (Option<&'static str>, Option<String>) {
+    match limit {
+        Some(LIVENESS_COLLISION) => (
+            None,
+            Some(
+                "two states share a 64-bit fingerprint in the liveness graph, so its lasso could \
+                 not be rebuilt"
+                    .to_owned(),
+            ),
+        ),
+        other => (other, None),
+    }
 }
 
 /// The `eventually` entries of one configuration up to its `fairness` knob, decided on one
@@ -514,9 +540,11 @@ fn run_liveness_group(
         .zip(searched)
         .map(
             |(entry, (verdict, states, unique_states, max_depth, trace, limit))| {
-                let limit =
-                    (verdict == Verdict::Inconclusive).then(|| limit.unwrap_or("max-states"));
+                let (limit, error) = collision_error(limit);
+                let undecided = verdict == Verdict::Inconclusive && error.is_none();
+                let limit = undecided.then(|| limit.unwrap_or("max-states"));
                 CheckResult {
+                    error,
                     verdict,
                     states,
                     unique_states,

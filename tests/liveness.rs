@@ -262,6 +262,31 @@ fn rows_on_one_graph_agree_with_checks_on_their_own() {
     }
 }
 
+/// The graph stores fingerprints: where two states share one, the lasso found does not rebuild
+/// to its fingerprints, and the check is inconclusive with the reason, never a counterexample
+/// that is not one.
+#[test]
+fn a_fingerprint_collision_in_the_liveness_graph_is_reported_not_a_lasso() {
+    let finished = Liveness::<Toggler, u8> {
+        id: "finishes",
+        trigger: None,
+        goal: |_, s| *s == 2,
+    };
+    let rows = [liveness::Row {
+        model: &Toggler,
+        property: &finished,
+        fair: false,
+    }];
+    let budget = Budget::default();
+    // Every state the same fingerprint: one node, whose Toggle edge is a self-loop.
+    let outcome =
+        liveness::check_rows_printed(&rows, &[], (&budget, None), &mut |_| {}, |_| 0).remove(0);
+    assert_eq!(outcome.verdict, Verdict::Inconclusive);
+    assert!(outcome.lasso.is_none());
+    let why = outcome.collision.expect("the collision is said");
+    assert!(why.contains("fingerprint collision"), "{why}");
+}
+
 /// `always (Q implies eventually P)` takes a monitor: an obligation raised later than the initial
 /// state counts too, and a terminal state stutters.
 #[test]

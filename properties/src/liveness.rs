@@ -35,16 +35,24 @@ use rustc_hash::FxBuildHasher;
 use stateright::Model;
 
 use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
-use crate::compact::Limit;
+use crate::compact::{Fingerprinter, Fold64, Limit};
 
 /// The most fairness classes a system may declare (they are bits of a `u32`).
 pub const MAX_CLASSES: usize = 32;
 
-/// The explored graph: every reachable state once, its outgoing edges in action order.
+/// The explored graph: every reachable state once, as its 64-bit fingerprint, its outgoing edges
+/// in action order; the states themselves are held only until they are expanded, and a lasso
+/// is rebuilt by taking its actions again from the initial state.
 struct Graph<S> {
-    /// Hashed with rustc's Fx hash, as in [`crate::checker`]; ids are insertion order, so the
-    /// hash never shows in the output.
-    states: IndexSet<S, FxBuildHasher>,
+    /// The initial state, where a lasso's actions are taken again from.
+    init: Option<S>,
+    /// Each state's fingerprint ([`Fold64`]), by id; ids are breadth-first insertion order, so
+    /// the hash never shows in the output. Hashed with rustc's Fx hash.
+    states: IndexSet<u64, FxBuildHasher>,
+    /// Per state, bit `2r`: row `r`'s goal holds there; bit `2r + 1`: its trigger does.
+    marks: Vec<u32>,
+    /// How a state's fingerprint is computed ([`Fold64`] unless a test narrows it).
+    print: fn(&S) -> u64,
     /// Edges of state `i` are `edges[first[i]..first[i + 1]]`.
     first: Vec<u32>,
     edges: Vec<Edge>,
@@ -100,6 +108,9 @@ pub struct Outcome<S, A> {
     pub memory_bytes: u64,
     /// For an inconclusive verdict: the budget that ran out.
     pub limit: Option<Limit>,
+    /// For an inconclusive verdict: why the lasso found could not be rebuilt (two states share a
+    /// fingerprint), never a wrong counterexample.
+    pub collision: Option<String>,
 }
 
 /// Checks `property` on `model` under `fairness` within `budget`.
@@ -184,12 +195,40 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
+    check_rows_printed(rows, fairness, (budget, max_memory_bytes), observe, fold64)
+}
+
+/// 64-bit fingerprints ([`Fold64`]) as a function.
+fn fold64<S: Hash>(state: &S) -> u64 {
+    Fold64.fingerprint(state)
+}
+
+/// [`check_rows`] with states fingerprinted by `print`: for tests of what a collision does
+/// (a narrow fingerprint such as [`crate::compact::Narrow`]'s). A lasso whose states do not
+/// rebuild to their fingerprints is reported as [`Outcome::collision`], inconclusive, never as
+/// a counterexample.
+pub fn check_rows_printed<M>(
+    rows: &[Row<'_, M>],
+    fairness: &[FairClass<M::Action>],
+    (budget, max_memory_bytes): (&Budget, Option<u64>),
+    observe: &mut dyn FnMut(Progress),
+    print: fn(&M::State) -> u64,
+) -> Vec<Outcome<M::State, M::Action>>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
     assert!(
         fairness.len() <= MAX_CLASSES,
         "at most {MAX_CLASSES} fairness classes"
     );
-    let model = rows.first().expect("at least one row").model;
-    let (graph, explored) = explore(model, fairness, budget, max_memory_bytes, observe);
+    assert!(
+        rows.len() <= 16,
+        "at most 16 rows on one graph (two bits each)"
+    );
+    let limits = (budget, max_memory_bytes);
+    let (graph, explored) = explore(rows, fairness, limits, observe, print);
     let masks = |fair: bool| match fair {
         true => (
             class_mask(fairness, Fairness::Weak),
@@ -198,10 +237,11 @@ where
         false => (0, 0),
     };
     rows.iter()
-        .map(|row| {
+        .enumerate()
+        .map(|(r, row)| {
             let (weak, strong) = masks(row.fair);
             let fair = Fair { weak, strong };
-            decide(row, &graph, &explored, fair, max_memory_bytes)
+            decide((r, row), &graph, &explored, fair, max_memory_bytes)
         })
         .collect()
 }
@@ -215,7 +255,7 @@ struct Fair {
 
 /// One row's verdict on the explored graph.
 fn decide<M>(
-    row: &Row<'_, M>,
+    (r, row): (usize, &Row<'_, M>),
     graph: &Graph<M::State>,
     explored: &Explored,
     fair: Fair,
@@ -228,7 +268,7 @@ where
 {
     let (model, property) = (row.model, row.property);
     let n = graph.states.len();
-    let graph_bytes = graph_bytes::<M::State>(n, graph.edges.len());
+    let graph_bytes = graph_bytes(n, graph.edges.len());
     let product_bytes =
         graph_bytes + (2 * n * (size_of::<Option<(u32, u32)>>() + 1) + 2 * n) as u64;
     let mut outcome = Outcome {
@@ -238,8 +278,9 @@ where
         max_depth: explored.max_depth,
         product_nodes: 0,
         lasso: None,
-        memory_bytes: graph_bytes,
+        memory_bytes: graph_bytes.max(explored.memory_bytes),
         limit: explored.limit,
+        collision: None,
     };
     if outcome.limit.is_none() && max_memory_bytes.is_some_and(|max| product_bytes > max) {
         outcome.limit = Some(Limit::Memory);
@@ -251,15 +292,12 @@ where
     outcome.memory_bytes = product_bytes;
 
     // The monitor: node `2 * state + pending`.
-    let goal: Vec<bool> = graph
-        .states
+    let goal: Vec<bool> = graph.marks.iter().map(|m| m >> (2 * r) & 1 == 1).collect();
+    let trigger: Vec<bool> = graph
+        .marks
         .iter()
-        .map(|s| (property.goal)(model, s))
+        .map(|m| m >> (2 * r + 1) & 1 == 1)
         .collect();
-    let trigger: Vec<bool> = match property.trigger {
-        Some(q) => graph.states.iter().map(|s| q(model, s)).collect(),
-        None => vec![false; n],
-    };
     let pending_after = |pending: bool, t: usize| (pending || trigger[t]) && !goal[t];
     let start = usize::from((property.trigger.is_none() || trigger[0]) && !goal[0]);
 
@@ -344,10 +382,16 @@ where
         .iter()
         .find(|c| c.binary_search(&loop_node).is_ok())
         .expect("a bad node is in a bad component");
-    outcome.verdict = Verdict::Violated;
-    outcome.lasso = Some(lasso(
-        model, graph, &parent, start, loop_node, scc, weak, strong,
-    ));
+    match lasso(model, graph, &parent, start, loop_node, scc, weak, strong) {
+        Ok(lasso) => {
+            outcome.verdict = Verdict::Violated;
+            outcome.lasso = Some(lasso);
+        }
+        Err(collision) => {
+            outcome.verdict = Verdict::Inconclusive;
+            outcome.collision = Some(collision);
+        }
+    }
     outcome
 }
 
@@ -355,12 +399,30 @@ struct Explored {
     states: u64,
     max_depth: u64,
     limit: Option<Limit>,
+    /// The most bytes counted while exploring: the graph and the states waiting to be expanded.
+    memory_bytes: u64,
 }
 
-/// The bytes [`check_bounded`] counts for a graph of `states` states and `edges` edges.
-fn graph_bytes<S>(states: usize, edges: usize) -> u64 {
-    let per_state = size_of::<S>() + 8 + 9 + 3 * size_of::<u32>();
+/// The bytes [`check_bounded`] counts for a graph of `states` states and `edges` edges: per
+/// state its fingerprint, the index's stored hash and table slot, and its edge offset, fairness
+/// mask and marks; per edge its 12 bytes.
+fn graph_bytes(states: usize, edges: usize) -> u64 {
+    let per_state = 8 + 8 + 9 + 3 * size_of::<u32>();
     (states * per_state + edges * size_of::<Edge>()) as u64
+}
+
+/// The bytes of `waiting` states held whole until they are expanded, with their depth.
+fn waiting_bytes<S>(waiting: usize) -> u64 {
+    (waiting * size_of::<(u32, S)>()) as u64
+}
+
+/// Row `r`'s marks for `state`: its goal and trigger, two bits a row.
+fn marks_of<M: Model>(rows: &[Row<'_, M>], state: &M::State) -> u32 {
+    rows.iter().enumerate().fold(0, |marks, (r, row)| {
+        let goal = (row.property.goal)(row.model, state);
+        let trigger = row.property.trigger.is_some_and(|q| q(row.model, state));
+        marks | u32::from(goal) << (2 * r) | u32::from(trigger) << (2 * r + 1)
+    })
 }
 
 fn class_mask<A>(fairness: &[FairClass<A>], kind: Fairness) -> u32 {
@@ -379,21 +441,26 @@ fn classes_of<A>(fairness: &[FairClass<A>], action: &A) -> u32 {
         .fold(0, |acc, (i, _)| acc | 1 << i)
 }
 
-/// Breadth-first exploration of every reachable state within `budget`.
+/// Breadth-first exploration of every reachable state within `budget`, with the first row's
+/// model; every row's goal and trigger are evaluated on each state as it is stored.
 fn explore<M>(
-    model: &M,
+    rows: &[Row<'_, M>],
     fairness: &[FairClass<M::Action>],
-    budget: &Budget,
-    max_memory_bytes: Option<u64>,
+    (budget, max_memory_bytes): (&Budget, Option<u64>),
     observe: &mut dyn FnMut(Progress),
+    print: fn(&M::State) -> u64,
 ) -> (Graph<M::State>, Explored)
 where
     M: Model,
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
+    let model = rows.first().expect("at least one row").model;
     let mut graph = Graph {
+        print,
+        init: None,
         states: IndexSet::default(),
+        marks: Vec::new(),
         first: vec![0],
         edges: Vec::new(),
         enabled: Vec::new(),
@@ -402,8 +469,8 @@ where
         states: 0,
         max_depth: 0,
         limit: None,
+        memory_bytes: 0,
     };
-    let mut depth: Vec<u32> = Vec::new();
     // The product, the lasso's prefix and replay all start from the one initial state; a second
     // one would be left out silently, so it is refused instead.
     let inits = model.init_states();
@@ -411,16 +478,19 @@ where
         inits.len() <= 1,
         "the liveness checker takes a model with one initial state"
     );
+    // The states stored and not yet expanded, in id order (breadth-first), with their depth.
+    let mut waiting: VecDeque<(u32, M::State)> = VecDeque::new();
     for init in inits {
         explored.states += 1;
-        graph.states.insert(init);
-        depth.push(0);
+        graph.states.insert((graph.print)(&init));
+        graph.marks.push(marks_of(rows, &init));
+        graph.init = Some(init.clone());
+        waiting.push_back((0, init));
     }
     let mut actions = Vec::new();
-    // States are expanded in id order, which is breadth-first order.
-    let mut index = 0;
-    while index < graph.states.len() {
-        if index as u64 % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
+    let mut index = 0u64;
+    while let Some((depth, state)) = waiting.pop_front() {
+        if index % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
             if budget.deadline.is_some_and(|d| Instant::now() >= d) {
                 explored.limit = Some(Limit::Time);
                 break;
@@ -431,7 +501,6 @@ where
                 max_depth: explored.max_depth,
             });
         }
-        let state = graph.states.get_index(index).expect("stored").clone();
         actions.clear();
         model.actions(&state, &mut actions);
         let mut enabled = 0;
@@ -446,15 +515,16 @@ where
                 continue;
             }
             // One hash per generated state: insert, and take it back if the budget is spent.
-            let (target, new) = graph.states.insert_full(next);
+            let (target, new) = graph.states.insert_full((graph.print)(&next));
             if new {
                 let stored = graph.states.len();
+                // The edge about to be pushed, and this state's own edge offset included.
+                let bytes = graph_bytes(stored, graph.edges.len() + 1)
+                    + waiting_bytes::<M::State>(waiting.len() + 1);
+                explored.memory_bytes = explored.memory_bytes.max(bytes);
                 let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
                     Some(Limit::States)
-                } else if max_memory_bytes.is_some_and(|max| {
-                    // The edge about to be pushed, and this state's own edge offset included.
-                    graph_bytes::<M::State>(stored, graph.edges.len() + 1) > max
-                }) {
+                } else if max_memory_bytes.is_some_and(|max| bytes > max) {
                     Some(Limit::Memory)
                 } else {
                     None
@@ -464,9 +534,9 @@ where
                     explored.limit = limit;
                     return (graph, explored);
                 }
-                let next_depth = depth[index] + 1;
-                explored.max_depth = explored.max_depth.max(next_depth.into());
-                depth.push(next_depth);
+                explored.max_depth = explored.max_depth.max((depth + 1).into());
+                graph.marks.push(marks_of(rows, &next));
+                waiting.push_back((depth + 1, next));
             }
             graph.edges.push(Edge {
                 target: target as u32,
@@ -519,10 +589,10 @@ fn lasso<M>(
     scc: &[usize],
     weak: u32,
     strong: u32,
-) -> Lasso<M::State, M::Action>
+) -> Result<Lasso<M::State, M::Action>, String>
 where
     M: Model,
-    M::State: Clone,
+    M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
     // The prefix, from the parents of the breadth-first search.
@@ -599,29 +669,63 @@ where
         cycle_edges.extend(route(&internal, next, loop_state));
     }
 
-    let init = graph.states.get_index(0).expect("stored").clone();
+    let edges: Vec<(usize, usize)> = prefix_edges.iter().chain(&cycle_edges).copied().collect();
+    let path = rebuild(model, graph, &edges)?;
+    let loop_index = prefix_edges.len();
+    let loop_state = path
+        .steps
+        .get(loop_index.wrapping_sub(1))
+        .map_or(&path.init, |s| &s.1);
+    if path.last_state() != loop_state {
+        return Err(format!(
+            "the lasso's last state is not its loop state, though their fingerprints are equal \
+             ({:#018x}): a fingerprint collision",
+            (graph.print)(loop_state)
+        ));
+    }
+    Ok(Lasso { path, loop_index })
+}
+
+/// The path that takes `edges` (`(source state, edge index)`, each from where the last one
+/// ended) from the initial state, its states made again by the model, each checked against the
+/// fingerprint stored for it: a state whose fingerprint differs is an error, never a path.
+fn rebuild<M>(
+    model: &M,
+    graph: &Graph<M::State>,
+    edges: &[(usize, usize)],
+) -> Result<Path<M::State, M::Action>, String>
+where
+    M: Model,
+    M::State: Hash + Clone,
+    M::Action: Clone,
+{
+    let init = graph
+        .init
+        .clone()
+        .expect("a graph with states has its initial state");
     let mut path = Path {
         init,
         steps: Vec::new(),
     };
     let mut actions = Vec::new();
-    for &(from, edge) in prefix_edges.iter().chain(&cycle_edges) {
-        let state = graph.states.get_index(from).expect("stored");
+    for &(from, edge) in edges {
+        let state = path.last_state();
+        let stored = graph.states.get_index(from).copied();
+        if stored != Some((graph.print)(state)) {
+            return Err(format!(
+                "the lasso's rebuilt state {from} has another fingerprint: a fingerprint collision"
+            ));
+        }
         actions.clear();
         model.actions(state, &mut actions);
         let edge = graph.edges[edge];
         let action = actions[edge.action as usize].clone();
-        let next = graph
-            .states
-            .get_index(edge.target as usize)
-            .expect("stored")
-            .clone();
+        let next = model
+            .next_state(state, action.clone())
+            .ok_or("the model refused an action it took while exploring")?;
         path.steps.push((action, next));
     }
-    Lasso {
-        path,
-        loop_index: prefix_edges.len(),
-    }
+    Ok(path)
 }
 
 enum Target {
