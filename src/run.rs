@@ -31,7 +31,7 @@ pub enum Engine {
     /// One search per configuration over fingerprints, deciding all its checks at once
     #[default]
     Compact,
-    /// One search per check, storing every state whole
+    /// One search per check, storing every state whole (eventually checks: the fair-liveness checker, as with compact)
     Reference,
 }
 
