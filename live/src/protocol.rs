@@ -1297,8 +1297,9 @@ pub fn sql_upto_lsn_rule(server: &PgServer) -> Result<Outcome, String> {
 
 /// SQL decoding reads only up to the flush pointer at the call: `get` neither returns an
 /// asynchronous commit past it nor confirms beyond it; once a synchronous commit has flushed past
-/// it, the next `get` returns both. An asynchronous commit the walwriter flushed at once is
-/// decoded with the others, and another is tried.
+/// it, the next `get` returns both. An asynchronous commit the walwriter flushed before the call
+/// (at once, or between the pointer read and the `get`: the flush pointer read after the call
+/// says which) is decoded with the others, and another is tried.
 pub fn sql_bounded_by_flush_rule(server: &PgServer) -> Result<Outcome, String> {
     const ATTEMPTS: u32 = 6;
     if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
@@ -1310,17 +1311,23 @@ pub fn sql_bounded_by_flush_rule(server: &PgServer) -> Result<Outcome, String> {
     for attempt in 1..=ATTEMPTS {
         let txn = session.commit_txn(PUBLISHED_TABLE, 1, true, false)?;
         txns.push(txn);
-        if session.pointers()?.flush < txn.end_lsn {
-            held = Some((attempt, txn));
+        if session.pointers()?.flush >= txn.end_lsn {
+            continue;
+        }
+        let (before, _, cf) = sql_decode(&mut session, &txns, request(None, None, true))?;
+        if !before.contains(&txn.commit_lsn) {
+            held = Some((attempt, txn, before, cf));
             break;
         }
+        // Returned: right only if it was flushed by the call, which a flush pointer still
+        // behind its end after the call rules out (the pointer never moves back).
+        let flushed = session.pointers()?.flush >= txn.end_lsn;
+        ensure(flushed, || {
+            format!("get returned the unflushed commit at {}", txn.commit_lsn)
+        })?;
     }
-    let (attempt, txn) = held.ok_or_else(|| {
-        format!("the walwriter flushed each of {ATTEMPTS} asynchronous commits at once")
-    })?;
-    let (before, _, cf) = sql_decode(&mut session, &txns, request(None, None, true))?;
-    ensure(!before.contains(&txn.commit_lsn), || {
-        format!("get returned the unflushed commit at {}", txn.commit_lsn)
+    let (attempt, txn, before, cf) = held.ok_or_else(|| {
+        format!("the walwriter flushed each of {ATTEMPTS} asynchronous commits before the get")
     })?;
     txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
     let (after, _, cf_after) = sql_decode(&mut session, &txns, request(None, None, true))?;
