@@ -315,7 +315,13 @@ impl Args for ParamArgs {
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
 pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
     let _ = PROGRAM.set(invoked_name());
-    if let Err(e) = crate::catalogue::register(systems) {
+    let files = match crate::connector::load_named(std::env::args().skip(1)) {
+        Ok(files) => files,
+        Err(code) => return code,
+    };
+    let mut all = systems.to_vec();
+    all.extend(files);
+    if let Err(e) = crate::catalogue::register(&all) {
         return usage_error(&e);
     }
     let cli = match parse() {
@@ -715,7 +721,7 @@ fn check(command: Command) -> ExitCode {
         Err(err) => return usage_error(&err),
     };
     let selection = Selection {
-        specs,
+        specs: crate::connector::specs(specs),
         faults,
         bounds,
     };
@@ -997,6 +1003,7 @@ fn explore(
     addr: &str,
     allow_remote: bool,
 ) -> ExitCode {
+    let spec = &crate::connector::specs(vec![spec.to_owned()]).join(" ");
     let config = match crate::explore::config(spec, faults, bounds) {
         Ok(config) => config,
         Err(err) => return usage_error(&err),
@@ -1301,7 +1308,7 @@ fn live_ladder(pg_url: Option<&str>, options: &walcheck_live::ladder::LiveOption
 
 /// One line on stderr, `PROGRAM: error: MESSAGE` (the program as invoked, as clap's usage lines
 /// name it), and exit code 2.
-fn usage_error(message: &str) -> ExitCode {
+pub(crate) fn usage_error(message: &str) -> ExitCode {
     // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
     let _ = writeln!(std::io::stderr(), "{}: error: {message}", program());
     ExitCode::from(2)

@@ -27,6 +27,7 @@ pub mod bench;
 pub mod catalogue;
 pub mod ci;
 pub mod cli;
+pub mod connector;
 pub mod explore;
 pub mod heap;
 pub mod progress;

@@ -15,9 +15,12 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod machine;
 pub mod outline;
 mod parser;
+pub mod program;
 pub mod steps;
+pub mod system;
 pub mod vocabulary;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

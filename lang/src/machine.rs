@@ -1,0 +1,1158 @@
+//! The semantics of a connector file: a state of the connector, PostgreSQL and the destination,
+//! and the transitions the file's steps, the workload and the faults take. Every PostgreSQL
+//! behaviour is a call into walcheck's model of PostgreSQL 15 (`walcheck_model::pg`), the same
+//! functions the built-in systems use and `walcheck live conformance` confirms.
+
+use std::fmt;
+
+use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
+use walcheck_model::pg::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTES};
+use walcheck_model::pg::stream::{
+    identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
+};
+use walcheck_model::pg::{CommitMode, Role, Server, Slot, Txn, Wal};
+use walcheck_model::Lsn;
+
+use crate::ast::{BinOp, Call, Expr, ExprKind, Storage, Type};
+use crate::program::{Op, Program};
+
+/// Where the quiet cluster's WAL and the slot start: `0/1000000`, as in `olake-bootstrap`.
+pub const INITIAL_LSN: Lsn = Lsn(0x100_0000);
+
+/// PostgreSQL's WAL page, `XLOG_BLCKSZ`: 8 KiB.
+pub const PAGE_BYTES: u64 = 8192;
+
+/// The most client transactions a state holds (published and other together): the bit sets of
+/// the destination are `u16`.
+pub const TXNS_MAX: usize = 16;
+
+/// A value of the language.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value {
+    /// `none` before it meets a type.
+    None,
+    /// An LSN in bytes; `none` is `Lsn::INVALID` (0/0).
+    Lsn(Lsn),
+    /// `true` or `false`.
+    Bool(bool),
+    /// A transaction by its place in the commit log, or `none`.
+    Txn(Option<u8>),
+    /// A run of transactions, as a set of places in the commit log.
+    Txns(u16),
+    /// A counter's value.
+    Count(u64),
+    /// A received message.
+    Message(Message),
+}
+
+/// What `for each message` receives: a whole transaction or a keepalive.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Message {
+    /// The transaction, `None` for a keepalive.
+    pub txn: Option<u8>,
+    /// A keepalive's `ServerWALEnd`; a transaction's end.
+    pub wal_end: Lsn,
+    /// Whether the walsender asks for a reply.
+    pub reply_requested: bool,
+}
+
+impl Value {
+    /// The value as an LSN, `none` below every other.
+    fn lsn(self) -> Lsn {
+        match self {
+            Value::Lsn(lsn) => lsn,
+            _ => Lsn::INVALID,
+        }
+    }
+
+    fn is_none(self) -> bool {
+        matches!(
+            self,
+            Value::None | Value::Lsn(Lsn::INVALID) | Value::Txn(None) | Value::Txns(0)
+        )
+    }
+
+    fn truth(self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+
+    fn count(self) -> u64 {
+        match self {
+            Value::Count(n) => n,
+            _ => 0,
+        }
+    }
+}
+
+/// Shows a value as traces print it.
+pub struct Shown<'a>(pub Value, pub &'a [Txn]);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::None | Value::Txn(None) => f.write_str("none"),
+            Value::Lsn(lsn) if !lsn.is_valid() => f.write_str("none"),
+            Value::Lsn(lsn) => write!(f, "{lsn}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Txn(Some(i)) => write!(f, "T{}", u16::from(i) + 1),
+            Value::Txns(set) => f.write_str(&txn_set(set)),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Message(m) => match m.txn {
+                Some(i) => write!(f, "T{}", u16::from(i) + 1),
+                None => write!(f, "keepalive {}", m.wal_end),
+            },
+        }
+    }
+}
+
+/// `[T1, T3]`.
+pub fn txn_set(set: u16) -> String {
+    let names: Vec<String> = (0..16)
+        .filter(|i| set & (1 << i) != 0)
+        .map(|i| format!("T{}", i + 1))
+        .collect();
+    format!("[{}]", names.join(", "))
+}
+
+/// Where the connector is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Its next step is the instruction.
+    Running(u16),
+    /// Every run is over.
+    Done,
+    /// Stopped for good at the `fail fatal` instruction.
+    Fatal(u16),
+}
+
+/// One state of the connector, PostgreSQL and the destination.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct State {
+    /// The WAL pointers (the primary's; `replay` a standby's).
+    pub wal: Wal,
+    /// The connector's slot; `None` before it is created or after it is dropped.
+    pub slot: Option<DurableSlot>,
+    /// A synchronous commit waits for its flush.
+    pub commit_pending: bool,
+    /// The committed client transactions, in commit order.
+    pub txns: Vec<Txn>,
+    /// Client transactions begun: on the published tables, and on others.
+    pub published: u8,
+    /// Client transactions on tables outside the publication.
+    pub other: u8,
+    /// Transactions durably in the destination, and in its open batch.
+    pub dest: u16,
+    /// The destination's open batch.
+    pub batch: u16,
+    /// The variables, in [`Program::slots`] order: what the process holds.
+    pub vars: Vec<Value>,
+    /// The durable copy of each `async` variable, in slot order.
+    pub flushed: Vec<Value>,
+    /// Where the connector is.
+    pub status: Status,
+    /// Runs started, and crashes so far.
+    pub runs: u8,
+    /// Connector crashes so far.
+    pub connector_crashes: u8,
+    /// PostgreSQL crashes so far.
+    pub pg_crashes: u8,
+    /// The connector's replication connection.
+    pub walsender: Option<Walsender>,
+    /// Keepalives received so far.
+    pub keepalives: u8,
+    /// A START_REPLICATION skipped a transaction the destination did not hold.
+    pub lost: bool,
+}
+
+/// The environment a file is checked in: its knobs' values.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// Client transactions on the published tables.
+    pub transactions: u8,
+    /// The commit modes a transaction may take.
+    pub commits: Vec<CommitMode>,
+    /// A transaction's WAL, in pages.
+    pub txn_pages: u64,
+    /// A bulk transaction's WAL, in pages (0: none).
+    pub bulk_txn_pages: u64,
+    /// `wal_buffers`, in pages.
+    pub wal_buffers_pages: u64,
+    /// Client transactions on other tables.
+    pub other_traffic: u8,
+    /// Runs at most.
+    pub runs: u8,
+    /// Connector crashes so far.
+    /// Connector crashes at most.
+    pub connector_crashes: u8,
+    /// PostgreSQL crashes so far.
+    /// PostgreSQL crashes at most.
+    pub pg_crashes: u8,
+    /// Crashes of both kinds at most.
+    pub crashes: u8,
+    /// Whether checkpoints run.
+    pub checkpoints: bool,
+    /// The server the connector talks to.
+    pub role: Role,
+    /// Keepalives the walsender sends at most.
+    pub keepalives: u8,
+    /// Whether the slot exists at the start: it does unless the file creates it.
+    pub slot_at_start: bool,
+}
+
+/// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    /// The connector takes its next step; `choices` are PostgreSQL's (whether `restart_lsn`
+    /// moves) and the stream's (a keepalive rather than a transaction), one bit each.
+    Step {
+        /// The step's name.
+        name: &'static str,
+        /// PostgreSQL's choices, one bit each.
+        choices: u16,
+        /// Whether the step is weakly fair.
+        fair: bool,
+    },
+    /// A client transaction of `pages` WAL pages commits, synchronously or not (on tables
+    /// outside the publication when `published` is false).
+    Commit {
+        /// Its WAL, in pages.
+        pages: u64,
+        /// `synchronous_commit` on or off.
+        mode: CommitMode,
+        /// On the published tables.
+        published: bool,
+    },
+    /// The synchronous commit's `XLogFlush`.
+    CommitFlush,
+    /// The walwriter writes whole pages.
+    WalwriterWrite,
+    /// The walwriter flushes.
+    WalwriterFlush,
+    /// A checkpoint: dirty slots saved, WAL flushed.
+    Checkpoint,
+    /// The standby replays what the primary flushed.
+    Replay,
+    /// The background flush of an `async` durable variable.
+    FlushPending {
+        /// The variable.
+        var: &'static str,
+    },
+    /// Fault: the connector process dies and is restarted.
+    ConnectorCrash,
+    /// Fault: PostgreSQL crashes (immediate shutdown) and restarts.
+    PgCrash,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Step { name, choices, .. } => {
+                write!(f, "{name}")?;
+                if *choices != 0 {
+                    write!(f, " [choice {choices}]")?;
+                }
+                Ok(())
+            }
+            Action::Commit {
+                pages,
+                mode,
+                published,
+            } => {
+                let what = if *published { "Commit" } else { "CommitOther" };
+                let mode = match mode {
+                    CommitMode::Sync => "sync",
+                    CommitMode::Async => "async",
+                };
+                write!(f, "{what}{{pages={pages}, commit={mode}}}")
+            }
+            Action::CommitFlush => f.write_str("CommitFlush"),
+            Action::WalwriterWrite => f.write_str("WalWriterWrite"),
+            Action::WalwriterFlush => f.write_str("WalWriterFlush"),
+            Action::Checkpoint => f.write_str("Checkpoint"),
+            Action::Replay => f.write_str("Replay"),
+            Action::FlushPending { var } => write!(f, "Flush{{{var}}}"),
+            Action::ConnectorCrash => f.write_str("ConnectorCrash"),
+            Action::PgCrash => f.write_str("PgCrash"),
+        }
+    }
+}
+
+/// PostgreSQL's choices within one step, replayed from an action's bits or enumerated.
+struct Chooser {
+    script: u16,
+    made: u8,
+}
+
+impl Chooser {
+    fn choose(&mut self) -> bool {
+        let bit = self.script & (1 << self.made) != 0;
+        self.made += 1;
+        bit
+    }
+}
+
+/// Why a step stopped early.
+enum Stop {
+    /// The step cannot be taken now (nothing to receive).
+    Blocked,
+    /// A retryable error ends the run.
+    Fail,
+    /// A `fail fatal` at the instruction.
+    Fatal(usize),
+}
+
+/// The file's model: the program and the environment.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// The compiled file.
+    pub program: &'static Program,
+    /// The knobs' values.
+    pub env: Env,
+}
+
+impl Machine {
+    /// The initial state: a quiet cluster at [`INITIAL_LSN`] with the slot (unless the file
+    /// creates it), an empty destination, the connector at its first step.
+    pub fn initial(&self) -> State {
+        let server = Server::quiet_at(self.env.role, INITIAL_LSN);
+        let vars: Vec<Value> = self.program.slots.iter().map(init).collect();
+        let flushed = self
+            .program
+            .slots
+            .iter()
+            .zip(&vars)
+            .filter(|(s, _)| s.storage == Storage::DurableAsync)
+            .map(|(_, v)| *v)
+            .collect();
+        let mut state = State {
+            wal: server.wal,
+            slot: self
+                .env
+                .slot_at_start
+                .then(|| DurableSlot::created(server.slot)),
+            commit_pending: false,
+            txns: Vec::new(),
+            published: 0,
+            other: 0,
+            dest: 0,
+            batch: 0,
+            vars,
+            flushed,
+            status: Status::Running(0),
+            runs: 1,
+            connector_crashes: 0,
+            pg_crashes: 0,
+            walsender: None,
+            keepalives: 0,
+            lost: false,
+        };
+        self.go(&mut state, self.program.first_run);
+        state
+    }
+
+    fn limit(&self, state: &State) -> Lsn {
+        match self.env.role {
+            Role::Primary => state.wal.flush,
+            Role::Standby => state.wal.replay,
+        }
+    }
+
+    fn server(&self, state: &State) -> Server {
+        let mut server = Server::quiet_at(self.env.role, INITIAL_LSN);
+        server.wal = state.wal;
+        if let Some(slot) = state.slot {
+            server.slot = slot.slot;
+        }
+        server
+    }
+
+    // ---- the connector's control flow --------------------------------------------------
+
+    /// Moves the connector to `pc` and through the control instructions there, to its next
+    /// step (or the end of its runs).
+    fn go(&self, state: &mut State, mut pc: usize) {
+        loop {
+            match &self.program.code[pc].op {
+                Op::Branch { cond, otherwise } => {
+                    pc = if self.eval(state, cond).truth() {
+                        pc + 1
+                    } else {
+                        *otherwise
+                    };
+                }
+                Op::Jump(to) => pc = *to,
+                Op::RetryStart { counter } => {
+                    state.vars[*counter] = Value::Count(0);
+                    pc += 1;
+                }
+                Op::RetryUntil {
+                    counter,
+                    times,
+                    until,
+                    body,
+                } => {
+                    let tries = state.vars[*counter].count() + 1;
+                    state.vars[*counter] = Value::Count(tries);
+                    pc = if self.eval(state, until).truth() || tries >= *times {
+                        pc + 1
+                    } else {
+                        *body
+                    };
+                }
+                Op::RunEnd => return self.end_run(state),
+                _ => {
+                    state.status = Status::Running(pc as u16);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A run ended (its end, or a retryable fail): the next one starts, if any is left.
+    fn end_run(&self, state: &mut State) {
+        state.walsender = None;
+        state.batch = 0;
+        if state.runs >= self.env.runs {
+            state.status = Status::Done;
+            return;
+        }
+        state.runs += 1;
+        self.reset_volatile(state);
+        self.go(state, self.program.every_run);
+    }
+
+    fn reset_volatile(&self, state: &mut State) {
+        for (slot, value) in self.program.slots.iter().zip(state.vars.iter_mut()) {
+            if slot.storage == Storage::Volatile {
+                *value = init(slot);
+            }
+        }
+    }
+
+    /// The connector's next step, if it has one it can take now: one action per outcome of
+    /// PostgreSQL's choices, in choice order.
+    pub fn steps(&self, state: &State, actions: &mut Vec<Action>) {
+        let Status::Running(pc) = state.status else {
+            return;
+        };
+        let instr = &self.program.code[pc as usize];
+        let mut pending = vec![(0u16, 0u8)];
+        let mut found = Vec::new();
+        while let Some((script, fixed)) = pending.pop() {
+            let mut next = state.clone();
+            let mut chooser = Chooser { script, made: 0 };
+            let blocked = self.run_step(&mut next, &mut chooser);
+            for bit in fixed..chooser.made {
+                pending.push((script | (1 << bit), bit + 1));
+            }
+            if !blocked {
+                found.push(script);
+            }
+        }
+        found.sort_unstable();
+        actions.extend(found.into_iter().map(|choices| Action::Step {
+            name: instr.step,
+            choices,
+            fair: instr.fair,
+        }));
+    }
+
+    /// Takes the connector's step with PostgreSQL's `choices`; false when it cannot be taken.
+    pub fn take_step(&self, state: &mut State, choices: u16) -> bool {
+        let mut chooser = Chooser {
+            script: choices,
+            made: 0,
+        };
+        !self.run_step(state, &mut chooser)
+    }
+
+    /// Runs the step at the connector's position; true when it was blocked (the state is then
+    /// to be thrown away).
+    fn run_step(&self, state: &mut State, chooser: &mut Chooser) -> bool {
+        let Status::Running(pc) = state.status else {
+            return true;
+        };
+        let mut pc = pc as usize;
+        let region = self.program.code[pc].atomic;
+        loop {
+            match self.exec(state, pc, chooser) {
+                Ok(()) => {}
+                Err(Stop::Blocked) => return true,
+                Err(Stop::Fail) => {
+                    self.end_run(state);
+                    return false;
+                }
+                Err(Stop::Fatal(at)) => {
+                    state.walsender = None;
+                    state.status = Status::Fatal(at as u16);
+                    return false;
+                }
+            }
+            self.go(state, pc + 1);
+            match (region, state.status) {
+                (Some((start, end)), Status::Running(next))
+                    if (next as usize) >= start && (next as usize) < end =>
+                {
+                    pc = next as usize;
+                }
+                _ => return false,
+            }
+        }
+    }
+
+    /// Executes one effect instruction.
+    fn exec(&self, state: &mut State, pc: usize, chooser: &mut Chooser) -> Result<(), Stop> {
+        match &self.program.code[pc].op {
+            Op::Assign { var, value } => {
+                let v = self.eval(state, value);
+                self.set(state, *var, v)
+            }
+            Op::AssignCall { var, call } => {
+                let v = self.call(state, call, chooser)?;
+                self.set(state, *var, v)
+            }
+            Op::Call(call) => self.call(state, call, chooser).map(|_| ()),
+            Op::Fail { fatal: true, .. } => Err(Stop::Fatal(pc)),
+            Op::Fail { fatal: false, .. } => Err(Stop::Fail),
+            Op::Flush(var) => {
+                self.flush(state, *var);
+                Ok(())
+            }
+            Op::Receive { var } => {
+                let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
+                state.vars[*var] = Value::Message(message);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Assigns, converting `none` to the variable's kind; a counter leaving its range is a
+    /// fatal error of the design.
+    fn set(&self, state: &mut State, var: usize, value: Value) -> Result<(), Stop> {
+        let value = match (value, state.vars[var]) {
+            (Value::None, Value::Lsn(_)) => Value::Lsn(Lsn::INVALID),
+            (Value::None, Value::Txn(_)) => Value::Txn(None),
+            (Value::None, Value::Txns(_)) => Value::Txns(0),
+            (Value::Lsn(lsn), Value::Txn(_)) if !lsn.is_valid() => Value::Txn(None),
+            (v, _) => v,
+        };
+        state.vars[var] = value;
+        Ok(())
+    }
+
+    fn flush(&self, state: &mut State, var: usize) {
+        if let Some(k) = self.async_index(var) {
+            state.flushed[k] = state.vars[var];
+        }
+    }
+
+    fn async_index(&self, var: usize) -> Option<usize> {
+        let slots = &self.program.slots;
+        (slots[var].storage == Storage::DurableAsync).then(|| {
+            slots[..var]
+                .iter()
+                .filter(|s| s.storage == Storage::DurableAsync)
+                .count()
+        })
+    }
+
+    /// The next message on the replication connection: the next transaction the walsender
+    /// sends, or (PostgreSQL's choice, while keepalives are left) a keepalive.
+    fn receive(&self, state: &mut State, chooser: &mut Chooser) -> Option<Message> {
+        let mut ws = state.walsender?;
+        let limit = self.limit(state);
+        let mut next = None;
+        for (i, txn) in state.txns.iter().enumerate() {
+            if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
+                continue;
+            }
+            let mut after = ws;
+            if after.decode_txn(txn) {
+                next = Some((i, after));
+                break;
+            }
+            ws = after;
+        }
+        if next.is_none() {
+            // Caught up: the reader has read to the end of the WAL it may send.
+            if limit > ws.read_to {
+                ws.read_to = limit;
+                ws.sent_ptr = limit;
+            }
+        }
+        let keepalive_left = state.keepalives < self.env.keepalives;
+        let keepalive = match next {
+            Some(_) if keepalive_left => chooser.choose(),
+            Some(_) => false,
+            None if keepalive_left => true,
+            None => return None,
+        };
+        if keepalive {
+            state.keepalives += 1;
+            state.walsender = Some(ws);
+            let k = ws.keepalive(false);
+            return Some(Message {
+                txn: None,
+                wal_end: k.wal_end,
+                reply_requested: k.reply_requested,
+            });
+        }
+        let (i, after) = next?;
+        state.walsender = Some(after);
+        Some(Message {
+            txn: Some(i as u8),
+            wal_end: state.txns[i].end_lsn,
+            reply_requested: false,
+        })
+    }
+
+    // ---- calls ---------------------------------------------------------------------------
+
+    fn arg(&self, state: &State, call: &Call, name: &str, position: usize) -> Option<Value> {
+        let named = call
+            .args
+            .iter()
+            .find(|a| a.name.as_ref().is_some_and(|n| n.node == name));
+        let positional = call.args.iter().filter(|a| a.name.is_none()).nth(position);
+        named.or(positional).map(|a| self.eval(state, &a.value))
+    }
+
+    /// A call: its value (a row's field when the call names one), or how it failed.
+    fn call(&self, state: &mut State, call: &Call, chooser: &mut Chooser) -> Result<Value, Stop> {
+        let field = call.field.as_ref().map(|f| f.node.as_str());
+        let lsn = |l: Lsn| Ok(Value::Lsn(l));
+        let on_primary = |l: Lsn| match self.env.role {
+            Role::Primary => Ok(Value::Lsn(l)),
+            Role::Standby => Err(Stop::Fail),
+        };
+        match call.callee.node.as_str() {
+            "pg_current_wal_lsn" => on_primary(state.wal.write),
+            "pg_current_wal_insert_lsn" => on_primary(state.wal.insert),
+            "pg_current_wal_flush_lsn" => on_primary(state.wal.flush),
+            "pg_last_wal_replay_lsn" => match self.env.role {
+                Role::Primary => lsn(Lsn::INVALID),
+                Role::Standby => lsn(state.wal.replay),
+            },
+            "pg_is_in_recovery" => Ok(Value::Bool(self.env.role == Role::Standby)),
+            "pg_replication_slots" => {
+                let slot = state.slot.map(|s| s.slot);
+                lsn(match (slot, field) {
+                    (Some(s), Some("restart_lsn")) => s.restart_lsn,
+                    (Some(s), _) => s.confirmed_flush,
+                    (None, _) => Lsn::INVALID,
+                })
+            }
+            "pg_replication_slot_advance" => {
+                let target = self
+                    .arg(state, call, "upto_lsn", 0)
+                    .map_or(Lsn::INVALID, Value::lsn);
+                let limit = self.limit(state);
+                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let restart_moves = slot.slot.restart_can_move(target, limit) && chooser.choose();
+                let end_lsn = slot
+                    .slot_advance(target, limit, restart_moves)
+                    .map_err(|_| Stop::Fail)?;
+                lsn(end_lsn)
+            }
+            "pg_create_logical_replication_slot" => {
+                if state.slot.is_some() || self.env.role == Role::Standby {
+                    return Err(Stop::Fail);
+                }
+                let slot = create_logical_slot(&mut state.wal, IDLE_RUNNING_XACTS_BYTES);
+                state.commit_pending = false;
+                state.slot = Some(DurableSlot::created(slot));
+                lsn(slot.confirmed_flush)
+            }
+            "pg_drop_replication_slot" => {
+                state.slot.take().ok_or(Stop::Fail)?;
+                state.walsender = None;
+                Ok(Value::None)
+            }
+            "pg_logical_slot_peek_changes" | "pg_logical_slot_get_changes" => {
+                let confirm = call.callee.node == "pg_logical_slot_get_changes";
+                let request = SqlDecode {
+                    upto_lsn: self.arg(state, call, "upto_lsn", 0).map(Value::lsn),
+                    upto_nchanges: self
+                        .arg(state, call, "upto_nchanges", 1)
+                        .map(|v| v.count().min(u64::from(u32::MAX)) as u32),
+                    confirm,
+                };
+                let end_of_wal = self.limit(state);
+                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let changes =
+                    decoding::get_changes(slot, &state.txns, end_of_wal, request, None, |t| {
+                        t.published_rows
+                    });
+                let set = changes
+                    .txns
+                    .iter()
+                    .filter_map(|t| state.txns.iter().position(|u| u == t))
+                    .fold(0u16, |set, i| set | (1 << i));
+                Ok(Value::Txns(set))
+            }
+            "identify_system" => lsn(identify_system_xlogpos(&self.server(state))),
+            "start_replication" => {
+                let from = self
+                    .arg(state, call, "from", 0)
+                    .map_or(Lsn::INVALID, Value::lsn);
+                let slot = state.slot.ok_or(Stop::Fail)?;
+                let mut ws = Walsender::start_replication(from, &slot.slot);
+                ws.read_first_record();
+                let skipped = state.txns.iter().enumerate().any(|(i, t)| {
+                    t.is_published()
+                        && state.dest & (1 << i) == 0
+                        && t.end_lsn <= self.limit(state)
+                        && txn_needs_skip(t, ws.start_decoding_at)
+                });
+                state.lost |= skipped;
+                state.walsender = Some(ws);
+                Ok(Value::None)
+            }
+            "standby_status_update" => {
+                let flush = self
+                    .arg(state, call, "flush", 1)
+                    .map_or(Lsn::INVALID, Value::lsn);
+                let write = self.arg(state, call, "write", 0).map_or(flush, Value::lsn);
+                if state.walsender.is_none() {
+                    return Err(Stop::Fail);
+                }
+                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let update = StandbyStatusUpdate {
+                    write,
+                    flush,
+                    apply: flush,
+                    reply_requested: false,
+                };
+                process_standby_reply(slot, &update, None);
+                Ok(Value::None)
+            }
+            "backfill" => {
+                let limit = self.limit(state);
+                for (i, t) in state.txns.iter().enumerate() {
+                    if t.is_published() && t.end_lsn <= limit {
+                        state.dest |= 1 << i;
+                    }
+                }
+                Ok(Value::None)
+            }
+            "destination.write" => {
+                match self.arg(state, call, "txns", 0) {
+                    Some(Value::Txn(Some(i))) => state.batch |= 1 << i,
+                    Some(Value::Txns(set)) => state.batch |= set,
+                    Some(Value::Message(Message { txn: Some(i), .. })) => state.batch |= 1 << i,
+                    _ => {}
+                }
+                Ok(Value::None)
+            }
+            "destination.commit" => {
+                state.dest |= state.batch;
+                state.batch = 0;
+                for arg in &call.args {
+                    if let Some(name) = &arg.name {
+                        if let Some(var) = self.program.var(&name.node) {
+                            let v = self.eval(state, &arg.value);
+                            self.set(state, var, v)?;
+                        }
+                    }
+                }
+                Ok(Value::None)
+            }
+            _ => Ok(Value::None),
+        }
+    }
+
+    // ---- expressions ---------------------------------------------------------------------
+
+    /// The value of `expr` in `state` (properties may read PostgreSQL and the position).
+    pub fn eval(&self, state: &State, expr: &Expr) -> Value {
+        match &expr.node {
+            ExprKind::None => Value::None,
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Number(n) => Value::Count(*n),
+            ExprKind::Lsn(l) => Value::Lsn(Lsn(*l)),
+            ExprKind::Var(name) => self
+                .program
+                .var(name)
+                .map_or(Value::None, |i| state.vars[i]),
+            ExprKind::Field(of, field) => self.field(state, of, &field.node),
+            ExprKind::MinMax { max, args } => {
+                let (a, b) = (
+                    self.eval(state, &args[0]).lsn(),
+                    self.eval(state, &args[1]).lsn(),
+                );
+                Value::Lsn(if *max { a.max(b) } else { a.min(b) })
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.eval(state, a), self.eval(state, b));
+                binary(*op, a, b)
+            }
+            ExprKind::Not(a) => Value::Bool(!self.eval(state, a).truth()),
+            ExprKind::In(name) => {
+                let Status::Running(pc) = state.status else {
+                    return Value::Bool(false);
+                };
+                let instr = &self.program.code[pc as usize];
+                Value::Bool(instr.scopes.contains(&name.node.as_str()))
+            }
+            ExprKind::At(name) => Value::Bool(self.at(state, &name.node)),
+        }
+    }
+
+    /// `at NAME`: the connector's next step is NAME, or it stopped at the fatal fail NAME.
+    fn at(&self, state: &State, name: &str) -> bool {
+        match state.status {
+            Status::Running(pc) => {
+                let instr = &self.program.code[pc as usize];
+                instr.label == Some(name) || (instr.atomic.is_some() && instr.step == name)
+            }
+            Status::Fatal(pc) => {
+                let instr = &self.program.code[pc as usize];
+                instr.label == Some(name) || instr.step == name
+            }
+            Status::Done => false,
+        }
+    }
+
+    fn field(&self, state: &State, of: &Expr, field: &str) -> Value {
+        if let ExprKind::Var(name) = &of.node {
+            if self.program.var(name).is_none() {
+                return self.observe(state, name, field);
+            }
+        }
+        let txn = |i: Option<u8>| -> Value {
+            let Some(t) = i.and_then(|i| state.txns.get(i as usize)) else {
+                return Value::None;
+            };
+            match field {
+                "first_lsn" => Value::Lsn(t.first_lsn),
+                "commit_lsn" => Value::Lsn(t.commit_lsn),
+                _ => Value::Lsn(t.end_lsn),
+            }
+        };
+        match self.eval(state, of) {
+            Value::Message(m) => match field {
+                "txn" => Value::Txn(m.txn),
+                "is_keepalive" => Value::Bool(m.txn.is_none()),
+                "wal_end" => Value::Lsn(m.wal_end),
+                "reply_requested" => Value::Bool(m.reply_requested),
+                _ => Value::None,
+            },
+            Value::Txn(i) => txn(i),
+            Value::Txns(set) => {
+                let first = (set != 0).then(|| set.trailing_zeros() as u8);
+                let last = (set != 0).then(|| 15 - set.leading_zeros() as u8);
+                match field {
+                    "first" => Value::Txn(first),
+                    "last" => Value::Txn(last),
+                    _ => match last {
+                        Some(_) => txn(last),
+                        None => Value::Lsn(Lsn::INVALID),
+                    },
+                }
+            }
+            _ => Value::None,
+        }
+    }
+
+    /// `slot.…` and `wal.…`, for properties.
+    fn observe(&self, state: &State, of: &str, field: &str) -> Value {
+        let slot = state
+            .slot
+            .map(|s| s.slot)
+            .unwrap_or(Slot::created_at(Lsn::INVALID));
+        Value::Lsn(match (of, field) {
+            ("slot", "confirmed_flush") => slot.confirmed_flush,
+            ("slot", "restart_lsn") => slot.restart_lsn,
+            ("slot", "saved_confirmed_flush") => slot.saved.confirmed_flush,
+            ("wal", "insert") => state.wal.insert,
+            ("wal", "write") => state.wal.write,
+            ("wal", "flush") => state.wal.flush,
+            ("wal", "replay") => state.wal.replay,
+            _ => Lsn::INVALID,
+        })
+    }
+
+    // ---- the environment -----------------------------------------------------------------
+
+    /// Every enabled action, in a fixed order: the connector's step first, then the workload,
+    /// PostgreSQL's background work, then the faults.
+    pub fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        self.steps(state, actions);
+        let env = &self.env;
+        if !state.commit_pending && state.txns.len() < TXNS_MAX {
+            let mut sizes = vec![env.txn_pages];
+            if env.bulk_txn_pages > 0 && env.bulk_txn_pages != env.txn_pages {
+                sizes.push(env.bulk_txn_pages);
+            }
+            for (published, left) in [
+                (true, state.published < env.transactions),
+                (false, state.other < env.other_traffic),
+            ] {
+                if !left {
+                    continue;
+                }
+                for &pages in &sizes {
+                    for &mode in &env.commits {
+                        actions.push(Action::Commit {
+                            pages,
+                            mode,
+                            published,
+                        });
+                    }
+                }
+            }
+        }
+        if state.commit_pending {
+            actions.push(Action::CommitFlush);
+        }
+        if state.wal.insert.page_floor(PAGE_BYTES) > state.wal.write {
+            actions.push(Action::WalwriterWrite);
+        }
+        if state.wal.flush < state.wal.insert && !state.commit_pending {
+            actions.push(Action::WalwriterFlush);
+        }
+        if env.checkpoints
+            && (state.slot.is_some_and(|s| s.dirty)
+                || (env.role == Role::Primary && state.wal.flush < state.wal.insert))
+        {
+            actions.push(Action::Checkpoint);
+        }
+        if env.role == Role::Standby && state.wal.replay < state.wal.flush {
+            actions.push(Action::Replay);
+        }
+        for (i, slot) in self.program.slots.iter().enumerate() {
+            if let Some(k) = self.async_index(i) {
+                if state.flushed[k] != state.vars[i] && state.status != Status::Done {
+                    actions.push(Action::FlushPending { var: slot.name });
+                }
+            }
+        }
+        let crashes = state.connector_crashes + state.pg_crashes;
+        if crashes < env.crashes {
+            if state.connector_crashes < env.connector_crashes
+                && matches!(state.status, Status::Running(_))
+            {
+                actions.push(Action::ConnectorCrash);
+            }
+            if state.pg_crashes < env.pg_crashes {
+                actions.push(Action::PgCrash);
+            }
+        }
+    }
+
+    /// Applies an enabled action; `false` if it cannot be taken.
+    pub fn apply(&self, state: &mut State, action: Action) -> bool {
+        let env = &self.env;
+        match action {
+            Action::Step { choices, .. } => return self.take_step(state, choices),
+            Action::Commit {
+                pages,
+                mode,
+                published,
+            } => {
+                let bytes = pages * PAGE_BYTES;
+                let first_lsn = state.wal.insert;
+                state
+                    .wal
+                    .append(bytes, PAGE_BYTES, env.wal_buffers_pages * PAGE_BYTES);
+                let end_lsn = state.wal.insert;
+                let commit_lsn = end_lsn.minus(48);
+                let xid = 730 + state.txns.len() as u32;
+                state.txns.push(Txn {
+                    xid,
+                    first_lsn,
+                    commit_lsn,
+                    end_lsn,
+                    published_rows: u32::from(published),
+                    mode,
+                });
+                state.commit_pending = mode == CommitMode::Sync;
+                if published {
+                    state.published += 1;
+                } else {
+                    state.other += 1;
+                }
+            }
+            Action::CommitFlush => {
+                state.wal.commit_flush();
+                state.commit_pending = false;
+            }
+            Action::WalwriterWrite => {
+                state.wal.walwriter_write(PAGE_BYTES);
+            }
+            Action::WalwriterFlush => {
+                state.wal.walwriter_flush();
+            }
+            Action::Checkpoint => {
+                if let Some(slot) = state.slot.as_mut() {
+                    slot.checkpoint();
+                }
+                if env.role == Role::Primary {
+                    state.wal.checkpoint_flush();
+                    state.commit_pending = false;
+                }
+            }
+            Action::Replay => {
+                state.wal.replay_to_flush();
+            }
+            Action::FlushPending { var } => {
+                if let Some(i) = self.program.var(var) {
+                    self.flush(state, i);
+                }
+            }
+            Action::ConnectorCrash => {
+                state.connector_crashes += 1;
+                self.reset_volatile(state);
+                for (i, slot) in self.program.slots.iter().enumerate() {
+                    if let (Some(k), Storage::DurableAsync) = (self.async_index(i), slot.storage) {
+                        state.vars[i] = state.flushed[k];
+                    }
+                }
+                state.batch = 0;
+                state.walsender = None;
+                self.go(state, self.program.after_crash);
+            }
+            Action::PgCrash => {
+                state.pg_crashes += 1;
+                if env.role == Role::Primary {
+                    state.wal.crash_restart();
+                }
+                if let Some(slot) = state.slot.as_mut() {
+                    slot.crash_restart();
+                }
+                state.commit_pending = false;
+                let flush = state.wal.flush;
+                state.txns.retain(|t| t.end_lsn <= flush);
+                let kept = (1u32 << state.txns.len()) - 1;
+                state.dest &= kept as u16;
+                state.batch &= kept as u16;
+                if let Status::Running(_) = state.status {
+                    self.end_run(state);
+                }
+            }
+        }
+        true
+    }
+
+    // ---- built-in properties -------------------------------------------------------------
+
+    /// The committed publication transactions the destination does not durably hold.
+    fn undelivered<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
+        let dest = state.dest;
+        state
+            .txns
+            .iter()
+            .enumerate()
+            .filter(move |(i, t)| t.is_published() && dest & (1 << i) == 0)
+            .map(|(_, t)| t)
+    }
+
+    /// `ack-within-durable`: `confirmed_flush` is not past (by the start rule) the commit
+    /// record of a publication transaction the destination does not durably hold.
+    pub fn ack_within_durable(&self, state: &State) -> bool {
+        let Some(slot) = state.slot else { return true };
+        self.undelivered(state)
+            .all(|t| !txn_needs_skip(t, slot.slot.confirmed_flush))
+    }
+
+    /// Whether the workload is done and the connector has nothing left to do.
+    pub fn quiescent(&self, state: &State) -> bool {
+        let env = &self.env;
+        if state.published < env.transactions
+            || state.other < env.other_traffic
+            || state.commit_pending
+            || state.wal.flush < state.wal.insert
+            || (env.role == Role::Standby && state.wal.replay < state.wal.flush)
+        {
+            return false;
+        }
+        match state.status {
+            Status::Done => true,
+            Status::Fatal(_) => false,
+            Status::Running(_) => {
+                let mut probe = Vec::new();
+                self.steps(state, &mut probe);
+                probe.is_empty()
+            }
+        }
+    }
+
+    /// `no-data-loss`: no restart resumed past an undelivered transaction, and once quiescent
+    /// the destination holds every committed publication transaction (or, when every run is
+    /// over, every one the slot will not send again).
+    pub fn no_data_loss(&self, state: &State) -> bool {
+        if state.lost {
+            return false;
+        }
+        if !self.quiescent(state) {
+            return true;
+        }
+        let confirmed = state.slot.map_or(Lsn::INVALID, |s| s.slot.confirmed_flush);
+        match state.status {
+            Status::Done => self
+                .undelivered(state)
+                .all(|t| !txn_needs_skip(t, confirmed)),
+            _ => self.undelivered(state).next().is_none(),
+        }
+    }
+
+    /// `wal-pointers-ordered`: replay ≤ flush ≤ write ≤ insert (replay on a standby only).
+    pub fn wal_pointers_ordered(&self, state: &State) -> bool {
+        let w = &state.wal;
+        let replay_ok = self.env.role == Role::Primary || w.replay <= w.flush;
+        replay_ok && w.flush <= w.write && w.write <= w.insert
+    }
+
+    /// `eventually-acknowledged`'s goal: every committed publication transaction is behind
+    /// `confirmed_flush` (by the start rule).
+    pub fn acknowledged(&self, state: &State) -> bool {
+        let Some(slot) = state.slot else { return false };
+        state
+            .txns
+            .iter()
+            .filter(|t| t.is_published())
+            .all(|t| txn_needs_skip(t, slot.slot.confirmed_flush))
+    }
+}
+
+/// A variable's initial value.
+fn init(slot: &crate::program::Slot) -> Value {
+    match (&slot.init, slot.ty) {
+        (ExprKind::Bool(b), _) => Value::Bool(*b),
+        (ExprKind::Number(n), _) => Value::Count(*n),
+        (ExprKind::Lsn(l), _) => Value::Lsn(Lsn(*l)),
+        (_, Type::Lsn) => Value::Lsn(Lsn::INVALID),
+        (_, Type::Txn) => Value::Txn(None),
+        (_, Type::Txns) => Value::Txns(0),
+        (_, Type::Bool) => Value::Bool(false),
+        (_, Type::Counter(lo, _)) => Value::Count(lo),
+        _ => Value::None,
+    }
+}
+
+fn binary(op: BinOp, a: Value, b: Value) -> Value {
+    let ordered = |a: Value, b: Value| match (a, b) {
+        (Value::Count(x), Value::Count(y)) => x.cmp(&y),
+        _ => a.lsn().cmp(&b.lsn()),
+    };
+    let equal = || {
+        if a.is_none() || b.is_none() {
+            a.is_none() && b.is_none()
+        } else {
+            a == b
+        }
+    };
+    Value::Bool(match op {
+        BinOp::Eq => equal(),
+        BinOp::Ne => !equal(),
+        BinOp::Lt => ordered(a, b).is_lt(),
+        BinOp::Le => ordered(a, b).is_le(),
+        BinOp::Gt => ordered(a, b).is_gt(),
+        BinOp::Ge => ordered(a, b).is_ge(),
+        BinOp::And => a.truth() && b.truth(),
+        BinOp::Or => a.truth() || b.truth(),
+        BinOp::Add => return Value::Count(a.count().saturating_add(b.count())),
+        BinOp::Sub => return Value::Count(a.count().saturating_sub(b.count())),
+    })
+}

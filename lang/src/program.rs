@@ -1,0 +1,456 @@
+//! A checked file compiled for the interpreter: its procedures inlined into one list of
+//! instructions, each simple statement (or labelled block) a step, `if`, `retry` and `for each`
+//! turned into jumps that are taken with the step that follows them. The program counter of
+//! [`crate::machine`] is an index into [`Program::code`].
+
+use std::collections::BTreeMap;
+
+use crate::ast::*;
+use crate::outline::first_line;
+
+/// A variable's place in a state's variable array, and what a crash does to it.
+#[derive(Clone, Debug)]
+pub struct Slot {
+    /// Its name: a declared variable, a message, or a retry's hidden try counter (`#try3`).
+    pub name: &'static str,
+    /// Where it lives.
+    pub storage: Storage,
+    /// Its type.
+    pub ty: Type,
+    /// Its value at the start (of each run, for a volatile one).
+    pub init: ExprKind,
+    /// Whether a trace shows it (hidden try counters are not shown).
+    pub shown: bool,
+}
+
+/// One instruction.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `var = value`.
+    Assign {
+        /// The variable.
+        var: usize,
+        /// The value.
+        value: Expr,
+    },
+    /// `var = call(…)[.field]`.
+    AssignCall {
+        /// The variable.
+        var: usize,
+        /// The call.
+        call: Call,
+    },
+    /// `call(…)` for its effect.
+    Call(Call),
+    /// `fail [fatal] "message"`.
+    Fail {
+        /// Whether it ends the pipeline.
+        fatal: bool,
+        /// The error's text.
+        message: &'static str,
+    },
+    /// `flush var`.
+    Flush(usize),
+    /// The head of `for each message var`: receive the next message.
+    Receive {
+        /// The message's variable.
+        var: usize,
+    },
+    /// Control: when `cond` does not hold, go to `otherwise`.
+    Branch {
+        /// The condition.
+        cond: Expr,
+        /// Where to go when it does not hold.
+        otherwise: usize,
+    },
+    /// Control: go to the instruction.
+    Jump(usize),
+    /// Control: a `retry` starts: its try counter to 0.
+    RetryStart {
+        /// The try counter's variable.
+        counter: usize,
+    },
+    /// Control: after a try: out when `until` holds or the tries are used up, else back to
+    /// `body`.
+    RetryUntil {
+        /// The try counter's variable.
+        counter: usize,
+        /// The most tries.
+        times: u64,
+        /// The loop's exit condition.
+        until: Expr,
+        /// The try's first instruction.
+        body: usize,
+    },
+    /// Control: `every run` ended.
+    RunEnd,
+}
+
+impl Op {
+    /// Whether the instruction is control, taken with the step that follows it.
+    pub fn is_control(&self) -> bool {
+        matches!(
+            self,
+            Op::Branch { .. }
+                | Op::Jump(_)
+                | Op::RetryStart { .. }
+                | Op::RetryUntil { .. }
+                | Op::RunEnd
+        )
+    }
+}
+
+/// An instruction and what the interpreter and the properties need to know of where it is.
+#[derive(Clone, Debug)]
+pub struct Instr {
+    /// What it does.
+    pub op: Op,
+    /// The step's name in traces: its label, or `LINE: TEXT` (a statement of a labelled block
+    /// carries the block's).
+    pub step: &'static str,
+    /// The instructions `start..end` of the labelled block this one is part of: one step.
+    pub atomic: Option<(usize, usize)>,
+    /// The procedures and labelled blocks it is inside, for `in NAME`.
+    pub scopes: Vec<&'static str>,
+    /// Its own label, for `at NAME`.
+    pub label: Option<&'static str>,
+    /// Weakly fair (not `unfair`, nor inside something that is).
+    pub fair: bool,
+}
+
+/// A file compiled: variables, instructions and the entry points.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The variables, declared ones first.
+    pub slots: Vec<Slot>,
+    /// The instructions.
+    pub code: Vec<Instr>,
+    /// Where the very first run starts (`first run`, or `every run`).
+    pub first_run: usize,
+    /// Where a run after a crash starts (`after crash`, or `every run`).
+    pub after_crash: usize,
+    /// Where each later run starts: `every run`.
+    pub every_run: usize,
+    /// Every name `in` may test: the procedures and labelled blocks.
+    pub scopes: Vec<&'static str>,
+}
+
+/// Text kept for the rest of the process: a compiled file's names live as long as the system
+/// made from it, which the registry keeps for the whole process.
+pub fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_owned().into_boxed_str())
+}
+
+impl Program {
+    /// Compiles a file the static checks accepted.
+    pub fn compile(file: &File, source: &str) -> Program {
+        let mut c = Compiler {
+            source,
+            procedures: file
+                .procedures()
+                .filter_map(|p| match &p.kind {
+                    ProcKind::Named(n) => Some((n.node.clone(), p)),
+                    _ => None,
+                })
+                .collect(),
+            slots: Vec::new(),
+            vars: BTreeMap::new(),
+            code: Vec::new(),
+            scopes: Vec::new(),
+            all_scopes: Vec::new(),
+            atomic: None,
+            retries: 0,
+        };
+        for v in file.vars() {
+            c.slot(
+                &v.name.node,
+                v.storage,
+                v.ty.node,
+                v.init.node.clone(),
+                true,
+            );
+        }
+        let find = |kind: fn(&ProcKind) -> bool| file.procedures().find(|p| kind(&p.kind));
+        let every = find(|k| matches!(k, ProcKind::EveryRun));
+        let entry = |c: &mut Compiler, body: Option<&Procedure>| -> Option<usize> {
+            let body = body?;
+            let start = c.code.len();
+            c.block(&body.body, true);
+            let step = c.code.last().map_or("run", |i| i.step);
+            c.push(Op::Jump(usize::MAX), step, true);
+            Some(start)
+        };
+        let first = entry(&mut c, find(|k| matches!(k, ProcKind::FirstRun)));
+        let after = entry(&mut c, find(|k| matches!(k, ProcKind::AfterCrash)));
+        let every_run = c.code.len();
+        if let Some(p) = every {
+            c.block(&p.body, true);
+        }
+        c.push(Op::RunEnd, "run ends", true);
+        for instr in &mut c.code {
+            if let Op::Jump(usize::MAX) = instr.op {
+                instr.op = Op::Jump(every_run);
+            }
+        }
+        Program {
+            slots: c.slots,
+            code: c.code,
+            first_run: first.unwrap_or(every_run),
+            after_crash: after.unwrap_or(every_run),
+            every_run,
+            scopes: c.all_scopes,
+        }
+    }
+
+    /// The variable named `name`.
+    pub fn var(&self, name: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.name == name)
+    }
+}
+
+struct Compiler<'f> {
+    source: &'f str,
+    procedures: BTreeMap<String, &'f Procedure>,
+    slots: Vec<Slot>,
+    vars: BTreeMap<String, usize>,
+    code: Vec<Instr>,
+    scopes: Vec<&'static str>,
+    all_scopes: Vec<&'static str>,
+    /// The labelled block being compiled: its first instruction and its step name.
+    atomic: Option<(usize, &'static str)>,
+    retries: usize,
+}
+
+impl Compiler<'_> {
+    fn slot(
+        &mut self,
+        name: &str,
+        storage: Storage,
+        ty: Type,
+        init: ExprKind,
+        shown: bool,
+    ) -> usize {
+        if let Some(&i) = self.vars.get(name) {
+            return i;
+        }
+        let i = self.slots.len();
+        self.slots.push(Slot {
+            name: leak(name),
+            storage,
+            ty,
+            init,
+            shown,
+        });
+        self.vars.insert(name.to_owned(), i);
+        i
+    }
+
+    fn push(&mut self, op: Op, step: &'static str, fair: bool) -> usize {
+        let at = self.code.len();
+        self.code.push(Instr {
+            op,
+            step,
+            atomic: None,
+            scopes: self.scopes.clone(),
+            label: None,
+            fair,
+        });
+        at
+    }
+
+    fn step_name(&self, stmt: &Stmt) -> &'static str {
+        if let Some((_, name)) = self.atomic {
+            return name;
+        }
+        match &stmt.label {
+            Some(label) => leak(&label.node),
+            None => {
+                let text = first_line(stmt.span.text(self.source));
+                let text = text.strip_suffix('{').unwrap_or(text).trim_end();
+                leak(&format!("{}: {text}", stmt.span.line(self.source)))
+            }
+        }
+    }
+
+    fn block(&mut self, block: &Block, fair: bool) {
+        for stmt in &block.stmts {
+            self.stmt(stmt, fair && !stmt.unfair);
+        }
+    }
+
+    fn var(&self, name: &Name) -> usize {
+        self.vars[&name.node]
+    }
+
+    fn scope(&mut self, name: &str) {
+        let name = leak(name);
+        if !self.all_scopes.contains(&name) {
+            self.all_scopes.push(name);
+        }
+        self.scopes.push(name);
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, fair: bool) {
+        let step = self.step_name(stmt);
+        let first = self.code.len();
+        match &stmt.kind {
+            StmtKind::Assign { target, value } => {
+                let var = self.var(target);
+                self.push(
+                    Op::Assign {
+                        var,
+                        value: value.clone(),
+                    },
+                    step,
+                    fair,
+                );
+            }
+            StmtKind::AssignCall { target, call } => {
+                let var = self.var(target);
+                self.push(
+                    Op::AssignCall {
+                        var,
+                        call: call.clone(),
+                    },
+                    step,
+                    fair,
+                );
+            }
+            StmtKind::Call(call) => match self.procedures.get(&call.callee.node).copied() {
+                Some(procedure) => {
+                    self.scope(&call.callee.node);
+                    self.block(&procedure.body, fair);
+                    self.scopes.pop();
+                }
+                None => {
+                    self.push(Op::Call(call.clone()), step, fair);
+                }
+            },
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let branch = self.push(
+                    Op::Branch {
+                        cond: cond.clone(),
+                        otherwise: 0,
+                    },
+                    step,
+                    fair,
+                );
+                self.block(then, fair);
+                let jump = otherwise
+                    .as_ref()
+                    .map(|_| self.push(Op::Jump(0), step, fair));
+                let else_at = self.code.len();
+                if let Op::Branch { otherwise, .. } = &mut self.code[branch].op {
+                    *otherwise = else_at;
+                }
+                if let (Some(block), Some(jump)) = (otherwise, jump) {
+                    self.block(block, fair);
+                    let end = self.code.len();
+                    self.code[jump].op = Op::Jump(end);
+                }
+            }
+            StmtKind::Retry { times, body, until } => {
+                self.retries += 1;
+                let name = format!("#try{}", self.retries);
+                let ty = Type::Counter(0, times.node);
+                let counter = self.slot(&name, Storage::Volatile, ty, ExprKind::Number(0), false);
+                self.push(Op::RetryStart { counter }, step, fair);
+                let body_at = self.code.len();
+                self.block(body, fair);
+                self.push(
+                    Op::RetryUntil {
+                        counter,
+                        times: times.node,
+                        until: until.clone(),
+                        body: body_at,
+                    },
+                    step,
+                    fair,
+                );
+            }
+            StmtKind::ForEach {
+                message,
+                until,
+                body,
+            } => {
+                let var = self.slot(
+                    &message.node,
+                    Storage::Volatile,
+                    Type::Message,
+                    ExprKind::None,
+                    true,
+                );
+                let head = self.code.len();
+                let branch = until.as_ref().map(|cond| {
+                    self.push(
+                        Op::Branch {
+                            cond: not(cond),
+                            otherwise: 0,
+                        },
+                        step,
+                        fair,
+                    )
+                });
+                self.push(Op::Receive { var }, step, fair);
+                self.block(body, fair);
+                self.push(Op::Jump(head), step, fair);
+                let end = self.code.len();
+                if let Some(branch) = branch {
+                    if let Op::Branch { otherwise, .. } = &mut self.code[branch].op {
+                        *otherwise = end;
+                    }
+                }
+            }
+            StmtKind::Fail { fatal, message } => {
+                self.push(
+                    Op::Fail {
+                        fatal: *fatal,
+                        message: leak(&message.node),
+                    },
+                    step,
+                    fair,
+                );
+            }
+            StmtKind::Flush(name) => {
+                let var = self.var(name);
+                self.push(Op::Flush(var), step, fair);
+            }
+            StmtKind::Atomic(block) => {
+                let outer = self.atomic;
+                if outer.is_none() {
+                    self.atomic = Some((first, step));
+                }
+                if let Some(label) = &stmt.label {
+                    self.scope(&label.node);
+                }
+                self.block(block, fair);
+                if stmt.label.is_some() {
+                    self.scopes.pop();
+                }
+                if outer.is_none() {
+                    self.atomic = None;
+                    let end = self.code.len();
+                    for instr in &mut self.code[first..end] {
+                        instr.atomic = Some((first, end));
+                    }
+                }
+            }
+            StmtKind::Unbounded { .. } => {}
+        }
+        if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {
+            instr.label.get_or_insert(leak(&label.node));
+        }
+    }
+}
+
+/// `not cond`, spanned as `cond`.
+fn not(cond: &Expr) -> Expr {
+    Spanned {
+        node: ExprKind::Not(Box::new(cond.clone())),
+        span: cond.span,
+    }
+}

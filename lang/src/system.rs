@@ -1,0 +1,603 @@
+//! A connector file as a walcheck system: [`load`] reads and checks a file, compiles it and
+//! declares it through the open `System` trait, so that `walcheck check FILE.wal` (and `list`,
+//! `show`, `replay`, `explore`, `merge`) take it like a built-in system.
+//!
+//! The declaration is built from the file's text when it is loaded and kept for the rest of the
+//! process (leaked once), as the registry keeps its systems: the file's name is the system's,
+//! its one design the variant `design`, its `env` lines the defaults of the bounds, its
+//! properties the built-in ones it does not `skip` and its own, its `expect` lines the
+//! expectation table.
+
+use std::path::Path;
+
+use stateright::{Model, Property};
+use walcheck_model::pg::{CommitMode, Role};
+use walcheck_properties::checker::Verdict;
+use walcheck_properties::system::{
+    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Live, Liveness,
+    PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
+};
+
+use crate::ast::{Expr, File, Storage};
+use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status};
+use crate::program::{leak, Program};
+use crate::vocabulary::{self, Domain};
+
+/// The variant every file has: the one design it describes.
+pub const VARIANT: &str = "design";
+
+/// What a property of a file checks.
+#[derive(Clone, Debug)]
+enum Check {
+    AckWithinDurable,
+    NoDataLoss,
+    NoFatalError,
+    WalPointersOrdered,
+    /// `always ID: cond [when guard]`.
+    Always {
+        cond: Expr,
+        when: Option<Expr>,
+    },
+    /// `sometimes ID: cond`.
+    Sometimes(Expr),
+    /// `eventually-acknowledged`'s goal (the fair-liveness checker reads [`Live::liveness`]).
+    Acknowledged,
+}
+
+/// A connector file loaded as a system.
+#[derive(Debug)]
+pub struct FileSystem {
+    info: &'static SystemInfo,
+    program: &'static Program,
+    /// The safety properties and witnesses, in [`SystemInfo::properties`] order.
+    checks: &'static [Check],
+    /// Whether `eventually-acknowledged` is checked (not skipped).
+    liveness: bool,
+    /// `(property, verdict, why)` for each `expect` line; `None` when the file has none.
+    expected: Option<Vec<(&'static str, Verdict, &'static str)>>,
+    /// Whether the file creates its slot (then there is none at the start).
+    creates_slot: bool,
+}
+
+/// Reads, checks and compiles the file at `path`: the system, or the diagnostics rendered for a
+/// terminal (errors reject the file; warnings come back beside the system).
+pub fn load(path: &Path) -> Result<(FileSystem, String), String> {
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| format!("{}: a connector file needs a name", path.display()))?;
+    from_source(name, &path.display().to_string(), &source)
+}
+
+/// [`load`] of `source`, the text of a file called `file_name`, as system `name`.
+pub fn from_source(
+    name: &str,
+    file_name: &str,
+    source: &str,
+) -> Result<(FileSystem, String), String> {
+    let checked = crate::check(source);
+    let rendered = crate::diagnostic::render_all(&checked.diagnostics, file_name, source);
+    let file = checked.into_result().map_err(|_| rendered.clone())?;
+    let system = FileSystem::new(name, &file, source);
+    Ok((system, rendered))
+}
+
+impl FileSystem {
+    fn new(name: &str, file: &File, source: &str) -> FileSystem {
+        let program: &'static Program = Box::leak(Box::new(Program::compile(file, source)));
+        let skipped = |id: &str| {
+            file.items.iter().any(|i| match i {
+                crate::ast::Item::Skip(s) => s.property.node == id,
+                _ => false,
+            })
+        };
+        let mut properties = Vec::new();
+        let mut checks = Vec::new();
+        for built in vocabulary::BUILT_IN {
+            if skipped(built.id) || built.kind == vocabulary::PropertyKind::Eventually {
+                continue;
+            }
+            let check = match built.id {
+                "ack-within-durable" => Check::AckWithinDurable,
+                "no-data-loss" => Check::NoDataLoss,
+                "no-fatal-error" => Check::NoFatalError,
+                _ => Check::WalPointersOrdered,
+            };
+            properties.push(PropertyInfo::always(built.id, built.doc));
+            checks.push(check);
+        }
+        for inv in file.invariants() {
+            let id = leak(&inv.id.node);
+            let doc = leak(inv.span.text(source));
+            if inv.sometimes {
+                properties.push(PropertyInfo::sometimes(id, doc));
+                checks.push(Check::Sometimes(inv.cond.clone()));
+            } else {
+                properties.push(PropertyInfo::always(id, doc));
+                checks.push(Check::Always {
+                    cond: inv.cond.clone(),
+                    when: inv.when.clone(),
+                });
+            }
+        }
+        let liveness = !skipped("eventually-acknowledged");
+        if liveness {
+            let built = vocabulary::built_in("eventually-acknowledged").expect("built in");
+            properties.push(PropertyInfo::eventually(built.id, built.doc));
+            checks.push(Check::Acknowledged);
+        }
+        let expects: Vec<_> = file
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                crate::ast::Item::Expect(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let expected = (!expects.is_empty()).then(|| {
+            expects
+                .iter()
+                .map(|e| {
+                    let verdict = if e.violated {
+                        Verdict::Violated
+                    } else {
+                        Verdict::Holds
+                    };
+                    let why = e
+                        .why
+                        .as_ref()
+                        .map_or("as the file expects", |w| leak(&w.node));
+                    (leak(&e.property.node), verdict, why)
+                })
+                .collect()
+        });
+        let creates_slot = source.contains("pg_create_logical_replication_slot");
+        let description = file
+            .description
+            .as_ref()
+            .map_or("a connector design", |d| leak(&d.node));
+        let info = SystemInfo {
+            name: leak(name),
+            doc: description,
+            variants: Box::leak(Box::new([(VARIANT, description)])),
+            faults: &["all"],
+            bounds: Box::leak(bounds(file).into_boxed_slice()),
+            properties: Box::leak(properties.into_boxed_slice()),
+            view: view(program),
+            ..SystemInfo::EMPTY
+        };
+        FileSystem {
+            info: Box::leak(Box::new(info)),
+            program,
+            checks: Box::leak(checks.into_boxed_slice()),
+            liveness,
+            expected,
+            creates_slot,
+        }
+    }
+}
+
+/// The bounds: every environment knob, its default the file's `env` value or the language's.
+fn bounds(file: &File) -> Vec<BoundInfo> {
+    let set = |name: &str| {
+        file.knobs()
+            .find(|k| k.name.node == name)
+            .map(|k| k.value.node.to_string())
+    };
+    vocabulary::KNOBS
+        .iter()
+        .map(|knob| {
+            let given = set(knob.name);
+            if knob.name == "fairness" {
+                let default = match given.as_deref() {
+                    Some("none") => "none",
+                    _ => "declared",
+                };
+                return BoundInfo {
+                    default: BoundValue::Name(default),
+                    quiet: false,
+                    ..FAIRNESS_BOUND
+                };
+            }
+            match knob.domain {
+                Domain::Range(min, max) => {
+                    let default = given
+                        .and_then(|g| g.parse().ok())
+                        .unwrap_or_else(|| knob.default.parse().unwrap_or(max));
+                    number(knob.name, default, min, max, "", knob.doc)
+                }
+                Domain::Words(words) => {
+                    let given = given.unwrap_or_else(|| knob.default.to_owned());
+                    let default = words
+                        .iter()
+                        .copied()
+                        .find(|w| *w == given)
+                        .unwrap_or(words[0]);
+                    choice(knob.name, default, words, "", knob.doc)
+                }
+            }
+        })
+        .collect()
+}
+
+/// The trace view: PostgreSQL's pointers and slot, the connector's position and variables, the
+/// destination.
+fn view(program: &Program) -> View {
+    let mut variables = vec![
+        VarInfo {
+            name: "step",
+            kind: "text",
+            doc:
+                "the connector's next step (a label, or LINE: statement), done, or where it stopped",
+        },
+        VarInfo {
+            name: "insert",
+            kind: "LSN",
+            doc: "the WAL insert pointer",
+        },
+        VarInfo {
+            name: "write",
+            kind: "LSN",
+            doc: "the WAL write pointer (pg_current_wal_lsn)",
+        },
+        VarInfo {
+            name: "flush",
+            kind: "LSN",
+            doc: "the WAL flush pointer: what a crash keeps and the walsender may send",
+        },
+        VarInfo {
+            name: "replay",
+            kind: "LSN",
+            doc: "a standby's replay pointer",
+        },
+        VarInfo {
+            name: "confirmed_flush",
+            kind: "LSN",
+            doc: "the slot's confirmed_flush_lsn: where a restart streams from",
+        },
+        VarInfo {
+            name: "restart_lsn",
+            kind: "LSN",
+            doc: "the slot's restart_lsn",
+        },
+        VarInfo {
+            name: "saved_confirmed_flush",
+            kind: "LSN",
+            doc: "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to",
+        },
+        VarInfo {
+            name: "committed",
+            kind: "list",
+            doc: "the client transactions committed (T1, T2, … in commit order)",
+        },
+        VarInfo {
+            name: "destination",
+            kind: "list",
+            doc: "the transactions the destination durably holds",
+        },
+        VarInfo {
+            name: "batch",
+            kind: "list",
+            doc: "the destination's open batch (lost by a connector crash)",
+        },
+    ];
+    for slot in program.slots.iter().filter(|s| s.shown) {
+        let doc = match slot.storage {
+            Storage::Durable => "a durable variable of the file (kept by a crash)",
+            Storage::DurableAsync => {
+                "an async durable variable of the file (a pending value is lost by a crash)"
+            }
+            Storage::Destination => "destination metadata of the file (written with a commit)",
+            Storage::Volatile => "a volatile variable of the file (reset by a crash and each run)",
+        };
+        variables.push(VarInfo {
+            name: slot.name,
+            kind: "text",
+            doc,
+        });
+    }
+    for (name, doc) in [
+        (
+            "published",
+            "client transactions on the published tables so far",
+        ),
+        ("other", "client transactions on other tables so far"),
+        ("runs", "connector runs started"),
+        ("connector_crashes", "connector crashes so far"),
+        ("pg_crashes", "PostgreSQL crashes so far"),
+    ] {
+        variables.push(VarInfo {
+            name,
+            kind: "count",
+            doc,
+        });
+    }
+    let mut key = vec!["step", "flush", "confirmed_flush"];
+    key.extend(
+        program
+            .slots
+            .iter()
+            .filter(|s| s.shown && s.storage != Storage::Volatile)
+            .map(|s| s.name),
+    );
+    View {
+        variables: Box::leak(variables.into_boxed_slice()),
+        key_variables: Box::leak(key.into_boxed_slice()),
+        counters: &[
+            "published",
+            "other",
+            "runs",
+            "connector_crashes",
+            "pg_crashes",
+        ],
+        ..SystemInfo::EMPTY.view
+    }
+}
+
+/// The environment of `config`.
+fn env(config: &Config, creates_slot: bool) -> Env {
+    let commits = match config.name("commit") {
+        "sync" => vec![CommitMode::Sync],
+        "async" => vec![CommitMode::Async],
+        _ => vec![CommitMode::Sync, CommitMode::Async],
+    };
+    Env {
+        transactions: config.small("transactions"),
+        commits,
+        txn_pages: config.number("txn_pages"),
+        bulk_txn_pages: config.number("bulk_txn_pages"),
+        wal_buffers_pages: config.number("wal_buffers_pages"),
+        other_traffic: config.small("other_traffic"),
+        runs: config.small("runs"),
+        connector_crashes: config.small("connector_crashes"),
+        pg_crashes: config.small("pg_crashes"),
+        crashes: config.small("crashes"),
+        checkpoints: config.name("checkpoints") == "on",
+        role: match config.name("server") {
+            "standby" => Role::Standby,
+            _ => Role::Primary,
+        },
+        keepalives: config.small("keepalives"),
+        slot_at_start: !creates_slot,
+    }
+}
+
+/// The model of one configuration of a file.
+#[derive(Clone, Debug)]
+pub struct FileModel {
+    machine: Machine,
+    checks: &'static [Check],
+    info: &'static SystemInfo,
+    liveness: bool,
+    config: Config,
+}
+
+/// A state, and the program that names its variables.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    state: MachineState,
+    program: ProgramRef,
+}
+
+/// The program a state belongs to: every state of a model has the same, so it takes no part in
+/// comparing and hashing.
+#[derive(Copy, Clone, Debug)]
+struct ProgramRef(&'static Program);
+
+impl PartialEq for ProgramRef {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ProgramRef {}
+
+impl std::hash::Hash for ProgramRef {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl Variables for State {
+    fn variables(&self) -> Vec<(&'static str, Var)> {
+        let s = &self.state;
+        let program = self.program.0;
+        let lsn = |l: walcheck_model::Lsn| {
+            Var::Text(if l.is_valid() {
+                l.to_string()
+            } else {
+                "none".into()
+            })
+        };
+        let step = match s.status {
+            Status::Running(pc) => program.code[pc as usize].step.to_owned(),
+            Status::Done => "done".to_owned(),
+            Status::Fatal(pc) => format!("stopped at {}", program.code[pc as usize].step),
+        };
+        let slot = s.slot.map(|d| d.slot);
+        let mut vars = vec![
+            ("step", Var::Text(step)),
+            ("insert", lsn(s.wal.insert)),
+            ("write", lsn(s.wal.write)),
+            ("flush", lsn(s.wal.flush)),
+            ("replay", lsn(s.wal.replay)),
+            (
+                "confirmed_flush",
+                lsn(slot.map_or(walcheck_model::Lsn::INVALID, |x| x.confirmed_flush)),
+            ),
+            (
+                "restart_lsn",
+                lsn(slot.map_or(walcheck_model::Lsn::INVALID, |x| x.restart_lsn)),
+            ),
+            (
+                "saved_confirmed_flush",
+                lsn(slot.map_or(walcheck_model::Lsn::INVALID, |x| x.saved.confirmed_flush)),
+            ),
+            (
+                "committed",
+                Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16)),
+            ),
+            ("destination", Var::Text(txn_set(s.dest))),
+            ("batch", Var::Text(txn_set(s.batch))),
+        ];
+        for (slot, value) in program.slots.iter().zip(&s.vars) {
+            if slot.shown {
+                vars.push((slot.name, Var::Text(Shown(*value, &s.txns).to_string())));
+            }
+        }
+        vars.extend([
+            ("published", Var::Int(u64::from(s.published))),
+            ("other", Var::Int(u64::from(s.other))),
+            ("runs", Var::Int(u64::from(s.runs))),
+            (
+                "connector_crashes",
+                Var::Int(u64::from(s.connector_crashes)),
+            ),
+            ("pg_crashes", Var::Int(u64::from(s.pg_crashes))),
+        ]);
+        vars
+    }
+}
+
+impl FileModel {
+    /// Whether property `index` (of [`SystemInfo::properties`]) holds in `state` (for a
+    /// witness: is reached there).
+    fn holds(&self, index: usize, state: &State) -> bool {
+        let m = &self.machine;
+        let s = &state.state;
+        match &self.checks[index] {
+            Check::AckWithinDurable => m.ack_within_durable(s),
+            Check::NoDataLoss => m.no_data_loss(s),
+            Check::NoFatalError => !matches!(s.status, Status::Fatal(_)),
+            Check::WalPointersOrdered => m.wal_pointers_ordered(s),
+            Check::Always { cond, when } => {
+                let applies = when.as_ref().is_none_or(|w| truth(m.eval(s, w)));
+                !applies || truth(m.eval(s, cond))
+            }
+            Check::Sometimes(cond) => truth(m.eval(s, cond)),
+            Check::Acknowledged => m.acknowledged(s),
+        }
+    }
+}
+
+fn truth(v: crate::machine::Value) -> bool {
+    v == crate::machine::Value::Bool(true)
+}
+
+/// The conditions of a file's properties by index: stateright's properties take function
+/// pointers, so each index has its own.
+macro_rules! conditions {
+    ($($i:literal)*) => {
+        const CONDITIONS: &[fn(&FileModel, &State) -> bool] = &[$(|m, s| m.holds($i, s)),*];
+    };
+}
+conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+    32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
+
+/// The most properties (built-in and the file's own) a file may have.
+pub const PROPERTIES_MAX: usize = 64;
+
+impl Model for FileModel {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State {
+            state: self.machine.initial(),
+            program: ProgramRef(self.machine.program),
+        }]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        self.machine.actions(&state.state, actions);
+    }
+
+    fn next_state(&self, state: &State, action: Action) -> Option<State> {
+        let mut next = state.clone();
+        self.machine.apply(&mut next.state, action).then_some(next)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        self.info
+            .properties
+            .iter()
+            .zip(CONDITIONS)
+            .filter(|(p, _)| self.config.meets(p.needs))
+            .map(|(p, condition)| p.check(*condition))
+            .collect()
+    }
+}
+
+/// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
+/// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay and the
+/// background flush of async variables. Client transactions and faults are not fair.
+static FAIRNESS: [FairClass<Action>; 5] = [
+    FairClass::weak("connector", |a| {
+        matches!(
+            a,
+            Action::Step { fair: true, .. } | Action::FlushPending { .. }
+        )
+    }),
+    FairClass::weak("commit", |a| matches!(a, Action::CommitFlush)),
+    FairClass::weak("walwriter", |a| {
+        matches!(a, Action::WalwriterWrite | Action::WalwriterFlush)
+    }),
+    FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
+    FairClass::weak("replay", |a| matches!(a, Action::Replay)),
+];
+
+impl Live for FileModel {
+    fn fairness(&self) -> &'static [FairClass<Action>] {
+        FairnessChoice::of(&self.config).constraints(&FAIRNESS)
+    }
+
+    fn liveness(&self) -> Vec<Liveness<Self, State>> {
+        if !self.liveness {
+            return Vec::new();
+        }
+        vec![Liveness {
+            id: "eventually-acknowledged",
+            trigger: Some(|m, s| !m.machine.acknowledged(&s.state)),
+            goal: |m, s| m.machine.acknowledged(&s.state),
+        }]
+    }
+}
+
+impl System for FileSystem {
+    type Model = FileModel;
+
+    fn info(&self) -> &'static SystemInfo {
+        self.info
+    }
+
+    fn model(&self, config: &Config) -> FileModel {
+        FileModel {
+            machine: Machine {
+                program: self.program,
+                env: env(config, self.creates_slot),
+            },
+            checks: self.checks,
+            info: self.info,
+            liveness: self.liveness,
+            config: config.clone(),
+        }
+    }
+
+    fn expected(
+        &self,
+        _: &Config,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        let table = self.expected.as_ref()?;
+        let row = table.iter().find(|(id, _, _)| *id == property.id);
+        Some(Ok(row.map_or(
+            (Verdict::Holds, "a property with no expect line should hold"),
+            |(_, v, why)| (*v, why),
+        )))
+    }
+}
