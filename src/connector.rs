@@ -13,6 +13,51 @@ use crate::catalogue::AnySystem;
 /// file-name order).
 static LOADED: OnceLock<Vec<(String, Vec<&'static str>)>> = OnceLock::new();
 
+/// Each loaded system's `PATH#fnv1a64:HEX`, what its traces' headers carry.
+static SOURCES: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+
+/// The source a trace of system `name` records: its file and the hash of its text, for a
+/// system loaded from a connector file.
+pub fn source_of(name: &str) -> Option<String> {
+    let sources = SOURCES.get()?;
+    sources
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| s.clone())
+}
+
+/// FNV-1a, 64 bits, of `bytes`: a hash to tell that a file changed, not a security one.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// `PATH#fnv1a64:HEX` of the file at `path`.
+fn source(path: &Path) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    Some(format!(
+        "{}#fnv1a64:{:016x}",
+        path.display(),
+        fnv1a64(&text)
+    ))
+}
+
+/// The connector file a trace's header names (`walcheck:source`), for `show` and `replay`: its
+/// path, and a line saying the file changed since the trace was written, if it did.
+fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
+    let header = walcheck_traces::Trace::read(Path::new(trace)).ok()?.header;
+    let recorded = header.source?;
+    let (path, _) = recorded.rsplit_once('#')?;
+    let now = source(Path::new(path));
+    let changed = (now.as_deref() != Some(recorded.as_str())).then(|| {
+        format!(
+            "{path} changed since {trace} was written (its hash differs): the trace may not replay"
+        )
+    });
+    Some((path.to_owned(), changed))
+}
+
 /// Whether `arg` names connector files: a path ending in `.wal`, or a folder.
 fn names_files(arg: &str) -> bool {
     !arg.starts_with('-') && (arg.ends_with(".wal") || Path::new(arg).is_dir())
@@ -44,7 +89,29 @@ pub fn load_named(
     let mut systems: Vec<&'static dyn AnySystem> = Vec::new();
     let mut loaded = Vec::new();
     let mut failed = false;
-    for arg in args.filter(|a| names_files(a)) {
+    let mut sources = Vec::new();
+    let mut named = Vec::new();
+    for arg in args {
+        if names_files(&arg) {
+            if !named.contains(&arg) {
+                named.push(arg);
+            }
+        } else if arg.ends_with(".json") {
+            if let Some((path, changed)) = file_of_trace(&arg) {
+                if let Some(changed) = changed {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "{}: warning: {changed}",
+                        crate::cli::program()
+                    );
+                }
+                if !named.contains(&path) {
+                    named.push(path);
+                }
+            }
+        }
+    }
+    for arg in named {
         let files = match files_of(&arg) {
             Ok(files) => files,
             Err(e) => return Err(crate::cli::usage_error(&e)),
@@ -56,6 +123,7 @@ pub fn load_named(
                     let _ = write!(std::io::stderr(), "{warnings}");
                     let system: &'static dyn AnySystem = Box::leak(Box::new(system));
                     names.push(system.info().name);
+                    sources.push((system.info().name, source(&file).unwrap_or_default()));
                     systems.push(system);
                 }
                 Err(diagnostics) if diagnostics.contains('\n') => {
@@ -71,15 +139,22 @@ pub fn load_named(
         return Err(ExitCode::from(2));
     }
     let _ = LOADED.set(loaded);
+    let _ = SOURCES.set(sources);
     Ok(systems)
 }
 
-/// `specs` with each one that names connector files replaced by their systems' names.
+/// `specs` with each one that names connector files replaced by their systems: a file by
+/// `NAME:design` (so that `check` prints its counterexamples' step tables), a folder by its
+/// files' names.
 pub fn specs(specs: Vec<String>) -> Vec<String> {
     let loaded = LOADED.get().map_or(&[][..], Vec::as_slice);
     specs
         .into_iter()
         .flat_map(|spec| match loaded.iter().find(|(arg, _)| *arg == spec) {
+            Some((arg, names)) if !Path::new(arg).is_dir() => names
+                .iter()
+                .map(|n| format!("{n}:{}", walcheck_lang::system::VARIANT))
+                .collect(),
             Some((_, names)) => names.iter().map(|n| (*n).to_owned()).collect(),
             None => vec![spec],
         })

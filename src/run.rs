@@ -704,6 +704,7 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
         verdict: verdict.name().to_owned(),
         seed: None,
         simulation: None,
+        source: crate::connector::source_of(entry.system()),
     }
 }
 

@@ -250,22 +250,22 @@ fn view(program: &Program) -> View {
         },
         VarInfo {
             name: "replay",
-            kind: "LSN",
+            kind: "LSN or none",
             doc: "a standby's replay pointer",
         },
         VarInfo {
             name: "confirmed_flush",
-            kind: "LSN",
+            kind: "LSN or none",
             doc: "the slot's confirmed_flush_lsn: where a restart streams from",
         },
         VarInfo {
             name: "restart_lsn",
-            kind: "LSN",
+            kind: "LSN or none",
             doc: "the slot's restart_lsn",
         },
         VarInfo {
             name: "saved_confirmed_flush",
-            kind: "LSN",
+            kind: "LSN or none",
             doc: "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to",
         },
         VarInfo {
@@ -315,7 +315,7 @@ fn view(program: &Program) -> View {
             doc,
         });
     }
-    let mut key = vec!["step", "flush", "confirmed_flush"];
+    let mut key = vec!["step", "flush", "confirmed_flush", "destination"];
     key.extend(
         program
             .slots

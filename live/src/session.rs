@@ -405,6 +405,7 @@ impl Session {
                 verdict: "holds".to_owned(),
                 seed: None,
                 simulation: None,
+                source: None,
             },
             steps: self.steps.clone(),
         }

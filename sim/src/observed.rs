@@ -616,6 +616,7 @@ mod tests {
                 verdict: "holds".into(),
                 seed: None,
                 simulation: None,
+                source: None,
             },
             steps: vec![
                 step(

@@ -274,6 +274,7 @@ fn trace_of(
             "ladder {}, level {}, attempt {}; again: {rerun}",
             id.ladder, level.label, id.attempt
         )),
+        source: None,
     };
     let steps = steps
         .iter()

@@ -43,6 +43,10 @@ pub struct Header {
     /// For a simulated trace, which run of `walcheck simulate` it is and how to run it again
     /// (`walcheck:simulation`, written only when set); `None` for a checker's trace.
     pub simulation: Option<String>,
+    /// For a system loaded from a connector file, the file and a hash of its text,
+    /// `PATH#fnv1a64:HEX` (`walcheck:source`, written only when set), so that `show` and
+    /// `replay` load the same file again and say so when it changed.
+    pub source: Option<String>,
 }
 
 /// The `kind` of an observed (partial) trace.
@@ -79,6 +83,9 @@ impl Header {
         });
         if let Some(simulation) = &self.simulation {
             meta["walcheck:simulation"] = Value::String(simulation.clone());
+        }
+        if let Some(source) = &self.source {
+            meta["walcheck:source"] = Value::String(source.clone());
         }
         meta
     }
@@ -123,6 +130,11 @@ impl Header {
                 Some(_) => {
                     return Err(TraceError::NotItf("walcheck:simulation is not text".into()))
                 }
+            },
+            source: match meta.get("walcheck:source") {
+                None => None,
+                Some(Value::String(text)) => Some(text.clone()),
+                Some(_) => return Err(TraceError::NotItf("walcheck:source is not text".into())),
             },
         })
     }
@@ -545,6 +557,7 @@ pub(crate) mod tests {
                 verdict: "violated".into(),
                 seed: None,
                 simulation: None,
+                source: None,
             },
             steps: vec![step(None, "0/1", "x"), step(Some("Go"), "0/2", "x")],
         }
