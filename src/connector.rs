@@ -58,10 +58,20 @@ fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
     Some((path.to_owned(), changed))
 }
 
-/// Whether `arg` names connector files: a path ending in `.wal`, or a folder.
+/// Whether `arg` names connector files: a path ending in `.wal`, or a folder holding some.
 fn names_files(arg: &str) -> bool {
-    !arg.starts_with('-') && (arg.ends_with(".wal") || Path::new(arg).is_dir())
+    let holds_files = || {
+        std::fs::read_dir(arg).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.path().extension().is_some_and(|x| x == "wal"))
+        })
+    };
+    !arg.starts_with('-') && (arg.ends_with(".wal") || holds_files())
 }
+
+/// The options whose value is a path or a number, never a connector file.
+const VALUE_OPTIONS: &[&str] = &["--out", "--junit", "--trace-out", "--bound", "--faults", "--shard"];
 
 /// The `.wal` files `arg` names: itself, or a folder's, sorted.
 fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
@@ -75,9 +85,6 @@ fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "wal"))
         .collect();
     files.sort();
-    if files.is_empty() {
-        return Err(format!("{arg} holds no .wal connector file"));
-    }
     Ok(files)
 }
 
@@ -91,7 +98,13 @@ pub fn load_named(
     let mut failed = false;
     let mut sources = Vec::new();
     let mut named = Vec::new();
+    let mut previous = String::new();
     for arg in args {
+        let value = VALUE_OPTIONS.contains(&previous.as_str());
+        previous.clone_from(&arg);
+        if value {
+            continue;
+        }
         if names_files(&arg) {
             if !named.contains(&arg) {
                 named.push(arg);
