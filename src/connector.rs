@@ -71,7 +71,14 @@ fn names_files(arg: &str) -> bool {
 }
 
 /// The options whose value is a path or a number, never a connector file.
-const VALUE_OPTIONS: &[&str] = &["--out", "--junit", "--trace-out", "--bound", "--faults", "--shard"];
+const VALUE_OPTIONS: &[&str] = &[
+    "--out",
+    "--junit",
+    "--trace-out",
+    "--bound",
+    "--faults",
+    "--shard",
+];
 
 /// The `.wal` files `arg` names: itself, or a folder's, sorted.
 fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {

@@ -168,7 +168,10 @@ fn a_file_with_an_error_is_a_diagnostic_and_exit_2() {
     let output = walcheck(&["check", bad.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("[E04] Error: undeclared variable `x`"), "{stderr}");
+    assert!(
+        stderr.contains("[E04] Error: undeclared variable `x`"),
+        "{stderr}"
+    );
     assert!(stderr.contains("bad.wal:3:3"), "{stderr}");
     assert!(output.stdout.is_empty());
 }

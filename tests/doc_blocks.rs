@@ -239,15 +239,17 @@ fn mask_timing(line: &str) -> String {
     }
 }
 
-/// A scratch directory for one file's commands: traces/golden copied, docs/ empty.
+/// A scratch directory for one file's commands: traces/golden, connectors/ and
+/// docs/examples/ copied, the rest of docs/ empty.
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let golden = dir.path().join("traces/golden");
-    fs::create_dir_all(&golden).unwrap();
-    fs::create_dir_all(dir.path().join("docs")).unwrap();
-    for entry in fs::read_dir(Path::new(ROOT).join("traces/golden")).unwrap() {
-        let path = entry.unwrap().path();
-        fs::copy(&path, golden.join(path.file_name().unwrap())).unwrap();
+    for folder in ["traces/golden", "connectors", "docs/examples"] {
+        let to = dir.path().join(folder);
+        fs::create_dir_all(&to).unwrap();
+        for entry in fs::read_dir(Path::new(ROOT).join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+        }
     }
     dir
 }
