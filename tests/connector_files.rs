@@ -90,68 +90,208 @@ fn acknowledging_on_receipt_loses_the_transaction_a_crash_interrupts() {
     assert!(rows.iter().all(|r| r.1 == "holds"), "{rows:?}");
 }
 
-/// The OLake bootstrap files and `olake-bootstrap` at the bounds of each file's mapping (its
-/// `statements` are transactions, its `crashes` counts both kinds): the same verdict for each
-/// mapped property, counterexamples of the same length where the steps have the same
-/// atomicity, and two steps shorter where a later run validates (there `NextSync` is a step and
-/// the slot read a step of its own; here the next run starts at once and `validate` reads and
-/// compares in one step).
+/// One comparison: a file at some bounds against a built-in system at the mapped fault set and
+/// bounds, each mapped property as `(ours, theirs, our length, their length)`: the verdicts
+/// must agree, the lengths are pinned (`None`: the property holds).
+struct Agreement<'a> {
+    file: &'a str,
+    bounds: &'a [&'a str],
+    spec: &'a str,
+    faults: &'a str,
+    theirs: &'a [&'a str],
+    rows: &'a [(&'a str, &'a str, Option<u64>, Option<u64>)],
+}
+
+/// The OLake files and the hand-written systems at the bounds of each file's mapping (there
+/// `statements`/`txns` are transactions and `crashes` counts both kinds): the same verdict for
+/// each mapped property, the lengths each mapping explains — equal where the steps have the
+/// same atomicity; after a restart, a bootstrap is two steps shorter here (no `NextSync`, and
+/// `validate` reads and compares in one step); a sync under a PostgreSQL crash one step longer
+/// here (a sync commit is two steps and a received transaction two, and there is no
+/// `NextSync`).
 #[test]
-fn the_olake_bootstrap_files_agree_with_the_hand_written_system() {
-    type Case<'a> = (
-        &'a str,
-        &'a [&'a str],
-        &'a str,
-        &'a str,
-        &'a [(&'a str, i64)],
+fn the_olake_files_agree_with_the_hand_written_systems() {
+    const BOOT: &[&str] = &["--bound", "server=primary"];
+    const SYNC: &[&str] = &["--bound", "keepalive=off"];
+    const NO_CONNECTOR: &[&str] = &["--bound", "connector_crashes=0"];
+    const NO_PG: &[&str] = &["--bound", "pg_crashes=0"];
+    let boot = |n: u64, m: u64| {
+        [
+            ("state-matches-slot", "state-matches-slot", Some(n), Some(n)),
+            ("no-lsn-mismatch", "no-lsn-mismatch", Some(m), Some(m)),
+        ]
+    };
+    let sync = |ours: Option<u64>, theirs: Option<u64>| {
+        [
+            ("no-lsn-mismatch", "no-lsn-mismatch", ours, theirs),
+            ("no-ack-timeout", "no-ack-timeout", None, None),
+            ("ack-within-durable", "ack-within-destination", None, None),
+            ("no-data-loss", "no-data-loss", None, None),
+        ]
+    };
+    let (b45, holds) = (
+        boot(4, 5),
+        [
+            ("state-matches-slot", "state-matches-slot", None, None),
+            ("no-lsn-mismatch", "no-lsn-mismatch", None, None),
+        ],
     );
-    let cases: [Case; 4] = [
-        (
-            "master",
-            &[],
-            "olake-bootstrap:master",
-            "all",
-            &[("state-matches-slot", 0), ("no-lsn-mismatch", 0)],
-        ),
-        (
-            "pr854",
-            &[],
-            "olake-bootstrap:pr854",
-            "all",
-            &[("state-matches-slot", 0), ("no-lsn-mismatch", 0)],
-        ),
-        (
-            "pr1084",
-            &[],
-            "olake-bootstrap:pr1084",
-            "connector-crash",
-            &[("state-matches-slot", 0), ("no-lsn-mismatch", 0)],
-        ),
-        (
-            "pr1084",
-            &["--bound", "pg_crashes=1", "--bound", "crashes=1"],
-            "olake-bootstrap:pr1084",
-            "all",
-            &[("state-matches-slot", 0), ("no-lsn-mismatch", -2)],
-        ),
+    let b1084 = [
+        ("state-matches-slot", "state-matches-slot", Some(6), Some(6)),
+        ("no-lsn-mismatch", "no-lsn-mismatch", Some(7), Some(9)),
     ];
-    for (file, bounds, spec, faults, properties) in cases {
-        let path = format!("connectors/olake-bootstrap-{file}.wal");
+    let (s9, s10, s10_9, s_holds) = (
+        sync(Some(9), Some(9)),
+        sync(Some(10), Some(10)),
+        sync(Some(10), Some(9)),
+        sync(None, None),
+    );
+    let cases = [
+        Agreement {
+            file: "olake-bootstrap-master",
+            bounds: &[],
+            spec: "olake-bootstrap:master",
+            faults: "all",
+            theirs: BOOT,
+            rows: &b45,
+        },
+        Agreement {
+            file: "olake-bootstrap-pr854",
+            bounds: &[],
+            spec: "olake-bootstrap:pr854",
+            faults: "all",
+            theirs: BOOT,
+            rows: &b45,
+        },
+        Agreement {
+            file: "olake-bootstrap-pr1084",
+            bounds: &[],
+            spec: "olake-bootstrap:pr1084",
+            faults: "connector-crash",
+            theirs: BOOT,
+            rows: &holds,
+        },
+        Agreement {
+            file: "olake-bootstrap-pr1084",
+            bounds: &["--bound", "pg_crashes=1", "--bound", "crashes=1"],
+            spec: "olake-bootstrap:pr1084",
+            faults: "all",
+            theirs: BOOT,
+            rows: &b1084,
+        },
+        Agreement {
+            file: "olake-sync-v0.5.0",
+            bounds: &[],
+            spec: "olake-sync:v0.5.0",
+            faults: "all",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-master",
+            bounds: &[],
+            spec: "olake-sync:master",
+            faults: "all",
+            theirs: SYNC,
+            rows: &s10,
+        },
+        Agreement {
+            file: "olake-sync-pr854",
+            bounds: &[],
+            spec: "olake-sync:pr854",
+            faults: "all",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-pr864",
+            bounds: &[],
+            spec: "olake-sync:pr864",
+            faults: "all",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-v0.5.0",
+            bounds: NO_PG,
+            spec: "olake-sync:v0.5.0",
+            faults: "connector-crash",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-master",
+            bounds: NO_PG,
+            spec: "olake-sync:master",
+            faults: "connector-crash",
+            theirs: SYNC,
+            rows: &s_holds,
+        },
+        Agreement {
+            file: "olake-sync-pr854",
+            bounds: NO_PG,
+            spec: "olake-sync:pr854",
+            faults: "connector-crash",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-pr864",
+            bounds: NO_PG,
+            spec: "olake-sync:pr864",
+            faults: "connector-crash",
+            theirs: SYNC,
+            rows: &s9,
+        },
+        Agreement {
+            file: "olake-sync-v0.5.0",
+            bounds: NO_CONNECTOR,
+            spec: "olake-sync:v0.5.0",
+            faults: "pg-crash",
+            theirs: SYNC,
+            rows: &s10_9,
+        },
+        Agreement {
+            file: "olake-sync-master",
+            bounds: NO_CONNECTOR,
+            spec: "olake-sync:master",
+            faults: "pg-crash",
+            theirs: SYNC,
+            rows: &s10,
+        },
+        Agreement {
+            file: "olake-sync-pr854",
+            bounds: NO_CONNECTOR,
+            spec: "olake-sync:pr854",
+            faults: "pg-crash",
+            theirs: SYNC,
+            rows: &s10,
+        },
+        Agreement {
+            file: "olake-sync-pr864",
+            bounds: NO_CONNECTOR,
+            spec: "olake-sync:pr864",
+            faults: "pg-crash",
+            theirs: SYNC,
+            rows: &s10_9,
+        },
+    ];
+    for case in cases {
+        let path = format!("connectors/{}.wal", case.file);
         let mut args = vec![path.as_str()];
-        args.extend(bounds);
+        args.extend(case.bounds);
         let (ours, _) = verdicts(&args);
-        let (theirs, _) = verdicts(&[spec, "--faults", faults, "--bound", "server=primary"]);
-        for &(id, shorter) in properties {
-            let (a, b) = (row(&ours, id), row(&theirs, id));
-            assert_eq!(
-                a.1, b.1,
-                "{file} {bounds:?} {id}: {a:?} against {spec}'s {b:?}"
+        let mut args = vec![case.spec, "--faults", case.faults];
+        args.extend(case.theirs);
+        let (theirs, _) = verdicts(&args);
+        for &(id, their_id, our_steps, their_steps) in case.rows {
+            let (a, b) = (row(&ours, id), row(&theirs, their_id));
+            let what = format!(
+                "{} {:?} {id} against {} {}",
+                case.file, case.bounds, case.spec, case.faults
             );
-            let lengths = (a.2.map(|n| n as i64), b.2.map(|n| n as i64 + shorter));
-            assert_eq!(
-                lengths.0, lengths.1,
-                "{file} {bounds:?} {id}: {a:?} against {b:?}"
-            );
+            assert_eq!(a.1, b.1, "{what}: {a:?} {b:?}");
+            assert_eq!((a.2, b.2), (our_steps, their_steps), "{what}: {a:?} {b:?}");
         }
     }
 }

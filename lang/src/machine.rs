@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
 use walcheck_model::pg::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTES};
 use walcheck_model::pg::stream::{
@@ -158,6 +159,9 @@ pub struct State {
     pub pg_crashes: u8,
     /// The connector's replication connection.
     pub walsender: Option<Walsender>,
+    /// A PostgreSQL crash closed the replication connection: `for each message` ends as at the
+    /// end of the stream (the client reads EOF), until `start_replication` opens a new one.
+    pub stream_closed: bool,
     /// Keepalives received so far.
     pub keepalives: u8,
     /// A START_REPLICATION skipped a transaction the destination did not hold.
@@ -289,6 +293,13 @@ impl Chooser {
         self.made += 1;
         bit
     }
+
+    /// One of `n` outcomes, `0..n`, as binary choices (the first outcome takes one bit).
+    fn among(&mut self, n: usize) -> usize {
+        (0..n.saturating_sub(1))
+            .find(|_| !self.choose())
+            .unwrap_or(n.saturating_sub(1))
+    }
 }
 
 /// Why a step stopped early.
@@ -343,6 +354,7 @@ impl Machine {
             connector_crashes: 0,
             pg_crashes: 0,
             walsender: None,
+            stream_closed: false,
             keepalives: 0,
             lost: false,
         };
@@ -411,6 +423,7 @@ impl Machine {
     /// A run ended (its end, or a retryable fail): the next one starts, if any is left.
     fn end_run(&self, state: &mut State) {
         state.walsender = None;
+        state.stream_closed = false;
         state.batch = 0;
         if state.runs >= self.env.runs {
             state.status = Status::Done;
@@ -475,8 +488,9 @@ impl Machine {
         let mut pc = pc as usize;
         let region = self.program.code[pc].atomic;
         loop {
+            let mut next = pc + 1;
             match self.exec(state, pc, chooser) {
-                Ok(()) => {}
+                Ok(to) => next = to.unwrap_or(next),
                 Err(Stop::Blocked) => return true,
                 Err(Stop::Fail) => {
                     self.end_run(state);
@@ -488,7 +502,7 @@ impl Machine {
                     return false;
                 }
             }
-            self.go(state, pc + 1);
+            self.go(state, next);
             match (region, state.status) {
                 (Some((start, end)), Status::Running(next))
                     if (next as usize) >= start && (next as usize) < end =>
@@ -501,7 +515,24 @@ impl Machine {
     }
 
     /// Executes one effect instruction.
-    fn exec(&self, state: &mut State, pc: usize, chooser: &mut Chooser) -> Result<(), Stop> {
+    fn exec(
+        &self,
+        state: &mut State,
+        pc: usize,
+        chooser: &mut Chooser,
+    ) -> Result<Option<usize>, Stop> {
+        if let Op::Receive { var, end } = &self.program.code[pc].op {
+            if state.walsender.is_none() && state.stream_closed {
+                return Ok(Some(*end));
+            }
+            let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
+            state.vars[*var] = Value::Message(message);
+            return Ok(None);
+        }
+        self.exec_effect(state, pc, chooser).map(|()| None)
+    }
+
+    fn exec_effect(&self, state: &mut State, pc: usize, chooser: &mut Chooser) -> Result<(), Stop> {
         match &self.program.code[pc].op {
             Op::Assign { var, value } => {
                 let v = self.eval(state, value);
@@ -516,11 +547,6 @@ impl Machine {
             Op::Fail { fatal: false, .. } => Err(Stop::Fail),
             Op::Flush(var) => {
                 self.flush(state, *var);
-                Ok(())
-            }
-            Op::Receive { var } => {
-                let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
-                state.vars[*var] = Value::Message(message);
                 Ok(())
             }
             _ => Ok(()),
@@ -707,6 +733,7 @@ impl Machine {
                 });
                 state.lost |= skipped;
                 state.walsender = Some(ws);
+                state.stream_closed = false;
                 Ok(Value::None)
             }
             "standby_status_update" => {
@@ -717,6 +744,7 @@ impl Machine {
                 if state.walsender.is_none() {
                     return Err(Stop::Fail);
                 }
+                let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
                 let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
                 let update = StandbyStatusUpdate {
                     write,
@@ -724,7 +752,9 @@ impl Machine {
                     apply: flush,
                     reply_requested: false,
                 };
-                process_standby_reply(slot, &update, None);
+                let candidates: Vec<Lsn> = restart_candidates(flush, &slot.slot, ends).collect();
+                let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
+                process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
                 Ok(Value::None)
             }
             "backfill" => {
@@ -1027,8 +1057,8 @@ impl Machine {
                 let kept = (1u32 << state.txns.len()) - 1;
                 state.dest &= kept as u16;
                 state.batch &= kept as u16;
-                if let Status::Running(_) = state.status {
-                    self.end_run(state);
+                if state.walsender.take().is_some() {
+                    state.stream_closed = true;
                 }
             }
         }

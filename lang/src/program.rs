@@ -55,6 +55,8 @@ pub enum Op {
     Receive {
         /// The message's variable.
         var: usize,
+        /// Where the loop ends: where a closed stream goes.
+        end: usize,
     },
     /// Control: when `cond` does not hold, go to `otherwise`.
     Branch {
@@ -395,10 +397,13 @@ impl Compiler<'_> {
                         fair,
                     )
                 });
-                self.push(Op::Receive { var }, step, fair);
+                let receive = self.push(Op::Receive { var, end: 0 }, step, fair);
                 self.block(body, fair);
                 self.push(Op::Jump(head), step, fair);
                 let end = self.code.len();
+                if let Op::Receive { end: at, .. } = &mut self.code[receive].op {
+                    *at = end;
+                }
                 if let Some(branch) = branch {
                     if let Op::Branch { otherwise, .. } = &mut self.code[branch].op {
                         *otherwise = end;

@@ -111,7 +111,7 @@ impl FileSystem {
         }
         for inv in file.invariants() {
             let id = leak(&inv.id.node);
-            let doc = leak(inv.span.text(source));
+            let doc = leak(crate::ast::Span::new(inv.cond.span.start, inv.span.end).text(source));
             if inv.sometimes {
                 properties.push(PropertyInfo::sometimes(id, doc));
                 checks.push(Check::Sometimes(inv.cond.clone()));
