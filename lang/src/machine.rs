@@ -213,6 +213,8 @@ pub enum Action {
         name: &'static str,
         /// PostgreSQL's choices, one bit each.
         choices: u16,
+        /// What they chose, when not the usual.
+        detail: Option<Detail>,
         /// Whether the step is weakly fair.
         fair: bool,
     },
@@ -250,13 +252,10 @@ pub enum Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Step { name, choices, .. } => {
-                write!(f, "{name}")?;
-                if *choices != 0 {
-                    write!(f, " [choice {choices}]")?;
-                }
-                Ok(())
-            }
+            Action::Step { name, detail, .. } => match detail {
+                Some(detail) => write!(f, "{name} [{detail}]"),
+                None => write!(f, "{name}"),
+            },
             Action::Commit {
                 pages,
                 mode,
@@ -285,19 +284,51 @@ impl fmt::Display for Action {
 struct Chooser {
     script: u16,
     made: u8,
+    /// What the last outcome other than the first was, for the action's name.
+    detail: Option<Detail>,
+}
+
+/// What PostgreSQL chose within a step, as the step's action names it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Detail {
+    /// The advance moved `restart_lsn`, and the slot was saved.
+    RestartMoves,
+    /// The walsender sent a keepalive rather than the next transaction.
+    Keepalive,
+    /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
+    Candidate(Lsn),
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Detail::RestartMoves => f.write_str("restart_lsn moves"),
+            Detail::Keepalive => f.write_str("keepalive"),
+            Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
+        }
+    }
 }
 
 impl Chooser {
-    fn choose(&mut self) -> bool {
+    fn bit(&mut self) -> bool {
         let bit = self.script & (1 << self.made) != 0;
         self.made += 1;
         bit
     }
 
+    /// Whether PostgreSQL takes the outcome `detail` rather than the usual one.
+    fn choose(&mut self, detail: Detail) -> bool {
+        let taken = self.bit();
+        if taken {
+            self.detail = Some(detail);
+        }
+        taken
+    }
+
     /// One of `n` outcomes, `0..n`, as binary choices (the first outcome takes one bit).
     fn among(&mut self, n: usize) -> usize {
         (0..n.saturating_sub(1))
-            .find(|_| !self.choose())
+            .find(|_| !self.bit())
             .unwrap_or(n.saturating_sub(1))
     }
 }
@@ -453,19 +484,24 @@ impl Machine {
         let mut found = Vec::new();
         while let Some((script, fixed)) = pending.pop() {
             let mut next = state.clone();
-            let mut chooser = Chooser { script, made: 0 };
+            let mut chooser = Chooser {
+                script,
+                made: 0,
+                detail: None,
+            };
             let blocked = self.run_step(&mut next, &mut chooser);
             for bit in fixed..chooser.made {
                 pending.push((script | (1 << bit), bit + 1));
             }
             if !blocked {
-                found.push(script);
+                found.push((script, chooser.detail));
             }
         }
         found.sort_unstable();
-        actions.extend(found.into_iter().map(|choices| Action::Step {
+        actions.extend(found.into_iter().map(|(choices, detail)| Action::Step {
             name: instr.step,
             choices,
+            detail,
             fair: instr.fair,
         }));
     }
@@ -475,6 +511,7 @@ impl Machine {
         let mut chooser = Chooser {
             script: choices,
             made: 0,
+            detail: None,
         };
         !self.run_step(state, &mut chooser)
     }
@@ -609,7 +646,7 @@ impl Machine {
         }
         let keepalive_left = state.keepalives < self.env.keepalives;
         let keepalive = match next {
-            Some(_) if keepalive_left => chooser.choose(),
+            Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
             Some(_) => false,
             None if keepalive_left => true,
             None => return None,
@@ -675,7 +712,7 @@ impl Machine {
                     .map_or(Lsn::INVALID, Value::lsn);
                 let limit = self.limit(state);
                 let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
-                let restart_moves = slot.slot.restart_can_move(target, limit) && chooser.choose();
+                let restart_moves = slot.slot.restart_can_move(target, limit) && chooser.choose(Detail::RestartMoves);
                 let end_lsn = slot
                     .slot_advance(target, limit, restart_moves)
                     .map_err(|_| Stop::Fail)?;
@@ -754,6 +791,9 @@ impl Machine {
                 };
                 let candidates: Vec<Lsn> = restart_candidates(flush, &slot.slot, ends).collect();
                 let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
+                if let Some(i) = candidate {
+                    chooser.detail = Some(Detail::Candidate(candidates[i]));
+                }
                 process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
                 Ok(Value::None)
             }

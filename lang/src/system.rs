@@ -14,7 +14,7 @@ use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::{
-    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Live, Liveness,
+    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live, Liveness,
     PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
 };
 
@@ -333,9 +333,52 @@ fn view(program: &Program) -> View {
             "connector_crashes",
             "pg_crashes",
         ],
+        lanes: &LANES,
         ..SystemInfo::EMPTY.view
     }
 }
+
+/// The sequence diagram's participants: the clients, PostgreSQL (its WAL), the slot, the
+/// connector and the destination. A step goes from the connector to what its statement calls,
+/// as far as its name shows (a labelled step's name does not: it stays on the connector).
+static LANES: Lanes = Lanes {
+    participants: &[
+        ("client", "clients"),
+        ("postgres", "PostgreSQL"),
+        ("slot", "slot"),
+        ("connector", "connector"),
+        ("destination", "destination"),
+    ],
+    lane: |action| match action {
+        "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
+        "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash" => {
+            ("postgres", "postgres")
+        }
+        "ConnectorCrash" | "Flush" => ("connector", "connector"),
+        step if step.contains("destination.") => ("connector", "destination"),
+        step if step.contains("standby_status_update")
+            || step.contains("slot_advance")
+            || step.contains("get_changes") =>
+        {
+            ("connector", "slot")
+        }
+        step if step.contains("pg_")
+            || step.contains("start_replication")
+            || step.contains("identify_system")
+            || step.contains("for each message") =>
+        {
+            ("connector", "postgres")
+        }
+        _ => ("connector", "connector"),
+    },
+    owner: |var| match var {
+        "insert" | "write" | "flush" | "replay" | "committed" => Some("postgres"),
+        "confirmed_flush" | "restart_lsn" | "saved_confirmed_flush" => Some("slot"),
+        "destination" | "batch" => Some("destination"),
+        "published" | "other" | "runs" | "connector_crashes" | "pg_crashes" => None,
+        _ => Some("connector"),
+    },
+};
 
 /// The environment of `config`.
 fn env(config: &Config, creates_slot: bool) -> Env {
