@@ -33,9 +33,11 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// `PATH#fnv1a64:HEX` of the file at `path`.
+/// `PATH#fnv1a64:HEX` of the file at `path`, the path made absolute so that the trace finds
+/// the file from any folder.
 fn source(path: &Path) -> Option<String> {
     let text = std::fs::read(path).ok()?;
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     Some(format!(
         "{}#fnv1a64:{:016x}",
         path.display(),
@@ -49,12 +51,15 @@ fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
     let header = walcheck_traces::Trace::read(Path::new(trace)).ok()?.header;
     let recorded = header.source?;
     let (path, _) = recorded.rsplit_once('#')?;
-    let now = source(Path::new(path));
-    let changed = (now.as_deref() != Some(recorded.as_str())).then(|| {
-        format!(
+    let changed = match source(Path::new(path)) {
+        None => Some(format!(
+            "{trace} was written from {path}, which cannot be read now"
+        )),
+        Some(now) if now != recorded => Some(format!(
             "{path} changed since {trace} was written (its hash differs): the trace may not replay"
-        )
-    });
+        )),
+        Some(_) => None,
+    };
     Some((path.to_owned(), changed))
 }
 
@@ -79,6 +84,20 @@ const VALUE_OPTIONS: &[&str] = &[
     "--faults",
     "--shard",
 ];
+
+/// Why `arg`, which looks like a path (it has a `/`), names no connector file: it does not
+/// exist, or it is a folder without `.wal` files. `None` for anything else (a system's name, a
+/// trace, an existing file another command reads).
+fn not_files(arg: &str) -> Option<String> {
+    let path = Path::new(arg);
+    if arg.starts_with('-') || !arg.contains('/') {
+        return None;
+    }
+    if path.is_dir() {
+        return Some(format!("{arg} holds no .wal connector file"));
+    }
+    (!path.exists()).then(|| format!("{arg}: no such file or folder"))
+}
 
 /// The `.wal` files `arg` names: itself, or a folder's, sorted.
 fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
@@ -116,6 +135,8 @@ pub fn load_named(
             if !named.contains(&arg) {
                 named.push(arg);
             }
+        } else if let Some(why) = not_files(&arg) {
+            return Err(crate::cli::usage_error(&why));
         } else if arg.ends_with(".json") {
             if let Some((path, changed)) = file_of_trace(&arg) {
                 if let Some(changed) = changed {
@@ -141,6 +162,27 @@ pub fn load_named(
             match walcheck_lang::system::load(&file) {
                 Ok((system, warnings)) => {
                     let _ = write!(std::io::stderr(), "{warnings}");
+                    let name = system.info().name;
+                    let taken = crate::catalogue::built_in()
+                        .iter()
+                        .map(|s| s.info().name)
+                        .chain(systems.iter().map(|s| s.info().name))
+                        .any(|n| n == name);
+                    let why = if taken {
+                        Some("already taken (a built-in system, or another file of that name)")
+                    } else if name.contains(':') || name.contains(char::is_whitespace) {
+                        Some("not a word without ':' or spaces")
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        let why = format!(
+                            "{}: a connector file's name is its system's, and {name:?} is {why}: \
+                             rename the file",
+                            file.display()
+                        );
+                        return Err(crate::cli::usage_error(&why));
+                    }
                     let system: &'static dyn AnySystem = Box::leak(Box::new(system));
                     names.push(system.info().name);
                     sources.push((system.info().name, source(&file).unwrap_or_default()));

@@ -410,6 +410,16 @@ impl<'f> Checker<'f> {
             .hint("retry at least once");
             self.report(d);
         }
+        if times.node > vocabulary::RETRY_MAX {
+            let d = Diagnostic::new(
+                Code::UnboundedLoop,
+                times.span,
+                format!("`retry {} times` has too many tries to explore", times.node),
+                format!("at most {}", vocabulary::RETRY_MAX),
+            )
+            .hint("a retry until a deadline is a few hundred tries; write fewer (OLake's 30 s of 100 ms tries is 300)");
+            self.report(d);
+        }
         self.block(body, scope);
         self.condition(until, scope, Place::Code);
     }

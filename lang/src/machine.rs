@@ -162,6 +162,11 @@ pub struct State {
     /// A PostgreSQL crash closed the replication connection: `for each message` ends as at the
     /// end of the stream (the client reads EOF), until `start_replication` opens a new one.
     pub stream_closed: bool,
+    /// Whether `first run` has ended (a crash before restarts it).
+    pub first_done: bool,
+    /// Where the connector's slot was created: transactions committed before it are the
+    /// backfill's, not the stream's.
+    pub slot_origin: Lsn,
     /// Keepalives received so far.
     pub keepalives: u8,
     /// A START_REPLICATION skipped a transaction the destination did not hold.
@@ -199,6 +204,8 @@ pub struct Env {
     pub role: Role,
     /// Keepalives the walsender sends at most.
     pub keepalives: u8,
+    /// PostgreSQL's major version: below 16 a standby has no logical decoding.
+    pub pg_version: u8,
     /// Whether the slot exists at the start: it does unless the file creates it.
     pub slot_at_start: bool,
 }
@@ -341,6 +348,8 @@ enum Stop {
     Fail,
     /// A `fail fatal` at the instruction.
     Fatal(usize),
+    /// A counter left its range: the design's error, a fatal stop at the step.
+    OutOfRange,
 }
 
 /// The file's model: the program and the environment.
@@ -386,6 +395,8 @@ impl Machine {
             pg_crashes: 0,
             walsender: None,
             stream_closed: false,
+            first_done: !self.program.has_first_run,
+            slot_origin: INITIAL_LSN,
             keepalives: 0,
             lost: false,
         };
@@ -443,6 +454,10 @@ impl Machine {
                     };
                 }
                 Op::RunEnd => return self.end_run(state),
+                Op::FirstRunDone => {
+                    state.first_done = true;
+                    pc += 1;
+                }
                 _ => {
                     state.status = Status::Running(pc as u16);
                     return;
@@ -533,6 +548,11 @@ impl Machine {
                     self.end_run(state);
                     return false;
                 }
+                Err(Stop::OutOfRange) => {
+                    state.walsender = None;
+                    state.status = Status::Fatal(pc as u16);
+                    return false;
+                }
                 Err(Stop::Fatal(at)) => {
                     state.walsender = None;
                     state.status = Status::Fatal(at as u16);
@@ -593,6 +613,11 @@ impl Machine {
     /// Assigns, converting `none` to the variable's kind; a counter leaving its range is a
     /// fatal error of the design.
     fn set(&self, state: &mut State, var: usize, value: Value) -> Result<(), Stop> {
+        if let (Value::Count(n), Type::Counter(lo, hi)) = (value, self.program.slots[var].ty) {
+            if n < lo || n > hi {
+                return Err(Stop::OutOfRange);
+            }
+        }
         let value = match (value, state.vars[var]) {
             (Value::None, Value::Lsn(_)) => Value::Lsn(Lsn::INVALID),
             (Value::None, Value::Txn(_)) => Value::Txn(None),
@@ -711,23 +736,29 @@ impl Machine {
                     .arg(state, call, "upto_lsn", 0)
                     .map_or(Lsn::INVALID, Value::lsn);
                 let limit = self.limit(state);
+                self.slot_usable(state)?;
                 let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
-                let restart_moves = slot.slot.restart_can_move(target, limit) && chooser.choose(Detail::RestartMoves);
+                let restart_moves = slot.slot.restart_can_move(target, limit)
+                    && chooser.choose(Detail::RestartMoves);
                 let end_lsn = slot
                     .slot_advance(target, limit, restart_moves)
                     .map_err(|_| Stop::Fail)?;
                 lsn(end_lsn)
             }
             "pg_create_logical_replication_slot" => {
-                if state.slot.is_some() || self.env.role == Role::Standby {
+                if state.slot.is_some()
+                    || (self.env.role == Role::Standby && self.env.pg_version < 16)
+                {
                     return Err(Stop::Fail);
                 }
                 let slot = create_logical_slot(&mut state.wal, IDLE_RUNNING_XACTS_BYTES);
                 state.commit_pending = false;
                 state.slot = Some(DurableSlot::created(slot));
+                state.slot_origin = slot.confirmed_flush;
                 lsn(slot.confirmed_flush)
             }
             "pg_drop_replication_slot" => {
+                self.slot_usable(state)?;
                 state.slot.take().ok_or(Stop::Fail)?;
                 state.walsender = None;
                 Ok(Value::None)
@@ -742,6 +773,7 @@ impl Machine {
                     confirm,
                 };
                 let end_of_wal = self.limit(state);
+                self.slot_usable(state)?;
                 let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
                 let changes =
                     decoding::get_changes(slot, &state.txns, end_of_wal, request, None, |t| {
@@ -759,11 +791,16 @@ impl Machine {
                 let from = self
                     .arg(state, call, "from", 0)
                     .map_or(Lsn::INVALID, Value::lsn);
+                if self.env.role == Role::Standby && self.env.pg_version < 16 {
+                    return Err(Stop::Fail);
+                }
                 let slot = state.slot.ok_or(Stop::Fail)?;
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
+                let origin = state.slot_origin;
                 let skipped = state.txns.iter().enumerate().any(|(i, t)| {
                     t.is_published()
+                        && t.commit_lsn >= origin
                         && state.dest & (1 << i) == 0
                         && t.end_lsn <= self.limit(state)
                         && txn_needs_skip(t, ws.start_decoding_at)
@@ -830,6 +867,18 @@ impl Machine {
             }
             _ => Ok(Value::None),
         }
+    }
+
+    /// The slot may be taken by a SQL function: it exists, and no walsender holds it (PostgreSQL
+    /// 15 `slot.c:ReplicationSlotAcquire`: "replication slot … is active for PID …"); on a
+    /// standby, decoding needs PostgreSQL 16 (`logical.c:CheckLogicalDecodingRequirements`:
+    /// "logical decoding cannot be used while in recovery").
+    fn slot_usable(&self, state: &State) -> Result<(), Stop> {
+        let standby_15 = self.env.role == Role::Standby && self.env.pg_version < 16;
+        if state.slot.is_none() || state.walsender.is_some() || standby_15 {
+            return Err(Stop::Fail);
+        }
+        Ok(())
     }
 
     // ---- expressions ---------------------------------------------------------------------
@@ -1081,7 +1130,13 @@ impl Machine {
                 }
                 state.batch = 0;
                 state.walsender = None;
-                self.go(state, self.program.after_crash);
+                state.stream_closed = false;
+                let restart = if state.first_done {
+                    self.program.after_crash
+                } else {
+                    self.program.first_run
+                };
+                self.go(state, restart);
             }
             Action::PgCrash => {
                 state.pg_crashes += 1;
@@ -1122,7 +1177,9 @@ impl Machine {
     /// record of a publication transaction the destination does not durably hold.
     pub fn ack_within_durable(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return true };
+        let origin = state.slot_origin;
         self.undelivered(state)
+            .filter(|t| t.commit_lsn >= origin)
             .all(|t| !txn_needs_skip(t, slot.slot.confirmed_flush))
     }
 
@@ -1158,11 +1215,14 @@ impl Machine {
         if !self.quiescent(state) {
             return true;
         }
-        let confirmed = state.slot.map_or(Lsn::INVALID, |s| s.slot.confirmed_flush);
+        let Some(slot) = state.slot else {
+            return self.undelivered(state).next().is_none();
+        };
+        let (confirmed, origin) = (slot.slot.confirmed_flush, state.slot_origin);
         match state.status {
             Status::Done => self
                 .undelivered(state)
-                .all(|t| !txn_needs_skip(t, confirmed)),
+                .all(|t| t.commit_lsn >= origin && !txn_needs_skip(t, confirmed)),
             _ => self.undelivered(state).next().is_none(),
         }
     }
@@ -1223,6 +1283,7 @@ fn binary(op: BinOp, a: Value, b: Value) -> Value {
         BinOp::And => a.truth() && b.truth(),
         BinOp::Or => a.truth() || b.truth(),
         BinOp::Add => return Value::Count(a.count().saturating_add(b.count())),
-        BinOp::Sub => return Value::Count(a.count().saturating_sub(b.count())),
+        // Below 0 is out of every range: `set` stops the pipeline there.
+        BinOp::Sub => return Value::Count(a.count().checked_sub(b.count()).unwrap_or(u64::MAX)),
     })
 }

@@ -86,6 +86,8 @@ pub enum Op {
     },
     /// Control: `every run` ended.
     RunEnd,
+    /// Control: `first run` ended: a crash from now on restarts at `after crash`.
+    FirstRunDone,
 }
 
 impl Op {
@@ -98,6 +100,7 @@ impl Op {
                 | Op::RetryStart { .. }
                 | Op::RetryUntil { .. }
                 | Op::RunEnd
+                | Op::FirstRunDone
         )
     }
 }
@@ -129,6 +132,8 @@ pub struct Program {
     pub code: Vec<Instr>,
     /// Where the very first run starts (`first run`, or `every run`).
     pub first_run: usize,
+    /// Whether the file has a `first run`.
+    pub has_first_run: bool,
     /// Where a run after a crash starts (`after crash`, or `every run`).
     pub after_crash: usize,
     /// Where each later run starts: `every run`.
@@ -174,16 +179,19 @@ impl Program {
         }
         let find = |kind: fn(&ProcKind) -> bool| file.procedures().find(|p| kind(&p.kind));
         let every = find(|k| matches!(k, ProcKind::EveryRun));
-        let entry = |c: &mut Compiler, body: Option<&Procedure>| -> Option<usize> {
+        let entry = |c: &mut Compiler, body: Option<&Procedure>, first: bool| -> Option<usize> {
             let body = body?;
             let start = c.code.len();
             c.block(&body.body, true);
             let step = c.code.last().map_or("run", |i| i.step);
+            if first {
+                c.push(Op::FirstRunDone, step, true);
+            }
             c.push(Op::Jump(usize::MAX), step, true);
             Some(start)
         };
-        let first = entry(&mut c, find(|k| matches!(k, ProcKind::FirstRun)));
-        let after = entry(&mut c, find(|k| matches!(k, ProcKind::AfterCrash)));
+        let first = entry(&mut c, find(|k| matches!(k, ProcKind::FirstRun)), true);
+        let after = entry(&mut c, find(|k| matches!(k, ProcKind::AfterCrash)), false);
         let every_run = c.code.len();
         if let Some(p) = every {
             c.block(&p.body, true);
@@ -198,6 +206,7 @@ impl Program {
             slots: c.slots,
             code: c.code,
             first_run: first.unwrap_or(every_run),
+            has_first_run: first.is_some(),
             after_crash: after.unwrap_or(every_run),
             every_run,
             scopes: c.all_scopes,

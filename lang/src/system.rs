@@ -14,12 +14,12 @@ use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::checker::Verdict;
 use walcheck_properties::system::{
-    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live, Liveness,
-    PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
+    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live,
+    Liveness, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
 };
 
-use crate::ast::{Expr, File, Storage};
-use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status};
+use crate::ast::{Expr, File, Storage, Type};
+use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
 use crate::program::{leak, Program};
 use crate::vocabulary::{self, Domain};
 
@@ -191,14 +191,14 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
         .iter()
         .map(|knob| {
             let given = set(knob.name);
-            if knob.name == "fairness" {
+            let unit = unit(knob.name);
+            if knob.name == FAIRNESS_BOUND.name {
                 let default = match given.as_deref() {
                     Some("none") => "none",
                     _ => "declared",
                 };
                 return BoundInfo {
                     default: BoundValue::Name(default),
-                    quiet: false,
                     ..FAIRNESS_BOUND
                 };
             }
@@ -207,7 +207,7 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     let default = given
                         .and_then(|g| g.parse().ok())
                         .unwrap_or_else(|| knob.default.parse().unwrap_or(max));
-                    number(knob.name, default, min, max, "", knob.doc)
+                    number(knob.name, default, min, max, unit, knob.doc)
                 }
                 Domain::Words(words) => {
                     let given = given.unwrap_or_else(|| knob.default.to_owned());
@@ -216,11 +216,24 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         .copied()
                         .find(|w| *w == given)
                         .unwrap_or(words[0]);
-                    choice(knob.name, default, words, "", knob.doc)
+                    choice(knob.name, default, words, unit, knob.doc)
                 }
             }
         })
         .collect()
+}
+
+/// The unit `walcheck list` and range errors show for knob `name`.
+fn unit(name: &str) -> &'static str {
+    match name {
+        "transactions" | "other_traffic" => "transactions",
+        "txn_pages" | "bulk_txn_pages" | "wal_buffers_pages" => "8 KiB pages",
+        "runs" => "runs",
+        "connector_crashes" | "pg_crashes" | "crashes" => "crashes",
+        "keepalives" => "keepalives",
+        "pg_version" => "major version",
+        _ => "choice",
+    }
 }
 
 /// The trace view: PostgreSQL's pointers and slot, the connector's position and variables, the
@@ -293,9 +306,15 @@ fn view(program: &Program) -> View {
             Storage::Destination => "destination metadata of the file (written with a commit)",
             Storage::Volatile => "a volatile variable of the file (reset by a crash and each run)",
         };
+        let kind = match slot.ty {
+            Type::Lsn => "LSN or none",
+            Type::Bool => "bool",
+            Type::Counter(..) => "count",
+            _ => "text",
+        };
         variables.push(VarInfo {
             name: slot.name,
-            kind: "text",
+            kind,
             doc,
         });
     }
@@ -404,6 +423,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             _ => Role::Primary,
         },
         keepalives: config.small("keepalives"),
+        pg_version: config.small("pg_version"),
         slot_at_start: !creates_slot,
     }
 }
@@ -486,7 +506,12 @@ impl Variables for State {
         ];
         for (slot, value) in program.slots.iter().zip(&s.vars) {
             if slot.shown {
-                vars.push((slot.name, Var::Text(Shown(*value, &s.txns).to_string())));
+                let var = match value {
+                    Value::Bool(b) => Var::Bool(*b),
+                    Value::Count(n) => Var::Int(*n),
+                    _ => Var::Text(Shown(*value, &s.txns).to_string()),
+                };
+                vars.push((slot.name, var));
             }
         }
         vars.extend([

@@ -216,8 +216,32 @@ pub const OBSERVABLES: &[(&str, &[(&str, Type)])] = &[
     ),
 ];
 
-/// The names no declaration may take: the observables, and `destination`.
-pub const RESERVED: &[&str] = &["slot", "wal", "destination"];
+/// The names no declaration may take: the observables, `destination`, and the columns every
+/// trace of a file shows (`step`, the WAL pointers, the slot's positions, the destination's
+/// batch, the workload's and the faults' counters).
+pub const RESERVED: &[&str] = &[
+    "slot",
+    "wal",
+    "destination",
+    "step",
+    "insert",
+    "write",
+    "replay",
+    "confirmed_flush",
+    "restart_lsn",
+    "saved_confirmed_flush",
+    "committed",
+    "batch",
+    "published",
+    "other",
+    "runs",
+    "connector_crashes",
+    "pg_crashes",
+];
+
+/// The most tries a `retry` may make: each try is a state of its own, and 1000 keeps a
+/// retry's states (and the liveness checker's paths through them) within reach.
+pub const RETRY_MAX: u64 = 1000;
 
 /// A knob's values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -272,7 +296,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("server", "primary", Domain::Words(&["primary", "standby"]), "the server the connector talks to (standby: PostgreSQL 16 or later)"),
     knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most"),
     knob("pg_version", "15", Domain::Range(15, 17), "PostgreSQL major version (15 is the one confirmed live)"),
-    knob("fairness", "weak", Domain::Words(&["weak", "none"]), "weak: every step not marked unfair is weakly fair; none: no fairness"),
+    knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
 ];
 
 /// The knob named `name`, if any.
