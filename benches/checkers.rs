@@ -14,6 +14,11 @@
 //!   and `compact-2` (one search for all of them on 1 or 2 threads), traces included.
 //! - `simulate/LADDER`: the simulator's sync and async ladders, every variant, 20 attempts per
 //!   level; throughput is attempts (one attempt runs every variant on the same workload).
+//! - `connector-file/SPEC`: the proof of `wal-pointers-ordered` (one full exploration, walcheck's
+//!   BFS on one thread) of the OLake bootstrap written in the connector description language
+//!   (`connectors/olake-bootstrap-master.wal`) beside the hand-written `olake-bootstrap:master`
+//!   at the file's mapped bounds (faults `all`, `server=primary`): states/s of the interpreter
+//!   against a system written in Rust.
 //! - `baseline-2pc/SEARCH`: two-phase commit with [`RM_COUNT`] resource managers
 //!   ([`walcheck::baseline`]), the same searches as `proof`.
 //!
@@ -135,6 +140,45 @@ fn baseline_2pc(c: &mut Criterion) {
     group.finish();
 }
 
+/// Runs first: it registers the file before anything reads the registry.
+fn connector_file(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("connectors/olake-bootstrap-master.wal");
+    let (system, _) = walcheck_lang::system::load(&path).expect("the example file loads");
+    let system: &'static dyn walcheck::catalogue::AnySystem = Box::leak(Box::new(system));
+    walcheck::catalogue::register(&[system]).expect("the file registers");
+    let mut group = c.benchmark_group("connector-file");
+    group.sampling_mode(SamplingMode::Flat);
+    for (spec, faults, bounds) in [
+        ("olake-bootstrap-master", "all", vec![]),
+        (
+            "olake-bootstrap:master",
+            "all",
+            vec!["server=primary".to_owned()],
+        ),
+    ] {
+        let selection = walcheck::catalogue::Selection {
+            specs: vec![spec.to_owned()],
+            faults: Some(faults.to_owned()),
+            bounds,
+        };
+        let configurations = bench::configurations_of(&selection).expect("the spec selects");
+        let configuration = &configurations[0];
+        let explored = bench::explore_configuration(configuration, Search::Walcheck)
+            .expect("wal-pointers-ordered holds");
+        group.throughput(Throughput::Elements(explored.unique_states));
+        group.bench_function(BenchmarkId::from_parameter(spec), |b| {
+            b.iter(|| {
+                black_box(bench::explore_configuration(
+                    configuration,
+                    Search::Walcheck,
+                ))
+            })
+        });
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -147,6 +191,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = first_counterexample, proof, engine, simulate, baseline_2pc
+    targets = connector_file, first_counterexample, proof, engine, simulate, baseline_2pc
 }
 criterion_main!(benches);

@@ -4,6 +4,7 @@
 //! functions the built-in systems use and `walcheck live conformance` confirms.
 
 use std::fmt;
+use std::sync::Arc;
 
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
@@ -136,7 +137,7 @@ pub struct State {
     /// A synchronous commit waits for its flush.
     pub commit_pending: bool,
     /// The committed client transactions, in commit order.
-    pub txns: Vec<Txn>,
+    pub txns: Arc<Vec<Txn>>,
     /// Client transactions begun: on the published tables, and on others.
     pub published: u8,
     /// Client transactions on tables outside the publication.
@@ -146,7 +147,7 @@ pub struct State {
     /// The destination's open batch.
     pub batch: u16,
     /// The variables, in [`Program::slots`] order: what the process holds.
-    pub vars: Vec<Value>,
+    pub vars: Arc<Vec<Value>>,
     /// The durable copy of each `async` variable, in slot order.
     pub flushed: Vec<Value>,
     /// Where the connector is.
@@ -382,12 +383,12 @@ impl Machine {
                 .slot_at_start
                 .then(|| DurableSlot::created(server.slot)),
             commit_pending: false,
-            txns: Vec::new(),
+            txns: Arc::new(Vec::new()),
             published: 0,
             other: 0,
             dest: 0,
             batch: 0,
-            vars,
+            vars: Arc::new(vars),
             flushed,
             status: Status::Running(0),
             runs: 1,
@@ -436,7 +437,7 @@ impl Machine {
                 }
                 Op::Jump(to) => pc = *to,
                 Op::RetryStart { counter } => {
-                    state.vars[*counter] = Value::Count(0);
+                    Arc::make_mut(&mut state.vars)[*counter] = Value::Count(0);
                     pc += 1;
                 }
                 Op::RetryUntil {
@@ -446,7 +447,7 @@ impl Machine {
                     body,
                 } => {
                     let tries = state.vars[*counter].count() + 1;
-                    state.vars[*counter] = Value::Count(tries);
+                    Arc::make_mut(&mut state.vars)[*counter] = Value::Count(tries);
                     pc = if self.eval(state, until).truth() || tries >= *times {
                         pc + 1
                     } else {
@@ -481,7 +482,12 @@ impl Machine {
     }
 
     fn reset_volatile(&self, state: &mut State) {
-        for (slot, value) in self.program.slots.iter().zip(state.vars.iter_mut()) {
+        for (slot, value) in self
+            .program
+            .slots
+            .iter()
+            .zip(Arc::make_mut(&mut state.vars).iter_mut())
+        {
             if slot.storage == Storage::Volatile {
                 *value = init(slot);
             }
@@ -495,6 +501,15 @@ impl Machine {
             return;
         };
         let instr = &self.program.code[pc as usize];
+        if instr.plain {
+            actions.push(Action::Step {
+                name: instr.step,
+                choices: 0,
+                detail: None,
+                fair: instr.fair,
+            });
+            return;
+        }
         let mut pending = vec![(0u16, 0u8)];
         let mut found = Vec::new();
         while let Some((script, fixed)) = pending.pop() {
@@ -583,7 +598,7 @@ impl Machine {
                 return Ok(Some(*end));
             }
             let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
-            state.vars[*var] = Value::Message(message);
+            Arc::make_mut(&mut state.vars)[*var] = Value::Message(message);
             return Ok(None);
         }
         self.exec_effect(state, pc, chooser).map(|()| None)
@@ -625,7 +640,7 @@ impl Machine {
             (Value::Lsn(lsn), Value::Txn(_)) if !lsn.is_valid() => Value::Txn(None),
             (v, _) => v,
         };
-        state.vars[var] = value;
+        Arc::make_mut(&mut state.vars)[var] = value;
         Ok(())
     }
 
@@ -1078,7 +1093,7 @@ impl Machine {
                 let end_lsn = state.wal.insert;
                 let commit_lsn = end_lsn.minus(48);
                 let xid = 730 + state.txns.len() as u32;
-                state.txns.push(Txn {
+                Arc::make_mut(&mut state.txns).push(Txn {
                     xid,
                     first_lsn,
                     commit_lsn,
@@ -1125,7 +1140,7 @@ impl Machine {
                 self.reset_volatile(state);
                 for (i, slot) in self.program.slots.iter().enumerate() {
                     if let (Some(k), Storage::DurableAsync) = (self.async_index(i), slot.storage) {
-                        state.vars[i] = state.flushed[k];
+                        Arc::make_mut(&mut state.vars)[i] = state.flushed[k];
                     }
                 }
                 state.batch = 0;
@@ -1148,7 +1163,7 @@ impl Machine {
                 }
                 state.commit_pending = false;
                 let flush = state.wal.flush;
-                state.txns.retain(|t| t.end_lsn <= flush);
+                Arc::make_mut(&mut state.txns).retain(|t| t.end_lsn <= flush);
                 let kept = (1u32 << state.txns.len()) - 1;
                 state.dest &= kept as u16;
                 state.batch &= kept as u16;

@@ -121,6 +121,9 @@ pub struct Instr {
     pub label: Option<&'static str>,
     /// Weakly fair (not `unfair`, nor inside something that is).
     pub fair: bool,
+    /// Whether the step it starts can neither wait (no receive) nor branch on a PostgreSQL
+    /// choice (no advance, no status update): one action, taken without trying it first.
+    pub plain: bool,
 }
 
 /// A file compiled: variables, instructions and the entry points.
@@ -202,6 +205,23 @@ impl Program {
                 instr.op = Op::Jump(every_run);
             }
         }
+        let chooses = |op: &Op| match op {
+            Op::Receive { .. } => true,
+            Op::Call(call) | Op::AssignCall { call, .. } => matches!(
+                call.callee.node.as_str(),
+                "pg_replication_slot_advance" | "standby_status_update"
+            ),
+            _ => false,
+        };
+        let plain: Vec<bool> = (0..c.code.len())
+            .map(|i| {
+                let (start, end) = c.code[i].atomic.unwrap_or((i, i + 1));
+                !c.code[start..end].iter().any(|k| chooses(&k.op))
+            })
+            .collect();
+        for (instr, plain) in c.code.iter_mut().zip(plain) {
+            instr.plain = plain;
+        }
         Program {
             slots: c.slots,
             code: c.code,
@@ -265,6 +285,7 @@ impl Compiler<'_> {
             scopes: self.scopes.clone(),
             label: None,
             fair,
+            plain: false,
         });
         at
     }

@@ -504,7 +504,7 @@ impl Variables for State {
             ("destination", Var::Text(txn_set(s.dest))),
             ("batch", Var::Text(txn_set(s.batch))),
         ];
-        for (slot, value) in program.slots.iter().zip(&s.vars) {
+        for (slot, value) in program.slots.iter().zip(s.vars.iter()) {
             if slot.shown {
                 let var = match value {
                     Value::Bool(b) => Var::Bool(*b),
