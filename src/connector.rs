@@ -114,73 +114,80 @@ fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// Loads every connector file the arguments name, printing each file's warnings; a file with
-/// errors prints its diagnostics and makes the command exit 2.
-pub fn load_named(
-    args: impl Iterator<Item = String>,
-) -> Result<Vec<&'static dyn AnySystem>, ExitCode> {
-    let mut systems: Vec<&'static dyn AnySystem> = Vec::new();
-    let mut loaded = Vec::new();
-    let mut failed = false;
-    let mut sources = Vec::new();
+/// The files and folders the arguments name, in order and once each, and the files the traces
+/// they name were written from (saying so when such a file changed); an argument that looks
+/// like a path but names no connector file is a one-line error.
+fn named_files(args: impl Iterator<Item = String>) -> Result<Vec<String>, String> {
     let mut named = Vec::new();
     let mut previous = String::new();
     for arg in args {
         let value = VALUE_OPTIONS.contains(&previous.as_str());
         previous.clone_from(&arg);
-        if value {
+        let path = if value {
             continue;
-        }
-        if names_files(&arg) {
-            if !named.contains(&arg) {
-                named.push(arg);
-            }
+        } else if names_files(&arg) {
+            arg
         } else if let Some(why) = not_files(&arg) {
-            return Err(crate::cli::usage_error(&why));
-        } else if arg.ends_with(".json") {
-            if let Some((path, changed)) = file_of_trace(&arg) {
-                if let Some(changed) = changed {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "{}: warning: {changed}",
-                        crate::cli::program()
-                    );
-                }
-                if !named.contains(&path) {
-                    named.push(path);
-                }
+            return Err(why);
+        } else if let Some((path, changed)) = arg
+            .ends_with(".json")
+            .then(|| file_of_trace(&arg))
+            .flatten()
+        {
+            if let Some(changed) = changed {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{}: warning: {changed}",
+                    crate::cli::program()
+                );
             }
+            path
+        } else {
+            continue;
+        };
+        if !named.contains(&path) {
+            named.push(path);
         }
     }
+    Ok(named)
+}
+
+/// Why a file's system cannot be registered under its name: taken by a built-in system or by a
+/// file loaded before it, or not a word.
+fn bad_name(file: &Path, name: &str, before: &[&'static dyn AnySystem]) -> Option<String> {
+    let taken = crate::catalogue::built_in()
+        .iter()
+        .chain(before)
+        .any(|s| s.info().name == name);
+    let why = if taken {
+        "already taken (a built-in system, or another file of that name)"
+    } else if name.contains(':') || name.contains(char::is_whitespace) {
+        "not a word without ':' or spaces"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{}: a connector file's name is its system's, and {name:?} is {why}: rename the file",
+        file.display()
+    ))
+}
+
+/// Loads every connector file the arguments name, printing each file's warnings; a file with
+/// errors prints its diagnostics and makes the command exit 2.
+pub fn load_named(
+    args: impl Iterator<Item = String>,
+) -> Result<Vec<&'static dyn AnySystem>, ExitCode> {
+    let named = named_files(args).map_err(|e| crate::cli::usage_error(&e))?;
+    let mut systems: Vec<&'static dyn AnySystem> = Vec::new();
+    let (mut loaded, mut sources, mut failed) = (Vec::new(), Vec::new(), false);
     for arg in named {
-        let files = match files_of(&arg) {
-            Ok(files) => files,
-            Err(e) => return Err(crate::cli::usage_error(&e)),
-        };
+        let files = files_of(&arg).map_err(|e| crate::cli::usage_error(&e))?;
         let mut names = Vec::new();
         for file in files {
             match walcheck_lang::system::load(&file) {
                 Ok((system, warnings)) => {
                     let _ = write!(std::io::stderr(), "{warnings}");
-                    let name = system.info().name;
-                    let taken = crate::catalogue::built_in()
-                        .iter()
-                        .map(|s| s.info().name)
-                        .chain(systems.iter().map(|s| s.info().name))
-                        .any(|n| n == name);
-                    let why = if taken {
-                        Some("already taken (a built-in system, or another file of that name)")
-                    } else if name.contains(':') || name.contains(char::is_whitespace) {
-                        Some("not a word without ':' or spaces")
-                    } else {
-                        None
-                    };
-                    if let Some(why) = why {
-                        let why = format!(
-                            "{}: a connector file's name is its system's, and {name:?} is {why}: \
-                             rename the file",
-                            file.display()
-                        );
+                    if let Some(why) = bad_name(&file, system.info().name, &systems) {
                         return Err(crate::cli::usage_error(&why));
                     }
                     let system: &'static dyn AnySystem = Box::leak(Box::new(system));
