@@ -83,6 +83,8 @@ const VALUE_OPTIONS: &[&str] = &[
     "--bound",
     "--faults",
     "--shard",
+    "--plot",
+    "--addr",
 ];
 
 /// Why `arg`, which looks like a path (it has a `/`), names no connector file: it does not
@@ -120,14 +122,20 @@ fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
 fn named_files(args: impl Iterator<Item = String>) -> Result<Vec<String>, String> {
     let mut named = Vec::new();
     let mut previous = String::new();
+    let mut command = None;
     for arg in args {
+        // Only `check` and `explore` take specs; other commands' paths are theirs to judge.
+        let specs = matches!(
+            command.get_or_insert_with(|| arg.clone()).as_str(),
+            "check" | "explore"
+        );
         let value = VALUE_OPTIONS.contains(&previous.as_str());
         previous.clone_from(&arg);
         let path = if value {
             continue;
         } else if names_files(&arg) {
             arg
-        } else if let Some(why) = not_files(&arg) {
+        } else if let Some(why) = not_files(&arg).filter(|_| specs) {
             return Err(why);
         } else if let Some((path, changed)) = arg
             .ends_with(".json")
