@@ -168,6 +168,18 @@ impl<M: stateright::Model> Declared<M> {
     pub fn property(&self) -> stateright::Property<M> {
         self.info.check(self.condition)
     }
+
+    /// This `eventually` property as the fair-liveness checker reads it ([`Live::liveness`]), its
+    /// condition the goal: `eventually goal` from the initial state with no `trigger`, `always
+    /// (trigger implies eventually goal)` with one. The goal is the condition its declaration
+    /// already holds, so a system writes it once.
+    pub fn liveness(&self, trigger: Option<fn(&M, &M::State) -> bool>) -> Liveness<M, M::State> {
+        Liveness {
+            id: self.info.id,
+            trigger,
+            goal: self.condition,
+        }
+    }
 }
 
 /// The declarations of `declared`, in order: a system's [`SystemInfo::properties`], from the

@@ -206,11 +206,7 @@ impl Live for ElectricFlush {
 
     /// The liveness properties, by id (`eventually-acknowledged`).
     fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
-        vec![Liveness {
-            id: EVENTUALLY_ACKNOWLEDGED.id,
-            trigger: None,
-            goal: all_acknowledged,
-        }]
+        vec![EVENTUALLY_ACKNOWLEDGED.liveness(None)]
     }
 }
 

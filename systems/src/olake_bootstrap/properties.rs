@@ -125,11 +125,7 @@ impl Live for OlakeBootstrap {
 
     /// The liveness properties, by id (`bootstrap-eventually-completes`).
     fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
-        vec![Liveness {
-            id: BOOTSTRAP_EVENTUALLY_COMPLETES.id,
-            trigger: Some(|_, s| in_bootstrap(s)),
-            goal: |_, s| !in_bootstrap(s),
-        }]
+        vec![BOOTSTRAP_EVENTUALLY_COMPLETES.liveness(Some(|_, s| in_bootstrap(s)))]
     }
 }
 
