@@ -196,6 +196,61 @@ pub const fn infos<M: stateright::Model, const N: usize>(
     infos
 }
 
+/// Declares a system's properties, each once: a `pub const` for each (a [`Declared`], its
+/// [`PropertyInfo`] with its condition), the list of them the model checks (`CHECKS` below), in
+/// the order given and with its length counted, and the list of their declarations (`PROPERTIES`,
+/// through [`infos`]) that [`SystemInfo::properties`] names. Each property's name is written once.
+///
+/// ```
+/// use walcheck_properties::system::PropertyInfo;
+/// # use walcheck_properties::__stateright::Model;
+/// # #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// # struct State { crashes: u8 }
+/// # struct Connector;
+/// # impl Model for Connector {
+/// #     type State = State;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<State> { vec![State { crashes: 0 }] }
+/// #     fn actions(&self, _: &State, _: &mut Vec<()>) {}
+/// #     fn next_state(&self, _: &State, _: ()) -> Option<State> { None }
+/// # }
+/// walcheck_properties::checks! { Connector:
+///     /// The properties, each declared once.
+///     CHECKS => PROPERTIES [
+///         NO_CRASH = PropertyInfo::always("no-crash", "the connector never crashes")
+///             .when(|_, s: &State| s.crashes == 0);
+///         REACH_CRASH = PropertyInfo::sometimes("reach-crash", "the connector crashes")
+///             .needs("fault:connector-crash")
+///             .when(|_, s: &State| s.crashes > 0);
+///     ]
+/// }
+/// assert_eq!(CHECKS.len(), 2);
+/// assert_eq!(PROPERTIES[1].needs, Some("fault:connector-crash"));
+/// assert_eq!(REACH_CRASH.id, "reach-crash");
+/// ```
+#[macro_export]
+macro_rules! checks {
+    (
+        $model:ty:
+        $(#[$meta:meta])*
+        $checks:ident => $infos:ident [
+            $($(#[$pmeta:meta])* $name:ident = $declared:expr;)*
+        ]
+    ) => {
+        $(
+            $(#[$pmeta])*
+            pub const $name: $crate::system::Declared<$model> = $declared;
+        )*
+
+        $(#[$meta])*
+        pub const $checks: [$crate::system::Declared<$model>; [$(stringify!($name)),*].len()] =
+            [$($name),*];
+
+        #[doc = concat!("The declarations of [`", stringify!($checks), "`], in order: what the system's declaration lists.")]
+        pub const $infos: &[$crate::system::PropertyInfo] = &$crate::system::infos(&$checks);
+    };
+}
+
 /// A bound or knob of a system's configuration, as `walcheck list` shows it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BoundInfo {
