@@ -24,7 +24,7 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
+use walcheck_properties::system::SystemInfo;
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "electric-flush";
@@ -51,16 +51,7 @@ pub static INFO: SystemInfo = SystemInfo {
     trace_knobs: &[],
     properties: PROPERTIES,
     also: Some(("timer_order", "any")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("S0", "in an action: which shape's process takes the step (S0, S1)"),
-            ("T1", "transaction 1, the large one, in fragments; offsets read txn_op (1_3: transaction 1, op 3)"),
-        ],
-        key_variables: &["s0.mailbox", "s0.mapping", "tracker.s0", "tracker.global", "confirmed_flush", "retained_wal", "s0.consumer"],
-        counters: &["crashes", "published"],
-        lanes: &LANES,
-    },
+    view: VIEW,
 };
 
 built_in_system!(ElectricFlushSystem, ElectricFlush, CHECKS, TRIAGE_CHECKS);

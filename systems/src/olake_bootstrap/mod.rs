@@ -24,7 +24,7 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
+use walcheck_properties::system::SystemInfo;
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-bootstrap";
@@ -47,18 +47,7 @@ pub static INFO: SystemInfo = SystemInfo {
     trace_knobs: DRIVEN_KNOBS,
     properties: PROPERTIES,
     also: Some(("server", "standby")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("W0", "the bootstrap's target: pg_current_wal_lsn() as PreCDC read it"),
-            ("restart_moves", "whether the advance's decoding passed a running-xacts record, moving restart_lsn and saving the slot at once"),
-            ("pages", "WAL the statement inserts, in 8 KiB pages"),
-            ("commit", "sync: synchronous_commit = on, the commit waits for its flush; async: off, the walwriter flushes later"),
-        ],
-        key_variables: &["insert", "write", "flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "connector"],
-        counters: &["statements", "crashes"],
-        lanes: &LANES,
-    },
+    view: VIEW,
 };
 
 built_in_system!(OlakeBootstrapSystem, OlakeBootstrap);

@@ -31,7 +31,7 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
+use walcheck_properties::system::SystemInfo;
 
 /// The system's name on the command line and in reports.
 pub const NAME: &str = "olake-sync";
@@ -55,16 +55,7 @@ pub static INFO: SystemInfo = SystemInfo {
     trace_knobs: &[],
     properties: PROPERTIES,
     also: Some(("keepalive", "on")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("txn", "a client transaction, by number from 0"),
-            ("restart_lsn", "in Ack: where the acknowledgement moves restart_lsn (a decoding candidate applies, saving the slot at once) or stays"),
-        ],
-        key_variables: &["flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "dest_meta", "connector"],
-        counters: &["txns", "crashes"],
-        lanes: &LANES,
-    },
+    view: VIEW,
 };
 
 built_in_system!(OlakeSyncSystem, OlakeSync);
