@@ -24,18 +24,11 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::SystemInfo;
-
-/// The system's name on the command line and in reports.
-pub const NAME: &str = "olake-bootstrap";
-
-/// The `olake-bootstrap` system: its declaration and the model of each configuration.
-pub struct OlakeBootstrapSystem;
-
-/// The declaration `walcheck list`, the catalogue and traces read.
-#[rustfmt::skip]
-pub static INFO: SystemInfo = SystemInfo {
-    name: NAME,
+built_in_system! {
+    name: "olake-bootstrap",
+    system: OlakeBootstrapSystem,
+    model: OlakeBootstrap,
+    checks: [CHECKS],
     doc: "OLake's PreCDC bootstrap against PostgreSQL 15's WAL pointers and pg_replication_slot_advance",
     variants: &[
         ("master", "OLake master 2b1f68a9 (v0.9.4): state written before the advance, end_lsn discarded"),
@@ -43,11 +36,6 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr1084", "OLake PR #1084 08e917b4: advance until the slot confirms the target, then seed the state"),
     ],
     faults: Faults::NAMES,
-    bounds: BOUNDS,
     trace_knobs: DRIVEN_KNOBS,
-    properties: PROPERTIES,
     also: Some(("server", "standby")),
-    view: VIEW,
-};
-
-built_in_system!(OlakeBootstrapSystem, OlakeBootstrap);
+}

@@ -31,18 +31,11 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::SystemInfo;
-
-/// The system's name on the command line and in reports.
-pub const NAME: &str = "olake-sync";
-
-/// The `olake-sync` system: its declaration and the model of each configuration.
-pub struct OlakeSyncSystem;
-
-/// The declaration `walcheck list`, the catalogue and traces read.
-#[rustfmt::skip]
-pub static INFO: SystemInfo = SystemInfo {
-    name: NAME,
+built_in_system! {
+    name: "olake-sync",
+    system: OlakeSyncSystem,
+    model: OlakeSync,
+    checks: [CHECKS],
     doc: "OLake's steady-state sync: StreamChanges' recovery rules and PostCDC's acknowledgement and state write, across crashes",
     variants: &[
         ("v0.5.0", "OLake tag v0.5.0: state file, then acknowledgement; recovery on any metadata difference"),
@@ -51,11 +44,6 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr864", "OLake PR #864 07a0df03: v0.5.0's order; forward-only keepalives, >= poll"),
     ],
     faults: crate::olake_bootstrap::Faults::NAMES,
-    bounds: BOUNDS,
     trace_knobs: &[],
-    properties: PROPERTIES,
     also: Some(("keepalive", "on")),
-    view: VIEW,
-};
-
-built_in_system!(OlakeSyncSystem, OlakeSync);
+}
