@@ -48,6 +48,15 @@ pub const SAVED_RESTART_LSN: VarInfo = var(
     "the slot's restart_lsn on disk, as last saved",
 );
 
+/// A slot's four variables, declared together: `confirmed_flush`, `restart_lsn` and their saved
+/// copies, in the order [`slot`] gives their values.
+pub const SLOT: [VarInfo; 4] = [
+    CONFIRMED_FLUSH,
+    RESTART_LSN,
+    SAVED_CONFIRMED_FLUSH,
+    SAVED_RESTART_LSN,
+];
+
 /// The names of a slot's four variables ([`slot`]), for a sequence diagram's lanes.
 pub const SLOT_NAMES: [&str; 4] = [
     CONFIRMED_FLUSH.name,

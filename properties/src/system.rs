@@ -168,6 +168,18 @@ impl<M: stateright::Model> Declared<M> {
     pub fn property(&self) -> stateright::Property<M> {
         self.info.check(self.condition)
     }
+
+    /// This `eventually` property as the fair-liveness checker reads it ([`Live::liveness`]), its
+    /// condition the goal: `eventually goal` from the initial state with no `trigger`, `always
+    /// (trigger implies eventually goal)` with one. The goal is the condition its declaration
+    /// already holds, so a system writes it once.
+    pub fn liveness(&self, trigger: Option<fn(&M, &M::State) -> bool>) -> Liveness<M, M::State> {
+        Liveness {
+            id: self.info.id,
+            trigger,
+            goal: self.condition,
+        }
+    }
 }
 
 /// The declarations of `declared`, in order: a system's [`SystemInfo::properties`], from the
@@ -182,6 +194,61 @@ pub const fn infos<M: stateright::Model, const N: usize>(
         i += 1;
     }
     infos
+}
+
+/// Declares a system's properties, each once: a `pub const` for each (a [`Declared`], its
+/// [`PropertyInfo`] with its condition), the list of them the model checks (`CHECKS` below), in
+/// the order given and with its length counted, and the list of their declarations (`PROPERTIES`,
+/// through [`infos`]) that [`SystemInfo::properties`] names. Each property's name is written once.
+///
+/// ```
+/// use walcheck_properties::system::PropertyInfo;
+/// # use walcheck_properties::__stateright::Model;
+/// # #[derive(Clone, Debug, Hash, PartialEq, Eq)]
+/// # struct State { crashes: u8 }
+/// # struct Connector;
+/// # impl Model for Connector {
+/// #     type State = State;
+/// #     type Action = ();
+/// #     fn init_states(&self) -> Vec<State> { vec![State { crashes: 0 }] }
+/// #     fn actions(&self, _: &State, _: &mut Vec<()>) {}
+/// #     fn next_state(&self, _: &State, _: ()) -> Option<State> { None }
+/// # }
+/// walcheck_properties::checks! { Connector:
+///     /// The properties, each declared once.
+///     CHECKS => PROPERTIES [
+///         NO_CRASH = PropertyInfo::always("no-crash", "the connector never crashes")
+///             .when(|_, s: &State| s.crashes == 0);
+///         REACH_CRASH = PropertyInfo::sometimes("reach-crash", "the connector crashes")
+///             .needs("fault:connector-crash")
+///             .when(|_, s: &State| s.crashes > 0);
+///     ]
+/// }
+/// assert_eq!(CHECKS.len(), 2);
+/// assert_eq!(PROPERTIES[1].needs, Some("fault:connector-crash"));
+/// assert_eq!(REACH_CRASH.id, "reach-crash");
+/// ```
+#[macro_export]
+macro_rules! checks {
+    (
+        $model:ty:
+        $(#[$meta:meta])*
+        $checks:ident => $infos:ident [
+            $($(#[$pmeta:meta])* $name:ident = $declared:expr;)*
+        ]
+    ) => {
+        $(
+            $(#[$pmeta])*
+            pub const $name: $crate::system::Declared<$model> = $declared;
+        )*
+
+        $(#[$meta])*
+        pub const $checks: [$crate::system::Declared<$model>; [$(stringify!($name)),*].len()] =
+            [$($name),*];
+
+        #[doc = concat!("The declarations of [`", stringify!($checks), "`], in order: what the system's declaration lists.")]
+        pub const $infos: &[$crate::system::PropertyInfo] = &$crate::system::infos(&$checks);
+    };
 }
 
 /// A bound or knob of a system's configuration, as `walcheck list` shows it.
@@ -721,6 +788,177 @@ impl Lanes {
         participants: &[("system", "system")],
         lane: |_| ("system", "system"),
         owner: |_| Some("system"),
+    };
+}
+
+/// Trace variables with the participant they belong to in sequence diagrams (`None`: bookkeeping
+/// counters), as [`view!`](crate::view) declares them: one variable, or a group declared
+/// together (`pg_view::SLOT`).
+pub type Owned = (&'static [VarInfo], Option<&'static str>);
+
+/// How many variables `owned` declares: the length of its [`View::variables`] table.
+pub const fn owned_count(owned: &[Owned]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < owned.len() {
+        n += owned[i].0.len();
+        i += 1;
+    }
+    n
+}
+
+/// The variables of `owned`, in order: a [`View::variables`] table from what
+/// [`view!`](crate::view) declares (`N` is [`owned_count`]).
+pub const fn owned_variables<const N: usize>(owned: &[Owned]) -> [VarInfo; N] {
+    let mut variables = [var("", "", ""); N];
+    let (mut n, mut i) = (0, 0);
+    while i < owned.len() {
+        let mut j = 0;
+        while j < owned[i].0.len() {
+            variables[n] = owned[i].0[j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "N is not the number of variables declared");
+    variables
+}
+
+/// How many variables of `owned` no participant owns: the length of its [`View::counters`].
+pub const fn counter_count(owned: &[Owned]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < owned.len() {
+        if owned[i].1.is_none() {
+            n += owned[i].0.len();
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The names of the variables of `owned` no participant owns, in order: a [`View::counters`]
+/// from what [`view!`](crate::view) declares (`N` is [`counter_count`]).
+pub const fn counter_names<const N: usize>(owned: &[Owned]) -> [&'static str; N] {
+    let mut names = [""; N];
+    let (mut n, mut i) = (0, 0);
+    while i < owned.len() {
+        let mut j = 0;
+        while owned[i].1.is_none() && j < owned[i].0.len() {
+            names[n] = owned[i].0[j].name;
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "N is not the number of counters declared");
+    names
+}
+
+/// The participant variable `name` belongs to in `owned`, if any: the [`Lanes::owner`] of a
+/// [`view!`](crate::view).
+pub fn owner_of(owned: &[Owned], name: &str) -> Option<&'static str> {
+    owned
+        .iter()
+        .find(|(vars, _)| vars.iter().any(|var| var.name == name))
+        .and_then(|(_, owner)| *owner)
+}
+
+/// Declares how a system's traces read, its [`View`], in one place: every variable under the
+/// participant it belongs to, each as `"name": "kind", "doc";`, as a [`VarInfo`] declared
+/// elsewhere (`pg_view::FLUSH;`) or as a group of them (`..pg_view::SLOT;`), with `_` for the
+/// bookkeeping counters no participant owns; the sequence diagram's participants and the lane
+/// each action takes; the key variables of step tables; and the terms the legend explains.
+///
+/// The [`View::variables`] table lists the variables in the order written, [`Lanes::owner`]
+/// gives each its participant and [`View::counters`] are those under `_`: a variable's name is
+/// written once for all three.
+///
+/// ```
+/// use walcheck_properties::pg_view;
+/// walcheck_properties::view! {
+///     /// How the connector's traces read.
+///     pub const VIEW;
+///     variables {
+///         pg {
+///             pg_view::FLUSH;
+///         }
+///         slot {
+///             ..pg_view::SLOT;
+///         }
+///         connector {
+///             "phase": "text", "the connector's phase";
+///         }
+///         _ {
+///             "crashes": "count", "connector crashes so far";
+///         }
+///     }
+///     participants: &[("pg", "PostgreSQL"), ("slot", "slot"), ("connector", "connector")],
+///     lane: |action| match action {
+///         "Receive" => ("pg", "connector"),
+///         "Ack" => ("connector", "slot"),
+///         _ => ("connector", "connector"),
+///     },
+///     key_variables: &["flush", "confirmed_flush", "phase"],
+///     terms: &[("txn", "a client transaction, by number")],
+/// }
+/// assert_eq!(VIEW.variables.len(), 7);
+/// assert_eq!(VIEW.variables[5].name, "phase");
+/// assert_eq!(VIEW.counters, ["crashes"]);
+/// assert_eq!((VIEW.lanes.owner)("flush"), Some("pg"));
+/// assert_eq!((VIEW.lanes.owner)("saved_restart_lsn"), Some("slot"));
+/// assert_eq!((VIEW.lanes.owner)("crashes"), None);
+/// ```
+#[macro_export]
+macro_rules! view {
+    (@owned [$($done:tt)*] $owner:tt { ..$group:path; $($in:tt)* } $($rest:tt)*) => {
+        $crate::view!(@owned [$($done)* (&$group, $crate::view!(@owner $owner)),] $owner { $($in)* } $($rest)*)
+    };
+    (@owned [$($done:tt)*] $owner:tt { $name:literal: $kind:literal, $doc:literal; $($in:tt)* } $($rest:tt)*) => {
+        $crate::view!(@owned [$($done)* (&[$crate::system::var($name, $kind, $doc)], $crate::view!(@owner $owner)),] $owner { $($in)* } $($rest)*)
+    };
+    (@owned [$($done:tt)*] $owner:tt { $info:path; $($in:tt)* } $($rest:tt)*) => {
+        $crate::view!(@owned [$($done)* (&[$info], $crate::view!(@owner $owner)),] $owner { $($in)* } $($rest)*)
+    };
+    (@owned [$($done:tt)*] $owner:tt {} $($rest:tt)*) => {
+        $crate::view!(@owned [$($done)*] $($rest)*)
+    };
+    (@owned [$($done:tt)*]) => {
+        &[$($done)*]
+    };
+    (@owner _) => {
+        None
+    };
+    (@owner $owner:ident) => {
+        Some(stringify!($owner))
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis const $view:ident;
+        variables { $($variables:tt)* }
+        participants: $participants:expr,
+        lane: $lane:expr,
+        key_variables: $key_variables:expr,
+        terms: $terms:expr $(,)?
+    ) => {
+        $(#[$meta])*
+        $vis const $view: $crate::system::View = {
+            const OWNED: &[$crate::system::Owned] = $crate::view!(@owned [] $($variables)*);
+            const VARIABLES: [$crate::system::VarInfo; $crate::system::owned_count(OWNED)] =
+                $crate::system::owned_variables(OWNED);
+            const COUNTERS: [&str; $crate::system::counter_count(OWNED)] =
+                $crate::system::counter_names(OWNED);
+            $crate::system::View {
+                variables: &VARIABLES,
+                terms: $terms,
+                key_variables: $key_variables,
+                counters: &COUNTERS,
+                lanes: &$crate::system::Lanes {
+                    participants: $participants,
+                    lane: $lane,
+                    owner: |name| $crate::system::owner_of(OWNED, name),
+                },
+            }
+        };
     };
 }
 

@@ -4,17 +4,47 @@
 //!
 //! Not for: the upstream behaviours themselves (`walcheck-model`) or checking (`walcheck-properties`).
 
-/// `impl System` and `impl stateright::Model` for a built-in system, from what its folder
-/// declares: `INFO`, a model type with `new(Config)`, `initial_state`, `enabled` and `apply`
-/// (see [`walcheck_properties::model_plumbing`]), its `State` and `Action`, the declared
-/// properties `CHECKS` (and any further lists named after the model), a typed `Config::of` the
-/// generic configuration, and its expectation table `expected::{ROWS, verdict}` (a property
+/// A built-in system from what its folder declares, with the rest written here once: the
+/// declaration's name, doc, variants, fault sets, trace knobs and `also` knob as given; its bounds,
+/// properties and view the folder's `BOUNDS`, `PROPERTIES` and `VIEW`. Declares `NAME`, the
+/// system's type and its `INFO`, and writes `impl System` and `impl stateright::Model` for it
+/// from a model type with `new(Config)`, `initial_state`, `enabled` and `apply` (see
+/// [`walcheck_properties::model_plumbing`]), its `State` and `Action`, the declared property
+/// lists `checks` (`CHECKS`, and any further lists named after the model), a typed `Config::of`
+/// the generic configuration, and its expectation table `expected::{ROWS, verdict}` (a property
 /// without a row is a one-line error).
 macro_rules! built_in_system {
-    ($system:ident, $model:ident) => {
-        built_in_system!($system, $model, CHECKS);
-    };
-    ($system:ident, $model:ident, $($checks:ident),+) => {
+    (
+        name: $name:literal,
+        system: $system:ident,
+        model: $model:ident,
+        checks: [$($checks:ident),+ $(,)?],
+        doc: $doc:expr,
+        variants: $variants:expr,
+        faults: $faults:expr,
+        trace_knobs: $trace_knobs:expr,
+        also: $also:expr $(,)?
+    ) => {
+        /// The system's name on the command line and in reports.
+        pub const NAME: &str = $name;
+
+        #[doc = concat!("The `", $name, "` system: its declaration and the model of each configuration.")]
+        pub struct $system;
+
+        /// The declaration `walcheck list`, the catalogue and traces read.
+        pub static INFO: walcheck_properties::system::SystemInfo =
+            walcheck_properties::system::SystemInfo {
+                name: NAME,
+                doc: $doc,
+                variants: $variants,
+                faults: $faults,
+                bounds: BOUNDS,
+                trace_knobs: $trace_knobs,
+                properties: PROPERTIES,
+                also: $also,
+                view: VIEW,
+            };
+
         impl stateright::Model for $model {
             type State = State;
             type Action = Action;

@@ -24,18 +24,11 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
-
-/// The system's name on the command line and in reports.
-pub const NAME: &str = "electric-flush";
-
-/// The `electric-flush` system: its declaration and the model of each configuration.
-pub struct ElectricFlushSystem;
-
-/// The declaration `walcheck list`, the catalogue and traces read.
-#[rustfmt::skip]
-pub static INFO: SystemInfo = SystemInfo {
-    name: NAME,
+built_in_system! {
+    name: "electric-flush",
+    system: ElectricFlushSystem,
+    model: ElectricFlush,
+    checks: [CHECKS, TRIAGE_CHECKS],
     doc: "Electric's shape-log flush path: WriteLoop buffers, flush timers, Consumer hibernation and the FlushTracker (#4058)",
     variants: &[
         ("v1.4.15", "Electric 64a89a05f (1.4.15): :flushed always aligned and notified at once"),
@@ -47,20 +40,6 @@ pub static INFO: SystemInfo = SystemInfo {
         ("fix4-flush-returns-offset", "1.4.15 + #4058's fix 4: flush_buffer returns the offset, callers notify it"),
     ],
     faults: Faults::NAMES,
-    bounds: BOUNDS,
     trace_knobs: &[],
-    properties: PROPERTIES,
     also: Some(("timer_order", "any")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("S0", "in an action: which shape's process takes the step (S0, S1)"),
-            ("T1", "transaction 1, the large one, in fragments; offsets read txn_op (1_3: transaction 1, op 3)"),
-        ],
-        key_variables: &["s0.mailbox", "s0.mapping", "tracker.s0", "tracker.global", "confirmed_flush", "retained_wal", "s0.consumer"],
-        counters: &["crashes", "published"],
-        lanes: &LANES,
-    },
-};
-
-built_in_system!(ElectricFlushSystem, ElectricFlush, CHECKS, TRIAGE_CHECKS);
+}

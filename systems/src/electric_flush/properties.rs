@@ -1,165 +1,62 @@
 //! System `electric-flush`: its properties, each declared once with its predicate, and the fairness its liveness checks assume.
 
 use super::*;
-use walcheck_properties::system::{infos, Declared, FairClass, Live, Liveness, PropertyInfo};
+use walcheck_properties::system::{FairClass, Live, Liveness, PropertyInfo};
 
-/// A property of `electric-flush`, declared with its condition.
-type Check = Declared<ElectricFlush>;
+walcheck_properties::checks! { ElectricFlush:
+    /// The properties, each declared once.
+    CHECKS => PROPERTIES [
+        NO_LOST_FLUSH_NOTIFICATION = PropertyInfo::always("no-lost-flush-notification", "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary")
+            .when(no_lost_flush_notification);
+        NOTIFIED_OFFSET_IS_TXN_BOUNDARY = PropertyInfo::always("notified-offset-is-txn-boundary", "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit")
+            .when(|_, s: &State| s.seen & seen::BAD_BOUNDARY == 0);
+        ACK_WITHIN_FLUSHED = PropertyInfo::always("ack-within-flushed", "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted")
+            .when(|_, s: &State| ack_within_flushed(s));
+        GLOBAL_FLUSH_MONOTONE = PropertyInfo::always("global-flush-monotone", "the global flushed offset, flushed_wal and confirmed_flush never go back")
+            .when(|_, s: &State| s.seen & seen::REGRESSED == 0);
+        WAL_RETENTION_BOUNDED = PropertyInfo::always("wal-retention-bounded", "at quiescence confirmed_flush is the last commit's LSN")
+            .when(wal_retention_bounded);
+        EVENTUALLY_ACKNOWLEDGED = PropertyInfo::eventually("eventually-acknowledged", "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL")
+            .with_knobs(&[("traffic", "steady")])
+            .when(all_acknowledged);
+        REACH_TIMER_BEFORE_COMMIT = PropertyInfo::sometimes("reach-timer-before-commit", "a timer flush persists lines of a pending multi-fragment txn")
+            .when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
+        REACH_HIBERNATE_FLUSH = PropertyInfo::sometimes("reach-hibernate-flush", "the idle :timeout runs Storage.hibernate (flush and close)")
+            .when(|_, s: &State| s.seen & seen::HIBERNATE != 0);
+        REACH_INLINE_FLUSH = PropertyInfo::sometimes("reach-inline-flush", "a buffer reaches the threshold and flushes inline")
+            .when(|_, s: &State| s.seen & seen::INLINE_FLUSH != 0);
+        REACH_MULTI_FRAGMENT_TXN = PropertyInfo::sometimes("reach-multi-fragment-txn", "a consumer holds a pending txn between fragments")
+            .when(|_, s: &State| s.seen & seen::MULTI_FRAGMENT != 0);
+        REACH_TWO_SHAPES = PropertyInfo::sometimes("reach-two-shapes", "two shapes are tracked at once")
+            .needs("shapes=2")
+            .when(|_, s: &State| s.seen & seen::TWO_SHAPES != 0);
+    ]
+}
 
-pub const NO_LOST_FLUSH_NOTIFICATION: Check = PropertyInfo::always(
-    "no-lost-flush-notification",
-    "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary",
-)
-.when(no_lost_flush_notification);
-
-pub const NOTIFIED_OFFSET_IS_TXN_BOUNDARY: Check = PropertyInfo::always(
-    "notified-offset-is-txn-boundary",
-    "the tracker completes entries only at a commit's last_log_offset and never notifies past the last commit",
-)
-.when(|_, s: &State| s.seen & seen::BAD_BOUNDARY == 0);
-
-pub const ACK_WITHIN_FLUSHED: Check = PropertyInfo::always(
-    "ack-within-flushed",
-    "the acknowledged flush LSN never reaches a received commit whose lines a live shape has not persisted",
-)
-.when(|_, s: &State| ack_within_flushed(s));
-
-pub const GLOBAL_FLUSH_MONOTONE: Check = PropertyInfo::always(
-    "global-flush-monotone",
-    "the global flushed offset, flushed_wal and confirmed_flush never go back",
-)
-.when(|_, s: &State| s.seen & seen::REGRESSED == 0);
-
-pub const WAL_RETENTION_BOUNDED: Check = PropertyInfo::always(
-    "wal-retention-bounded",
-    "at quiescence confirmed_flush is the last commit's LSN",
-)
-.when(wal_retention_bounded);
-
-pub const EVENTUALLY_ACKNOWLEDGED: Check = PropertyInfo::eventually(
-    "eventually-acknowledged",
-    "eventually confirmed_flush reaches the last commit: every committed txn is acknowledged to PostgreSQL",
-)
-.with_knobs(&[("traffic", "steady")])
-.when(all_acknowledged);
-
-pub const REACH_TIMER_BEFORE_COMMIT: Check = PropertyInfo::sometimes(
-    "reach-timer-before-commit",
-    "a timer flush persists lines of a pending multi-fragment txn",
-)
-.when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
-
-pub const REACH_HIBERNATE_FLUSH: Check = PropertyInfo::sometimes(
-    "reach-hibernate-flush",
-    "the idle :timeout runs Storage.hibernate (flush and close)",
-)
-.when(|_, s: &State| s.seen & seen::HIBERNATE != 0);
-
-pub const REACH_INLINE_FLUSH: Check = PropertyInfo::sometimes(
-    "reach-inline-flush",
-    "a buffer reaches the threshold and flushes inline",
-)
-.when(|_, s: &State| s.seen & seen::INLINE_FLUSH != 0);
-
-pub const REACH_MULTI_FRAGMENT_TXN: Check = PropertyInfo::sometimes(
-    "reach-multi-fragment-txn",
-    "a consumer holds a pending txn between fragments",
-)
-.when(|_, s: &State| s.seen & seen::MULTI_FRAGMENT != 0);
-
-pub const REACH_TWO_SHAPES: Check =
-    PropertyInfo::sometimes("reach-two-shapes", "two shapes are tracked at once")
-        .needs("shapes=2")
-        .when(|_, s: &State| s.seen & seen::TWO_SHAPES != 0);
-
-/// The properties, each declared once above.
-pub const CHECKS: [Check; 11] = [
-    NO_LOST_FLUSH_NOTIFICATION,
-    NOTIFIED_OFFSET_IS_TXN_BOUNDARY,
-    ACK_WITHIN_FLUSHED,
-    GLOBAL_FLUSH_MONOTONE,
-    WAL_RETENTION_BOUNDED,
-    EVENTUALLY_ACKNOWLEDGED,
-    REACH_TIMER_BEFORE_COMMIT,
-    REACH_HIBERNATE_FLUSH,
-    REACH_INLINE_FLUSH,
-    REACH_MULTI_FRAGMENT_TXN,
-    REACH_TWO_SHAPES,
-];
-
-/// What the declaration lists: those of [`CHECKS`].
-pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);
-
-pub const OCCURS_H1: Check = PropertyInfo::sometimes(
-    "occurs-h1",
-    "#4058 hypothesis H1's mechanism occurs on some path",
-)
-.when(|_, s: &State| s.seen & seen::H1 != 0);
-
-pub const OCCURS_H2: Check = PropertyInfo::sometimes(
-    "occurs-h2",
-    "#4058 hypothesis H2's mechanism occurs on some path",
-)
-.when(|_, s: &State| s.seen & seen::H2 != 0);
-
-pub const OCCURS_H3: Check = PropertyInfo::sometimes(
-    "occurs-h3",
-    "#4058 hypothesis H3's mechanism (a timer flush before the commit) occurs on some path",
-)
-.when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
-
-pub const OCCURS_H4: Check = PropertyInfo::sometimes(
-    "occurs-h4",
-    "#4058 hypothesis H4's mechanism occurs on some path",
-)
-.when(|_, s: &State| s.seen & seen::H4 != 0);
-
-pub const LOST_AFTER_H1: Check = PropertyInfo::always(
-    "lost-after-h1",
-    "no notification is lost on a path where H1 occurred",
-)
-.when(|m, s| lost_after(m, s, seen::H1));
-
-pub const LOST_AFTER_H2: Check = PropertyInfo::always(
-    "lost-after-h2",
-    "no notification is lost on a path where H2 occurred",
-)
-.when(|m, s| lost_after(m, s, seen::H2));
-
-pub const LOST_AFTER_H3: Check = PropertyInfo::always(
-    "lost-after-h3",
-    "no notification is lost on a path where H3 occurred",
-)
-.when(|m, s| lost_after(m, s, seen::TIMER_BEFORE_COMMIT));
-
-pub const LOST_AFTER_H4: Check = PropertyInfo::always(
-    "lost-after-h4",
-    "no notification is lost on a path where H4 occurred",
-)
-.when(|m, s| lost_after(m, s, seen::H4));
-
-pub const LOST_AFTER_INJECTION: Check = PropertyInfo::always(
-    "lost-after-injection",
-    "no notification is lost on a path where the injected fault occurred",
-)
-.when(|m, s| lost_after(m, s, seen::INJECTED));
-
-/// Properties only `walcheck triage` uses: whether a hypothesis's mechanism occurs, and a lost
-/// notification on a path where it occurred.
-pub const TRIAGE_CHECKS: [Check; 9] = [
-    OCCURS_H1,
-    OCCURS_H2,
-    OCCURS_H3,
-    OCCURS_H4,
-    LOST_AFTER_H1,
-    LOST_AFTER_H2,
-    LOST_AFTER_H3,
-    LOST_AFTER_H4,
-    LOST_AFTER_INJECTION,
-];
-
-/// What the declaration lists: those of [`TRIAGE_CHECKS`].
-pub const TRIAGE_PROPERTIES: &[PropertyInfo] = &infos(&TRIAGE_CHECKS);
+walcheck_properties::checks! { ElectricFlush:
+    /// Properties only `walcheck triage` uses: whether a hypothesis's mechanism occurs, and a lost
+    /// notification on a path where it occurred.
+    TRIAGE_CHECKS => TRIAGE_PROPERTIES [
+        OCCURS_H1 = PropertyInfo::sometimes("occurs-h1", "#4058 hypothesis H1's mechanism occurs on some path")
+            .when(|_, s: &State| s.seen & seen::H1 != 0);
+        OCCURS_H2 = PropertyInfo::sometimes("occurs-h2", "#4058 hypothesis H2's mechanism occurs on some path")
+            .when(|_, s: &State| s.seen & seen::H2 != 0);
+        OCCURS_H3 = PropertyInfo::sometimes("occurs-h3", "#4058 hypothesis H3's mechanism (a timer flush before the commit) occurs on some path")
+            .when(|_, s: &State| s.seen & seen::TIMER_BEFORE_COMMIT != 0);
+        OCCURS_H4 = PropertyInfo::sometimes("occurs-h4", "#4058 hypothesis H4's mechanism occurs on some path")
+            .when(|_, s: &State| s.seen & seen::H4 != 0);
+        LOST_AFTER_H1 = PropertyInfo::always("lost-after-h1", "no notification is lost on a path where H1 occurred")
+            .when(|m, s| lost_after(m, s, seen::H1));
+        LOST_AFTER_H2 = PropertyInfo::always("lost-after-h2", "no notification is lost on a path where H2 occurred")
+            .when(|m, s| lost_after(m, s, seen::H2));
+        LOST_AFTER_H3 = PropertyInfo::always("lost-after-h3", "no notification is lost on a path where H3 occurred")
+            .when(|m, s| lost_after(m, s, seen::TIMER_BEFORE_COMMIT));
+        LOST_AFTER_H4 = PropertyInfo::always("lost-after-h4", "no notification is lost on a path where H4 occurred")
+            .when(|m, s| lost_after(m, s, seen::H4));
+        LOST_AFTER_INJECTION = PropertyInfo::always("lost-after-injection", "no notification is lost on a path where the injected fault occurred")
+            .when(|m, s| lost_after(m, s, seen::INJECTED));
+    ]
+}
 
 /// The fairness the `electric-flush` liveness checks assume, each weak (`WF`) and per shape where
 /// a process is per shape (a starved consumer is not excused by a busy neighbour):
@@ -206,11 +103,7 @@ impl Live for ElectricFlush {
 
     /// The liveness properties, by id (`eventually-acknowledged`).
     fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
-        vec![Liveness {
-            id: EVENTUALLY_ACKNOWLEDGED.id,
-            trigger: None,
-            goal: all_acknowledged,
-        }]
+        vec![EVENTUALLY_ACKNOWLEDGED.liveness(None)]
     }
 }
 

@@ -3,41 +3,58 @@
 use super::*;
 use std::fmt;
 use walcheck_model::electric::consumer::{Msg, Status};
-use walcheck_properties::system::{var, VarInfo};
-use walcheck_properties::system::{Lanes, Var, Variables};
+use walcheck_properties::system::{Var, Variables};
 
-/// Every variable a state shows: six for each shape `sN` (two shapes at most), then the
-/// collector's, the FlushTracker's and the ReplicationClient's.
-#[rustfmt::skip]
-pub const VARIABLES: &[VarInfo] = &[
-    var("s0.consumer", "text", "shape 0's Consumer: running, hibernated, suspended, dead or removed, and a pending multi-fragment txn"),
-    var("s0.buffer", "text", "shape 0's WriteLoop: lines buffered and the last offset persisted to the shape log"),
-    var("s0.timer", "text", "shape 0's WriteLoop flush timer: none, armed(n) or fired(n) for the n-th request"),
-    var("s0.mailbox", "list", "messages waiting in shape 0's Consumer mailbox (flushed offsets, timer fires, suspend)"),
-    var("s0.mapping", "list", "shape 0's txn_offset_mapping: shape-log key -> txn boundary pairs"),
-    var("s0.pending_flush", "offset or none", "shape 0's :flushed offset deferred while a txn is pending (#4064)"),
-    var("tracker.s0", "text", "the FlushTracker's entry for shape 0: last offset sent to it and last it flushed, or none"),
-    var("s1.consumer", "text", "shape 1's Consumer (as s0.consumer)"),
-    var("s1.buffer", "text", "shape 1's WriteLoop buffer (as s0.buffer)"),
-    var("s1.timer", "text", "shape 1's flush timer (as s0.timer)"),
-    var("s1.mailbox", "list", "shape 1's Consumer mailbox (as s0.mailbox)"),
-    var("s1.mapping", "list", "shape 1's txn_offset_mapping (as s0.mapping)"),
-    var("s1.pending_flush", "offset or none", "shape 1's deferred :flushed offset (as s0.pending_flush)"),
-    var("tracker.s1", "text", "the FlushTracker's entry for shape 1 (as tracker.s0)"),
-    var("published", "count", "txn fragments the ShapeLogCollector has published"),
-    var("collector.mailbox", "list", "notify_flushed casts waiting at the ShapeLogCollector: shape and offset"),
-    var("tracker.global", "offset", "the FlushTracker's last_global_flushed_offset: the minimum every shape has flushed"),
-    var("client.mailbox", "list", "{:flush_boundary_updated, lsn} messages waiting at the ReplicationClient"),
-    var("flushed_wal", "count", "the WAL position (in transactions) the ReplicationClient last acknowledged as flushed"),
-    var("wal_end", "count", "the end of the WAL received so far, in transactions"),
-    var("confirmed_flush", "count", "the slot's confirmed_flush, in transactions"),
-    var("retained_wal", "count", "WAL PostgreSQL must keep for the slot: wal_end - confirmed_flush, in transactions"),
-    var("crashes", "count", "consumer kills injected so far"),
-];
-
-/// The sequence-diagram lanes of this system's traces.
-#[rustfmt::skip]
-pub const LANES: Lanes = Lanes {
+walcheck_properties::view! {
+    /// How its traces read: the variables (six for each shape `sN`, two shapes at most, then the
+    /// collector's, the FlushTracker's and the ReplicationClient's), each under the participant
+    /// that owns it, the sequence-diagram lanes, the terms, and what step tables show.
+    pub const VIEW;
+    variables {
+        s0 {
+            "s0.consumer": "text", "shape 0's Consumer: running, hibernated, suspended, dead or removed, and a pending multi-fragment txn";
+            "s0.buffer": "text", "shape 0's WriteLoop: lines buffered and the last offset persisted to the shape log";
+            "s0.timer": "text", "shape 0's WriteLoop flush timer: none, armed(n) or fired(n) for the n-th request";
+            "s0.mailbox": "list", "messages waiting in shape 0's Consumer mailbox (flushed offsets, timer fires, suspend)";
+            "s0.mapping": "list", "shape 0's txn_offset_mapping: shape-log key -> txn boundary pairs";
+            "s0.pending_flush": "offset or none", "shape 0's :flushed offset deferred while a txn is pending (#4064)";
+        }
+        tracker {
+            "tracker.s0": "text", "the FlushTracker's entry for shape 0: last offset sent to it and last it flushed, or none";
+        }
+        s1 {
+            "s1.consumer": "text", "shape 1's Consumer (as s0.consumer)";
+            "s1.buffer": "text", "shape 1's WriteLoop buffer (as s0.buffer)";
+            "s1.timer": "text", "shape 1's flush timer (as s0.timer)";
+            "s1.mailbox": "list", "shape 1's Consumer mailbox (as s0.mailbox)";
+            "s1.mapping": "list", "shape 1's txn_offset_mapping (as s0.mapping)";
+            "s1.pending_flush": "offset or none", "shape 1's deferred :flushed offset (as s0.pending_flush)";
+        }
+        tracker {
+            "tracker.s1": "text", "the FlushTracker's entry for shape 1 (as tracker.s0)";
+        }
+        _ {
+            "published": "count", "txn fragments the ShapeLogCollector has published";
+        }
+        collector {
+            "collector.mailbox": "list", "notify_flushed casts waiting at the ShapeLogCollector: shape and offset";
+        }
+        tracker {
+            "tracker.global": "offset", "the FlushTracker's last_global_flushed_offset: the minimum every shape has flushed";
+        }
+        client {
+            "client.mailbox": "list", "{:flush_boundary_updated, lsn} messages waiting at the ReplicationClient";
+            "flushed_wal": "count", "the WAL position (in transactions) the ReplicationClient last acknowledged as flushed";
+        }
+        pg {
+            "wal_end": "count", "the end of the WAL received so far, in transactions";
+            "confirmed_flush": "count", "the slot's confirmed_flush, in transactions";
+            "retained_wal": "count", "WAL PostgreSQL must keep for the slot: wal_end - confirmed_flush, in transactions";
+        }
+        _ {
+            "crashes": "count", "consumer kills injected so far";
+        }
+    }
     participants: &[("pg", "PostgreSQL"), ("collector", "ShapeLogCollector"), ("s0", "Consumer s0"), ("s1", "Consumer s1"), ("tracker", "FlushTracker"), ("client", "ReplicationClient")],
     lane: |action| match action {
         "Publish" => ("pg", "collector"),
@@ -48,16 +65,12 @@ pub const LANES: Lanes = Lanes {
         a if a.ends_with("S1") => ("s1", "s1"),
         _ => ("s0", "s0"),
     },
-    owner: |var| match var {
-        v if v.starts_with("s0.") => Some("s0"),
-        v if v.starts_with("s1.") => Some("s1"),
-        v if v.starts_with("tracker.") => Some("tracker"),
-        "collector.mailbox" => Some("collector"),
-        "flushed_wal" | "client.mailbox" => Some("client"),
-        "confirmed_flush" | "wal_end" | "retained_wal" => Some("pg"),
-        _ => None,
-    },
-};
+    key_variables: &["s0.mailbox", "s0.mapping", "tracker.s0", "tracker.global", "confirmed_flush", "retained_wal", "s0.consumer"],
+    terms: &[
+        ("S0", "in an action: which shape's process takes the step (S0, S1)"),
+        ("T1", "transaction 1, the large one, in fragments; offsets read txn_op (1_3: transaction 1, op 3)"),
+    ],
+}
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -24,18 +24,11 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
-
-/// The system's name on the command line and in reports.
-pub const NAME: &str = "olake-bootstrap";
-
-/// The `olake-bootstrap` system: its declaration and the model of each configuration.
-pub struct OlakeBootstrapSystem;
-
-/// The declaration `walcheck list`, the catalogue and traces read.
-#[rustfmt::skip]
-pub static INFO: SystemInfo = SystemInfo {
-    name: NAME,
+built_in_system! {
+    name: "olake-bootstrap",
+    system: OlakeBootstrapSystem,
+    model: OlakeBootstrap,
+    checks: [CHECKS],
     doc: "OLake's PreCDC bootstrap against PostgreSQL 15's WAL pointers and pg_replication_slot_advance",
     variants: &[
         ("master", "OLake master 2b1f68a9 (v0.9.4): state written before the advance, end_lsn discarded"),
@@ -43,22 +36,6 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr1084", "OLake PR #1084 08e917b4: advance until the slot confirms the target, then seed the state"),
     ],
     faults: Faults::NAMES,
-    bounds: BOUNDS,
     trace_knobs: DRIVEN_KNOBS,
-    properties: PROPERTIES,
     also: Some(("server", "standby")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("W0", "the bootstrap's target: pg_current_wal_lsn() as PreCDC read it"),
-            ("restart_moves", "whether the advance's decoding passed a running-xacts record, moving restart_lsn and saving the slot at once"),
-            ("pages", "WAL the statement inserts, in 8 KiB pages"),
-            ("commit", "sync: synchronous_commit = on, the commit waits for its flush; async: off, the walwriter flushes later"),
-        ],
-        key_variables: &["insert", "write", "flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "connector"],
-        counters: &["statements", "crashes"],
-        lanes: &LANES,
-    },
-};
-
-built_in_system!(OlakeBootstrapSystem, OlakeBootstrap);
+}

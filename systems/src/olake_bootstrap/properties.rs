@@ -3,90 +3,40 @@
 use super::*;
 use walcheck_model::olake::{AdvanceCall, Phase};
 use walcheck_model::pg::Role;
-use walcheck_properties::system::{infos, Declared, FairClass, Live, Liveness, PropertyInfo};
+use walcheck_properties::system::{FairClass, Live, Liveness, PropertyInfo};
 
-/// A property of `olake-bootstrap`, declared with its condition.
-type Check = Declared<OlakeBootstrap>;
-
-pub const STATE_MATCHES_SLOT: Check = PropertyInfo::always(
-    "state-matches-slot",
-    "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush",
-)
-.when(|_, s| state_matches_slot(s));
-
-pub const NO_LSN_MISMATCH: Check =
-    PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails")
-        .when(|_, s| no_lsn_mismatch(s));
-
-pub const WAL_POINTERS_ORDERED: Check = PropertyInfo::always(
-    "wal-pointers-ordered",
-    "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory",
-)
-.when(|_, s| wal_pointers_ordered(s));
-
-/// Its goal; [`Live::liveness`] gives its trigger.
-pub const BOOTSTRAP_EVENTUALLY_COMPLETES: Check = PropertyInfo::eventually(
-    "bootstrap-eventually-completes",
-    "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever",
-)
-.also_with("fairness", "none")
-.when(|_, s| !in_bootstrap(s));
-
-pub const REACH_WRITE_AHEAD_AT_READ: Check = PropertyInfo::sometimes(
-    "reach-write-ahead-at-read",
-    "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer",
-)
-.needs("server=primary")
-.when(|_, s| write_ahead_at_read(s));
-
-pub const REACH_ADVANCE_CLAMPED: Check = PropertyInfo::sometimes(
-    "reach-advance-clamped",
-    "an advance returns end_lsn below its target",
-)
-.needs("server=primary")
-.when(|_, s| advance_clamped(s));
-
-pub const REACH_BOOTSTRAP_COMPLETE: Check = PropertyInfo::sometimes(
-    "reach-bootstrap-complete",
-    "a run bootstraps (or resumes) and passes validateGlobalState",
-)
-.when(|_, s| bootstrap_complete(s));
-
-pub const REACH_CONNECTOR_CRASH: Check =
-    PropertyInfo::sometimes("reach-connector-crash", "the connector crashes mid-run")
-        .needs("fault:connector-crash")
-        .when(|_, s: &State| s.connector.phase == Phase::Crashed);
-
-pub const REACH_PG_CRASH_AFTER_ADVANCE: Check = PropertyInfo::sometimes(
-    "reach-pg-crash-after-advance",
-    "a PostgreSQL crash takes the slot back below an end_lsn the connector was given",
-)
-.needs("fault:pg-crash")
-.when(|_, s| pg_crash_lost_advance(s));
-
-pub const REACH_STANDBY_BOOTSTRAP: Check = PropertyInfo::sometimes(
-    "reach-standby-bootstrap",
-    "a bootstrap on a standby passes validateGlobalState",
-)
-.needs("server=standby")
-.when(|m, s| m.config.server == Role::Standby && bootstrap_complete(s));
-
-/// The properties in the order the model checks them, each declared once above.
-pub const CHECKS: [Check; 10] = [
-    STATE_MATCHES_SLOT,
-    NO_LSN_MISMATCH,
-    WAL_POINTERS_ORDERED,
-    BOOTSTRAP_EVENTUALLY_COMPLETES,
-    REACH_WRITE_AHEAD_AT_READ,
-    REACH_ADVANCE_CLAMPED,
-    REACH_BOOTSTRAP_COMPLETE,
-    REACH_CONNECTOR_CRASH,
-    REACH_PG_CRASH_AFTER_ADVANCE,
-    REACH_STANDBY_BOOTSTRAP,
-];
-
-/// What [`INFO`] lists: the declarations of [`CHECKS`].
-pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);
+walcheck_properties::checks! { OlakeBootstrap:
+    /// The properties in the order the model checks them, each declared once.
+    CHECKS => PROPERTIES [
+        STATE_MATCHES_SLOT = PropertyInfo::always("state-matches-slot", "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush")
+            .when(|_, s| state_matches_slot(s));
+        NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails")
+            .when(|_, s| no_lsn_mismatch(s));
+        WAL_POINTERS_ORDERED = PropertyInfo::always("wal-pointers-ordered", "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory")
+            .when(|_, s| wal_pointers_ordered(s));
+        /// Its goal; [`Live::liveness`] gives its trigger.
+        BOOTSTRAP_EVENTUALLY_COMPLETES = PropertyInfo::eventually("bootstrap-eventually-completes", "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever")
+            .also_with("fairness", "none")
+            .when(|_, s| !in_bootstrap(s));
+        REACH_WRITE_AHEAD_AT_READ = PropertyInfo::sometimes("reach-write-ahead-at-read", "the bootstrap's target W0 (the write pointer) is ahead of the flush pointer")
+            .needs("server=primary")
+            .when(|_, s| write_ahead_at_read(s));
+        REACH_ADVANCE_CLAMPED = PropertyInfo::sometimes("reach-advance-clamped", "an advance returns end_lsn below its target")
+            .needs("server=primary")
+            .when(|_, s| advance_clamped(s));
+        REACH_BOOTSTRAP_COMPLETE = PropertyInfo::sometimes("reach-bootstrap-complete", "a run bootstraps (or resumes) and passes validateGlobalState")
+            .when(|_, s| bootstrap_complete(s));
+        REACH_CONNECTOR_CRASH = PropertyInfo::sometimes("reach-connector-crash", "the connector crashes mid-run")
+            .needs("fault:connector-crash")
+            .when(|_, s: &State| s.connector.phase == Phase::Crashed);
+        REACH_PG_CRASH_AFTER_ADVANCE = PropertyInfo::sometimes("reach-pg-crash-after-advance", "a PostgreSQL crash takes the slot back below an end_lsn the connector was given")
+            .needs("fault:pg-crash")
+            .when(|_, s| pg_crash_lost_advance(s));
+        REACH_STANDBY_BOOTSTRAP = PropertyInfo::sometimes("reach-standby-bootstrap", "a bootstrap on a standby passes validateGlobalState")
+            .needs("server=standby")
+            .when(|m, s| m.config.server == Role::Standby && bootstrap_complete(s));
+    ]
+}
 
 /// The fairness the `olake-bootstrap` liveness checks assume, each weak (`WF`): an action of the
 /// class that stays enabled is eventually taken.
@@ -125,11 +75,7 @@ impl Live for OlakeBootstrap {
 
     /// The liveness properties, by id (`bootstrap-eventually-completes`).
     fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
-        vec![Liveness {
-            id: BOOTSTRAP_EVENTUALLY_COMPLETES.id,
-            trigger: Some(|_, s| in_bootstrap(s)),
-            goal: |_, s| !in_bootstrap(s),
-        }]
+        vec![BOOTSTRAP_EVENTUALLY_COMPLETES.liveness(Some(|_, s| in_bootstrap(s)))]
     }
 }
 

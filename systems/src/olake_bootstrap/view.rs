@@ -5,33 +5,41 @@ use std::fmt;
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_model::Lsn;
 use walcheck_properties::pg_view;
-use walcheck_properties::system::{var, VarInfo};
-use walcheck_properties::system::{Lanes, Var, Variables};
+use walcheck_properties::system::{Var, Variables};
 
-/// Every variable a state shows: on a primary `insert`, `write`, `flush`; on a standby the
-/// primary's pointers as `primary_*` and the standby's `replay`; then the rest.
-#[rustfmt::skip]
-pub const VARIABLES: &[VarInfo] = &[
-    pg_view::INSERT,
-    pg_view::WRITE,
-    pg_view::FLUSH,
-    var("primary_insert", "LSN", "on a standby: the primary's WAL insert pointer"),
-    var("primary_write", "LSN", "on a standby: the primary's WAL write pointer"),
-    var("primary_flush", "LSN", "on a standby: the primary's WAL flush pointer, how far the standby has received"),
-    var("replay", "LSN", "on a standby: the replay pointer, WAL applied; slot advance clamps here"),
-    var("commit_pending", "bool", "a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush"),
-    pg_view::CONFIRMED_FLUSH, pg_view::RESTART_LSN, pg_view::SAVED_CONFIRMED_FLUSH, pg_view::SAVED_RESTART_LSN,
-    var("state_file", "LSN or none", "the connector's state file (global.state.lsn): where the next sync starts; none before bootstrap seeds it"),
-    var("connector", "text", "the connector's phase: which step of PreCDC's bootstrap or of the sync it is at"),
-    var("run", "count", "connector runs started so far, restarts included"),
-    var("end_lsn", "LSN or none", "the end_lsn the last pg_replication_slot_advance returned; none before one"),
-    var("statements", "count", "client statements run so far"),
-    var("crashes", "count", "faults injected so far: connector and PostgreSQL crashes"),
-];
-
-/// The sequence-diagram lanes of this system's traces.
-#[rustfmt::skip]
-pub const LANES: Lanes = Lanes {
+walcheck_properties::view! {
+    /// How its traces read: the variables (on a primary `insert`, `write`, `flush`; on a standby
+    /// the primary's pointers as `primary_*` and the standby's `replay`; then the rest), each
+    /// under the participant that owns it, the sequence-diagram lanes, the terms, and what step
+    /// tables show.
+    pub const VIEW;
+    variables {
+        pg {
+            pg_view::INSERT;
+            pg_view::WRITE;
+            pg_view::FLUSH;
+            "primary_insert": "LSN", "on a standby: the primary's WAL insert pointer";
+            "primary_write": "LSN", "on a standby: the primary's WAL write pointer";
+            "primary_flush": "LSN", "on a standby: the primary's WAL flush pointer, how far the standby has received";
+            "replay": "LSN", "on a standby: the replay pointer, WAL applied; slot advance clamps here";
+            "commit_pending": "bool", "a synchronous commit's WAL is not yet flushed: its backend waits in XLogFlush";
+        }
+        slot {
+            ..pg_view::SLOT;
+        }
+        statefile {
+            "state_file": "LSN or none", "the connector's state file (global.state.lsn): where the next sync starts; none before bootstrap seeds it";
+        }
+        connector {
+            "connector": "text", "the connector's phase: which step of PreCDC's bootstrap or of the sync it is at";
+            "run": "count", "connector runs started so far, restarts included";
+            "end_lsn": "LSN or none", "the end_lsn the last pg_replication_slot_advance returned; none before one";
+        }
+        _ {
+            "statements": "count", "client statements run so far";
+            "crashes": "count", "faults injected so far: connector and PostgreSQL crashes";
+        }
+    }
     participants: &[("client", "client"), ("pg", "PostgreSQL"), ("slot", "slot"), ("connector", "connector"), ("statefile", "state file")],
     lane: |action| match action {
         "Append" | "CommitFlush" | "InsertWal" | "Commit" => ("client", "pg"),
@@ -42,15 +50,14 @@ pub const LANES: Lanes = Lanes {
         "SeedState" => ("connector", "statefile"),
         _ => ("connector", "connector"),
     },
-    owner: |var| match var {
-        "insert" | "write" | "flush" | "replay" | "commit_pending" => Some("pg"),
-        "primary_insert" | "primary_write" | "primary_flush" => Some("pg"),
-        name if pg_view::SLOT_NAMES.contains(&name) => Some("slot"),
-        "state_file" => Some("statefile"),
-        "connector" | "run" | "end_lsn" => Some("connector"),
-        _ => None,
-    },
-};
+    key_variables: &["insert", "write", "flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "connector"],
+    terms: &[
+        ("W0", "the bootstrap's target: pg_current_wal_lsn() as PreCDC read it"),
+        ("restart_moves", "whether the advance's decoding passed a running-xacts record, moving restart_lsn and saving the slot at once"),
+        ("pages", "WAL the statement inserts, in 8 KiB pages"),
+        ("commit", "sync: synchronous_commit = on, the commit waits for its flush; async: off, the walwriter flushes later"),
+    ],
+}
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -31,18 +31,11 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-use walcheck_properties::system::{SystemInfo, View};
-
-/// The system's name on the command line and in reports.
-pub const NAME: &str = "olake-sync";
-
-/// The `olake-sync` system: its declaration and the model of each configuration.
-pub struct OlakeSyncSystem;
-
-/// The declaration `walcheck list`, the catalogue and traces read.
-#[rustfmt::skip]
-pub static INFO: SystemInfo = SystemInfo {
-    name: NAME,
+built_in_system! {
+    name: "olake-sync",
+    system: OlakeSyncSystem,
+    model: OlakeSync,
+    checks: [CHECKS],
     doc: "OLake's steady-state sync: StreamChanges' recovery rules and PostCDC's acknowledgement and state write, across crashes",
     variants: &[
         ("v0.5.0", "OLake tag v0.5.0: state file, then acknowledgement; recovery on any metadata difference"),
@@ -51,20 +44,6 @@ pub static INFO: SystemInfo = SystemInfo {
         ("pr864", "OLake PR #864 07a0df03: v0.5.0's order; forward-only keepalives, >= poll"),
     ],
     faults: crate::olake_bootstrap::Faults::NAMES,
-    bounds: BOUNDS,
     trace_knobs: &[],
-    properties: PROPERTIES,
     also: Some(("keepalive", "on")),
-    view: View {
-        variables: VARIABLES,
-        terms: &[
-            ("txn", "a client transaction, by number from 0"),
-            ("restart_lsn", "in Ack: where the acknowledgement moves restart_lsn (a decoding candidate applies, saving the slot at once) or stays"),
-        ],
-        key_variables: &["flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "dest_meta", "connector"],
-        counters: &["txns", "crashes"],
-        lanes: &LANES,
-    },
-};
-
-built_in_system!(OlakeSyncSystem, OlakeSync);
+}

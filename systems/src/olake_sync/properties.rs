@@ -2,107 +2,43 @@
 
 use super::*;
 use walcheck_model::olake::sync::{PostStep, SyncPhase};
-use walcheck_properties::system::{infos, Declared, PropertyInfo};
+use walcheck_properties::system::PropertyInfo;
 
-/// A property of `olake-sync`, declared with its condition.
-type Check = Declared<OlakeSync>;
-
-pub const NO_LSN_MISMATCH: Check = PropertyInfo::always(
-    "no-lsn-mismatch",
-    "validateGlobalState never fails a sync (the non-retryable lsn mismatch)",
-)
-.when(|_, s: &State| no_lsn_mismatch(s));
-
-pub const NO_DATA_LOSS: Check = PropertyInfo::always(
-    "no-data-loss",
-    "every transaction that ends at or below the slot's confirmed_flush is in the destination",
-)
-.when(|m, s| no_data_loss(&m.config, s));
-
-pub const ACK_WITHIN_DESTINATION: Check = PropertyInfo::always(
-    "ack-within-destination",
-    "the slot's confirmed_flush is never past the highest LSN the destination committed",
-)
-.when(|_, s: &State| ack_within_destination(s));
-
-pub const NO_ACK_TIMEOUT: Check = PropertyInfo::always(
-    "no-ack-timeout",
-    "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)",
-)
-.when(|_, s: &State| no_ack_timeout(s));
-
-pub const REACH_SYNC_COMPLETE: Check = PropertyInfo::sometimes(
-    "reach-sync-complete",
-    "a sync commits a transaction to the destination, acknowledges it and writes the state",
-)
-.when(|_, s: &State| sync_complete(s));
-
-pub const REACH_DUPLICATE: Check = PropertyInfo::sometimes(
-    "reach-duplicate",
-    "a transaction is written to the destination twice (at-least-once; a figure, not a violation)",
-)
-.when(|_, s: &State| s.durable.duplicates > 0);
-
-pub const REACH_CRASH_AFTER_COMMIT: Check = PropertyInfo::sometimes(
-    "reach-crash-after-commit",
-    "the connector crashes right after the destination commit",
-)
-.needs("fault:connector-crash")
-.when(|_, s: &State| crashed_after(s, PostStep::Commit));
-
-pub const REACH_CRASH_AFTER_ACK: Check = PropertyInfo::sometimes(
-    "reach-crash-after-ack",
-    "the connector crashes right after the slot acknowledgement",
-)
-.needs("fault:connector-crash")
-.when(|_, s: &State| crashed_after(s, PostStep::Ack));
-
-pub const REACH_CRASH_AFTER_STATE: Check = PropertyInfo::sometimes(
-    "reach-crash-after-state",
-    "the connector crashes right after the state file write",
-)
-.needs("fault:connector-crash")
-.when(|_, s: &State| crashed_after(s, PostStep::SaveState));
-
-pub const REACH_RECOVERY_SYNC: Check = PropertyInfo::sometimes(
-    "reach-recovery-sync",
-    "a run starts a 2PC recovery sync (destination metadata ahead of the state)",
-)
-.needs("fault:connector-crash")
-.when(|_, s: &State| recovery_sync(s));
-
-pub const REACH_PG_CRASH_AFTER_ACK: Check = PropertyInfo::sometimes(
-    "reach-pg-crash-after-ack",
-    "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed",
-)
-.needs("fault:pg-crash")
-.when(|_, s: &State| pg_crash_lost_ack(s));
-
-pub const REACH_KEEPALIVE_REGRESSION: Check = PropertyInfo::sometimes(
-    "reach-keepalive-regression",
-    "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream",
-)
-.needs("keepalive=on")
-.when(|_, s: &State| keepalive_regression(s));
-
-/// The properties, each declared once above.
-pub const CHECKS: [Check; 12] = [
-    NO_LSN_MISMATCH,
-    NO_DATA_LOSS,
-    ACK_WITHIN_DESTINATION,
-    NO_ACK_TIMEOUT,
-    REACH_SYNC_COMPLETE,
-    REACH_DUPLICATE,
-    REACH_CRASH_AFTER_COMMIT,
-    REACH_CRASH_AFTER_ACK,
-    REACH_CRASH_AFTER_STATE,
-    REACH_RECOVERY_SYNC,
-    REACH_PG_CRASH_AFTER_ACK,
-    REACH_KEEPALIVE_REGRESSION,
-];
-
-/// What the declaration lists: those of [`CHECKS`].
-pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);
+walcheck_properties::checks! { OlakeSync:
+    /// The properties, each declared once.
+    CHECKS => PROPERTIES [
+        NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails a sync (the non-retryable lsn mismatch)")
+            .when(|_, s: &State| no_lsn_mismatch(s));
+        NO_DATA_LOSS = PropertyInfo::always("no-data-loss", "every transaction that ends at or below the slot's confirmed_flush is in the destination")
+            .when(|m, s| no_data_loss(&m.config, s));
+        ACK_WITHIN_DESTINATION = PropertyInfo::always("ack-within-destination", "the slot's confirmed_flush is never past the highest LSN the destination committed")
+            .when(|_, s: &State| ack_within_destination(s));
+        NO_ACK_TIMEOUT = PropertyInfo::always("no-ack-timeout", "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)")
+            .when(|_, s: &State| no_ack_timeout(s));
+        REACH_SYNC_COMPLETE = PropertyInfo::sometimes("reach-sync-complete", "a sync commits a transaction to the destination, acknowledges it and writes the state")
+            .when(|_, s: &State| sync_complete(s));
+        REACH_DUPLICATE = PropertyInfo::sometimes("reach-duplicate", "a transaction is written to the destination twice (at-least-once; a figure, not a violation)")
+            .when(|_, s: &State| s.durable.duplicates > 0);
+        REACH_CRASH_AFTER_COMMIT = PropertyInfo::sometimes("reach-crash-after-commit", "the connector crashes right after the destination commit")
+            .needs("fault:connector-crash")
+            .when(|_, s: &State| crashed_after(s, PostStep::Commit));
+        REACH_CRASH_AFTER_ACK = PropertyInfo::sometimes("reach-crash-after-ack", "the connector crashes right after the slot acknowledgement")
+            .needs("fault:connector-crash")
+            .when(|_, s: &State| crashed_after(s, PostStep::Ack));
+        REACH_CRASH_AFTER_STATE = PropertyInfo::sometimes("reach-crash-after-state", "the connector crashes right after the state file write")
+            .needs("fault:connector-crash")
+            .when(|_, s: &State| crashed_after(s, PostStep::SaveState));
+        REACH_RECOVERY_SYNC = PropertyInfo::sometimes("reach-recovery-sync", "a run starts a 2PC recovery sync (destination metadata ahead of the state)")
+            .needs("fault:connector-crash")
+            .when(|_, s: &State| recovery_sync(s));
+        REACH_PG_CRASH_AFTER_ACK = PropertyInfo::sometimes("reach-pg-crash-after-ack", "a PostgreSQL restart takes the slot back below a position the destination committed and the slot confirmed")
+            .needs("fault:pg-crash")
+            .when(|_, s: &State| pg_crash_lost_ack(s));
+        REACH_KEEPALIVE_REGRESSION = PropertyInfo::sometimes("reach-keepalive-regression", "a keepalive drags ClientXLogPos below the slot's confirmed_flush during the stream")
+            .needs("keepalive=on")
+            .when(|_, s: &State| keepalive_regression(s));
+    ]
+}
 
 /// No liveness property: the defaults (no fairness, no properties).
 impl walcheck_properties::system::Live for OlakeSync {}

@@ -5,30 +5,40 @@ use std::fmt;
 use walcheck_model::olake::sync::SyncPhase;
 use walcheck_model::Lsn;
 use walcheck_properties::pg_view;
-use walcheck_properties::system::{var, VarInfo};
-use walcheck_properties::system::{Lanes, Var, Variables};
+use walcheck_properties::system::{Var, Variables};
 
-/// Every variable a state shows.
-#[rustfmt::skip]
-pub const VARIABLES: &[VarInfo] = &[
-    pg_view::INSERT, pg_view::FLUSH,
-    pg_view::CONFIRMED_FLUSH, pg_view::RESTART_LSN, pg_view::SAVED_CONFIRMED_FLUSH, pg_view::SAVED_RESTART_LSN,
-    var("state_file", "LSN", "the connector's state file (global.state.lsn): where the next sync starts"),
-    var("dest_meta", "LSN or none", "the destination's metadata state: the LSN its last commit recorded, or none"),
-    var("dest_lsn", "LSN", "the highest LSN a destination commit covered, with metadata or not"),
-    var("dest_txns", "set", "the client transactions the destination holds, by number (T0, T1, …)"),
-    var("duplicates", "count", "transactions written to the destination more than once (at-least-once delivery)"),
-    var("connector", "text", "the connector's phase: which step of StreamChanges or PostCDC it is at"),
-    var("run", "count", "syncs started so far, the one after each crash included"),
-    var("client_pos", "LSN or none", "the stream's ClientXLogPos: what its next status update reports; none outside the stream"),
-    var("buffer", "set", "transactions received in this run and not yet committed to the destination"),
-    var("txns", "count", "client transactions committed so far"),
-    var("crashes", "count", "crashes injected so far, of the connector or of PostgreSQL"),
-];
-
-/// The sequence-diagram lanes of this system's traces.
-#[rustfmt::skip]
-pub const LANES: Lanes = Lanes {
+walcheck_properties::view! {
+    /// How its traces read: every variable a state shows, each under the participant that owns
+    /// it, the sequence-diagram lanes, the terms, and what step tables show.
+    pub const VIEW;
+    variables {
+        pg {
+            pg_view::INSERT;
+            pg_view::FLUSH;
+        }
+        slot {
+            ..pg_view::SLOT;
+        }
+        statefile {
+            "state_file": "LSN", "the connector's state file (global.state.lsn): where the next sync starts";
+        }
+        destination {
+            "dest_meta": "LSN or none", "the destination's metadata state: the LSN its last commit recorded, or none";
+            "dest_lsn": "LSN", "the highest LSN a destination commit covered, with metadata or not";
+            "dest_txns": "set", "the client transactions the destination holds, by number (T0, T1, …)";
+            "duplicates": "count", "transactions written to the destination more than once (at-least-once delivery)";
+        }
+        connector {
+            "connector": "text", "the connector's phase: which step of StreamChanges or PostCDC it is at";
+            "run": "count", "syncs started so far, the one after each crash included";
+            "client_pos": "LSN or none", "the stream's ClientXLogPos: what its next status update reports; none outside the stream";
+            "buffer": "set", "transactions received in this run and not yet committed to the destination";
+        }
+        _ {
+            "txns": "count", "client transactions committed so far";
+            "crashes": "count", "crashes injected so far, of the connector or of PostgreSQL";
+        }
+    }
     participants: &[("client", "client"), ("pg", "PostgreSQL"), ("slot", "slot"), ("connector", "connector"), ("destination", "destination"), ("statefile", "state file")],
     lane: |action| match action {
         "CommitTxn" => ("client", "pg"),
@@ -39,15 +49,12 @@ pub const LANES: Lanes = Lanes {
         "SaveState" => ("connector", "statefile"),
         _ => ("connector", "connector"),
     },
-    owner: |var| match var {
-        "insert" | "flush" => Some("pg"),
-        name if pg_view::SLOT_NAMES.contains(&name) => Some("slot"),
-        "state_file" => Some("statefile"),
-        "dest_meta" | "dest_lsn" | "dest_txns" | "duplicates" => Some("destination"),
-        "connector" | "run" | "client_pos" | "buffer" => Some("connector"),
-        _ => None,
-    },
-};
+    key_variables: &["flush", "confirmed_flush", "saved_confirmed_flush", "state_file", "dest_meta", "connector"],
+    terms: &[
+        ("txn", "a client transaction, by number from 0"),
+        ("restart_lsn", "in Ack: where the acknowledgement moves restart_lsn (a decoding candidate applies, saving the slot at once) or stays"),
+    ],
+}
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
