@@ -10,7 +10,8 @@ use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlDecode, StandbyStatusUpdate, Txn,
+    DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlChanges, SqlDecode,
+    StandbyStatusUpdate, Txn,
     Wal, Walsender,
 };
 use walcheck_model::Lsn;
@@ -1120,7 +1121,7 @@ fn sql_decode(
     request: SqlDecode,
 ) -> Result<(Vec<Lsn>, u32, Lsn), String> {
     let p = session.observe()?;
-    let mut model = DurableSlot::created(slot_now(session)?);
+    let model = DurableSlot::created(slot_now(session)?);
     let (_, restart_before) = session.slot_lsns()?;
     let function = if request.confirm {
         "pg_logical_slot_get_changes"
@@ -1154,14 +1155,26 @@ fn sql_decode(
         .collect();
     let (cf, restart_after) = session.slot_lsns()?;
     let candidate = (restart_after != restart_before).then_some(restart_after);
-    let got = get_changes(
-        &mut model,
-        txns,
-        p.flush,
-        request,
-        candidate,
-        test_decoding_rows,
-    );
+    // The call reads the flush pointer once (`end_of_wal = GetFlushRecPtr()`), somewhere between
+    // the read before it and the read after it: the walwriter may flush in between. The model
+    // is held to the prediction at either end, the earlier first; when it is the later, the
+    // trace records that read (an `Observe` step), so that its replay predicts the same.
+    let flush_after = session.pointers()?.flush;
+    let predict = |end_of_wal: Lsn| {
+        let mut slot = model;
+        let got = get_changes(&mut slot, txns, end_of_wal, request, candidate, test_decoding_rows);
+        (got, slot)
+    };
+    let matches = |(got, slot): &(SqlChanges, DurableSlot)| {
+        let predicted: Vec<Lsn> = got.txns.iter().map(|t| t.commit_lsn).collect();
+        predicted == sent && got.rows as usize == rows.len() && slot.slot.confirmed_flush == cf
+    };
+    let before = predict(p.flush);
+    let (got, model) = if matches(&before) || flush_after == p.flush {
+        before
+    } else {
+        predict(session.observe()?.flush)
+    };
     session.record(
         format!(
             "SqlDecode{{upto_lsn: {}, upto_nchanges: {}, confirm: {}, candidate_restart: {}}}",
