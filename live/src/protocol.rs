@@ -11,8 +11,7 @@ use walcheck_model::pg::stream::{
 };
 use walcheck_model::pg::{
     DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlChanges, SqlDecode,
-    StandbyStatusUpdate, Txn,
-    Wal, Walsender,
+    StandbyStatusUpdate, Txn, Wal, Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -1162,7 +1161,14 @@ fn sql_decode(
     let flush_after = session.pointers()?.flush;
     let predict = |end_of_wal: Lsn| {
         let mut slot = model;
-        let got = get_changes(&mut slot, txns, end_of_wal, request, candidate, test_decoding_rows);
+        let got = get_changes(
+            &mut slot,
+            txns,
+            end_of_wal,
+            request,
+            candidate,
+            test_decoding_rows,
+        );
         (got, slot)
     };
     let matches = |(got, slot): &(SqlChanges, DurableSlot)| {
