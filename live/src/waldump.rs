@@ -9,6 +9,8 @@ use walcheck_model::Lsn;
 pub struct WalRecord {
     /// The resource manager (`Heap`, `Transaction`, `Standby`, `XLOG`, …).
     pub rmgr: String,
+    /// The transaction that logged it (`tx:`; 0 for none).
+    pub xid: u32,
     /// The record's start.
     pub lsn: Lsn,
     /// Its length with its block images (`len (rec/tot)`'s second figure), before alignment.
@@ -35,11 +37,14 @@ pub fn parse_line(line: &str) -> Option<WalRecord> {
     let (_, len) = rest.split_once("len (rec/tot):")?;
     let (len, rest) = len.split_once(',')?;
     let total_bytes = len.split_once('/')?.1.trim().parse().ok()?;
+    let (_, tx) = rest.split_once("tx:")?;
+    let xid = tx.split_once(',')?.0.trim().parse().ok()?;
     let (_, lsn) = rest.split_once("lsn:")?;
     let (lsn, rest) = lsn.split_once(',')?;
     let (_, desc) = rest.split_once("desc:")?;
     Some(WalRecord {
         rmgr: rmgr.to_owned(),
+        xid,
         lsn: lsn.trim().parse().ok()?,
         total_bytes,
         desc: desc.trim().to_owned(),
