@@ -885,6 +885,7 @@ fn run_checks(
         }
         None => run::run_all_with(entries, options, &run::Unobserved),
     };
+    crate::connector::warn_unreached(entries);
     (results, started.elapsed())
 }
 

@@ -13,6 +13,38 @@ use crate::catalogue::AnySystem;
 /// file-name order).
 static LOADED: OnceLock<Vec<(String, Vec<&'static str>)>> = OnceLock::new();
 
+/// The systems loaded from files, by name, for walcheck's own witnesses.
+static FILES: OnceLock<Vec<&'static walcheck_lang::system::FileSystem>> = OnceLock::new();
+
+/// Prints, on stderr, walcheck's own witnesses for every configuration of a connector file
+/// among `entries` that misses one: each step of the file reached, a connector crash taken at
+/// each (when the configuration allows crashes). Warnings only: they change no verdict and no
+/// exit code.
+pub fn warn_unreached(entries: &[crate::catalogue::Entry]) {
+    let files = FILES.get().map_or(&[][..], Vec::as_slice);
+    let mut done: Vec<&crate::catalogue::SystemConfig> = Vec::new();
+    for entry in entries {
+        let Some(file) = files
+            .iter()
+            .find(|f| walcheck_properties::system::System::info(**f).name == entry.system())
+        else {
+            continue;
+        };
+        if done.contains(&&entry.config) {
+            continue;
+        }
+        done.push(&entry.config);
+        for line in file.unreached(&entry.config.config) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}: warning: {}: {line}",
+                crate::cli::program(),
+                crate::report::config_name(&entry.config)
+            );
+        }
+    }
+}
+
 /// Each loaded system's `PATH#fnv1a64:HEX`, what its traces' headers carry.
 static SOURCES: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
 
@@ -188,6 +220,7 @@ pub fn load_named(
     let named = named_files(args).map_err(|e| crate::cli::usage_error(&e))?;
     let mut systems: Vec<&'static dyn AnySystem> = Vec::new();
     let (mut loaded, mut sources, mut failed) = (Vec::new(), Vec::new(), false);
+    let mut file_systems = Vec::new();
     for arg in named {
         let files = files_of(&arg).map_err(|e| crate::cli::usage_error(&e))?;
         let mut names = Vec::new();
@@ -198,7 +231,10 @@ pub fn load_named(
                     if let Some(why) = bad_name(&file, system.info().name, &systems) {
                         return Err(crate::cli::usage_error(&why));
                     }
-                    let system: &'static dyn AnySystem = Box::leak(Box::new(system));
+                    let file_system: &'static walcheck_lang::system::FileSystem =
+                        Box::leak(Box::new(system));
+                    file_systems.push(file_system);
+                    let system: &'static dyn AnySystem = file_system;
                     names.push(system.info().name);
                     sources.push((system.info().name, source(&file).unwrap_or_default()));
                     systems.push(system);
@@ -217,6 +253,7 @@ pub fn load_named(
     }
     let _ = LOADED.set(loaded);
     let _ = SOURCES.set(sources);
+    let _ = FILES.set(file_systems);
     Ok(systems)
 }
 

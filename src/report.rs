@@ -786,7 +786,7 @@ pub fn legend(rows: &[(&str, &str, &str)]) -> String {
 }
 
 /// A configuration as the summary lines name it: `system:variant faults=F bounds`.
-fn config_name(config: &SystemConfig) -> String {
+pub fn config_name(config: &SystemConfig) -> String {
     let bounds = config.non_default_bounds().join(",");
     format!(
         "{}:{} faults={}{}",

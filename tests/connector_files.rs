@@ -296,6 +296,29 @@ fn the_olake_files_agree_with_the_hand_written_systems() {
     }
 }
 
+/// walcheck's own witnesses: a step no run reaches is a warning on stderr, never a verdict.
+#[test]
+fn a_step_no_run_reaches_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dead-branch.wal");
+    std::fs::write(
+        &file,
+        "walcheck 1\nenv transactions = 1\nevery run {\n  start_replication(0/0)\n  \
+         for each message m {\n    if m.is_keepalive {\n      never: destination.commit()\n    }\n    \
+         destination.write(m.txn)\n    destination.commit()\n    \
+         standby_status_update(flush = m.txn.end_lsn)\n  }\n}\n",
+    )
+    .unwrap();
+    let output = walcheck(&["check", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("dead-branch:design faults=all: step `never` is never reached"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no connector crash"), "{stderr}");
+}
+
 #[test]
 fn a_file_with_an_error_is_a_diagnostic_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

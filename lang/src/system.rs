@@ -8,6 +8,7 @@
 //! properties the built-in ones it does not `skip` and its own, its `expect` lines the
 //! expectation table.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use stateright::{Model, Property};
@@ -633,6 +634,99 @@ impl Live for FileModel {
             trigger: Some(|m, s| !m.machine.acknowledged(&s.state)),
             goal: |m, s| m.machine.acknowledged(&s.state),
         }]
+    }
+}
+
+/// The most states walcheck's own witnesses explore: past it they are not checked (and a line
+/// says so), so that they never cost more than the checks themselves on a large configuration.
+pub const WITNESS_STATES_MAX: usize = 500_000;
+
+/// What one exploration of a configuration reached: the steps the connector was at, and the
+/// steps a connector crash was taken at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// Steps some reachable state has next.
+    pub steps: BTreeSet<&'static str>,
+    /// Steps some reachable state crashed the connector at.
+    pub crash_points: BTreeSet<&'static str>,
+    /// Whether the exploration stopped at [`WITNESS_STATES_MAX`] states.
+    pub cut: bool,
+}
+
+impl FileSystem {
+    /// Every step of the file, in file order, once each.
+    pub fn step_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for instr in &self.program.code {
+            if !instr.op.is_control() && !names.contains(&instr.step) {
+                names.push(instr.step);
+            }
+        }
+        names
+    }
+
+    /// Explores `config` breadth-first and says which steps it reached and which it crashed at:
+    /// walcheck's own witnesses ("every step reached, every crash point taken"), reported as
+    /// warnings, never as verdicts. States are kept as 64-bit hashes: a collision could hide a
+    /// step, which only costs a warning.
+    pub fn reached(&self, config: &Config) -> Reached {
+        use std::hash::BuildHasher;
+        let machine = self.model(config).machine;
+        let hasher = rustc_hash::FxBuildHasher;
+        let start = machine.initial();
+        let mut seen = rustc_hash::FxHashSet::default();
+        seen.insert(hasher.hash_one(&start));
+        let mut frontier = std::collections::VecDeque::from([start]);
+        let mut reached = Reached::default();
+        let mut actions = Vec::new();
+        let at = |state: &MachineState| match state.status {
+            Status::Running(pc) => Some(self.program.code[pc as usize].step),
+            _ => None,
+        };
+        while let Some(state) = frontier.pop_front() {
+            let here = at(&state);
+            reached.steps.extend(here);
+            actions.clear();
+            machine.actions(&state, &mut actions);
+            for &action in &actions {
+                let mut next = state.clone();
+                if !machine.apply(&mut next, action) {
+                    continue;
+                }
+                if action == Action::ConnectorCrash {
+                    reached.crash_points.extend(here);
+                }
+                if seen.insert(hasher.hash_one(&next)) {
+                    frontier.push_back(next);
+                }
+                if seen.len() > WITNESS_STATES_MAX {
+                    reached.cut = true;
+                    return reached;
+                }
+            }
+        }
+        reached
+    }
+
+    /// The warnings for what `config` never reached: one line each, naming the file's step.
+    pub fn unreached(&self, config: &Config) -> Vec<String> {
+        let reached = self.reached(config);
+        if reached.cut {
+            return vec![format!(
+                "walcheck's own witnesses (each step reached, a crash at each) are not checked: \
+                 more than {WITNESS_STATES_MAX} states"
+            )];
+        }
+        let crashes = config.number("connector_crashes") > 0 && config.number("crashes") > 0;
+        let mut lines = Vec::new();
+        for step in self.step_names() {
+            if !reached.steps.contains(step) {
+                lines.push(format!("step `{step}` is never reached"));
+            } else if crashes && !reached.crash_points.contains(step) {
+                lines.push(format!("no connector crash is ever taken at step `{step}`"));
+            }
+        }
+        lines
     }
 }
 
