@@ -154,7 +154,7 @@ enum Command {
     Explore {
         /// system[:variant], e.g. electric-flush:v1.4.15 (default: the first variant).
         spec: String,
-        /// The fault set [default: none].
+        /// The fault set [default: the system's first: none for the built-in systems].
         #[arg(long)]
         faults: Option<String>,
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable, or several at

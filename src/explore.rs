@@ -32,7 +32,7 @@ pub struct Link {
 }
 
 /// The configuration `walcheck explore SPEC --faults F --bound K=V...` names: the variant given
-/// (the system's first without one), the fault set (default `none`) and the bounds.
+/// (the system's first without one), the fault set (default the system's first: `none` for the built-in systems) and the bounds.
 pub fn config(spec: &str, faults: Option<&str>, bounds: &[String]) -> Result<SystemConfig, String> {
     let (name, variant) = match spec.split_once(':') {
         Some((name, variant)) => (name, Some(variant)),
@@ -40,7 +40,7 @@ pub fn config(spec: &str, faults: Option<&str>, bounds: &[String]) -> Result<Sys
     };
     let system = catalogue::system(name)?;
     let variant = variant.unwrap_or(system.info().variants[0].0);
-    let mut config = SystemConfig::new(system, variant, faults.unwrap_or("none"))?;
+    let mut config = SystemConfig::new(system, variant, faults.unwrap_or(system.info().faults[0]))?;
     for bound in bounds.iter().flat_map(|b| b.split(',')) {
         let (name, value) = catalogue::split_bound(bound)?;
         config.set_bound(name, value)?;
