@@ -74,7 +74,8 @@ impl Value {
         )
     }
 
-    fn truth(self) -> bool {
+    /// Whether the value is `true` (anything else is false).
+    pub fn truth(self) -> bool {
         matches!(self, Value::Bool(true))
     }
 
@@ -501,15 +502,22 @@ impl Machine {
             return;
         };
         let instr = &self.program.code[pc as usize];
-        if instr.plain {
-            actions.push(Action::Step {
-                name: instr.step,
-                choices: 0,
-                detail: None,
-                fair: instr.fair,
-            });
-            return;
-        }
+        let outcomes = if instr.plain {
+            vec![(0, None)]
+        } else {
+            self.outcomes(state)
+        };
+        actions.extend(outcomes.into_iter().map(|(choices, detail)| Action::Step {
+            name: instr.step,
+            choices,
+            detail,
+            fair: instr.fair,
+        }));
+    }
+
+    /// The outcomes of the connector's next step, PostgreSQL's choices as bits and what they
+    /// chose, in choice order: each tried on a copy of `state`, those that can be taken kept.
+    fn outcomes(&self, state: &State) -> Vec<(u16, Option<Detail>)> {
         let mut pending = vec![(0u16, 0u8)];
         let mut found = Vec::new();
         while let Some((script, fixed)) = pending.pop() {
@@ -528,12 +536,7 @@ impl Machine {
             }
         }
         found.sort_unstable();
-        actions.extend(found.into_iter().map(|(choices, detail)| Action::Step {
-            name: instr.step,
-            choices,
-            detail,
-            fair: instr.fair,
-        }));
+        found
     }
 
     /// Takes the connector's step with PostgreSQL's `choices`; false when it cannot be taken.
@@ -812,14 +815,10 @@ impl Machine {
                 let slot = state.slot.ok_or(Stop::Fail)?;
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
-                let origin = state.slot_origin;
-                let skipped = state.txns.iter().enumerate().any(|(i, t)| {
-                    t.is_published()
-                        && t.commit_lsn >= origin
-                        && state.dest & (1 << i) == 0
-                        && t.end_lsn <= self.limit(state)
-                        && txn_needs_skip(t, ws.start_decoding_at)
-                });
+                let limit = self.limit(state);
+                let skipped = self
+                    .owed_by_stream(state)
+                    .any(|t| t.end_lsn <= limit && txn_needs_skip(t, ws.start_decoding_at));
                 state.lost |= skipped;
                 state.walsender = Some(ws);
                 state.stream_closed = false;
@@ -1188,13 +1187,19 @@ impl Machine {
             .map(|(_, t)| t)
     }
 
+    /// The undelivered transactions the stream owes: those committed after the slot was
+    /// created (earlier ones are the backfill's).
+    fn owed_by_stream<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
+        let origin = state.slot_origin;
+        self.undelivered(state)
+            .filter(move |t| t.commit_lsn >= origin)
+    }
+
     /// `ack-within-durable`: `confirmed_flush` is not past (by the start rule) the commit
     /// record of a publication transaction the destination does not durably hold.
     pub fn ack_within_durable(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return true };
-        let origin = state.slot_origin;
-        self.undelivered(state)
-            .filter(|t| t.commit_lsn >= origin)
+        self.owed_by_stream(state)
             .all(|t| !txn_needs_skip(t, slot.slot.confirmed_flush))
     }
 

@@ -467,13 +467,8 @@ impl Variables for State {
     fn variables(&self) -> Vec<(&'static str, Var)> {
         let s = &self.state;
         let program = self.program.0;
-        let lsn = |l: walcheck_model::Lsn| {
-            Var::Text(if l.is_valid() {
-                l.to_string()
-            } else {
-                "none".into()
-            })
-        };
+        // An LSN as the file's own values show it: `none` for 0/0.
+        let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
         let step = match s.status {
             Status::Running(pc) => program.code[pc as usize].step.to_owned(),
             Status::Done => "done".to_owned(),
@@ -541,17 +536,13 @@ impl FileModel {
             Check::NoFatalError => !matches!(s.status, Status::Fatal(_)),
             Check::WalPointersOrdered => m.wal_pointers_ordered(s),
             Check::Always { cond, when } => {
-                let applies = when.as_ref().is_none_or(|w| truth(m.eval(s, w)));
-                !applies || truth(m.eval(s, cond))
+                let applies = when.as_ref().is_none_or(|w| m.eval(s, w).truth());
+                !applies || m.eval(s, cond).truth()
             }
-            Check::Sometimes(cond) => truth(m.eval(s, cond)),
+            Check::Sometimes(cond) => m.eval(s, cond).truth(),
             Check::Acknowledged => m.acknowledged(s),
         }
     }
-}
-
-fn truth(v: crate::machine::Value) -> bool {
-    v == crate::machine::Value::Bool(true)
 }
 
 /// The conditions of a file's properties by index: stateright's properties take function
