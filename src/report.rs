@@ -198,13 +198,19 @@ pub fn check_text(
     let mut out = String::new();
     let mut systems: Vec<&str> = results.iter().map(|r| r.entry.system()).collect();
     systems.dedup();
-    for system in systems {
-        let of_system: Vec<&CheckResult> = results
-            .iter()
-            .filter(|r| r.entry.system() == system)
-            .collect();
-        out.push_str(&table(&verdict_rows(system, &of_system)));
+    if side_by_side(&systems) {
+        let all: Vec<&CheckResult> = results.iter().collect();
+        out.push_str(&table(&verdict_rows(None, &all)));
         out.push('\n');
+    } else {
+        for system in systems {
+            let of_system: Vec<&CheckResult> = results
+                .iter()
+                .filter(|r| r.entry.system() == system)
+                .collect();
+            out.push_str(&table(&verdict_rows(Some(system), &of_system)));
+            out.push('\n');
+        }
     }
     if tables {
         out.push_str(&step_tables(results));
@@ -217,8 +223,20 @@ pub fn check_text(
     out
 }
 
-/// One system's verdict table: a header row, then a row per configuration.
-fn verdict_rows(system: &str, of_system: &[&CheckResult]) -> Vec<Vec<String>> {
+/// Several connector files are read against each other: one matrix, a row per file and
+/// configuration, a column per property any of them checks (`-` where a file has no such
+/// property), so that a proposed design is read beside today's.
+fn side_by_side(systems: &[&str]) -> bool {
+    systems.len() > 1
+        && systems
+            .iter()
+            .all(|s| crate::connector::source_of(s).is_some())
+}
+
+/// A verdict table: a header row, then a row per configuration. With `Some(system)`, one
+/// system's, its name heading the variant column; with `None`, the rows of several systems
+/// (connector files), each row named by its system.
+fn verdict_rows(system: Option<&str>, of_system: &[&CheckResult]) -> Vec<Vec<String>> {
     let mut columns: Vec<&str> = of_system
         .iter()
         .filter(|r| r.entry.property.kind != Kind::Sometimes)
@@ -226,21 +244,31 @@ fn verdict_rows(system: &str, of_system: &[&CheckResult]) -> Vec<Vec<String>> {
         .collect();
     columns.sort_by_key(|id| of_system.iter().position(|r| r.entry.property.id == *id));
     columns.dedup();
-    let mut header = vec![system.to_owned(), "faults".into(), "bounds".into()];
+    let mut header = vec![
+        system.unwrap_or("design").to_owned(),
+        "faults".into(),
+        "bounds".into(),
+    ];
     header.extend(columns.iter().map(|s| (*s).to_owned()));
     header.push("witnesses (sometimes)".into());
     let mut rows = vec![header];
-    let mut configs: Vec<_> = of_system.iter().map(|r| r.entry.config.clone()).collect();
+    let mut configs: Vec<_> = of_system
+        .iter()
+        .map(|r| (r.entry.system(), r.entry.config.clone()))
+        .collect();
     configs.dedup();
-    for config in configs {
+    for (name, config) in configs {
         let of_config: Vec<&CheckResult> = of_system
             .iter()
             .copied()
-            .filter(|r| r.entry.config == config)
+            .filter(|r| r.entry.system() == name && r.entry.config == config)
             .collect();
         let bounds = config.non_default_bounds().join(",");
         let mut row = vec![
-            config.variant().to_owned(),
+            match system {
+                Some(_) => config.variant().to_owned(),
+                None => name.to_owned(),
+            },
             config.faults().to_owned(),
             if bounds.is_empty() {
                 "-".into()

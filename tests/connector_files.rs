@@ -338,3 +338,39 @@ fn a_file_with_an_error_is_a_diagnostic_and_exit_2() {
     assert!(stderr.contains("bad.wal:3:3"), "{stderr}");
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn two_files_named_together_print_one_matrix() {
+    let output = walcheck(&[
+        "check",
+        "docs/examples/ack-on-receipt.wal",
+        "docs/examples/ack-after-commit.wal",
+        "--out",
+        "target/tmp-side-by-side",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let matrix: Vec<&str> = stdout.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(matrix.len(), 3, "a header and a row per file: {stdout}");
+    assert!(matrix[0].starts_with("design "), "{stdout}");
+    fn cells(line: &str) -> Vec<&str> {
+        line.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect()
+    }
+    assert_eq!(
+        cells(matrix[1])[..5],
+        [
+            "ack-on-receipt",
+            "all",
+            "-",
+            "violated (5 steps)",
+            "violated (7 steps)"
+        ]
+    );
+    assert_eq!(
+        cells(matrix[2])[..5],
+        ["ack-after-commit", "all", "-", "holds", "holds"]
+    );
+}
