@@ -3,6 +3,7 @@
 //! behaviour is a call into walcheck's model of PostgreSQL 15 (`walcheck_model::pg`), the same
 //! functions the built-in systems use and `walcheck live conformance` confirms.
 
+use smallvec::{smallvec, SmallVec};
 use std::fmt;
 use std::sync::Arc;
 
@@ -138,7 +139,7 @@ pub struct State {
     /// A synchronous commit waits for its flush.
     pub commit_pending: bool,
     /// The committed client transactions, in commit order.
-    pub txns: Arc<Vec<Txn>>,
+    pub txns: Arc<[Txn]>,
     /// Client transactions begun: on the published tables, and on others.
     pub published: u8,
     /// Client transactions on tables outside the publication.
@@ -148,7 +149,7 @@ pub struct State {
     /// The destination's open batch.
     pub batch: u16,
     /// The variables, in [`Program::slots`] order: what the process holds.
-    pub vars: Arc<Vec<Value>>,
+    pub vars: Arc<[Value]>,
     /// The durable copy of each `async` variable, in slot order.
     pub flushed: Vec<Value>,
     /// Where the connector is.
@@ -173,6 +174,17 @@ pub struct State {
     pub keepalives: u8,
     /// A START_REPLICATION skipped a transaction the destination did not hold.
     pub lost: bool,
+}
+
+impl State {
+    /// The variables to write: shared with the states this one was copied from until the
+    /// first write, which copies them once (one allocation, header and values together).
+    pub fn vars_mut(&mut self) -> &mut [Value] {
+        if Arc::get_mut(&mut self.vars).is_none() {
+            self.vars = Arc::from(&self.vars[..]);
+        }
+        Arc::get_mut(&mut self.vars).expect("a fresh copy is unshared")
+    }
 }
 
 /// The environment a file is checked in: its knobs' values.
@@ -384,12 +396,12 @@ impl Machine {
                 .slot_at_start
                 .then(|| DurableSlot::created(server.slot)),
             commit_pending: false,
-            txns: Arc::new(Vec::new()),
+            txns: Arc::from([]),
             published: 0,
             other: 0,
             dest: 0,
             batch: 0,
-            vars: Arc::new(vars),
+            vars: Arc::from(vars),
             flushed,
             status: Status::Running(0),
             runs: 1,
@@ -438,7 +450,7 @@ impl Machine {
                 }
                 Op::Jump(to) => pc = *to,
                 Op::RetryStart { counter } => {
-                    Arc::make_mut(&mut state.vars)[*counter] = Value::Count(0);
+                    state.vars_mut()[*counter] = Value::Count(0);
                     pc += 1;
                 }
                 Op::RetryUntil {
@@ -448,7 +460,7 @@ impl Machine {
                     body,
                 } => {
                     let tries = state.vars[*counter].count() + 1;
-                    Arc::make_mut(&mut state.vars)[*counter] = Value::Count(tries);
+                    state.vars_mut()[*counter] = Value::Count(tries);
                     pc = if self.eval(state, until).truth() || tries >= *times {
                         pc + 1
                     } else {
@@ -483,12 +495,7 @@ impl Machine {
     }
 
     fn reset_volatile(&self, state: &mut State) {
-        for (slot, value) in self
-            .program
-            .slots
-            .iter()
-            .zip(Arc::make_mut(&mut state.vars).iter_mut())
-        {
+        for (slot, value) in self.program.slots.iter().zip(state.vars_mut().iter_mut()) {
             if slot.storage == Storage::Volatile {
                 *value = init(slot);
             }
@@ -502,24 +509,33 @@ impl Machine {
             return;
         };
         let instr = &self.program.code[pc as usize];
-        let outcomes = if instr.plain {
-            vec![(0, None)]
-        } else {
+        if instr.plain {
+            actions.push(Action::Step {
+                name: instr.step,
+                choices: 0,
+                detail: None,
+                fair: instr.fair,
+            });
+            return;
+        }
+        actions.extend(
             self.outcomes(state)
-        };
-        actions.extend(outcomes.into_iter().map(|(choices, detail)| Action::Step {
-            name: instr.step,
-            choices,
-            detail,
-            fair: instr.fair,
-        }));
+                .into_iter()
+                .map(|(choices, detail)| Action::Step {
+                    name: instr.step,
+                    choices,
+                    detail,
+                    fair: instr.fair,
+                }),
+        );
     }
 
     /// The outcomes of the connector's next step, PostgreSQL's choices as bits and what they
     /// chose, in choice order: each tried on a copy of `state`, those that can be taken kept.
-    fn outcomes(&self, state: &State) -> Vec<(u16, Option<Detail>)> {
-        let mut pending = vec![(0u16, 0u8)];
-        let mut found = Vec::new();
+    fn outcomes(&self, state: &State) -> SmallVec<[(u16, Option<Detail>); 4]> {
+        // On the stack: a step has few choices, and this runs for every state explored.
+        let mut pending: SmallVec<[(u16, u8); 8]> = smallvec![(0u16, 0u8)];
+        let mut found: SmallVec<[(u16, Option<Detail>); 4]> = SmallVec::new();
         while let Some((script, fixed)) = pending.pop() {
             let mut next = state.clone();
             let mut chooser = Chooser {
@@ -601,7 +617,7 @@ impl Machine {
                 return Ok(Some(*end));
             }
             let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
-            Arc::make_mut(&mut state.vars)[*var] = Value::Message(message);
+            state.vars_mut()[*var] = Value::Message(message);
             return Ok(None);
         }
         self.exec_effect(state, pc, chooser).map(|()| None)
@@ -643,7 +659,7 @@ impl Machine {
             (Value::Lsn(lsn), Value::Txn(_)) if !lsn.is_valid() => Value::Txn(None),
             (v, _) => v,
         };
-        Arc::make_mut(&mut state.vars)[var] = value;
+        state.vars_mut()[var] = value;
         Ok(())
     }
 
@@ -1014,10 +1030,8 @@ impl Machine {
         self.steps(state, actions);
         let env = &self.env;
         if !state.commit_pending && state.txns.len() < TXNS_MAX {
-            let mut sizes = vec![env.txn_pages];
-            if env.bulk_txn_pages > 0 && env.bulk_txn_pages != env.txn_pages {
-                sizes.push(env.bulk_txn_pages);
-            }
+            let both = env.bulk_txn_pages > 0 && env.bulk_txn_pages != env.txn_pages;
+            let sizes = &[env.txn_pages, env.bulk_txn_pages][..if both { 2 } else { 1 }];
             for (published, left) in [
                 (true, state.published < env.transactions),
                 (false, state.other < env.other_traffic),
@@ -1025,7 +1039,7 @@ impl Machine {
                 if !left {
                     continue;
                 }
-                for &pages in &sizes {
+                for &pages in sizes {
                     for &mode in &env.commits {
                         actions.push(Action::Commit {
                             pages,
@@ -1092,14 +1106,19 @@ impl Machine {
                 let end_lsn = state.wal.insert;
                 let commit_lsn = end_lsn.minus(48);
                 let xid = 730 + state.txns.len() as u32;
-                Arc::make_mut(&mut state.txns).push(Txn {
-                    xid,
-                    first_lsn,
-                    commit_lsn,
-                    end_lsn,
-                    published_rows: u32::from(published),
-                    mode,
-                });
+                state.txns = state
+                    .txns
+                    .iter()
+                    .copied()
+                    .chain([Txn {
+                        xid,
+                        first_lsn,
+                        commit_lsn,
+                        end_lsn,
+                        published_rows: u32::from(published),
+                        mode,
+                    }])
+                    .collect();
                 state.commit_pending = mode == CommitMode::Sync;
                 if published {
                     state.published += 1;
@@ -1139,7 +1158,8 @@ impl Machine {
                 self.reset_volatile(state);
                 for (i, slot) in self.program.slots.iter().enumerate() {
                     if let (Some(k), Storage::DurableAsync) = (self.async_index(i), slot.storage) {
-                        Arc::make_mut(&mut state.vars)[i] = state.flushed[k];
+                        let flushed = state.flushed[k];
+                        state.vars_mut()[i] = flushed;
                     }
                 }
                 state.batch = 0;
@@ -1162,7 +1182,12 @@ impl Machine {
                 }
                 state.commit_pending = false;
                 let flush = state.wal.flush;
-                Arc::make_mut(&mut state.txns).retain(|t| t.end_lsn <= flush);
+                state.txns = state
+                    .txns
+                    .iter()
+                    .copied()
+                    .filter(|t| t.end_lsn <= flush)
+                    .collect();
                 let kept = (1u32 << state.txns.len()) - 1;
                 state.dest &= kept as u16;
                 state.batch &= kept as u16;
