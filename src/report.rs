@@ -331,8 +331,17 @@ fn written_line(results: &[CheckResult]) -> String {
         1 => "1 counterexample".to_owned(),
         n => format!("{n} counterexamples"),
     };
+    // Connector files print their step tables when named one by one.
+    let spec = if written
+        .iter()
+        .all(|r| crate::connector::source_of(r.entry.system()).is_some())
+    {
+        "FILE.wal"
+    } else {
+        "SYSTEM:VARIANT"
+    };
     format!(
-        "{count} written under {} (`{program} show FILE` renders one; `{program} check SYSTEM:VARIANT` prints their step tables)\n\n",
+        "{count} written under {} (`{program} show FILE` renders one; `{program} check {spec}` prints their step tables)\n\n",
         dir.display(),
         program = crate::cli::program(),
     )
