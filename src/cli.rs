@@ -79,7 +79,8 @@ enum Command {
     /// Exit 0: every verdict as expected; 1: a verdict differs; 2: bad usage or input;
     /// 3: a budget ran out first.
     Check {
-        /// system[:variant], e.g. olake-bootstrap:master; none means the whole catalogue.
+        /// system[:variant], e.g. olake-bootstrap:master, or a connector file (FILE.wal) or a
+        /// folder of them; none means the whole catalogue.
         specs: Vec<String>,
         // Its help names each registered system's fault sets: `faults_help`.
         #[arg(long)]

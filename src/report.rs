@@ -695,10 +695,14 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
     if table.contains('*') {
         rows.push(("*", "", "after a value: it changed at this step"));
     }
-    let list = format!(
-        "each bound of the configuration: `{} list` says what it is, its unit and range",
-        crate::cli::program()
-    );
+    let list = if crate::connector::source_of(config.info().name).is_some() {
+        "each knob of the configuration: the file's `env` lines and `--bound` set them; docs/language.md (Environment) says what each is".to_owned()
+    } else {
+        format!(
+            "each bound of the configuration: `{} list` says what it is, its unit and range",
+            crate::cli::program()
+        )
+    };
     rows.push(("configuration", "", &list));
     out.push_str(&table);
     out.push_str(&legend(&rows));

@@ -374,3 +374,32 @@ fn two_files_named_together_print_one_matrix() {
         ["ack-after-commit", "all", "-", "holds", "holds"]
     );
 }
+
+/// A file written for one test under `target/`, returned as a path relative to the package.
+fn scratch_file(name: &str, text: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp-connector-files");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("scratch file");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn retry_zero_times_never_runs_its_body() {
+    let file = scratch_file(
+        "retry-zero.wal",
+        "walcheck 1\n\nevery run {\n  retry 0 times {\n    body: fail fatal \"the body ran\"\n  } until true\n}\n\nexpect eventually-acknowledged holds\n",
+    );
+    let (rows, _) = verdicts(&[&file, "--out", "target/tmp-connector-files/out"]);
+    assert_eq!(row(&rows, "no-fatal-error").1, "holds", "{rows:?}");
+}
+
+#[test]
+fn a_byte_order_mark_before_the_version_line_is_not_text() {
+    let file = scratch_file(
+        "bom.wal",
+        "\u{feff}walcheck 1\n\nevery run {\n  start_replication(0/0)\n}\n",
+    );
+    let (rows, _) = verdicts(&[&file, "--out", "target/tmp-connector-files/out"]);
+    assert_eq!(row(&rows, "no-fatal-error").1, "holds", "{rows:?}");
+}

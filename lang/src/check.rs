@@ -97,6 +97,9 @@ struct Checker<'f> {
     labels: BTreeMap<&'f str, Span>,
     /// Procedures called somewhere, with who calls them: for recursion and unused warnings.
     calls: BTreeMap<String, BTreeSet<String>>,
+    /// The file sets `env pg_crashes` above 0: a PostgreSQL crash closes the replication
+    /// stream, so a `for each message` without `until` can end.
+    pg_crashes: bool,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -119,6 +122,10 @@ impl<'f> Checker<'f> {
             procedures,
             labels,
             calls: BTreeMap::new(),
+            pg_crashes: file.items.iter().any(|item| {
+                matches!(item, Item::Knob(k) if k.name.node == "pg_crashes"
+                    && matches!(k.value.node, KnobValue::Number(n) if n > 0))
+            }),
             diagnostics: Vec::new(),
         }
     }
@@ -441,7 +448,13 @@ impl<'f> Checker<'f> {
                 message_text,
                 "the message would hide it",
             )
-            .hint("name the message differently, e.g. `m`");
+            .hint(format!(
+                "name the message differently, e.g. `{}`",
+                ["m", "msg", "message", "received"]
+                    .into_iter()
+                    .find(|n| !self.vars.contains_key(n))
+                    .unwrap_or("m2")
+            ));
             self.report(d);
         }
         let mut inner = scope.clone();
@@ -1234,7 +1247,12 @@ impl Checker<'_> {
     /// Warns on the first statement after one that never lets a run go on (a `fail`, an
     /// endless `for each message`, an `if` whose branches all stop).
     fn unreachable_after(&mut self, block: &Block) {
-        let Some(stop) = block.stmts.iter().position(stops) else {
+        let pg_crashes = self.pg_crashes;
+        let Some(stop) = block
+            .stmts
+            .iter()
+            .position(|s| stops(s) && !(pg_crashes && matches!(s.kind, StmtKind::ForEach { .. })))
+        else {
             return;
         };
         let Some(next) = block.stmts.get(stop + 1) else {
@@ -1242,7 +1260,7 @@ impl Checker<'_> {
         };
         let why = match &block.stmts[stop].kind {
             StmtKind::ForEach { .. } => {
-                "the `for each message` loop above never ends: it has no `until`"
+                "the `for each message` loop above never ends: it has no `until` (only a PostgreSQL crash, `env pg_crashes`, closes the stream)"
             }
             StmtKind::Fail { fatal: true, .. } => "the `fail fatal` above ends the pipeline",
             StmtKind::Fail { .. } => "the `fail` above ends the run",

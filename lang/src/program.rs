@@ -385,6 +385,8 @@ impl Compiler<'_> {
                     self.code[jump].op = Op::Jump(end);
                 }
             }
+            // `retry 0 times` never runs its body (warning W01): nothing to compile.
+            StmtKind::Retry { times, .. } if times.node == 0 => {}
             StmtKind::Retry { times, body, until } => {
                 self.retries += 1;
                 let name = format!("#try{}", self.retries);

@@ -65,12 +65,14 @@ pub struct FileSystem {
 pub fn load(path: &Path) -> Result<(FileSystem, String), String> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // A byte-order mark some editors write is not part of the text.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(&source);
     let name = path
         .file_stem()
         .and_then(|s| s.to_str())
         .filter(|s| !s.is_empty())
         .ok_or_else(|| format!("{}: a connector file needs a name", path.display()))?;
-    from_source(name, &path.display().to_string(), &source)
+    from_source(name, &path.display().to_string(), source)
 }
 
 /// [`load`] of `source`, the text of a file called `file_name`, as system `name`.

@@ -86,3 +86,14 @@ fn rendering_has_no_colour() {
         assert!(!rendered(&case).contains('\u{1b}'), "{}", case.display());
     }
 }
+
+#[test]
+fn a_postgresql_crash_ends_an_endless_stream() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/diagnostics/endless-stream-unreachable.wal");
+    let source = fs::read_to_string(path).unwrap();
+    assert!(!walcheck_lang::check(&source).diagnostics.is_empty());
+    let with_crashes = source.replacen("\nvolatile", "\nenv pg_crashes = 1\n\nvolatile", 1);
+    let checked = walcheck_lang::check(&with_crashes);
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+}
