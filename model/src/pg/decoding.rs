@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::slot::{AdvanceError, Slot};
 use super::txn::Txn;
-use crate::Lsn;
+use crate::{Lsn, WalPosition};
 
 /// Where decoding starts for a requested position.
 ///
@@ -52,6 +52,22 @@ pub fn candidate_restart(running_xacts: &[Lsn], slot: &Slot) -> Option<Lsn> {
         .find(|&lsn| lsn > slot.restart_lsn && lsn > slot.confirmed_flush)
 }
 
+/// The slot's `confirmed_flush` after `LogicalConfirmReceivedLocation(lsn)`: `lsn` when that is
+/// further, else unchanged. There is no clamp: a position past the end of WAL is taken as it is.
+/// Positions are [`WalPosition`]s, so a model counting transactions calls the same rule.
+///
+/// PostgreSQL 15 `logical.c:LogicalConfirmReceivedLocation` sets
+/// `MyReplicationSlot->data.confirmed_flush = lsn` with no bound on `lsn`, only when
+/// `lsn > confirmed_flush` ("Prevent moving the confirmed_flush backwards", in 15 since 15.14);
+/// confirmed live by rules `status_update_no_clamp` and `status_update_never_backwards`.
+pub fn confirmed_flush_after<P: WalPosition>(confirmed_flush: P, lsn: P) -> P {
+    if lsn > confirmed_flush {
+        lsn
+    } else {
+        confirmed_flush
+    }
+}
+
 /// What a change to the slot's in-memory position did to its saved copy.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Persistence {
@@ -95,8 +111,8 @@ impl DurableSlot {
     /// `LogicalConfirmReceivedLocation(lsn)`: the client has everything up to `lsn`.
     ///
     /// PostgreSQL 15 `logical.c:LogicalConfirmReceivedLocation`:
-    /// - `confirmed_flush` becomes `lsn` only when that moves it forward (the guard "Prevent moving
-    ///   the confirmed_flush backwards", in 15 since 15.14); there is no clamp to the WAL's end.
+    /// - `confirmed_flush` becomes `lsn` only when that moves it forward, with no clamp to the
+    ///   WAL's end ([`confirmed_flush_after`]).
     /// - When decoding has found a candidate `restart_lsn` (or `catalog_xmin`) that `lsn` reaches
     ///   — it does after reading an `xl_running_xacts` record (`snapbuild.c:
     ///   SnapBuildProcessRunningXacts` → `LogicalIncreaseRestartDecodingForSlot`) — the slot
@@ -107,9 +123,7 @@ impl DurableSlot {
     /// The candidate depends on WAL the model does not track: the caller passes it
     /// (`candidate_restart`, the `restart_lsn` PostgreSQL moves to, as observed).
     pub fn confirm_received(&mut self, lsn: Lsn, candidate_restart: Option<Lsn>) -> Persistence {
-        if lsn > self.slot.confirmed_flush {
-            self.slot.confirmed_flush = lsn;
-        }
+        self.slot.confirmed_flush = confirmed_flush_after(self.slot.confirmed_flush, lsn);
         let how = match candidate_restart {
             Some(restart) if restart <= self.slot.confirmed_flush => {
                 self.slot.restart_lsn = self.slot.restart_lsn.max(restart);
@@ -317,6 +331,20 @@ mod tests {
         assert_eq!(slot.slot.confirmed_flush, CF.plus(1 << 30));
         slot.confirm_received(CF.plus(8), None);
         assert_eq!(slot.slot.confirmed_flush, CF.plus(1 << 30));
+    }
+
+    #[test]
+    fn confirmed_flush_moves_to_a_further_position_only_whatever_the_position_type() {
+        // Bytes: no clamp to the end of WAL, never backwards, an equal position changes nothing.
+        assert_eq!(
+            confirmed_flush_after(CF, CF.plus(1 << 30)),
+            CF.plus(1 << 30)
+        );
+        assert_eq!(confirmed_flush_after(CF, CF.minus(8)), CF);
+        assert_eq!(confirmed_flush_after(CF, CF), CF);
+        // Transaction numbers (Electric's model): the same rule.
+        assert_eq!(confirmed_flush_after(2u8, 3), 3);
+        assert_eq!(confirmed_flush_after(2u8, 1), 2);
     }
 
     #[test]
