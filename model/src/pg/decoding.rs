@@ -91,7 +91,7 @@ pub struct DurableSlot {
 }
 
 impl DurableSlot {
-    /// A slot just created, saved, clean.
+    /// A slot as it was saved, clean: just created, or at rest ([`Slot::at_rest`]).
     pub const fn created(slot: Slot) -> DurableSlot {
         DurableSlot { slot, dirty: false }
     }
@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_moves_forward_only_and_is_not_clamped() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         assert_eq!(
             slot.confirm_received(CF.plus(1 << 30), None),
             Persistence::MemoryOnly
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_without_candidate_survives_neither_checkpoint_nor_restart() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         slot.confirm_received(CF.plus(0x100), None);
         assert!(!slot.dirty);
         slot.checkpoint();
@@ -360,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_reaching_a_candidate_restart_lsn_is_saved_at_once() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let how = slot.confirm_received(CF.plus(0x100), Some(CF.plus(0x80)));
         assert_eq!(how, Persistence::Saved);
         assert_eq!(slot.slot.restart_lsn, CF.plus(0x80));
@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     fn the_candidate_is_the_first_running_xacts_record_past_confirmed_flush() {
-        let mut slot = Slot::created_at(CF);
+        let mut slot = Slot::at_rest(CF);
         slot.restart_lsn = CF.minus(0x38);
         // The record at restart_lsn (the slot's creation) and one at confirmed_flush are no
         // candidates for a confirmation; of the two later ones the first is kept.
@@ -393,9 +393,31 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_comes_to_rest_when_a_confirmation_reaches_an_idle_running_xacts_record() {
+        use super::super::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTES};
+        let mut wal = Wal::at(CF);
+        // A new slot is not at rest: restart_lsn is its running-xacts record's start.
+        let created = create_logical_slot(&mut wal, IDLE_RUNNING_XACTS_BYTES);
+        assert!(created.restart_lsn < created.confirmed_flush);
+        assert_ne!(created, Slot::at_rest(created.confirmed_flush));
+        // A transaction, then (the server idle) a running-xacts record right at its end.
+        let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let record = txn.end_lsn;
+        let candidate = candidate_restart(&[created.restart_lsn, record], &created);
+        assert_eq!(candidate, Some(record));
+        // The client acknowledges the transaction: confirmed_flush and restart_lsn meet, saved.
+        let mut slot = DurableSlot::created(created);
+        assert_eq!(
+            slot.confirm_received(txn.end_lsn, candidate),
+            Persistence::Saved
+        );
+        assert_eq!(slot, DurableSlot::created(Slot::at_rest(txn.end_lsn)));
+    }
+
+    #[test]
     fn get_confirms_to_the_end_of_wal_and_marks_dirty() {
         let (wal, txns) = wal_of(3, 2);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,
@@ -426,7 +448,7 @@ mod tests {
     #[test]
     fn peek_reads_the_same_and_confirms_nothing() {
         let (wal, txns) = wal_of(2, 1);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,
@@ -441,13 +463,13 @@ mod tests {
             test_decoding_rows,
         );
         assert_eq!(got.txns.len(), 2);
-        assert_eq!(slot, DurableSlot::created(Slot::created_at(CF)));
+        assert_eq!(slot, DurableSlot::created(Slot::at_rest(CF)));
     }
 
     #[test]
     fn upto_lsn_includes_the_record_crossing_it() {
         let (wal, txns) = wal_of(3, 1);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let at = |upto: Lsn| SqlDecode {
             upto_lsn: Some(upto),
             upto_nchanges: None,
@@ -480,7 +502,7 @@ mod tests {
     #[test]
     fn upto_nchanges_returns_whole_transactions() {
         let (wal, txns) = wal_of(3, 3);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: Some(1),
@@ -504,7 +526,7 @@ mod tests {
         let mut wal = Wal::at(CF);
         let first = wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
         let second = wal.commit_txn(731, 200, 46, 1, CommitMode::Async);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,

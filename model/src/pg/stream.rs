@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn identify_system_reports_the_flush_pointer_on_a_primary() {
-        let mut server = Server::quiet_at(Role::Primary, CF);
+        let mut server = Server::at_rest(Role::Primary, CF);
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
         assert_eq!(identify_system_xlogpos(&server), CF);
     }
@@ -323,7 +323,7 @@ mod tests {
     #[test]
     fn streaming_from_zero_sends_published_transactions_after_confirmed_flush() {
         let (wal, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut sender = Walsender::start_replication(Lsn::INVALID, &slot);
         assert_eq!(sender.sent_ptr, CF);
         let sent = sender.send_logical(&txns, wal.flush);
@@ -334,19 +334,19 @@ mod tests {
     #[test]
     fn streaming_from_a_commit_start_sends_it_and_one_byte_later_skips_it() {
         let (wal, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut at_commit = Walsender::start_replication(txns[2].commit_lsn, &slot);
         assert_eq!(at_commit.send_logical(&txns, wal.flush), vec![&txns[2]]);
         let mut past = Walsender::start_replication(txns[2].commit_lsn.plus(1), &slot);
         assert!(past.send_logical(&txns, wal.flush).is_empty());
         // Neither start moved the slot.
-        assert_eq!(slot, Slot::created_at(CF));
+        assert_eq!(slot, Slot::at_rest(CF));
     }
 
     #[test]
     fn decoding_a_transaction_moves_sent_ptr_to_its_end_and_sends_it_unless_skipped() {
         let (_, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut sender = Walsender::start_replication(txns[1].commit_lsn.plus(1), &slot);
         let sent: Vec<bool> = txns.iter().map(|t| sender.decode_txn(t)).collect();
         // The first is skipped (commit before the start), the second unpublished and skipped,
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn the_first_record_below_confirmed_flush_drags_sent_ptr_down() {
         let (_, txns) = three_txns();
-        let mut lagging = Slot::created_at(txns[0].end_lsn);
+        let mut lagging = Slot::at_rest(txns[0].end_lsn);
         lagging.confirmed_flush = txns[2].end_lsn;
         let mut sender = Walsender::start_replication(lagging.confirmed_flush, &lagging);
         assert_eq!(sender.keepalive(false).wal_end, txns[2].end_lsn);
@@ -371,7 +371,7 @@ mod tests {
         assert!(!sender.decode_txn(&txns[1]) && !sender.decode_txn(&txns[2]));
         assert_eq!(sender.keepalive(false).wal_end, lagging.confirmed_flush);
         // A slot whose restart_lsn is confirmed_flush: nothing moves.
-        let mut level = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut level = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         level.read_first_record();
         assert_eq!(level.sent_ptr, CF);
     }
@@ -380,7 +380,7 @@ mod tests {
     fn only_flushed_commits_are_sent() {
         let mut wal = Wal::at(CF);
         let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
-        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         assert!(sender.send_logical(&[txn], wal.flush).is_empty());
         wal.walwriter_flush();
         assert_eq!(sender.send_logical(&[txn], wal.flush), vec![&txn]);
@@ -389,7 +389,7 @@ mod tests {
     #[test]
     fn keepalive_falls_below_a_confirmed_flush_past_the_wal_end() {
         let (wal, txns) = three_txns();
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let past = wal.flush.plus(1 << 20);
         let update = StandbyStatusUpdate {
             write: past,
@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn only_the_flush_field_reaches_the_slot_and_zero_is_ignored() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let write_only = StandbyStatusUpdate {
             write: CF.plus(0x100),
             flush: Lsn::INVALID,
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn sent_ptr_is_the_end_of_the_last_record_read() {
         let (wal, txns) = three_txns();
-        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         for txn in &txns {
             sender.decode_txn(txn);
             assert_eq!(sender.sent_ptr, sent_ptr_after_read(txn.end_lsn));
@@ -473,7 +473,7 @@ mod tests {
     #[test]
     fn at_shutdown_the_stream_ends_only_once_the_client_reported_everything_sent() {
         let (wal, txns) = three_txns();
-        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         sender.send_logical(&txns, wal.flush);
         let asked = Keepalive {
             wal_end: wal.flush,
