@@ -379,7 +379,7 @@ impl Machine {
     /// The initial state: a quiet cluster at [`INITIAL_LSN`] with the slot (unless the file
     /// creates it), an empty destination, the connector at its first step.
     pub fn initial(&self) -> State {
-        let server = Server::quiet_at(self.env.role, INITIAL_LSN);
+        let server = Server::at_rest(self.env.role, INITIAL_LSN);
         let vars: Vec<Value> = self.program.slots.iter().map(init).collect();
         let flushed = self
             .program
@@ -426,7 +426,7 @@ impl Machine {
     }
 
     fn server(&self, state: &State) -> Server {
-        let mut server = Server::quiet_at(self.env.role, INITIAL_LSN);
+        let mut server = Server::at_rest(self.env.role, INITIAL_LSN);
         server.wal = state.wal;
         if let Some(slot) = state.slot {
             server.slot = slot.slot;
@@ -1009,7 +1009,7 @@ impl Machine {
         let slot = state
             .slot
             .map(|s| s.slot)
-            .unwrap_or(Slot::created_at(Lsn::INVALID));
+            .unwrap_or(Slot::at_rest(Lsn::INVALID));
         Value::Lsn(match (of, field) {
             ("slot", "confirmed_flush") => slot.confirmed_flush,
             ("slot", "restart_lsn") => slot.restart_lsn,

@@ -270,8 +270,8 @@ fn some_wal(session: &mut Session) -> Result<(), String> {
 /// The model's answer for an advance from a slot at `confirmed_flush` with every pointer at
 /// `pointers_at` (an idle primary).
 fn predict_idle(confirmed_flush: Lsn, pointers_at: Lsn, target: Lsn) -> Result<Lsn, AdvanceError> {
-    let mut server = Server::quiet_at(Role::Primary, pointers_at);
-    server.slot = Slot::created_at(confirmed_flush);
+    let mut server = Server::at_rest(Role::Primary, pointers_at);
+    server.slot = Slot::at_rest(confirmed_flush);
     server.slot_advance(target, false)
 }
 

@@ -41,7 +41,7 @@ fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
 /// The slot as `pg_replication_slots` shows it, as a model slot saved where it is.
 fn slot_now(session: &mut Session) -> Result<Slot, String> {
     let (confirmed_flush, restart_lsn) = session.slot_lsns()?;
-    let mut slot = Slot::created_at(confirmed_flush);
+    let mut slot = Slot::at_rest(confirmed_flush);
     slot.restart_lsn = restart_lsn;
     slot.save();
     Ok(slot)
@@ -276,7 +276,7 @@ pub fn identify_system_xlogpos_rule(server: &PgServer) -> Result<Outcome, String
     let before = session.observe()?;
     let identified = client.identify_system()?;
     let after = session.observe()?;
-    let mut model = Server::quiet_at(Role::Primary, before.flush);
+    let mut model = Server::at_rest(Role::Primary, before.flush);
     model.wal.insert = before.insert;
     model.wal.write = before.write;
     let predicted = identify_system_xlogpos(&model);
@@ -1501,7 +1501,7 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
             .map_err(|e| e.to_string())?;
     }
     let mut new = Session::open(server, "walcheck_retain_new")?;
-    let mut model = Server::quiet_at(Role::Primary, new.pointers()?.flush);
+    let mut model = Server::at_rest(Role::Primary, new.pointers()?.flush);
     model.slot = slot_now(&mut new)?;
     model.other_slots[0] = Some(slot_now(&mut old)?);
     client

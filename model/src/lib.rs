@@ -12,4 +12,4 @@ pub mod lsn;
 pub mod olake;
 pub mod pg;
 
-pub use lsn::{Lsn, ParseLsnError};
+pub use lsn::{Lsn, ParseLsnError, WalPosition};

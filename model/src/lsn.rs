@@ -52,6 +52,33 @@ impl Lsn {
     }
 }
 
+/// A WAL position as a model counts it: an [`Lsn`] (bytes) where the model lays records out, or
+/// a small ordered count where only the order of positions matters (Electric's model numbers
+/// transactions with a `u8`: transaction `t` ends at position `t`). PostgreSQL's rules that only
+/// compare positions (a standby status update's, `LogicalConfirmReceivedLocation`'s, the
+/// walsender's `sentPtr`) are written once over this trait (`crate::pg::stream`,
+/// `crate::pg::decoding`), so every system calls the same rule whatever its position type.
+///
+/// Zero is `InvalidXLogRecPtr` (`0/0`), PostgreSQL's "no position".
+pub trait WalPosition: Copy + Ord {
+    /// `InvalidXLogRecPtr`.
+    const INVALID: Self;
+
+    /// Whether this is a real position, as `XLogRecPtrIsInvalid` negated.
+    fn is_valid_position(self) -> bool {
+        self != Self::INVALID
+    }
+}
+
+impl WalPosition for Lsn {
+    const INVALID: Lsn = Lsn::INVALID;
+}
+
+/// A transaction number of a model that counts transactions, not bytes; `0` is before the first.
+impl WalPosition for u8 {
+    const INVALID: u8 = 0;
+}
+
 impl fmt::Display for Lsn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:X}/{:X}", self.0 >> 32, self.0 & 0xFFFF_FFFF)

@@ -375,7 +375,7 @@ fn initial(trace: &Trace) -> Result<LiveState, String> {
         lsn_var(&first.vars, name)?.ok_or_else(|| format!("the first state must record {name}"))
     };
     let confirmed_flush = get("confirmed_flush")?;
-    let mut server = Server::quiet_at(Role::Primary, confirmed_flush);
+    let mut server = Server::at_rest(Role::Primary, confirmed_flush);
     server.wal.insert = get("insert")?;
     server.wal.write = get("write")?;
     server.wal.flush = get("flush")?;

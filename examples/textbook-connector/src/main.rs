@@ -35,7 +35,7 @@ use walcheck::stateright::Model;
 use walcheck::system::{infos, number, Config, Declared, Live, Lsn, PropertyInfo, System};
 use walcheck::system::{SystemInfo, View};
 
-/// Where the slot was created, before the first client transaction.
+/// Where the WAL and the slot are at rest at the start, before the first client transaction.
 const INITIAL_LSN: Lsn = Lsn(0x100_0000);
 
 /// The properties, each declared once with its condition: `INFO` lists them, the model checks
@@ -108,7 +108,7 @@ walcheck::variables! { State as VARIABLES {
 /// PostgreSQL at the slot's creation, no transaction committed, the connector about to stream.
 const INITIAL: State = State {
     wal: Wal::at(INITIAL_LSN),
-    slot: DurableSlot::created(Slot::created_at(INITIAL_LSN)),
+    slot: DurableSlot::created(Slot::at_rest(INITIAL_LSN)),
     txns: Vec::new(),
     destination: Vec::new(),
     next: 0,

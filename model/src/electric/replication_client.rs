@@ -1,9 +1,14 @@
 //! The ReplicationClient's acknowledgements and PostgreSQL's slot: Electric
 //! `postgres/replication_client.ex` at 1.4.15 (`64a89a05f`) and HEAD (`dc07a1e6c`, #4731).
 //!
-//! LSNs here are transaction numbers: transaction `t` commits at LSN `t`.
+//! LSNs here are transaction numbers: transaction `t` commits at LSN `t`, `0` is before the first
+//! (`0/0`). PostgreSQL's side (the walsender's `sentPtr`, the slot taking a status update) is
+//! the PostgreSQL model's own rules, called with these numbers ([`crate::WalPosition`]).
 
 use serde::{Deserialize, Serialize};
+
+use crate::pg::stream::{confirmed_flush_after_reply, sent_ptr_after_read};
+use crate::pg::StandbyStatusUpdate;
 
 /// The client's WAL positions and the slot's `confirmed_flush` they lead to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -18,9 +23,10 @@ pub struct ReplicationClient {
     pub in_transaction: bool,
     /// `{:flush_boundary_updated, lsn}` messages not yet handled.
     pub mailbox: Vec<u8>,
-    /// PostgreSQL's end of WAL.
+    /// PostgreSQL's end of WAL as the walsender reports it: its `sentPtr`, the end of the last
+    /// transaction it sent, which keepalives carry as `ServerWALEnd`.
     pub wal_end: u8,
-    /// The slot's `confirmed_flush`: the flush position of the last standby status update.
+    /// The slot's `confirmed_flush`: the furthest flush position of the standby status updates.
     pub confirmed_flush: u8,
 }
 
@@ -33,9 +39,13 @@ impl ReplicationClient {
         }
     }
 
-    /// PostgreSQL sends a fragment of transaction `tx`: its WAL exists.
+    /// PostgreSQL sends a fragment of transaction `tx`: the walsender has read it through its
+    /// commit record, so `sentPtr` is its end ([`sent_ptr_after_read`], PostgreSQL 15
+    /// `walsender.c:XLogSendLogical`). Transactions arrive in commit order (a repeated unrelated
+    /// one keeps its number), so `wal_end` never goes back.
     pub fn wal_written(&mut self, tx: u8) {
-        self.wal_end = self.wal_end.max(tx);
+        debug_assert!(tx >= self.wal_end, "tx {tx} sent after {}", self.wal_end);
+        self.wal_end = sent_ptr_after_read(tx);
     }
 
     /// After the fragment's publish returns (`handle_data`, l.400-455):
@@ -79,7 +89,9 @@ impl ReplicationClient {
     }
 
     /// A primary keepalive outside a transaction (l.349-378, `update_stored_wals` l.521-535):
-    /// `received_wal` moves to `wal_end`, and so does `flushed_wal` if the client is up to date.
+    /// its `ServerWALEnd` is the walsender's `sentPtr`, `wal_end` (PostgreSQL 15
+    /// `walsender.c:WalSndKeepalive`, [`crate::pg::Walsender::keepalive`]); `received_wal` moves
+    /// to it, and so does `flushed_wal` if the client is up to date.
     /// Returns whether anything moved.
     pub fn keepalive(&mut self, guarded: bool) -> bool {
         if self.in_transaction {
@@ -97,9 +109,20 @@ impl ReplicationClient {
         before != (self.received_wal, self.flushed_wal, self.flush_up_to_date)
     }
 
-    /// `encode_standby_status_update`: PostgreSQL's slot takes the flush position.
+    /// `encode_standby_status_update` (l.465-475): write = `received_wal`, flush = apply =
+    /// `flushed_wal`; PostgreSQL's slot takes the flush position when it is further
+    /// ([`confirmed_flush_after_reply`]: PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage` →
+    /// `logical.c:LogicalConfirmReceivedLocation`). Electric adds 1 to each byte position (so
+    /// it never sends `0/0`); transaction numbers leave the 1 out, which keeps their order, and
+    /// a flush of `0` is below every `confirmed_flush` either way.
     fn status_update(&mut self) {
-        self.confirmed_flush = self.confirmed_flush.max(self.flushed_wal);
+        let update = StandbyStatusUpdate {
+            write: self.received_wal,
+            flush: self.flushed_wal,
+            apply: self.flushed_wal,
+            reply_requested: false,
+        };
+        self.confirmed_flush = confirmed_flush_after_reply(self.confirmed_flush, &update);
     }
 }
 

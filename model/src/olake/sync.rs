@@ -595,7 +595,7 @@ mod tests {
                 stream: Stream {
                     target: START,
                     client_pos,
-                    walsender: Walsender::start_replication(START, &Slot::created_at(START)),
+                    walsender: Walsender::start_replication(START, &Slot::at_rest(START)),
                     recovery: None,
                 },
                 done,
@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn an_ack_below_the_slot_times_out_only_under_strict_equality() {
         for (variant, timed_out) in [(SyncVariant::Master, true), (SyncVariant::Pr864, false)] {
-            let mut server = Server::quiet_at(Role::Primary, START);
+            let mut server = Server::at_rest(Role::Primary, START);
             server.wal.insert = END;
             server.wal.write = END;
             server.wal.flush = END;
@@ -647,7 +647,7 @@ mod tests {
             (Some(MID), END, MID),
             (Some(END), END, END),
         ] {
-            let mut server = Server::quiet_at(Role::Primary, START);
+            let mut server = Server::at_rest(Role::Primary, START);
             server.wal.insert = END;
             server.wal.write = END;
             server.wal.flush = END;
@@ -666,7 +666,7 @@ mod tests {
     fn restart_candidates_lie_between_the_last_ack_and_the_position_sent() {
         const MID: Lsn = Lsn(0x100_1000);
         let boundaries = [MID, END, END.plus(0x1000)];
-        let mut slot = crate::pg::Slot::created_at(START);
+        let mut slot = crate::pg::Slot::at_rest(START);
         let of = |sent: Lsn, slot: &crate::pg::Slot| -> Vec<Lsn> {
             restart_candidates(sent, slot, boundaries).collect()
         };

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::slot::{AdvanceError, Slot};
 use super::txn::Txn;
-use crate::Lsn;
+use crate::{Lsn, WalPosition};
 
 /// Where decoding starts for a requested position.
 ///
@@ -52,6 +52,22 @@ pub fn candidate_restart(running_xacts: &[Lsn], slot: &Slot) -> Option<Lsn> {
         .find(|&lsn| lsn > slot.restart_lsn && lsn > slot.confirmed_flush)
 }
 
+/// The slot's `confirmed_flush` after `LogicalConfirmReceivedLocation(lsn)`: `lsn` when that is
+/// further, else unchanged. There is no clamp: a position past the end of WAL is taken as it is.
+/// Positions are [`WalPosition`]s, so a model counting transactions calls the same rule.
+///
+/// PostgreSQL 15 `logical.c:LogicalConfirmReceivedLocation` sets
+/// `MyReplicationSlot->data.confirmed_flush = lsn` with no bound on `lsn`, only when
+/// `lsn > confirmed_flush` ("Prevent moving the confirmed_flush backwards", in 15 since 15.14);
+/// confirmed live by rules `status_update_no_clamp` and `status_update_never_backwards`.
+pub fn confirmed_flush_after<P: WalPosition>(confirmed_flush: P, lsn: P) -> P {
+    if lsn > confirmed_flush {
+        lsn
+    } else {
+        confirmed_flush
+    }
+}
+
 /// What a change to the slot's in-memory position did to its saved copy.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Persistence {
@@ -75,7 +91,7 @@ pub struct DurableSlot {
 }
 
 impl DurableSlot {
-    /// A slot just created, saved, clean.
+    /// A slot as it was saved, clean: just created, or at rest ([`Slot::at_rest`]).
     pub const fn created(slot: Slot) -> DurableSlot {
         DurableSlot { slot, dirty: false }
     }
@@ -95,8 +111,8 @@ impl DurableSlot {
     /// `LogicalConfirmReceivedLocation(lsn)`: the client has everything up to `lsn`.
     ///
     /// PostgreSQL 15 `logical.c:LogicalConfirmReceivedLocation`:
-    /// - `confirmed_flush` becomes `lsn` only when that moves it forward (the guard "Prevent moving
-    ///   the confirmed_flush backwards", in 15 since 15.14); there is no clamp to the WAL's end.
+    /// - `confirmed_flush` becomes `lsn` only when that moves it forward, with no clamp to the
+    ///   WAL's end ([`confirmed_flush_after`]).
     /// - When decoding has found a candidate `restart_lsn` (or `catalog_xmin`) that `lsn` reaches
     ///   — it does after reading an `xl_running_xacts` record (`snapbuild.c:
     ///   SnapBuildProcessRunningXacts` → `LogicalIncreaseRestartDecodingForSlot`) — the slot
@@ -107,9 +123,7 @@ impl DurableSlot {
     /// The candidate depends on WAL the model does not track: the caller passes it
     /// (`candidate_restart`, the `restart_lsn` PostgreSQL moves to, as observed).
     pub fn confirm_received(&mut self, lsn: Lsn, candidate_restart: Option<Lsn>) -> Persistence {
-        if lsn > self.slot.confirmed_flush {
-            self.slot.confirmed_flush = lsn;
-        }
+        self.slot.confirmed_flush = confirmed_flush_after(self.slot.confirmed_flush, lsn);
         let how = match candidate_restart {
             Some(restart) if restart <= self.slot.confirmed_flush => {
                 self.slot.restart_lsn = self.slot.restart_lsn.max(restart);
@@ -309,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_moves_forward_only_and_is_not_clamped() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         assert_eq!(
             slot.confirm_received(CF.plus(1 << 30), None),
             Persistence::MemoryOnly
@@ -320,8 +334,22 @@ mod tests {
     }
 
     #[test]
+    fn confirmed_flush_moves_to_a_further_position_only_whatever_the_position_type() {
+        // Bytes: no clamp to the end of WAL, never backwards, an equal position changes nothing.
+        assert_eq!(
+            confirmed_flush_after(CF, CF.plus(1 << 30)),
+            CF.plus(1 << 30)
+        );
+        assert_eq!(confirmed_flush_after(CF, CF.minus(8)), CF);
+        assert_eq!(confirmed_flush_after(CF, CF), CF);
+        // Transaction numbers (Electric's model): the same rule.
+        assert_eq!(confirmed_flush_after(2u8, 3), 3);
+        assert_eq!(confirmed_flush_after(2u8, 1), 2);
+    }
+
+    #[test]
     fn a_confirmation_without_candidate_survives_neither_checkpoint_nor_restart() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         slot.confirm_received(CF.plus(0x100), None);
         assert!(!slot.dirty);
         slot.checkpoint();
@@ -332,7 +360,7 @@ mod tests {
 
     #[test]
     fn a_confirmation_reaching_a_candidate_restart_lsn_is_saved_at_once() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let how = slot.confirm_received(CF.plus(0x100), Some(CF.plus(0x80)));
         assert_eq!(how, Persistence::Saved);
         assert_eq!(slot.slot.restart_lsn, CF.plus(0x80));
@@ -342,7 +370,7 @@ mod tests {
 
     #[test]
     fn the_candidate_is_the_first_running_xacts_record_past_confirmed_flush() {
-        let mut slot = Slot::created_at(CF);
+        let mut slot = Slot::at_rest(CF);
         slot.restart_lsn = CF.minus(0x38);
         // The record at restart_lsn (the slot's creation) and one at confirmed_flush are no
         // candidates for a confirmation; of the two later ones the first is kept.
@@ -365,9 +393,31 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_comes_to_rest_when_a_confirmation_reaches_an_idle_running_xacts_record() {
+        use super::super::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTES};
+        let mut wal = Wal::at(CF);
+        // A new slot is not at rest: restart_lsn is its running-xacts record's start.
+        let created = create_logical_slot(&mut wal, IDLE_RUNNING_XACTS_BYTES);
+        assert!(created.restart_lsn < created.confirmed_flush);
+        assert_ne!(created, Slot::at_rest(created.confirmed_flush));
+        // A transaction, then (the server idle) a running-xacts record right at its end.
+        let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let record = txn.end_lsn;
+        let candidate = candidate_restart(&[created.restart_lsn, record], &created);
+        assert_eq!(candidate, Some(record));
+        // The client acknowledges the transaction: confirmed_flush and restart_lsn meet, saved.
+        let mut slot = DurableSlot::created(created);
+        assert_eq!(
+            slot.confirm_received(txn.end_lsn, candidate),
+            Persistence::Saved
+        );
+        assert_eq!(slot, DurableSlot::created(Slot::at_rest(txn.end_lsn)));
+    }
+
+    #[test]
     fn get_confirms_to_the_end_of_wal_and_marks_dirty() {
         let (wal, txns) = wal_of(3, 2);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,
@@ -398,7 +448,7 @@ mod tests {
     #[test]
     fn peek_reads_the_same_and_confirms_nothing() {
         let (wal, txns) = wal_of(2, 1);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,
@@ -413,13 +463,13 @@ mod tests {
             test_decoding_rows,
         );
         assert_eq!(got.txns.len(), 2);
-        assert_eq!(slot, DurableSlot::created(Slot::created_at(CF)));
+        assert_eq!(slot, DurableSlot::created(Slot::at_rest(CF)));
     }
 
     #[test]
     fn upto_lsn_includes_the_record_crossing_it() {
         let (wal, txns) = wal_of(3, 1);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let at = |upto: Lsn| SqlDecode {
             upto_lsn: Some(upto),
             upto_nchanges: None,
@@ -452,7 +502,7 @@ mod tests {
     #[test]
     fn upto_nchanges_returns_whole_transactions() {
         let (wal, txns) = wal_of(3, 3);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: Some(1),
@@ -476,7 +526,7 @@ mod tests {
         let mut wal = Wal::at(CF);
         let first = wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
         let second = wal.commit_txn(731, 200, 46, 1, CommitMode::Async);
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let request = SqlDecode {
             upto_lsn: None,
             upto_nchanges: None,

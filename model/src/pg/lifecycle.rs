@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::slot::Slot;
+use super::slot::{SavedSlot, Slot};
 use super::wal::{Wal, WAL_SEGMENT_BYTES};
 use crate::Lsn;
 
@@ -27,9 +27,15 @@ pub fn create_logical_slot(wal: &mut Wal, running_xacts_bytes: u64) -> Slot {
     let restart_lsn = wal.insert;
     wal.insert = wal.insert.plus(running_xacts_bytes);
     wal.commit_flush();
-    let mut slot = Slot::created_at(wal.insert);
-    slot.restart_lsn = restart_lsn;
-    slot.save();
+    let confirmed_flush = wal.insert;
+    let slot = Slot {
+        confirmed_flush,
+        restart_lsn,
+        saved: SavedSlot {
+            confirmed_flush,
+            restart_lsn,
+        },
+    };
     debug_assert!(slot.is_ordered() && wal.is_ordered(), "{slot:?} {wal:?}");
     slot
 }
@@ -132,8 +138,8 @@ mod tests {
 
     #[test]
     fn the_oldest_slot_holds_the_wal_until_it_is_dropped() {
-        let old = Slot::created_at(Lsn(WAL_SEGMENT_BYTES + 0x100));
-        let new = Slot::created_at(Lsn(4 * WAL_SEGMENT_BYTES + 0x100));
+        let old = Slot::at_rest(Lsn(WAL_SEGMENT_BYTES + 0x100));
+        let new = Slot::at_rest(Lsn(4 * WAL_SEGMENT_BYTES + 0x100));
         let mut slots = [Some(old), Some(new)];
         let redo = Lsn(5 * WAL_SEGMENT_BYTES + 0x28);
         assert_eq!(oldest_kept_segment(&slots, redo), 1);

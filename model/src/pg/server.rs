@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lifecycle::{create_logical_slot, drop_slot, oldest_kept_segment, slots_required_lsn};
 use super::slot::{AdvanceError, Slot};
-use super::wal::Wal;
+use super::wal::{CommitMode, Wal};
 use crate::Lsn;
 
 /// How many logical slots the model's server holds besides the connector's own: room for another
@@ -94,8 +94,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// A quiet server whose slot was created at `at`, with every WAL pointer there too.
-    pub const fn quiet_at(role: Role, at: Lsn) -> Server {
+    /// A quiet server whose WAL pointers and connector's slot are all at `at`: the slot at rest
+    /// there ([`Slot::at_rest`]), everything flushed, no other slot, no commit waiting; on a
+    /// primary `pg_last_wal_replay_lsn()` is NULL (started without recovery). The running-xacts
+    /// record that brought the slot to rest (56 bytes after `at`) is below a page: the checker's
+    /// pointers, in whole pages, do not lay it out, as they do not lay out checkpoint records.
+    pub const fn at_rest(role: Role, at: Lsn) -> Server {
         let mut wal = Wal::at(at);
         if let Role::Primary = role {
             wal.replay = Lsn::INVALID;
@@ -103,7 +107,7 @@ impl Server {
         Server {
             role,
             wal,
-            slot: Slot::created_at(at),
+            slot: Slot::at_rest(at),
             other_slots: [None; OTHER_SLOTS_MAX],
             commit_pending: false,
         }
@@ -153,6 +157,50 @@ impl Server {
     /// See [`drop_slot`] (PostgreSQL 15 `slot.c:ReplicationSlotDropAcquired`).
     pub fn drop_slot(&mut self, place: usize) -> bool {
         drop_slot(&mut self.other_slots, place)
+    }
+
+    /// A backend inserts `bytes` of WAL that end in its commit record, and commits under `mode`: a
+    /// synchronous commit then waits in `XLogFlush` ([`Server::commit_pending`]) until
+    /// [`Server::commit_flush`]; an asynchronous one returns at once and leaves the flush to the
+    /// walwriter. Buffer-pressure writes happen inside the insertion ([`Wal::append`]; sizes in
+    /// bytes). One backend: the caller inserts nothing while a commit is pending.
+    ///
+    /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: `XactLogCommitRecord`, then under
+    /// `synchronous_commit = on` `XLogFlush(XactLastRecEnd)`, otherwise
+    /// `XLogSetAsyncXactLSN(XactLastRecEnd)`. [`Wal::commit_txn`] is the same commit in one step,
+    /// its records laid out and a synchronous flush included.
+    pub fn insert_commit(
+        &mut self,
+        bytes: u64,
+        mode: CommitMode,
+        page_bytes: u64,
+        wal_buffers_bytes: u64,
+    ) {
+        debug_assert!(!self.commit_pending, "a second commit while one waits");
+        self.wal.append(bytes, page_bytes, wal_buffers_bytes);
+        self.commit_pending = mode == CommitMode::Sync;
+    }
+
+    /// The waiting synchronous commit's `XLogFlush` returns: WAL written and flushed through the
+    /// insert pointer ([`Wal::commit_flush`]), the backend free again.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogFlush` → `XLogWrite` with `WriteRqst.Write = WriteRqst.Flush =`
+    /// the insert position.
+    pub fn commit_flush(&mut self) {
+        self.wal.commit_flush();
+        self.commit_pending = false;
+    }
+
+    /// Whether a checkpoint now would change what the model keeps: a slot differs from its saved
+    /// copy, or, on a primary, WAL is unflushed ([`Server::checkpoint`]). A checker offers no
+    /// checkpoint that changes nothing.
+    pub fn checkpoint_has_work(&self) -> bool {
+        let unsaved = self
+            .slots()
+            .iter()
+            .flatten()
+            .any(|s| s.saved != s.positions());
+        unsaved || (self.role == Role::Primary && self.wal.flush < self.wal.insert)
     }
 
     /// `pg_current_wal_lsn()`: the write pointer.
@@ -242,14 +290,14 @@ mod tests {
 
     #[test]
     fn a_server_starts_with_the_connectors_slot_alone() {
-        let server = Server::quiet_at(Role::Primary, AT);
+        let server = Server::at_rest(Role::Primary, AT);
         assert_eq!(server.slots().iter().flatten().count(), 1);
         assert_eq!(server.required_lsn(), AT);
     }
 
     #[test]
     fn the_wal_retained_is_that_of_the_oldest_restart_lsn_over_the_slots() {
-        let mut server = Server::quiet_at(Role::Primary, AT);
+        let mut server = Server::at_rest(Role::Primary, AT);
         server
             .wal
             .commit_txn(730, 3 * WAL_SEGMENT_BYTES, 46, 1, CommitMode::Sync);
@@ -273,7 +321,7 @@ mod tests {
 
     #[test]
     fn slots_are_created_into_free_places_until_none_is_left() {
-        let mut server = Server::quiet_at(Role::Primary, AT);
+        let mut server = Server::at_rest(Role::Primary, AT);
         let places: Vec<_> = (0..=OTHER_SLOTS_MAX)
             .map(|_| server.create_slot(IDLE_RUNNING_XACTS_BYTES))
             .collect();
@@ -284,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_crash_returns_every_slot_to_its_saved_copy_and_retention_with_them() {
-        let mut server = Server::quiet_at(Role::Primary, AT);
+        let mut server = Server::at_rest(Role::Primary, AT);
         let place = server.create_slot(IDLE_RUNNING_XACTS_BYTES).unwrap();
         let created = server.other_slots[place].unwrap();
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
@@ -295,13 +343,47 @@ mod tests {
         assert_eq!(server.required_lsn(), AT);
         server.crash_restart();
         assert_eq!(server.other_slots[place], Some(created));
-        assert_eq!(server.slot, Slot::created_at(AT));
+        assert_eq!(server.slot, Slot::at_rest(AT));
         assert_eq!(server.required_lsn(), AT);
     }
 
     #[test]
+    fn a_synchronous_commit_waits_for_its_flush_and_an_asynchronous_one_does_not() {
+        let (page, buffers) = (8192, 4 * 8192);
+        let mut server = Server::at_rest(Role::Primary, AT);
+        server.insert_commit(page, CommitMode::Sync, page, buffers);
+        assert!(server.commit_pending);
+        assert!(server.wal.flush < server.wal.insert);
+        server.commit_flush();
+        assert!(!server.commit_pending);
+        assert_eq!(server.wal.flush, server.wal.insert);
+        server.insert_commit(page, CommitMode::Async, page, buffers);
+        assert!(!server.commit_pending);
+        assert!(server.wal.flush < server.wal.insert);
+    }
+
+    #[test]
+    fn a_checkpoint_has_work_while_wal_is_unflushed_or_a_slot_unsaved() {
+        let mut server = Server::at_rest(Role::Primary, AT);
+        assert!(!server.checkpoint_has_work());
+        server.insert_commit(8192, CommitMode::Async, 8192, 4 * 8192);
+        assert!(server.checkpoint_has_work());
+        server.checkpoint();
+        assert!(!server.checkpoint_has_work());
+        // An advance that moved restart_lsn saved the slot itself; one that did not left work.
+        server.slot_advance(server.wal.flush, false).unwrap();
+        assert!(server.checkpoint_has_work());
+        server.checkpoint();
+        assert!(!server.checkpoint_has_work());
+        // A standby's restartpoint flushes nothing: only an unsaved slot is work.
+        let mut standby = Server::at_rest(Role::Standby, AT);
+        standby.insert_commit(8192, CommitMode::Async, 8192, 4 * 8192);
+        assert!(!standby.checkpoint_has_work());
+    }
+
+    #[test]
     fn a_checkpoint_saves_every_slot() {
-        let mut server = Server::quiet_at(Role::Primary, AT);
+        let mut server = Server::at_rest(Role::Primary, AT);
         let place = server.create_slot(IDLE_RUNNING_XACTS_BYTES).unwrap();
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
         let flush = server.wal.flush;

@@ -52,9 +52,22 @@ impl fmt::Display for AdvanceError {
 impl std::error::Error for AdvanceError {}
 
 impl Slot {
-    /// A slot created at `at` and saved there (`pg_create_logical_replication_slot` saves the
-    /// new slot before returning).
-    pub const fn created_at(at: Lsn) -> Slot {
+    /// A slot at rest at `at`: `restart_lsn` and `confirmed_flush` have met there, and that is
+    /// what is saved. The checked systems start from it.
+    ///
+    /// It is not a new slot: `pg_create_logical_replication_slot` puts `restart_lsn` at the start
+    /// of the running-xacts record it logs and `confirmed_flush` at its end
+    /// ([`crate::pg::lifecycle::create_logical_slot`]). A slot comes to rest when a confirmation
+    /// reaches the start of an idle running-xacts record that decoding has read: on an idle
+    /// server the bgwriter or a checkpoint logs one right after the last transaction, so a
+    /// client acknowledging that transaction's `end_lsn` confirms exactly the record's start,
+    /// which is the candidate `restart_lsn` ([`crate::pg::decoding::candidate_restart`]);
+    /// `LogicalConfirmReceivedLocation` moves `restart_lsn` there and saves the slot
+    /// ([`crate::pg::DurableSlot::confirm_received`]; live rule
+    /// `status_update_saved_with_candidate` confirms the candidate and the save). PostgreSQL 15
+    /// `snapbuild.c:SnapBuildProcessRunningXacts` → `logical.c:
+    /// LogicalIncreaseRestartDecodingForSlot`, then `LogicalConfirmReceivedLocation`.
+    pub const fn at_rest(at: Lsn) -> Slot {
         Slot {
             confirmed_flush: at,
             restart_lsn: at,
@@ -62,6 +75,14 @@ impl Slot {
                 confirmed_flush: at,
                 restart_lsn: at,
             },
+        }
+    }
+
+    /// The in-memory positions, as [`Slot::save`] would write them.
+    pub const fn positions(&self) -> SavedSlot {
+        SavedSlot {
+            confirmed_flush: self.confirmed_flush,
+            restart_lsn: self.restart_lsn,
         }
     }
 
@@ -137,10 +158,7 @@ impl Slot {
     /// PostgreSQL 15 `slot.c:CheckPointReplicationSlots` saves every dirty slot at each
     /// checkpoint and restartpoint (and at a clean shutdown) through `SaveSlotToPath`.
     pub fn save(&mut self) {
-        self.saved = SavedSlot {
-            confirmed_flush: self.confirmed_flush,
-            restart_lsn: self.restart_lsn,
-        };
+        self.saved = self.positions();
     }
 
     /// After a crash the slot is what was saved.
@@ -160,7 +178,7 @@ mod tests {
     const CF: Lsn = Lsn(0x153_E240);
 
     fn slot() -> Slot {
-        Slot::created_at(CF)
+        Slot::at_rest(CF)
     }
 
     #[test]
@@ -297,7 +315,7 @@ mod quickchecks {
             if limit < cf {
                 return TestResult::discard(); // PostgreSQL keeps confirmed_flush <= flush/replay.
             }
-            let mut slot = Slot::created_at(cf);
+            let mut slot = Slot::at_rest(cf);
             let result = slot.slot_advance(target, limit, restart_moves);
             let moveto = target.min(limit);
             let ok = match result {

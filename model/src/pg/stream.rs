@@ -4,11 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::decoding::{decoding_start, txn_needs_skip, DurableSlot, Persistence};
+use super::decoding::{
+    confirmed_flush_after, decoding_start, txn_needs_skip, DurableSlot, Persistence,
+};
 use super::server::{Role, Server};
 use super::slot::Slot;
 use super::txn::Txn;
-use crate::Lsn;
+use crate::{Lsn, WalPosition};
 
 /// `IDENTIFY_SYSTEM`'s `xlogpos`.
 ///
@@ -94,6 +96,20 @@ pub struct Keepalive {
     pub reply_requested: bool,
 }
 
+/// `sentPtr` once the walsender's reader has read a record ending at `end_rec_ptr` (for a
+/// transaction, its commit record: its `end_lsn`): that end, whatever `sentPtr` was. As the
+/// reader moves forward it only grows, except that the first record read from a `restart_lsn`
+/// lagging behind `confirmed_flush` takes it below where it started
+/// ([`Walsender::read_first_record`]). Keepalives carry it as `ServerWALEnd`
+/// ([`Walsender::keepalive`]). Generic over [`WalPosition`] for a model that counts transactions.
+///
+/// PostgreSQL 15 `walsender.c:XLogSendLogical`: `sentPtr = logical_decoding_ctx->reader->
+/// EndRecPtr` after each record; rules `start_at_zero_from_confirmed_flush` and
+/// `unpublished_txn_sends_nothing` confirm live that keepalives follow it.
+pub fn sent_ptr_after_read<P: WalPosition>(end_rec_ptr: P) -> P {
+    end_rec_ptr
+}
+
 /// A walsender streaming one logical slot.
 ///
 /// - `start_decoding_at`: transactions whose commit record starts before it are skipped.
@@ -142,7 +158,7 @@ impl Walsender {
             .filter(|t| self.decode_txn(t))
             .collect();
         self.read_to = wal_end;
-        self.sent_ptr = wal_end;
+        self.sent_ptr = sent_ptr_after_read(wal_end);
         sent
     }
 
@@ -159,7 +175,7 @@ impl Walsender {
     pub fn decode_txn(&mut self, txn: &Txn) -> bool {
         debug_assert!(txn.end_lsn > self.read_to, "{txn:?} read again by {self:?}");
         self.read_to = txn.end_lsn;
-        self.sent_ptr = txn.end_lsn;
+        self.sent_ptr = sent_ptr_after_read(txn.end_lsn);
         txn.is_published() && !txn_needs_skip(txn, self.start_decoding_at)
     }
 
@@ -215,13 +231,41 @@ pub fn keepalive_due(ms_since_last_reply: u64, wal_sender_timeout_ms: u64) -> bo
     wal_sender_timeout_ms > 0 && ms_since_last_reply >= wal_sender_timeout_ms / 2
 }
 
-/// A standby status update ('r'): the client's write, flush and apply positions.
+/// A standby status update ('r'): the client's write, flush and apply positions, [`Lsn`]s unless
+/// the model counts positions otherwise ([`WalPosition`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct StandbyStatusUpdate {
-    pub write: Lsn,
-    pub flush: Lsn,
-    pub apply: Lsn,
+pub struct StandbyStatusUpdate<P = Lsn> {
+    pub write: P,
+    pub flush: P,
+    pub apply: P,
     pub reply_requested: bool,
+}
+
+/// The position a standby status update confirms to the slot: its `flush` field, unless that is
+/// `0/0` (then none). `write` and `apply` never reach the slot.
+///
+/// PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage`: `if (MyReplicationSlot && flushPtr !=
+/// InvalidXLogRecPtr)` → `LogicalConfirmReceivedLocation(flushPtr)` (logical slots); `writePtr`
+/// and `applyPtr` only feed `pg_stat_replication` and synchronous replication. Confirmed live by
+/// rules `status_update_only_flush` and `status_update_zero_flush_ignored`.
+pub fn reply_confirms<P: WalPosition>(update: &StandbyStatusUpdate<P>) -> Option<P> {
+    update.flush.is_valid_position().then_some(update.flush)
+}
+
+/// The slot's `confirmed_flush` after a standby status update, for a model that keeps only that
+/// position (no `restart_lsn`, no saved copy): the update's flush when it is valid and further
+/// ([`reply_confirms`], then [`confirmed_flush_after`]). [`process_standby_reply`] is the same
+/// rule on a [`DurableSlot`], with what it does to the saved copy.
+///
+/// PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage` → `logical.c:
+/// LogicalConfirmReceivedLocation`.
+pub fn confirmed_flush_after_reply<P: WalPosition>(
+    confirmed_flush: P,
+    update: &StandbyStatusUpdate<P>,
+) -> P {
+    reply_confirms(update).map_or(confirmed_flush, |flush| {
+        confirmed_flush_after(confirmed_flush, flush)
+    })
 }
 
 /// What `pg_stat_replication` shows for the walsender after an update: `(write_lsn, flush_lsn,
@@ -246,10 +290,10 @@ pub fn process_standby_reply(
     update: &StandbyStatusUpdate,
     candidate_restart: Option<Lsn>,
 ) -> Persistence {
-    if !update.flush.is_valid() {
-        return Persistence::MemoryOnly;
+    match reply_confirms(update) {
+        Some(flush) => slot.confirm_received(flush, candidate_restart),
+        None => Persistence::MemoryOnly,
     }
-    slot.confirm_received(update.flush, candidate_restart)
 }
 
 #[cfg(test)]
@@ -271,7 +315,7 @@ mod tests {
 
     #[test]
     fn identify_system_reports_the_flush_pointer_on_a_primary() {
-        let mut server = Server::quiet_at(Role::Primary, CF);
+        let mut server = Server::at_rest(Role::Primary, CF);
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
         assert_eq!(identify_system_xlogpos(&server), CF);
     }
@@ -279,7 +323,7 @@ mod tests {
     #[test]
     fn streaming_from_zero_sends_published_transactions_after_confirmed_flush() {
         let (wal, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut sender = Walsender::start_replication(Lsn::INVALID, &slot);
         assert_eq!(sender.sent_ptr, CF);
         let sent = sender.send_logical(&txns, wal.flush);
@@ -290,19 +334,19 @@ mod tests {
     #[test]
     fn streaming_from_a_commit_start_sends_it_and_one_byte_later_skips_it() {
         let (wal, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut at_commit = Walsender::start_replication(txns[2].commit_lsn, &slot);
         assert_eq!(at_commit.send_logical(&txns, wal.flush), vec![&txns[2]]);
         let mut past = Walsender::start_replication(txns[2].commit_lsn.plus(1), &slot);
         assert!(past.send_logical(&txns, wal.flush).is_empty());
         // Neither start moved the slot.
-        assert_eq!(slot, Slot::created_at(CF));
+        assert_eq!(slot, Slot::at_rest(CF));
     }
 
     #[test]
     fn decoding_a_transaction_moves_sent_ptr_to_its_end_and_sends_it_unless_skipped() {
         let (_, txns) = three_txns();
-        let slot = Slot::created_at(CF);
+        let slot = Slot::at_rest(CF);
         let mut sender = Walsender::start_replication(txns[1].commit_lsn.plus(1), &slot);
         let sent: Vec<bool> = txns.iter().map(|t| sender.decode_txn(t)).collect();
         // The first is skipped (commit before the start), the second unpublished and skipped,
@@ -317,7 +361,7 @@ mod tests {
     #[test]
     fn the_first_record_below_confirmed_flush_drags_sent_ptr_down() {
         let (_, txns) = three_txns();
-        let mut lagging = Slot::created_at(txns[0].end_lsn);
+        let mut lagging = Slot::at_rest(txns[0].end_lsn);
         lagging.confirmed_flush = txns[2].end_lsn;
         let mut sender = Walsender::start_replication(lagging.confirmed_flush, &lagging);
         assert_eq!(sender.keepalive(false).wal_end, txns[2].end_lsn);
@@ -327,7 +371,7 @@ mod tests {
         assert!(!sender.decode_txn(&txns[1]) && !sender.decode_txn(&txns[2]));
         assert_eq!(sender.keepalive(false).wal_end, lagging.confirmed_flush);
         // A slot whose restart_lsn is confirmed_flush: nothing moves.
-        let mut level = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut level = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         level.read_first_record();
         assert_eq!(level.sent_ptr, CF);
     }
@@ -336,7 +380,7 @@ mod tests {
     fn only_flushed_commits_are_sent() {
         let mut wal = Wal::at(CF);
         let txn = wal.commit_txn(730, 200, 46, 1, CommitMode::Async);
-        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         assert!(sender.send_logical(&[txn], wal.flush).is_empty());
         wal.walwriter_flush();
         assert_eq!(sender.send_logical(&[txn], wal.flush), vec![&txn]);
@@ -345,7 +389,7 @@ mod tests {
     #[test]
     fn keepalive_falls_below_a_confirmed_flush_past_the_wal_end() {
         let (wal, txns) = three_txns();
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let past = wal.flush.plus(1 << 20);
         let update = StandbyStatusUpdate {
             write: past,
@@ -364,7 +408,7 @@ mod tests {
 
     #[test]
     fn only_the_flush_field_reaches_the_slot_and_zero_is_ignored() {
-        let mut slot = DurableSlot::created(Slot::created_at(CF));
+        let mut slot = DurableSlot::created(Slot::at_rest(CF));
         let write_only = StandbyStatusUpdate {
             write: CF.plus(0x100),
             flush: Lsn::INVALID,
@@ -386,9 +430,50 @@ mod tests {
     }
 
     #[test]
+    fn a_status_update_confirms_its_flush_field_alone_whatever_the_position_type() {
+        fn update<P>(write: P, flush: P, apply: P) -> StandbyStatusUpdate<P> {
+            StandbyStatusUpdate {
+                write,
+                flush,
+                apply,
+                reply_requested: false,
+            }
+        }
+        // Only flush counts; write and apply ahead of it are not confirmed.
+        let ahead = update(CF.plus(0x100), CF.plus(0x80), CF.plus(0x100));
+        assert_eq!(reply_confirms(&ahead), Some(CF.plus(0x80)));
+        assert_eq!(confirmed_flush_after_reply(CF, &ahead), CF.plus(0x80));
+        // A flush of 0/0 confirms nothing, however far write and apply are.
+        let zero = update(CF.plus(0x100), Lsn::INVALID, CF.plus(0x100));
+        assert_eq!(reply_confirms(&zero), None);
+        assert_eq!(confirmed_flush_after_reply(CF, &zero), CF);
+        // Behind confirmed_flush: unchanged. Past the end of WAL: taken as it is.
+        let behind = update(CF.minus(8), CF.minus(8), CF.minus(8));
+        assert_eq!(confirmed_flush_after_reply(CF, &behind), CF);
+        let far = update(Lsn(u64::MAX), Lsn(u64::MAX), Lsn(u64::MAX));
+        assert_eq!(confirmed_flush_after_reply(CF, &far), Lsn(u64::MAX));
+        // Transaction numbers (Electric's model): the same rule, 0 standing for 0/0.
+        assert_eq!(confirmed_flush_after_reply(1u8, &update(3, 2, 2)), 2);
+        assert_eq!(confirmed_flush_after_reply(1u8, &update(3, 0, 0)), 1);
+        assert_eq!(confirmed_flush_after_reply(2u8, &update(3, 1, 1)), 2);
+    }
+
+    #[test]
+    fn sent_ptr_is_the_end_of_the_last_record_read() {
+        let (wal, txns) = three_txns();
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
+        for txn in &txns {
+            sender.decode_txn(txn);
+            assert_eq!(sender.sent_ptr, sent_ptr_after_read(txn.end_lsn));
+        }
+        assert_eq!(sender.keepalive(false).wal_end, wal.flush);
+        assert_eq!(sent_ptr_after_read(3u8), 3);
+    }
+
+    #[test]
     fn at_shutdown_the_stream_ends_only_once_the_client_reported_everything_sent() {
         let (wal, txns) = three_txns();
-        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::created_at(CF));
+        let mut sender = Walsender::start_replication(Lsn::INVALID, &Slot::at_rest(CF));
         sender.send_logical(&txns, wal.flush);
         let asked = Keepalive {
             wal_end: wal.flush,

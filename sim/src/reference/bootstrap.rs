@@ -313,7 +313,7 @@ mod tests {
     /// of `wal_buffers`, as in the checker's counterexample): the first advance is clamped to the
     /// flush pointer, the walwriter flushes during the second wait, the third advance confirms.
     fn write_ahead_of_flush() -> ModelSlot {
-        let mut server = Server::quiet_at(Role::Primary, Lsn(0x100_0000));
+        let mut server = Server::at_rest(Role::Primary, Lsn(0x100_0000));
         server.wal.append(5 * 8192, 8192, 4 * 8192);
         assert!(server.wal.write > server.wal.flush);
         ModelSlot::new(server)

@@ -3,7 +3,7 @@
 use super::*;
 use serde::{Deserialize, Serialize};
 use walcheck_model::olake::{BootStep, Connector, Phase};
-use walcheck_model::pg::{CommitMode, Role, Server};
+use walcheck_model::pg::{CommitMode, Role, Server, Wal};
 use walcheck_model::Lsn;
 
 /// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
@@ -85,11 +85,12 @@ impl OlakeBootstrap {
         OlakeBootstrap { config }
     }
 
-    /// The initial state: a quiet cluster with the slot created at [`INITIAL_LSN`], no state
+    /// The initial state: a quiet cluster with the slot at rest at [`INITIAL_LSN`]
+    /// ([`Server::at_rest`]), no state
     /// file, the connector about to run its first sync.
     pub fn initial_state(&self) -> State {
         State {
-            server: Server::quiet_at(self.config.server, INITIAL_LSN),
+            server: Server::at_rest(self.config.server, INITIAL_LSN),
             state_file: None,
             connector: Connector::first_run(),
             statements: 0,
@@ -103,18 +104,15 @@ impl OlakeBootstrap {
         let cfg = &self.config;
         match action {
             Action::Append { pages, commit } => {
-                state.server.wal.append(
+                state.server.insert_commit(
                     pages * cfg.page_bytes,
+                    commit,
                     cfg.page_bytes,
                     cfg.wal_buffers_bytes(),
                 );
-                state.server.commit_pending = commit == CommitMode::Sync;
                 state.statements += 1;
             }
-            Action::CommitFlush => {
-                state.server.wal.commit_flush();
-                state.server.commit_pending = false;
-            }
+            Action::CommitFlush => state.server.commit_flush(),
             Action::InsertWal { bytes } => {
                 state
                     .server
@@ -122,11 +120,12 @@ impl OlakeBootstrap {
                     .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
             }
             Action::Commit { bytes, commit } => {
-                state
-                    .server
-                    .wal
-                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
-                state.server.commit_pending = commit == CommitMode::Sync;
+                state.server.insert_commit(
+                    bytes,
+                    commit,
+                    cfg.page_bytes,
+                    cfg.wal_buffers_bytes(),
+                );
             }
             Action::WalWriterWrite => {
                 state.server.wal.walwriter_write(cfg.page_bytes);
@@ -198,18 +197,19 @@ impl OlakeBootstrap {
         if server.commit_pending {
             actions.push(Action::CommitFlush);
         }
-        if wal.insert.page_floor(cfg.page_bytes) > wal.write {
+        // PostgreSQL's own steps are offered when they would change something: each function
+        // says whether it did, here on a copy of the pointers.
+        let moves = |step: &dyn Fn(&mut Wal) -> bool| step(&mut { *wal });
+        if moves(&|w| w.walwriter_write(cfg.page_bytes)) {
             actions.push(Action::WalWriterWrite);
         }
-        if wal.flush < wal.insert {
+        if moves(&Wal::walwriter_flush) {
             actions.push(Action::WalWriterFlush);
         }
-        let slot_dirty = server.slot.saved.confirmed_flush != server.slot.confirmed_flush
-            || server.slot.saved.restart_lsn != server.slot.restart_lsn;
-        if slot_dirty || (cfg.server == Role::Primary && wal.flush < wal.insert) {
+        if server.checkpoint_has_work() {
             actions.push(Action::Checkpoint);
         }
-        if cfg.server == Role::Standby && wal.replay < wal.flush {
+        if cfg.server == Role::Standby && moves(&Wal::replay_to_flush) {
             actions.push(Action::Replay);
         }
         let connector = &state.connector;

@@ -65,11 +65,12 @@ impl OlakeSync {
         OlakeSync { config }
     }
 
-    /// The initial state: a quiet primary with the slot at [`INITIAL_LSN`], the state file
+    /// The initial state: a quiet primary with the slot at rest at [`INITIAL_LSN`]
+    /// ([`Server::at_rest`]), the state file
     /// there too (the bootstrap is done), an empty destination, the first sync about to start.
     pub fn initial_state(&self) -> State {
         State {
-            server: Server::quiet_at(Role::Primary, INITIAL_LSN),
+            server: Server::at_rest(Role::Primary, INITIAL_LSN),
             durable: Durable {
                 state_file: INITIAL_LSN,
                 dest_meta: None,
