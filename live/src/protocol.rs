@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
-use walcheck_model::pg::lifecycle::{create_logical_slot, PrimaryReplay};
+use walcheck_model::pg::lifecycle::create_logical_slot;
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
@@ -1536,36 +1536,33 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
 }
 
 /// `pg_last_wal_replay_lsn()` on a primary: NULL after a clean start, the end of the WAL
-/// replayed after crash recovery, frozen there, and NULL again after a clean restart.
+/// replayed after crash recovery, frozen there, and NULL again after a clean restart. Predicted
+/// by the systems' own server model ([`Server::crash_restart`], [`Wal::clean_restart`],
+/// [`Server::last_wal_replay_lsn`]); each answer is recorded with the pointers (an `Observe`
+/// step carrying `last_wal_replay_lsn`), so the observed trace replays it.
 pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = throwaway_only(server, "it restarts the server") {
         return Ok(skip);
     }
-    let read = |server: &PgServer| -> Result<Option<Lsn>, String> {
-        let text: Option<String> = server
-            .connect()?
-            .query_one("SELECT pg_last_wal_replay_lsn()::text", &[])
-            .map_err(|e| e.to_string())?
-            .get(0);
-        text.map(|t| t.parse().map_err(|e| format!("{e}")))
-            .transpose()
-    };
     let mut session = Session::open(server, "walcheck_replay_lsn")?;
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     // Earlier rules may have crashed this server: start from a clean restart.
     session.clean_restart(server)?;
-    let mut model = PrimaryReplay::CLEAN;
-    let fresh = read(server)?;
+    let mut model = Server::at_rest(Role::Primary, session.pointers()?.flush);
+    let fresh = observe_replay_lsn(&mut session)?;
     ensure(fresh == model.last_wal_replay_lsn(), || {
         format!("after a clean start: {fresh:?}, the model says NULL")
     })?;
     let p = session.observe()?;
-    let mut wal = Wal::at(p.flush);
-    wal.write = p.write;
-    wal.insert = p.insert;
+    model.wal = Wal {
+        insert: p.insert,
+        write: p.write,
+        flush: p.flush,
+        replay: model.wal.replay,
+    };
     session.crash_restart(server)?;
-    model.crash_restart(&wal);
-    let recovered = read(server)?;
+    model.crash_restart();
+    let recovered = observe_replay_lsn(&mut session)?;
     session
         .client()
         .batch_execute(&format!(
@@ -1573,7 +1570,7 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
              INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a')"
         ))
         .map_err(|e| e.to_string())?;
-    let later = read(server)?;
+    let later = observe_replay_lsn(&mut session)?;
     ensure(
         recovered == model.last_wal_replay_lsn() && later == recovered,
         || {
@@ -1584,8 +1581,8 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
         },
     )?;
     session.clean_restart(server)?;
-    model.clean_restart();
-    let clean = read(server)?;
+    model.wal.clean_restart();
+    let clean = observe_replay_lsn(&mut session)?;
     ensure(clean == model.last_wal_replay_lsn(), || {
         format!("after a clean restart {clean:?}, the model says NULL")
     })?;
@@ -1598,4 +1595,26 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
             p.write
         ),
     )
+}
+
+/// Reads `pg_last_wal_replay_lsn()` (`None` for NULL) and records it, with the pointers read just
+/// before, as an `Observe` step.
+fn observe_replay_lsn(session: &mut Session) -> Result<Option<Lsn>, String> {
+    let p = session.pointers()?;
+    let text: Option<String> = session
+        .client()
+        .query_one("SELECT pg_last_wal_replay_lsn()::text", &[])
+        .map_err(|e| e.to_string())?
+        .get(0);
+    let replay = text
+        .as_deref()
+        .map(|t| t.parse::<Lsn>().map_err(|e| format!("{e}")))
+        .transpose()?;
+    let mut vars = Session::pointer_vars(p);
+    vars.push((
+        "last_wal_replay_lsn".into(),
+        Var::Text(replay.map_or_else(|| "NULL".to_owned(), |l| l.to_string())),
+    ));
+    session.record("Observe".into(), vars);
+    Ok(replay)
 }

@@ -38,7 +38,11 @@
 //!   `pg_logical_slot_get_changes` (`confirm: true`) or `_peek_changes` bounded by the flush
 //!   pointer last observed; records `sent`, `rows`, `confirmed_flush`.
 //! - `CleanRestart`: `pg_ctl stop -m fast` and a start; the shutdown checkpoint saves a dirty
-//!   slot. Records `confirmed_flush`.
+//!   slot and flushes the WAL, and no recovery runs. Records `confirmed_flush`.
+//!
+//! An `Observe` step may also record `last_wal_replay_lsn` (`pg_last_wal_replay_lsn()`, `NULL`
+//! or an LSN): on a primary NULL until a `PgCrash`, then the write pointer the crash left,
+//! whatever WAL follows, and NULL again after a `CleanRestart`.
 //!
 //! `Checkpoint` saves the slot only when it is dirty (an advance or a SQL `get` made it so; a
 //! status update does not).
@@ -110,6 +114,14 @@ impl LiveState {
             ),
             ("sent", Var::Text(self.sent.clone())),
             ("rows", Var::Int(u64::from(self.rows))),
+            (
+                "last_wal_replay_lsn",
+                Var::Text(
+                    self.server
+                        .last_wal_replay_lsn()
+                        .map_or_else(|| "NULL".into(), |l| l.to_string()),
+                ),
+            ),
         ]
     }
 
@@ -358,6 +370,7 @@ fn protocol_step(
             let mut slot = state.durable();
             slot.clean_restart();
             state.set_durable(slot);
+            state.server.wal.clean_restart();
             state.sender = None;
         }
         _ => return Ok(false),
@@ -759,6 +772,55 @@ mod tests {
         assert!(matches!(
             replay_observed(&trace).unwrap(),
             Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+    }
+
+    /// The first state of [`observed_run`] alone: an idle primary at 0/1000000.
+    fn idle_at(at: &str) -> Trace {
+        let mut trace = observed_run();
+        trace.steps = vec![step(
+            None,
+            &[
+                ("insert", at),
+                ("write", at),
+                ("flush", at),
+                ("confirmed_flush", at),
+            ],
+        )];
+        trace
+    }
+
+    /// `pg_last_wal_replay_lsn()` as an Observe step records it: NULL on a primary until a
+    /// crash, then the write pointer the crash left, also after more WAL, NULL after a clean
+    /// restart.
+    #[test]
+    fn replay_lsn_on_a_primary_follows_its_restarts() {
+        let observe = |at: &str, replay: &str| {
+            step(
+                Some("Observe"),
+                &[
+                    ("insert", at),
+                    ("write", at),
+                    ("flush", at),
+                    ("last_wal_replay_lsn", replay),
+                ],
+            )
+        };
+        let mut trace = idle_at("0/1000");
+        trace.steps.extend([
+            observe("0/2000", "NULL"),
+            step(Some("PgCrash"), &[("confirmed_flush", "0/1000")]),
+            observe("0/2100", "0/2000"),
+            observe("0/3000", "0/2000"),
+            step(Some("CleanRestart"), &[("confirmed_flush", "0/1000")]),
+            observe("0/3100", "NULL"),
+        ]);
+        assert_eq!(replay_observed(&trace).unwrap(), Ok(6));
+        // Still NULL after the crash: the model says otherwise.
+        trace.steps[3] = observe("0/2100", "NULL");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 3, .. })
         ));
     }
 }
