@@ -717,6 +717,90 @@ fn status_update(
     Ok((cf, restart_after))
 }
 
+/// A transaction whose WAL outgrows `wal_buffers` has its backend write the oldest buffers out
+/// before it commits, without flushing them (except that finishing a segment fsyncs it).
+/// Predicted by [`Wal::append`] from the pointers before the statement and the WAL it inserted:
+/// the write pointer at least `page_ceil(insert) − wal_buffers`, the flush pointer at least the
+/// last segment boundary that write passed, and below the write pointer; recorded as an
+/// `InsertWal` step, which replay checks the same way. The walwriter sleeps 10 s meanwhile
+/// (`wal_writer_delay`, reset afterwards), so that what moved the pointers is the backend.
+pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let mut session = Session::open(server, "walcheck_wal_buffers")?;
+    session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
+    slow_walwriter(server, &mut session)?;
+    let client = session.client();
+    let row = client
+        .query_one(
+            "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
+             FROM pg_settings WHERE name = 'wal_buffers'",
+            &[],
+        )
+        .map_err(|e| e.to_string())?;
+    let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
+    let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
+    let wal_buffers_bytes =
+        u64::try_from(wal_buffers_pages).map_err(|e| e.to_string())? * page_bytes;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text)"
+        ))
+        .map_err(|e| e.to_string())?;
+    // The walwriter takes the new delay when its current 200 ms sleep ends.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = session.observe()?;
+    // About 260 bytes of WAL a row: three times the buffers.
+    let rows = (3 * wal_buffers_bytes / 200).max(1_000);
+    session
+        .client()
+        .batch_execute(&format!(
+            "BEGIN; INSERT INTO {UNPUBLISHED_TABLE} SELECT g, repeat('v', 200) \
+             FROM generate_series(1, {rows}) g"
+        ))
+        .map_err(|e| format!("insert: {e}"))?;
+    let after = session.pointers()?;
+    session
+        .client()
+        .batch_execute("COMMIT")
+        .map_err(|e| e.to_string())?;
+    let bytes = after.insert.bytes() - before.insert.bytes();
+    session.record(
+        format!(
+            "InsertWal{{bytes: {bytes}, page_bytes: {page_bytes}, wal_buffers_bytes: \
+             {wal_buffers_bytes}}}"
+        ),
+        Session::pointer_vars(after),
+    );
+    let mut model = Wal::at(before.flush);
+    (model.write, model.insert, model.replay) = (before.write, before.insert, Lsn::INVALID);
+    model.append(bytes, page_bytes, wal_buffers_bytes);
+    ensure(bytes > wal_buffers_bytes + page_bytes, || {
+        format!("{rows} rows inserted only {bytes} bytes of WAL, within wal_buffers ({wal_buffers_bytes})")
+    })?;
+    ensure(
+        after.write >= model.write && after.flush >= model.flush && after.flush < after.write,
+        || {
+            format!(
+                "after {bytes} bytes of WAL (wal_buffers {wal_buffers_bytes}): insert {}, write {}, \
+                 flush {}; the model says write at least {}, flush at least {} and below write",
+                after.insert, after.write, after.flush, model.write, model.flush
+            )
+        },
+    )?;
+    pass(
+        &session,
+        server,
+        "wal_buffers_written_unflushed",
+        format!(
+            "{bytes} bytes of WAL in an open transaction (wal_buffers {wal_buffers_bytes}): \
+             insert {}, write {} (the model: at least {}), flush {} (at least {})",
+            after.insert, after.write, model.write, after.flush, model.flush
+        ),
+    )
+}
+
 fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
     StandbyStatusUpdate {
         write,
