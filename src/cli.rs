@@ -631,9 +631,14 @@ fn show_live_rule(trace: &Trace, format: Format) -> String {
         after: Vec::new(),
     };
     let lanes = &walcheck_properties::system::Lanes::SINGLE;
-    // Every variable is a key one: a rule records only what it compared.
-    let first = trace.steps.first().map(|s| &s.vars[..]).unwrap_or_default();
-    let key: Vec<&str> = first.iter().map(|(name, _)| name.as_str()).collect();
+    // Every variable is a key one: a rule records only what it compared. Some are recorded only
+    // by later steps (a keepalive's wal_end, pg_last_wal_replay_lsn): in order of appearance.
+    let mut key: Vec<&str> = Vec::new();
+    for (name, _) in trace.steps.iter().flat_map(|s| &s.vars) {
+        if !key.contains(&name.as_str()) {
+            key.push(name);
+        }
+    }
     match format {
         Format::Text => format!(
             "{}: {} ({}) {}\n  {note}\n{}",

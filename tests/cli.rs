@@ -482,8 +482,9 @@ fn show_renders_a_live_rules_trace() {
   "walcheck:system": "pg-live", "walcheck:variant": "postgresql-15", "walcheck:faults": "none",
   "walcheck:config": "rule=hand-made", "walcheck:property": "model_predicts_server",
   "walcheck:kind": "observed", "walcheck:verdict": "holds", "walcheck:seed": "none"},
- "vars": ["insert", "flush"],
- "states": [{"#meta": {"index": 0}, "mbt::actionTaken": "init", "insert": "0/1000", "flush": "0/1000"}]}"##,
+ "vars": ["insert", "flush", "last_wal_replay_lsn"],
+ "states": [{"#meta": {"index": 0}, "mbt::actionTaken": "init", "insert": "0/1000", "flush": "0/1000"},
+  {"#meta": {"index": 1}, "mbt::actionTaken": "Observe", "insert": "0/1000", "flush": "0/1000", "last_wal_replay_lsn": "NULL"}]}"##,
     )
     .unwrap();
     let file = path.to_str().unwrap();
@@ -493,7 +494,9 @@ fn show_renders_a_live_rules_trace() {
         stdout(&text),
         "pg-live: model_predicts_server (observed) holds\n  observed on a live server \
          (postgresql-15): rule=hand-made; `walcheck replay FILE` checks it against the model\n\
-         #  action           insert  flush\n0  (initial state)  0/1000  0/1000\n"
+         #  action           insert  flush   last_wal_replay_lsn\n\
+         0  (initial state)  0/1000  0/1000\n\
+         1  Observe                          NULL*\n"
     );
     let mermaid = walcheck(&["show", "--format", "mermaid", file], &dir);
     assert_eq!(mermaid.status.code(), Some(0));

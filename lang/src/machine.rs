@@ -752,10 +752,11 @@ impl Machine {
             "pg_current_wal_lsn" => on_primary(state.wal.write),
             "pg_current_wal_insert_lsn" => on_primary(state.wal.insert),
             "pg_current_wal_flush_lsn" => on_primary(state.wal.flush),
-            "pg_last_wal_replay_lsn" => match self.env.role {
-                Role::Primary => lsn(Lsn::INVALID),
-                Role::Standby => lsn(state.wal.replay),
-            },
+            // NULL, 0/0 here, on a primary until a crash, then the end of recovery.
+            "pg_last_wal_replay_lsn" => lsn(self
+                .server(state)
+                .last_wal_replay_lsn()
+                .unwrap_or(Lsn::INVALID)),
             "pg_is_in_recovery" => Ok(Value::Bool(self.env.role == Role::Standby)),
             "pg_replication_slots" => {
                 let slot = state.slot.map(|s| s.slot);

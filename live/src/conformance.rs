@@ -130,6 +130,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::async_commit_streamed_after_flush_rule,
     },
     Rule {
+        name: "wal_buffers_written_unflushed",
+        source: "xlog.c:AdvanceXLInsertBuffer, XLogWrite (15): a full wal_buffers is written out, Flush = 0, a finished segment fsynced",
+        check: protocol::wal_buffers_rule,
+    },
+    Rule {
         name: "keepalive_below_confirmed_flush",
         source: "walsender.c:XLogSendLogical (15): sentPtr = reader->EndRecPtr, from restart_lsn",
         check: protocol::keepalive_below_confirmed_flush_rule,

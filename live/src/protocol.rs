@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
-use walcheck_model::pg::lifecycle::{create_logical_slot, PrimaryReplay};
+use walcheck_model::pg::lifecycle::create_logical_slot;
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
@@ -715,6 +715,90 @@ fn status_update(
         vec![("confirmed_flush".into(), lsn_var(cf))],
     );
     Ok((cf, restart_after))
+}
+
+/// A transaction whose WAL outgrows `wal_buffers` has its backend write the oldest buffers out
+/// before it commits, without flushing them (except that finishing a segment fsyncs it).
+/// Predicted by [`Wal::append`] from the pointers before the statement and the WAL it inserted:
+/// the write pointer at least `page_ceil(insert) − wal_buffers`, the flush pointer at least the
+/// last segment boundary that write passed, and below the write pointer; recorded as an
+/// `InsertWal` step, which replay checks the same way. The walwriter sleeps 10 s meanwhile
+/// (`wal_writer_delay`, reset afterwards), so that what moved the pointers is the backend.
+pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it sets wal_writer_delay with ALTER SYSTEM") {
+        return Ok(skip);
+    }
+    let mut session = Session::open(server, "walcheck_wal_buffers")?;
+    session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
+    slow_walwriter(server, &mut session)?;
+    let client = session.client();
+    let row = client
+        .query_one(
+            "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
+             FROM pg_settings WHERE name = 'wal_buffers'",
+            &[],
+        )
+        .map_err(|e| e.to_string())?;
+    let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
+    let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
+    let wal_buffers_bytes =
+        u64::try_from(wal_buffers_pages).map_err(|e| e.to_string())? * page_bytes;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text)"
+        ))
+        .map_err(|e| e.to_string())?;
+    // The walwriter takes the new delay when its current 200 ms sleep ends.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = session.observe()?;
+    // About 260 bytes of WAL a row: three times the buffers.
+    let rows = (3 * wal_buffers_bytes / 200).max(1_000);
+    session
+        .client()
+        .batch_execute(&format!(
+            "BEGIN; INSERT INTO {UNPUBLISHED_TABLE} SELECT g, repeat('v', 200) \
+             FROM generate_series(1, {rows}) g"
+        ))
+        .map_err(|e| format!("insert: {e}"))?;
+    let after = session.pointers()?;
+    session
+        .client()
+        .batch_execute("COMMIT")
+        .map_err(|e| e.to_string())?;
+    let bytes = after.insert.bytes() - before.insert.bytes();
+    session.record(
+        format!(
+            "InsertWal{{bytes: {bytes}, page_bytes: {page_bytes}, wal_buffers_bytes: \
+             {wal_buffers_bytes}}}"
+        ),
+        Session::pointer_vars(after),
+    );
+    let mut model = Wal::at(before.flush);
+    (model.write, model.insert, model.replay) = (before.write, before.insert, Lsn::INVALID);
+    model.append(bytes, page_bytes, wal_buffers_bytes);
+    ensure(bytes > wal_buffers_bytes + page_bytes, || {
+        format!("{rows} rows inserted only {bytes} bytes of WAL, within wal_buffers ({wal_buffers_bytes})")
+    })?;
+    ensure(
+        after.write >= model.write && after.flush >= model.flush && after.flush < after.write,
+        || {
+            format!(
+                "after {bytes} bytes of WAL (wal_buffers {wal_buffers_bytes}): insert {}, write {}, \
+                 flush {}; the model says write at least {}, flush at least {} and below write",
+                after.insert, after.write, after.flush, model.write, model.flush
+            )
+        },
+    )?;
+    pass(
+        &session,
+        server,
+        "wal_buffers_written_unflushed",
+        format!(
+            "{bytes} bytes of WAL in an open transaction (wal_buffers {wal_buffers_bytes}): \
+             insert {}, write {} (the model: at least {}), flush {} (at least {})",
+            after.insert, after.write, model.write, after.flush, model.flush
+        ),
+    )
 }
 
 fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
@@ -1536,36 +1620,33 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
 }
 
 /// `pg_last_wal_replay_lsn()` on a primary: NULL after a clean start, the end of the WAL
-/// replayed after crash recovery, frozen there, and NULL again after a clean restart.
+/// replayed after crash recovery, frozen there, and NULL again after a clean restart. Predicted
+/// by the systems' own server model ([`Server::crash_restart`], [`Wal::clean_restart`],
+/// [`Server::last_wal_replay_lsn`]); each answer is recorded with the pointers (an `Observe`
+/// step carrying `last_wal_replay_lsn`), so the observed trace replays it.
 pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = throwaway_only(server, "it restarts the server") {
         return Ok(skip);
     }
-    let read = |server: &PgServer| -> Result<Option<Lsn>, String> {
-        let text: Option<String> = server
-            .connect()?
-            .query_one("SELECT pg_last_wal_replay_lsn()::text", &[])
-            .map_err(|e| e.to_string())?
-            .get(0);
-        text.map(|t| t.parse().map_err(|e| format!("{e}")))
-            .transpose()
-    };
     let mut session = Session::open(server, "walcheck_replay_lsn")?;
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     // Earlier rules may have crashed this server: start from a clean restart.
     session.clean_restart(server)?;
-    let mut model = PrimaryReplay::CLEAN;
-    let fresh = read(server)?;
+    let mut model = Server::at_rest(Role::Primary, session.pointers()?.flush);
+    let fresh = observe_replay_lsn(&mut session)?;
     ensure(fresh == model.last_wal_replay_lsn(), || {
         format!("after a clean start: {fresh:?}, the model says NULL")
     })?;
     let p = session.observe()?;
-    let mut wal = Wal::at(p.flush);
-    wal.write = p.write;
-    wal.insert = p.insert;
+    model.wal = Wal {
+        insert: p.insert,
+        write: p.write,
+        flush: p.flush,
+        replay: model.wal.replay,
+    };
     session.crash_restart(server)?;
-    model.crash_restart(&wal);
-    let recovered = read(server)?;
+    model.crash_restart();
+    let recovered = observe_replay_lsn(&mut session)?;
     session
         .client()
         .batch_execute(&format!(
@@ -1573,7 +1654,7 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
              INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a')"
         ))
         .map_err(|e| e.to_string())?;
-    let later = read(server)?;
+    let later = observe_replay_lsn(&mut session)?;
     ensure(
         recovered == model.last_wal_replay_lsn() && later == recovered,
         || {
@@ -1584,8 +1665,8 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
         },
     )?;
     session.clean_restart(server)?;
-    model.clean_restart();
-    let clean = read(server)?;
+    model.wal.clean_restart();
+    let clean = observe_replay_lsn(&mut session)?;
     ensure(clean == model.last_wal_replay_lsn(), || {
         format!("after a clean restart {clean:?}, the model says NULL")
     })?;
@@ -1598,4 +1679,26 @@ pub fn replay_lsn_on_primary_rule(server: &PgServer) -> Result<Outcome, String> 
             p.write
         ),
     )
+}
+
+/// Reads `pg_last_wal_replay_lsn()` (`None` for NULL) and records it, with the pointers read just
+/// before, as an `Observe` step.
+fn observe_replay_lsn(session: &mut Session) -> Result<Option<Lsn>, String> {
+    let p = session.pointers()?;
+    let text: Option<String> = session
+        .client()
+        .query_one("SELECT pg_last_wal_replay_lsn()::text", &[])
+        .map_err(|e| e.to_string())?
+        .get(0);
+    let replay = text
+        .as_deref()
+        .map(|t| t.parse::<Lsn>().map_err(|e| format!("{e}")))
+        .transpose()?;
+    let mut vars = Session::pointer_vars(p);
+    vars.push((
+        "last_wal_replay_lsn".into(),
+        Var::Text(replay.map_or_else(|| "NULL".to_owned(), |l| l.to_string())),
+    ));
+    session.record("Observe".into(), vars);
+    Ok(replay)
 }

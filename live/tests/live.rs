@@ -204,6 +204,15 @@ fn async_commit_streamed_after_flush() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn wal_buffers_written_unflushed() {
+    check_rule("wal_buffers_written_unflushed");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn status_update_saved_with_candidate() {
     check_rule("status_update_saved_with_candidate");
 }

@@ -20,6 +20,11 @@
 //!   what was recorded (the model's result is `min(target, limit)`, so the interval's ends and the
 //!   recorded `end_lsn` are the only candidates worth trying).
 //! - `Checkpoint`: `CHECKPOINT`; saves the slot.
+//! - `InsertWal{bytes: N, page_bytes: P, wal_buffers_bytes: B}`: a statement inserted `bytes` of
+//!   WAL and has not committed. The model's backend writes out what no longer fits in
+//!   `wal_buffers` without flushing (fsyncing each segment the write finishes); the step records
+//!   `insert`, `write`, `flush`, which must be the model's insert pointer and at least its write
+//!   and flush pointers (the walwriter may have done more), and are adopted.
 //! - `PgCrash`: `pg_ctl stop -m immediate` and a restart; the slot returns to its saved copy.
 //!   Records `confirmed_flush` after the restart.
 //!
@@ -38,7 +43,11 @@
 //!   `pg_logical_slot_get_changes` (`confirm: true`) or `_peek_changes` bounded by the flush
 //!   pointer last observed; records `sent`, `rows`, `confirmed_flush`.
 //! - `CleanRestart`: `pg_ctl stop -m fast` and a start; the shutdown checkpoint saves a dirty
-//!   slot. Records `confirmed_flush`.
+//!   slot and flushes the WAL, and no recovery runs. Records `confirmed_flush`.
+//!
+//! An `Observe` step may also record `last_wal_replay_lsn` (`pg_last_wal_replay_lsn()`, `NULL`
+//! or an LSN): on a primary NULL until a `PgCrash`, then the write pointer the crash left,
+//! whatever WAL follows, and NULL again after a `CleanRestart`.
 //!
 //! `Checkpoint` saves the slot only when it is dirty (an advance or a SQL `get` made it so; a
 //! status update does not).
@@ -110,6 +119,14 @@ impl LiveState {
             ),
             ("sent", Var::Text(self.sent.clone())),
             ("rows", Var::Int(u64::from(self.rows))),
+            (
+                "last_wal_replay_lsn",
+                Var::Text(
+                    self.server
+                        .last_wal_replay_lsn()
+                        .map_or_else(|| "NULL".into(), |l| l.to_string()),
+                ),
+            ),
         ]
     }
 
@@ -246,6 +263,61 @@ fn optional<T: std::str::FromStr>(args: &[(&str, &str)], key: &str) -> Result<Op
     }
 }
 
+/// Argument `key` as a `u64` (a size in bytes), or why not.
+fn u64_arg(args: &[(&str, &str)], key: &str) -> Result<u64, String> {
+    let text = arg(args, key)?;
+    walcheck_traces::whole_number(text).map_err(|why| format!("{key} {text:?} is {why}"))
+}
+
+/// `InsertWal{bytes: N, page_bytes: P, wal_buffers_bytes: B}`: a statement inserted `bytes` of
+/// WAL in an open transaction ([`walcheck_model::pg::Wal::append`]). The recorded pointers must
+/// be the model's insert pointer and at least its write and flush pointers (the walwriter may
+/// have written or flushed further meanwhile); they are then adopted. The outer `Err` is a
+/// malformed action.
+fn insert_wal(
+    state: &mut LiveState,
+    action: &str,
+    vars: &[(String, Var)],
+) -> Result<Vec<VarDiff>, String> {
+    let (_, args) = parse_action(action).ok_or_else(|| format!("unreadable action {action:?}"))?;
+    let bytes = u64_arg(&args, "bytes")?;
+    let page_bytes = u64_arg(&args, "page_bytes")?;
+    let wal_buffers_bytes = u64_arg(&args, "wal_buffers_bytes")?;
+    if !page_bytes.is_power_of_two() || wal_buffers_bytes < page_bytes {
+        return Err(format!(
+            "{action}: page_bytes must be a power of two and wal_buffers_bytes at least a page"
+        ));
+    }
+    let mut predicted = state.server.wal;
+    predicted.append(bytes, page_bytes, wal_buffers_bytes);
+    let mut diffs = Vec::new();
+    for (name, model, exact) in [
+        ("insert", predicted.insert, true),
+        ("write", predicted.write, false),
+        ("flush", predicted.flush, false),
+    ] {
+        let Some(seen) = lsn_var(vars, name)? else {
+            continue;
+        };
+        if seen < model || (exact && seen != model) {
+            diffs.push(VarDiff {
+                name: name.to_owned(),
+                recorded: Some(Var::Text(seen.to_string())),
+                replayed: Some(Var::Text(if exact {
+                    model.to_string()
+                } else {
+                    format!("at least {model}")
+                })),
+            });
+        }
+    }
+    if !diffs.is_empty() {
+        return Ok(diffs);
+    }
+    state.server.wal = predicted;
+    adopt_pointers(state, vars)
+}
+
 /// Argument `key` as a `u32` (a transaction id, a count), or why not: not a whole number, or
 /// out of range.
 fn u32_arg(args: &[(&str, &str)], key: &str) -> Result<u32, String> {
@@ -358,6 +430,7 @@ fn protocol_step(
             let mut slot = state.durable();
             slot.clean_restart();
             state.set_durable(slot);
+            state.server.wal.clean_restart();
             state.sender = None;
         }
         _ => return Ok(false),
@@ -481,6 +554,14 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 state.end_lsn = None;
                 state.error = None;
             }
+            other if other.starts_with("InsertWal{") => {
+                let diffs = insert_wal(&mut state, other, &step.vars)?;
+                if !diffs.is_empty() {
+                    return differs(diffs);
+                }
+                state.end_lsn = None;
+                state.error = None;
+            }
             "PgCrash" => {
                 state.server.crash_restart();
                 state.dirty = false;
@@ -499,6 +580,7 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                             "Checkpoint".into(),
                             "PgCrash".into(),
                             "CleanRestart".into(),
+                            "InsertWal{bytes, page_bytes, wal_buffers_bytes}".into(),
                             "Commit{xid, commit_lsn, end_lsn, published_rows, mode}".into(),
                             "StartReplication{requested}".into(),
                             "Stream{wal_end}".into(),
@@ -759,6 +841,80 @@ mod tests {
         assert!(matches!(
             replay_observed(&trace).unwrap(),
             Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+    }
+
+    /// The first state of [`observed_run`] alone: an idle primary at 0/1000000.
+    fn idle_at(at: &str) -> Trace {
+        let mut trace = observed_run();
+        trace.steps = vec![step(
+            None,
+            &[
+                ("insert", at),
+                ("write", at),
+                ("flush", at),
+                ("confirmed_flush", at),
+            ],
+        )];
+        trace
+    }
+
+    /// A statement larger than `wal_buffers`: the model's write pointer is the floor, the
+    /// walwriter may add to it, and a write pointer below it is a mismatch.
+    #[test]
+    fn an_insert_beyond_wal_buffers_has_written_at_least_what_the_buffers_could_not_hold() {
+        // 40 KiB into 16 KiB of buffers from 0/1000000: written through 0/1006000 at least.
+        let insert = |write: &str, flush: &str| {
+            let mut trace = idle_at("0/1000000");
+            trace.steps.push(step(
+                Some("InsertWal{bytes: 40960, page_bytes: 8192, wal_buffers_bytes: 16384}"),
+                &[("insert", "0/100A000"), ("write", write), ("flush", flush)],
+            ));
+            replay_observed(&trace).unwrap()
+        };
+        assert_eq!(insert("0/1006000", "0/1000000"), Ok(1));
+        assert_eq!(insert("0/1008000", "0/1002000"), Ok(1));
+        let Err(mismatch) = insert("0/1004000", "0/1000000") else {
+            panic!("a write pointer below the floor replayed")
+        };
+        assert_eq!(
+            mismatch.to_string(),
+            "step 1 (InsertWal{bytes: 40960, page_bytes: 8192, wal_buffers_bytes: 16384}) \
+             differs: write recorded 0/1004000 but replayed at least 0/1006000"
+        );
+    }
+
+    /// `pg_last_wal_replay_lsn()` as an Observe step records it: NULL on a primary until a
+    /// crash, then the write pointer the crash left, also after more WAL, NULL after a clean
+    /// restart.
+    #[test]
+    fn replay_lsn_on_a_primary_follows_its_restarts() {
+        let observe = |at: &str, replay: &str| {
+            step(
+                Some("Observe"),
+                &[
+                    ("insert", at),
+                    ("write", at),
+                    ("flush", at),
+                    ("last_wal_replay_lsn", replay),
+                ],
+            )
+        };
+        let mut trace = idle_at("0/1000");
+        trace.steps.extend([
+            observe("0/2000", "NULL"),
+            step(Some("PgCrash"), &[("confirmed_flush", "0/1000")]),
+            observe("0/2100", "0/2000"),
+            observe("0/3000", "0/2000"),
+            step(Some("CleanRestart"), &[("confirmed_flush", "0/1000")]),
+            observe("0/3100", "NULL"),
+        ]);
+        assert_eq!(replay_observed(&trace).unwrap(), Ok(6));
+        // Still NULL after the crash: the model says otherwise.
+        trace.steps[3] = observe("0/2100", "NULL");
+        assert!(matches!(
+            replay_observed(&trace).unwrap(),
+            Err(Mismatch::StateDiffers { step: 3, .. })
         ));
     }
 }

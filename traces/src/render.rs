@@ -22,10 +22,11 @@ pub fn columns<'t>(trace: &'t Trace, key: &[&'t str], hide: &[&str]) -> Vec<&'t 
             .windows(2)
             .any(|w| w[0].var(name) != w[1].var(name))
     };
+    // A key variable shows if any step has it (an observed trace records some only later).
     let mut ordered: Vec<&str> = key
         .iter()
         .copied()
-        .filter(|k| first.var(k).is_some())
+        .filter(|k| trace.steps.iter().any(|s| s.var(k).is_some()))
         .collect();
     let last = ordered.pop();
     ordered.extend(

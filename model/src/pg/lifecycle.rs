@@ -1,7 +1,5 @@
-//! A logical slot's life: creation at a consistent point, drop, the WAL the slots retain, and the
-//! WAL position functions as a primary answers them across restarts.
-
-use serde::{Deserialize, Serialize};
+//! A logical slot's life: creation at a consistent point, drop, and the WAL the slots retain.
+//! (`pg_last_wal_replay_lsn()` across a primary's restarts is [`super::Server::last_wal_replay_lsn`].)
 
 use super::slot::{SavedSlot, Slot};
 use super::wal::{Wal, WAL_SEGMENT_BYTES};
@@ -74,41 +72,6 @@ pub fn oldest_kept_segment(slots: &[Option<Slot>], redo: Lsn) -> u64 {
     segment_of(keep)
 }
 
-/// What `pg_last_wal_replay_lsn()` answers on a primary: `NULL` after a start from a clean
-/// shutdown (nothing was replayed), and after crash recovery the end of the last record replayed,
-/// which then stays where it is however much WAL the primary writes.
-///
-/// PostgreSQL 15 `xlogfuncs.c:pg_last_wal_replay_lsn` returns NULL for
-/// `GetXLogReplayRecPtr() == InvalidXLogRecPtr`; `xlogrecovery.c:PerformWalRecovery` sets
-/// `lastReplayedEndRecPtr` only when recovery runs, and nothing moves it after recovery ends.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct PrimaryReplay {
-    pub last_replayed: Option<Lsn>,
-}
-
-impl PrimaryReplay {
-    /// A primary started after a clean shutdown (or initdb).
-    pub const CLEAN: PrimaryReplay = PrimaryReplay {
-        last_replayed: None,
-    };
-
-    /// `pg_last_wal_replay_lsn()`.
-    pub const fn last_wal_replay_lsn(&self) -> Option<Lsn> {
-        self.last_replayed
-    }
-
-    /// An immediate stop and restart: recovery replays all written WAL, ending where the written
-    /// WAL ends ([`Wal::crash_restart`]), before the end-of-recovery checkpoint is logged.
-    pub fn crash_restart(&mut self, wal_before: &Wal) {
-        self.last_replayed = Some(wal_before.write);
-    }
-
-    /// A clean stop and start: no recovery, so NULL again.
-    pub fn clean_restart(&mut self) {
-        *self = PrimaryReplay::CLEAN;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::wal::CommitMode;
@@ -148,19 +111,5 @@ mod tests {
         assert_eq!(oldest_kept_segment(&slots, redo), 4);
         assert!(drop_slot(&mut slots, 1));
         assert_eq!(oldest_kept_segment(&slots, redo), 5);
-    }
-
-    #[test]
-    fn replay_lsn_is_null_until_a_crash_and_then_frozen() {
-        let mut wal = Wal::at(BASE);
-        let mut replay = PrimaryReplay::CLEAN;
-        assert_eq!(replay.last_wal_replay_lsn(), None);
-        replay.crash_restart(&wal);
-        wal.crash_restart();
-        assert_eq!(replay.last_wal_replay_lsn(), Some(BASE));
-        wal.commit_txn(727, 61, 46, 1, CommitMode::Sync);
-        assert_eq!(replay.last_wal_replay_lsn(), Some(BASE));
-        replay.clean_restart();
-        assert_eq!(replay.last_wal_replay_lsn(), None);
     }
 }

@@ -79,8 +79,9 @@ impl std::error::Error for WalFunctionError {}
 /// backend whose synchronous commit has not flushed yet.
 ///
 /// On a standby, `wal.insert/write/flush` are the primary's pointers (the standby receives what
-/// the primary flushed) and `wal.replay` is the standby's own. On a primary `wal.replay` is
-/// `0/0`: `pg_last_wal_replay_lsn()` is NULL there.
+/// the primary flushed) and `wal.replay` is the standby's own. On a primary `wal.replay` is what
+/// `pg_last_wal_replay_lsn()` answers there: `0/0` (NULL) until a crash, then the end of crash
+/// recovery ([`Server::last_wal_replay_lsn`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Server {
     pub role: Role,
@@ -214,6 +215,20 @@ impl Server {
         }
     }
 
+    /// `pg_last_wal_replay_lsn()`, `None` for NULL: on a standby the replay pointer; on a primary
+    /// NULL after a start without recovery and, after a crash, the end of the WAL recovery
+    /// replayed, which later WAL does not move ([`Wal::crash_restart`]).
+    ///
+    /// PostgreSQL 15 `xlogfuncs.c:pg_last_wal_replay_lsn` returns `GetXLogReplayRecPtr()`, NULL
+    /// when it is `InvalidXLogRecPtr`; `xlogrecovery.c:PerformWalRecovery` sets it only while
+    /// recovery runs. Confirmed live by rules `standby_wal_functions` and `replay_lsn_on_primary`.
+    pub fn last_wal_replay_lsn(&self) -> Option<Lsn> {
+        match self.role {
+            Role::Primary => self.wal.replay.is_valid().then_some(self.wal.replay),
+            Role::Standby => Some(self.wal.replay),
+        }
+    }
+
     /// `pg_last_wal_replay_lsn()` on a standby, `pg_current_wal_lsn()` on a primary: OLake's
     /// `current_lsn` column since #1070 (`CASE WHEN pg_is_in_recovery() …`).
     ///
@@ -261,8 +276,9 @@ impl Server {
     }
 
     /// Immediate shutdown and restart of the server the connector talks to (not an
-    /// operating-system crash): written WAL survives and is flushed by recovery, every slot
-    /// returns to its saved copy, every session dies (a waiting synchronous commit with it).
+    /// operating-system crash): written WAL survives and is flushed by recovery (on a primary
+    /// `pg_last_wal_replay_lsn()` is then the end of recovery, [`Wal::crash_restart`]), every
+    /// slot returns to its saved copy, every session dies (a waiting synchronous commit with it).
     ///
     /// PostgreSQL 15 `xlog.c:StartupXLOG` and `slot.c:StartupReplicationSlots`. On a standby the
     /// primary's WAL is untouched and replay resumes where it was: the model does not show the
@@ -379,6 +395,23 @@ mod tests {
         let mut standby = Server::at_rest(Role::Standby, AT);
         standby.insert_commit(8192, CommitMode::Async, 8192, 4 * 8192);
         assert!(!standby.checkpoint_has_work());
+    }
+
+    #[test]
+    fn replay_lsn_is_null_on_a_primary_until_a_crash_and_then_frozen() {
+        let mut primary = Server::at_rest(Role::Primary, AT);
+        assert_eq!(primary.last_wal_replay_lsn(), None);
+        primary.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
+        let end_of_recovery = primary.wal.write;
+        primary.crash_restart();
+        assert_eq!(primary.last_wal_replay_lsn(), Some(end_of_recovery));
+        primary.wal.commit_txn(731, 200, 46, 1, CommitMode::Sync);
+        assert_eq!(primary.last_wal_replay_lsn(), Some(end_of_recovery));
+        primary.wal.clean_restart();
+        assert_eq!(primary.last_wal_replay_lsn(), None);
+        // A standby answers its replay pointer.
+        let standby = Server::at_rest(Role::Standby, AT);
+        assert_eq!(standby.last_wal_replay_lsn(), Some(AT));
     }
 
     #[test]

@@ -22,9 +22,10 @@ pub enum CommitMode {
 /// - `insert`: end of WAL reserved and copied into `wal_buffers` (`pg_current_wal_insert_lsn()`).
 /// - `write`: end of WAL written to the kernel (`pg_current_wal_lsn()`).
 /// - `flush`: end of WAL fsynced to disk (`pg_current_wal_flush_lsn()`).
-/// - `replay`: on a standby, end of WAL replayed (`pg_last_wal_replay_lsn()`); the standby
-///   receives only WAL the primary has flushed, so `replay ≤ flush`. On a primary it stays at its
-///   initial value and nothing reads it.
+/// - `replay`: end of WAL replayed (`pg_last_wal_replay_lsn()`). On a standby it follows what the
+///   primary flushed and streamed, so `replay ≤ flush`. On a primary it is `0/0` (NULL) after a
+///   start without recovery and the end of crash recovery after an immediate restart, frozen
+///   there ([`Wal::crash_restart`], [`Wal::clean_restart`]).
 ///
 /// Invariant, asserted by PostgreSQL 15 `xlog.c` and here after every change:
 /// `replay ≤ flush ≤ write ≤ insert`.
@@ -137,18 +138,36 @@ impl Wal {
         self.commit_flush();
     }
 
-    /// Immediate shutdown and restart (`pg_ctl -m immediate`, not an operating-system crash):
-    /// WAL written to the kernel survives, WAL only in `wal_buffers` is lost, and recovery ends
-    /// with all surviving WAL flushed.
+    /// Immediate shutdown and restart of a primary (`pg_ctl -m immediate`, not an
+    /// operating-system crash): WAL written to the kernel survives, WAL only in `wal_buffers` is
+    /// lost, and recovery ends with all surviving WAL flushed. `pg_last_wal_replay_lsn()` is then
+    /// the end of the WAL recovery replayed, and stays there however much WAL follows.
     ///
     /// PostgreSQL 15 `xlog.c:StartupXLOG` replays to the end of valid WAL, sets write and flush to
     /// it (`EndOfLog`) and requests an end-of-recovery checkpoint; the kernel page cache kept every
     /// written byte. `EndOfLog` is the end of the last complete record, which can be below the old
     /// write pointer when a written page ends mid-record; the model's whole pages end on records.
+    /// `xlogrecovery.c:PerformWalRecovery` sets `lastReplayedEndRecPtr` to the end of each record
+    /// it replays and nothing moves it once recovery is over (`xlogfuncs.c:pg_last_wal_replay_lsn`
+    /// returns it; rule `replay_lsn_on_primary`).
     pub fn crash_restart(&mut self) {
         self.insert = self.write;
         self.flush = self.write;
-        self.replay = self.replay.min(self.flush);
+        self.replay = self.write;
+        debug_assert!(self.is_ordered(), "{self:?}");
+    }
+
+    /// A clean stop (`pg_ctl -m fast`) and start of a primary: the shutdown checkpoint flushes all
+    /// WAL ([`Wal::checkpoint_flush`]), and the start runs no recovery, so
+    /// `pg_last_wal_replay_lsn()` is NULL again (`replay` is `0/0`).
+    ///
+    /// PostgreSQL 15 `xlog.c:ShutdownXLOG` → `CreateCheckPoint(CHECKPOINT_IS_SHUTDOWN)`; at the
+    /// start `StartupXLOG` finds a shutdown checkpoint and does not call
+    /// `xlogrecovery.c:PerformWalRecovery`, so `lastReplayedEndRecPtr` stays invalid, which
+    /// `xlogfuncs.c:pg_last_wal_replay_lsn` returns as NULL (rule `replay_lsn_on_primary`).
+    pub fn clean_restart(&mut self) {
+        self.checkpoint_flush();
+        self.replay = Lsn::INVALID;
         debug_assert!(self.is_ordered(), "{self:?}");
     }
 
@@ -236,8 +255,26 @@ mod tests {
                 insert: BASE.plus(PAGE),
                 write: BASE.plus(PAGE),
                 flush: BASE.plus(PAGE),
-                replay: BASE
+                replay: BASE.plus(PAGE)
             }
         );
+    }
+
+    #[test]
+    fn a_primarys_replay_lsn_is_null_until_a_crash_and_then_frozen_at_the_end_of_recovery() {
+        let mut wal = Wal::at(BASE);
+        wal.replay = Lsn::INVALID; // a primary started without recovery: NULL
+        wal.append(3 * PAGE, PAGE, 2 * PAGE);
+        wal.crash_restart();
+        let end_of_recovery = BASE.plus(PAGE);
+        assert_eq!(wal.replay, end_of_recovery);
+        wal.append(PAGE, PAGE, 2 * PAGE);
+        wal.commit_flush();
+        assert_eq!(wal.replay, end_of_recovery);
+        // A clean restart flushes everything and replays nothing: NULL again.
+        wal.append(PAGE, PAGE, 2 * PAGE);
+        wal.clean_restart();
+        assert_eq!(wal.flush, wal.insert);
+        assert_eq!(wal.replay, Lsn::INVALID);
     }
 }
