@@ -508,7 +508,8 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "sql_decoding_bounded_by_flush"
                 | "sql_get_confirms_and_marks_dirty"
                 | "wal_retention_min_restart_lsn"
-                | "replay_lsn_on_primary",
+                | "replay_lsn_on_primary"
+                | "wal_buffers_written_unflushed",
                 Ok(Outcome::Skip { .. }),
             ) => {}
             (_, Ok(Outcome::Pass { .. })) => {}
