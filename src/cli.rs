@@ -211,6 +211,21 @@ enum Command {
         /// Traces per level and variant with --trace-out (default 1).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         trace_limit: Option<String>,
+        /// The parameters' defaults: olake (OLake #1084's published setting) or this-machine
+        /// (measured for `walcheck live ladder` on this project's machine; docs/live.md);
+        /// parameter flags override them [default: olake].
+        #[arg(long, value_name = "SET")]
+        params_set: Option<String>,
+        /// independent (each attempt its own run, as OLake measured) or back-to-back (one run per
+        /// level, bootstraps one after another, as `walcheck live ladder` runs them)
+        /// [default: independent].
+        #[arg(long, value_name = "PROTOCOL")]
+        protocol: Option<String>,
+        /// With --protocol back-to-back: rounds per run of a level, each run a fresh level, as
+        /// `walcheck live ladder --attempts N` runs N rounds a level [default: all attempts in one
+        /// run].
+        #[arg(long, value_name = "N")]
+        level_rounds: Option<String>,
         #[command(flatten)]
         params: ParamArgs,
     },
@@ -292,6 +307,7 @@ impl Args for ParamArgs {
                         "us" => "MICROSECONDS",
                         "rows" => "ROWS",
                         "rows/s" => "ROWS_PER_S",
+                        "bytes/s" => "BYTES_PER_S",
                         _ => "PERCENT",
                     })
                     .allow_negative_numbers(true)
@@ -354,6 +370,9 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             shard,
             trace_out,
             trace_limit,
+            params_set,
+            protocol,
+            level_rounds,
             params,
         } => simulate(SimulateArgs {
             shard,
@@ -366,6 +385,9 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             plot,
             trace_out,
             trace_limit,
+            params_set,
+            protocol,
+            level_rounds,
             params,
         }),
     }
@@ -1048,6 +1070,9 @@ struct SimulateArgs {
     plot: Option<PathBuf>,
     trace_out: Option<PathBuf>,
     trace_limit: Option<String>,
+    params_set: Option<String>,
+    protocol: Option<String>,
+    level_rounds: Option<String>,
     params: ParamArgs,
 }
 
@@ -1088,7 +1113,10 @@ fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
     let swarm_mode = args.seeds.is_some();
     let variants = walcheck_sim::parse_spec(&args.spec)?;
     let ladders = LadderKind::parse(&args.ladder)?;
-    let mut params = Params::default();
+    let mut params = match args.params_set.as_deref() {
+        None => Params::default(),
+        Some(name) => Params::named(name)?,
+    };
     for (name, value) in &args.params.0 {
         params.set(name, value)?;
     }
@@ -1126,6 +1154,14 @@ fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
         params,
         trace_out: args.trace_out.clone(),
         trace_limit,
+        protocol: args.protocol.as_deref().map_or(
+            Ok(walcheck_sim::engine::Protocol::Independent),
+            walcheck_sim::engine::Protocol::parse,
+        )?,
+        level_rounds: match &args.level_rounds {
+            Some(text) => whole("--level-rounds", text, 1, max)? as u32,
+            None => 0,
+        },
     };
     Ok((options, seeds, shard))
 }
@@ -1226,6 +1262,8 @@ fn live_command(what: LiveCommand) -> ExitCode {
                     advance_timeout_ms: 2_000,
                     sim_attempts: live_number("sim-attempts", &sim_attempts, 100_000)? as u32,
                     seed: 1,
+                    sim_params: Params::this_machine(),
+                    sim_protocol: walcheck_sim::engine::Protocol::BackToBack,
                 })
             })();
             match options {

@@ -45,9 +45,11 @@ pub enum Action {
     /// `XLogFlush(XactLastRecEnd)` under `synchronous_commit = on`, or
     /// `XLogSetAsyncXactLSN(XactLastRecEnd)` (no flush; the walwriter's job) when it is off.
     Commit { bytes: u64, commit: CommitMode },
-    /// The walwriter writes completed pages without flushing ([`walcheck_model::pg::Wal::walwriter_write`]).
+    /// The walwriter writes without flushing: completed pages, or once they are flushed the last
+    /// asynchronous commit's partial page ([`walcheck_model::pg::Wal::walwriter_write_pages`]).
     WalWriterWrite,
-    /// The walwriter writes and flushes ([`walcheck_model::pg::Wal::walwriter_flush`]).
+    /// The walwriter writes and flushes, through the last whole page when one is past the flush
+    /// pointer ([`walcheck_model::pg::Wal::walwriter_flush_pages`]).
     WalWriterFlush,
     /// `CHECKPOINT` ([`Server::checkpoint`]).
     Checkpoint,
@@ -129,10 +131,10 @@ impl OlakeBootstrap {
                 state.server.commit_pending = commit == CommitMode::Sync;
             }
             Action::WalWriterWrite => {
-                state.server.wal.walwriter_write(cfg.page_bytes);
+                state.server.wal.walwriter_write_pages(cfg.page_bytes);
             }
             Action::WalWriterFlush => {
-                state.server.wal.walwriter_flush();
+                state.server.wal.walwriter_flush_pages(cfg.page_bytes);
             }
             Action::Checkpoint => state.server.checkpoint(),
             Action::Replay => {
@@ -198,7 +200,7 @@ impl OlakeBootstrap {
         if server.commit_pending {
             actions.push(Action::CommitFlush);
         }
-        if wal.insert.page_floor(cfg.page_bytes) > wal.write {
+        if wal.walwriter_write_target(cfg.page_bytes) > wal.write {
             actions.push(Action::WalWriterWrite);
         }
         if wal.flush < wal.insert {
