@@ -12,7 +12,7 @@ use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
 
 use crate::load::{Load, Workload};
-use crate::server::PgServer;
+use crate::server::{PgServer, LOAD_TABLE};
 use crate::session::db_error;
 use walcheck_sim::engine::{Outcome, Protocol};
 use walcheck_sim::ladder::LadderKind;
@@ -162,6 +162,18 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
                     per_s: level.rate_per_s.map(|r| r as u32),
                 },
             };
+            // An empty load table each level: the sync ladder inserts tens of GB in all, more
+            // than this machine's disk holds, and every level starts with clean buffers.
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text); \
+                     TRUNCATE {LOAD_TABLE}"
+                ))
+                .map_err(|e| {
+                    let (code, message) = db_error(&e);
+                    format!("truncate {LOAD_TABLE}: {code} {message}")
+                })?;
+            server.note_load_table();
             // Fresh slots for every level, created while the cluster is quiet: an advance decodes
             // from the slot's restart_lsn, which moves only to the background writer's
             // running-xacts records (one every 15 s), so a slot kept from the levels before
@@ -268,7 +280,10 @@ fn create_slots(
                 "SELECT pg_create_logical_replication_slot($1, 'test_decoding')",
                 &[&slot],
             )
-            .map_err(|e| format!("create slot: {e}"))?;
+            .map_err(|e| {
+                let (code, message) = db_error(&e);
+                format!("create slot {slot}: {code} {message}")
+            })?;
         server.note_slot(&slot);
     }
     Ok(())
@@ -277,7 +292,10 @@ fn create_slots(
 fn current_insert(client: &mut postgres::Client) -> Result<Lsn, String> {
     let row = client
         .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            let (code, message) = db_error(&e);
+            format!("pg_current_wal_insert_lsn(): {code} {message}")
+        })?;
     lsn(row.get(0))
 }
 

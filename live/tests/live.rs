@@ -60,6 +60,15 @@ fn end_lsn_is_confirmed_flush() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn advance_waits_for_record_end() {
+    check_rule("advance_waits_for_record_end");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn below_confirmed_flush_error() {
     check_rule("below_confirmed_flush_error");
 }

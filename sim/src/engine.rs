@@ -573,9 +573,9 @@ impl Sim {
         self.schedule_chunk(held_up);
     }
 
-    /// How long other work on the machine holds the statement up, in microseconds: with
-    /// probability `preempt_pct` a time uniform in `[0, preempt_us]`, otherwise 0 (no draw when
-    /// either is 0).
+    /// How long other work on the machine holds a statement or a walwriter wake-up up, in
+    /// microseconds: with probability `preempt_pct` a time uniform in `[0, preempt_us]`,
+    /// otherwise 0 (no draw when either is 0).
     fn preempted(&mut self) -> u64 {
         if self.params.preempt_pct == 0 || self.params.preempt_us == 0 {
             return 0;
@@ -726,7 +726,7 @@ impl Sim {
             self.walwriter.latch_set = true;
             return;
         }
-        let latency = self.wake_latency();
+        let latency = self.wake_latency() + self.preempted();
         self.wake_walwriter_at(self.now_us + latency);
     }
 
@@ -771,7 +771,7 @@ impl Sim {
         } else {
             self.params.wal_writer_delay_us * HIBERNATE_FACTOR
         };
-        let latency = self.wake_latency();
+        let latency = self.wake_latency() + self.preempted();
         self.wake_walwriter_at(self.now_us + timeout + latency);
     }
 

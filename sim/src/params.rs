@@ -228,7 +228,7 @@ pub const PARAMS: &[ParamInfo] = &[
         min: 0,
         max: 100,
         unit: "%",
-        doc: "the share of client statements that other work on the machine holds up (a busy machine's run queue)",
+        doc: "the share of client statements and walwriter wake-ups that other work on the machine holds up (a busy machine's run queue)",
         swarm: &[],
     },
     ParamInfo {
@@ -238,7 +238,7 @@ pub const PARAMS: &[ParamInfo] = &[
         min: 0,
         max: 10_000_000,
         unit: "us",
-        doc: "how long such a statement is held up, drawn from 0 to this",
+        doc: "how long such a statement or wake-up is held up, drawn from 0 to this",
         swarm: &[],
     },
 ];
@@ -364,7 +364,8 @@ impl Params {
     /// - `connector_step_us` 300: the bootstrap's query round trip, median 0.18 ms, 90th
     ///   percentile 0.3 ms;
     /// - `rows_per_s` 100,000, `preempt_pct` 30 and `preempt_us` 6,000: a 100-row statement
-    ///   took 0.5 to 9 ms, median 1.1 to 1.2 ms, 90th percentile 4.5 to 5.2 ms;
+    ///   took 0.5 to 9 ms, median 1.1 to 1.2 ms, 90th percentile 4.5 to 5.2 ms (the walwriter,
+    ///   a process on the same machine, is taken to wake as late);
     /// - `statement_gap_us` 300: the load's round trip between statements;
     /// - `wake_latency_us` 150: a 5 ms sleep overshot by about 0.1 ms;
     /// - `advance_timeout_us` 2,000,000: the live ladder's deadline for #1084's retries.
