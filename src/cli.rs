@@ -252,7 +252,10 @@ enum LiveCommand {
         trace_out: Option<PathBuf>,
     },
     /// OLake #1084's ladders on the live server with each variant's real bootstrap statements,
-    /// in walcheck simulate's table, beside the simulator's prediction. Exit 0 when it completes.
+    /// in walcheck simulate's table, beside the simulator's prediction for this machine
+    /// (--params-set this-machine --protocol back-to-back) and the fidelity table: per level and
+    /// variant the live count, its 95 % Wilson interval, the simulated share, inside or not.
+    /// Exit 0 when it completes.
     Ladder {
         /// An existing server, loopback only; without it a throwaway server is started.
         #[arg(long, value_name = "URL")]
@@ -261,10 +264,11 @@ enum LiveCommand {
         #[arg(long, default_value = "both")]
         ladder: String,
         /// Live bootstraps per level and variant (fewer when --level-ms runs out).
-        #[arg(long, value_name = "N", default_value = "10")]
+        #[arg(long, value_name = "N", default_value = "30")]
         attempts: String,
-        /// The most one level may take, in milliseconds.
-        #[arg(long, value_name = "MS", default_value = "6000")]
+        /// The most one level may take, in milliseconds (the sync ladder's 30 rounds at 32,000
+        /// rows take about 150 s on a 2-core machine).
+        #[arg(long, value_name = "MS", default_value = "60000")]
         level_ms: String,
         /// Simulated bootstraps per level and variant for the prediction.
         #[arg(long, value_name = "N", default_value = "200")]

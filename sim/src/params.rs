@@ -358,7 +358,7 @@ impl Params {
     ///   0.8, 90th 5.6 to 8.9); the backend's after a 3 MB commit: 2.9 to 11 ms; `pg_test_fsync`:
     ///   3.4 ms for one 8 kB write;
     /// - `wal_init_us` 60,000: creating a 16 MB segment as `XLogFileInitInternal` does
-    ///   (`dd bs=8k count=2048 conv=fsync`) took 46 to 196 ms, median 70;
+    ///   (`dd bs=8k count=2048 conv=fsync`) took 46 to 196 ms, median 72;
     /// - `decode_bytes_per_s` 1,300,000,000: `pg_replication_slot_advance` over 5 to 400 MB of
     ///   the async ladder's WAL, already flushed, ran at 1.1 to 1.7 GB/s;
     /// - `connector_step_us` 300: the bootstrap's query round trip, median 0.18 ms, 90th
