@@ -115,6 +115,8 @@ fn simulate(c: &mut Criterion) {
             params: Params::default(),
             trace_out: None,
             trace_limit: 0,
+            protocol: walcheck_sim::engine::Protocol::Independent,
+            level_rounds: 0,
         };
         let levels = kind.levels(&options.params).len() as u64;
         group.throughput(Throughput::Elements(levels * u64::from(SIM_ATTEMPTS)));

@@ -232,6 +232,8 @@ fn main() {
             params: Params::default(),
             trace_out: None,
             trace_limit: 0,
+            protocol: walcheck_sim::engine::Protocol::Independent,
+            level_rounds: 0,
         };
         let attempts = kind.levels(&options.params).len() as f64 * 200.0;
         let elapsed: Duration = (0..RUNS)

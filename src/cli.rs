@@ -212,6 +212,21 @@ enum Command {
         /// Traces per level and variant with --trace-out (default 1).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         trace_limit: Option<String>,
+        /// The parameters' defaults: olake (OLake #1084's published setting) or this-machine
+        /// (measured for `walcheck live ladder` on this project's machine; docs/live.md);
+        /// parameter flags override them [default: olake].
+        #[arg(long, value_name = "SET")]
+        params_set: Option<String>,
+        /// independent (each attempt its own run, as OLake measured) or back-to-back (one run per
+        /// level, bootstraps one after another, as `walcheck live ladder` runs them)
+        /// [default: independent].
+        #[arg(long, value_name = "PROTOCOL")]
+        protocol: Option<String>,
+        /// With --protocol back-to-back: rounds per run of a level, each run a fresh level, as
+        /// `walcheck live ladder --attempts N` runs N rounds a level [default: all attempts in one
+        /// run].
+        #[arg(long, value_name = "N")]
+        level_rounds: Option<String>,
         #[command(flatten)]
         params: ParamArgs,
     },
@@ -238,7 +253,10 @@ enum LiveCommand {
         trace_out: Option<PathBuf>,
     },
     /// OLake #1084's ladders on the live server with each variant's real bootstrap statements,
-    /// in walcheck simulate's table, beside the simulator's prediction. Exit 0 when it completes.
+    /// in walcheck simulate's table, beside the simulator's prediction for this machine
+    /// (--params-set this-machine --protocol back-to-back) and the fidelity table: per level and
+    /// variant the live count, its 95 % Wilson interval, the simulated share, inside or not.
+    /// Exit 0 when it completes.
     Ladder {
         /// An existing server, loopback only; without it a throwaway server is started.
         #[arg(long, value_name = "URL")]
@@ -247,10 +265,11 @@ enum LiveCommand {
         #[arg(long, default_value = "both")]
         ladder: String,
         /// Live bootstraps per level and variant (fewer when --level-ms runs out).
-        #[arg(long, value_name = "N", default_value = "10")]
+        #[arg(long, value_name = "N", default_value = "30")]
         attempts: String,
-        /// The most one level may take, in milliseconds.
-        #[arg(long, value_name = "MS", default_value = "6000")]
+        /// The most one level may take, in milliseconds (the sync ladder's 30 rounds at 32,000
+        /// rows take about 150 s on a 2-core machine).
+        #[arg(long, value_name = "MS", default_value = "60000")]
         level_ms: String,
         /// Simulated bootstraps per level and variant for the prediction.
         #[arg(long, value_name = "N", default_value = "200")]
@@ -293,6 +312,7 @@ impl Args for ParamArgs {
                         "us" => "MICROSECONDS",
                         "rows" => "ROWS",
                         "rows/s" => "ROWS_PER_S",
+                        "bytes/s" => "BYTES_PER_S",
                         _ => "PERCENT",
                     })
                     .allow_negative_numbers(true)
@@ -355,6 +375,9 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             shard,
             trace_out,
             trace_limit,
+            params_set,
+            protocol,
+            level_rounds,
             params,
         } => simulate(SimulateArgs {
             shard,
@@ -367,6 +390,9 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             plot,
             trace_out,
             trace_limit,
+            params_set,
+            protocol,
+            level_rounds,
             params,
         }),
     }
@@ -1054,6 +1080,9 @@ struct SimulateArgs {
     plot: Option<PathBuf>,
     trace_out: Option<PathBuf>,
     trace_limit: Option<String>,
+    params_set: Option<String>,
+    protocol: Option<String>,
+    level_rounds: Option<String>,
     params: ParamArgs,
 }
 
@@ -1094,7 +1123,10 @@ fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
     let swarm_mode = args.seeds.is_some();
     let variants = walcheck_sim::parse_spec(&args.spec)?;
     let ladders = LadderKind::parse(&args.ladder)?;
-    let mut params = Params::default();
+    let mut params = match args.params_set.as_deref() {
+        None => Params::default(),
+        Some(name) => Params::named(name)?,
+    };
     for (name, value) in &args.params.0 {
         params.set(name, value)?;
     }
@@ -1132,6 +1164,14 @@ fn simulate_options(args: &SimulateArgs) -> Result<SimulatePlan, String> {
         params,
         trace_out: args.trace_out.clone(),
         trace_limit,
+        protocol: args.protocol.as_deref().map_or(
+            Ok(walcheck_sim::engine::Protocol::Independent),
+            walcheck_sim::engine::Protocol::parse,
+        )?,
+        level_rounds: match &args.level_rounds {
+            Some(text) => whole("--level-rounds", text, 1, max)? as u32,
+            None => 0,
+        },
     };
     Ok((options, seeds, shard))
 }
@@ -1232,6 +1272,8 @@ fn live_command(what: LiveCommand) -> ExitCode {
                     advance_timeout_ms: 2_000,
                     sim_attempts: live_number("sim-attempts", &sim_attempts, 100_000)? as u32,
                     seed: 1,
+                    sim_params: Params::this_machine(),
+                    sim_protocol: walcheck_sim::engine::Protocol::BackToBack,
                 })
             })();
             match options {

@@ -148,7 +148,9 @@ fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
         .expect("walcheck runs");
     // Wait until the ladder has made its slots and its load has written the table.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'") == 0 {
+    while count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'") == 0
+        || count("SELECT count(*) FROM pg_replication_slots") == 0
+    {
         assert!(
             Instant::now() < deadline,
             "the ladder never started its load"

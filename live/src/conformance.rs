@@ -6,7 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use walcheck_model::pg::{AdvanceError, Role, Server, Slot, WalFunctionError};
+use walcheck_model::pg::wal::WAL_SEGMENT_BYTES;
+use walcheck_model::pg::{
+    advance_read_end, advance_waits, AdvanceError, Role, Server, Slot, WalFunctionError,
+};
 use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
@@ -14,6 +17,7 @@ use crate::load::{Load, Workload};
 use crate::protocol;
 use crate::server::PgServer;
 use crate::session::{db_error, Session};
+use crate::waldump;
 use walcheck_sim::observed::replay_observed;
 
 /// What a check found.
@@ -48,6 +52,11 @@ pub const RULES: &[Rule] = &[
         name: "end_lsn_is_confirmed_flush",
         source: "slotfuncs.c:pg_replication_slot_advance (15): end_lsn = MyReplicationSlot->data.confirmed_flush",
         check: end_lsn_is_confirmed_flush,
+    },
+    Rule {
+        name: "advance_waits_for_record_end",
+        source: "slotfuncs.c:pg_logical_replication_slot_advance, xlogutils.c:read_local_xlog_page_guts (15): reads the record moveto lies in once it is flushed",
+        check: advance_waits_for_record_end,
     },
     Rule {
         name: "below_confirmed_flush_error",
@@ -371,6 +380,132 @@ fn end_lsn_is_confirmed_flush(server: &PgServer) -> Result<Outcome, String> {
              below the insert pointer) under {statements} asynchronous 100-row statements"
         ),
     )
+}
+
+/// The WAL page size of the servers walcheck starts (PostgreSQL's build default `XLOG_BLCKSZ`).
+const WAL_PAGE_BYTES: u64 = 8192;
+
+/// An advance whose clamp point lies inside a WAL record returns only once that record is
+/// flushed. The walwriter flushes at each cycle (`wal_writer_flush_after = 0`) and sleeps 10 s
+/// between them unless an asynchronous commit wakes it, so an asynchronous 100-row transaction
+/// leaves the flush pointer on a page boundary with its last page unflushed. An advance to that
+/// flush pointer must read the record straddling it: the model says it waits, and the server's
+/// call is still running when `statement_timeout` cancels it after a second, the slot unchanged.
+/// After a synchronous commit flushes past the record, the same advance returns at once with
+/// `end_lsn` at the clamp point. An attempt in which the flush pointer fell on a record's end,
+/// or in which something else flushed during the call, is checked as it came and repeated.
+fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
+    const ATTEMPTS: u32 = 8;
+    const WAIT_MS: u64 = 1_000;
+    if !server.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it sets wal_writer_delay and wal_writer_flush_after with ALTER SYSTEM); not run with --pg-url".into(),
+        });
+    }
+    let mut session = Session::open(server, "walcheck_record_end")?;
+    {
+        let mut client = server.connect()?;
+        for statement in [
+            "ALTER SYSTEM SET wal_writer_delay = '10s'",
+            "ALTER SYSTEM SET wal_writer_flush_after = 0",
+            "SELECT pg_reload_conf()",
+        ] {
+            client
+                .batch_execute(statement)
+                .map_err(|e| format!("{statement}: {e}"))?;
+        }
+    }
+    for statement in [
+        "ALTER SYSTEM RESET wal_writer_delay",
+        "ALTER SYSTEM RESET wal_writer_flush_after",
+        "SELECT pg_reload_conf()",
+    ] {
+        session.clean_up_with(statement.into());
+    }
+    some_wal(&mut session)?;
+    let mut returned_at_boundary = 0;
+    for attempt in 1..=ATTEMPTS {
+        let before = session.pointers()?;
+        session
+            .client()
+            .batch_execute(
+                "BEGIN; SET LOCAL synchronous_commit = off; \
+                 INSERT INTO walcheck_rows SELECT g, repeat('z', 1000) FROM generate_series(1, 100) g; \
+                 COMMIT",
+            )
+            .map_err(|e| format!("asynchronous insert: {e}"))?;
+        // The commit set the walwriter's latch: wait for its flush (bounded), then read.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while session.pointers()?.flush <= before.flush && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let seen = session.observe()?;
+        let target = seen.flush;
+        let advanced = session.advance_within(target, Some(WAIT_MS))?;
+        let after = session.pointers()?;
+        let confirmed_flush = session.confirmed_flush()?;
+        // Flush everything; pg_waldump then shows the record the clamp point lies in.
+        some_wal(&mut session)?;
+        let flushed = session.pointers()?;
+        let from = target
+            .minus(target.bytes().min(64 * 1024))
+            .max(before.flush);
+        let records = waldump::parse(&server.waldump(from, flushed.flush)?);
+        let ends = records
+            .iter()
+            .map(|r| r.end(WAL_PAGE_BYTES, WAL_SEGMENT_BYTES))
+            .filter(|end| *end > from);
+        let read_end = advance_read_end(target, ends);
+        let waits = advance_waits(after.flush, read_end);
+        match advanced {
+            None => {
+                // Cancelled while running: the model must say it was waiting.
+                ensure(waits, || {
+                    format!(
+                        "the advance to {target} was still running after {WAIT_MS} ms, but the \
+                         record it needs ends at {read_end}, flushed (flush {})",
+                        after.flush
+                    )
+                })?;
+                session.record_waiting(target, read_end, after, confirmed_flush);
+                session.observe()?;
+                let again = session.advance(target)?;
+                let end_lsn = again
+                    .result
+                    .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
+                ensure(end_lsn == target, || {
+                    format!("after the flush the advance to {target} returned {end_lsn}")
+                })?;
+                return pass(
+                    &session,
+                    server,
+                    "advance_waits_for_record_end",
+                    format!(
+                        "flush {target} on a page boundary inside a record ending at {read_end} \
+                         (attempt {attempt}): the advance to it still ran after {WAIT_MS} ms, \
+                         confirmed_flush {confirmed_flush}; flushed to {}: end_lsn {end_lsn} at once",
+                        flushed.flush
+                    ),
+                );
+            }
+            Some(done) => {
+                // It returned: the model must say the record was flushed by then.
+                ensure(!waits, || {
+                    format!(
+                        "the advance to {target} returned {:?} with the record it needs (ending \
+                         at {read_end}) unflushed (flush {})",
+                        done.result, after.flush
+                    )
+                })?;
+                returned_at_boundary += u32::from(read_end == target);
+            }
+        }
+    }
+    Err(format!(
+        "in {ATTEMPTS} attempts the flush pointer never stayed inside a record for {WAIT_MS} ms \
+         ({returned_at_boundary} fell on a record's end)"
+    ))
 }
 
 /// Advances the fresh slot to the current flush pointer on an idle server; returns it.

@@ -12,13 +12,13 @@ use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
 
 use crate::load::{Load, Workload};
-use crate::server::PgServer;
+use crate::server::{PgServer, LOAD_TABLE};
 use crate::session::db_error;
-use walcheck_sim::engine::Outcome;
+use walcheck_sim::engine::{Outcome, Protocol};
 use walcheck_sim::ladder::LadderKind;
 use walcheck_sim::params::Params;
 use walcheck_sim::run::{self, LadderReport, LevelReport, Options, Report};
-use walcheck_sim::stats::{round_to, Tally};
+use walcheck_sim::stats::{round_to, wilson_95, Tally};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -35,6 +35,10 @@ pub struct LiveOptions {
     /// The simulator's attempts per level for the prediction beside it.
     pub sim_attempts: u32,
     pub seed: u64,
+    /// The prediction's parameters ([`Params::this_machine`] from the command line) and how its
+    /// bootstraps meet the load ([`Protocol::BackToBack`], as this ladder runs them).
+    pub sim_params: Params,
+    pub sim_protocol: Protocol,
 }
 
 /// Both tables and the comparison.
@@ -84,17 +88,20 @@ fn bootstrap(
         advance_calls: 0,
         confirm_us: None,
         first_violation: [None; 3],
+        advance_us: 0,
         steps: 0,
         end_us: 0,
     };
     let mut advance = |outcome: &mut Outcome| -> Result<Lsn, String> {
         outcome.advance_calls += 1;
+        let called = Instant::now();
         let row = client
             .query_one(
                 "SELECT end_lsn::text FROM pg_replication_slot_advance($1, $2::text::pg_lsn)",
                 &[&slot, &w0.to_string()],
             )
             .map_err(q)?;
+        outcome.advance_us += called.elapsed().as_micros() as u64;
         let end_lsn = lsn(row.get(0))?;
         if outcome.advance_calls == 1 && end_lsn < w0 {
             outcome.stopped_short = true;
@@ -142,15 +149,6 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
     let started = Instant::now();
     let params = Params::default();
     let mut client = server.connect()?;
-    for variant in &options.variants {
-        client
-            .execute(
-                "SELECT pg_create_logical_replication_slot($1, 'test_decoding')",
-                &[&format!("walcheck_{}", variant.name())],
-            )
-            .map_err(|e| format!("create slot: {e}"))?;
-        server.note_slot(&format!("walcheck_{}", variant.name()));
-    }
     let mut ladders = Vec::new();
     for &kind in &options.ladders {
         let mut levels = Vec::new();
@@ -164,6 +162,23 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
                     per_s: level.rate_per_s.map(|r| r as u32),
                 },
             };
+            // An empty load table each level: the sync ladder inserts tens of GB in all, more
+            // than this machine's disk holds, and every level starts with clean buffers.
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text); \
+                     TRUNCATE {LOAD_TABLE}"
+                ))
+                .map_err(|e| {
+                    let (code, message) = db_error(&e);
+                    format!("truncate {LOAD_TABLE}: {code} {message}")
+                })?;
+            server.note_load_table();
+            // Fresh slots for every level, created while the cluster is quiet: an advance decodes
+            // from the slot's restart_lsn, which moves only to the background writer's
+            // running-xacts records (one every 15 s), so a slot kept from the levels before
+            // would make this level's advances decode their WAL as well.
+            create_slots(server, &mut client, &options.variants)?;
             let insert_before = current_insert(&mut client)?;
             let load = Load::start(server, workload, options.level_ms_max)?;
             let level_started = Instant::now();
@@ -205,15 +220,7 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
         }
         ladders.push(LadderReport { kind, levels });
     }
-    for variant in &options.variants {
-        let slot = format!("walcheck_{}", variant.name());
-        if client
-            .execute("SELECT pg_drop_replication_slot($1)", &[&slot])
-            .is_ok()
-        {
-            server.forget_slot(&slot);
-        }
-    }
+    drop_slots(server, &mut client, &options.variants);
     let live_options = Options {
         variants: options.variants.clone(),
         ladders: options.ladders.clone(),
@@ -222,9 +229,13 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
         params,
         trace_out: None,
         trace_limit: 0,
+        protocol: Protocol::BackToBack,
+        level_rounds: options.attempts,
     };
     let simulated = run::simulate(&Options {
         attempts: options.sim_attempts,
+        params: options.sim_params,
+        protocol: options.sim_protocol,
         ..live_options.clone()
     })?;
     Ok(LiveLadder {
@@ -238,19 +249,54 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
     })
 }
 
+/// Drops the variants' slots that exist (from the level before).
+fn drop_slots(server: &PgServer, client: &mut postgres::Client, variants: &[Variant]) {
+    for variant in variants {
+        let slot = format!("walcheck_{}", variant.name());
+        if client
+            .execute(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots \
+                 WHERE slot_name = $1",
+                &[&slot],
+            )
+            .is_ok()
+        {
+            server.forget_slot(&slot);
+        }
+    }
+}
+
+/// A new `test_decoding` slot per variant, `walcheck_VARIANT`, replacing the level before's.
+fn create_slots(
+    server: &PgServer,
+    client: &mut postgres::Client,
+    variants: &[Variant],
+) -> Result<(), String> {
+    drop_slots(server, client, variants);
+    for variant in variants {
+        let slot = format!("walcheck_{}", variant.name());
+        client
+            .execute(
+                "SELECT pg_create_logical_replication_slot($1, 'test_decoding')",
+                &[&slot],
+            )
+            .map_err(|e| {
+                let (code, message) = db_error(&e);
+                format!("create slot {slot}: {code} {message}")
+            })?;
+        server.note_slot(&slot);
+    }
+    Ok(())
+}
+
 fn current_insert(client: &mut postgres::Client) -> Result<Lsn, String> {
     let row = client
         .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            let (code, message) = db_error(&e);
+            format!("pg_current_wal_insert_lsn(): {code} {message}")
+        })?;
     lsn(row.get(0))
-}
-
-fn pct(hits: u64, n: u64) -> String {
-    if n == 0 {
-        "-".to_owned()
-    } else {
-        format!("{}%", round_to(hits as f64 * 100.0 / n as f64, 0))
-    }
 }
 
 /// The live table (as `walcheck simulate` prints it), the simulator's, and one row per level and
@@ -282,48 +328,154 @@ pub fn to_text(ladder: &LiveLadder) -> String {
     }
     let _ = writeln!(out);
     out.push_str(&walcheck_sim::report::to_text(&ladder.simulated));
-    let _ = writeln!(
-        out,
-        "\nlive (measured) beside simulated (seed {}), per level and variant: write>flush at read and lsn mismatch",
-        ladder.simulated.options.seed
+    out.push('\n');
+    out.push_str(&fidelity_text(ladder));
+    out
+}
+
+/// One rate of the fidelity table: the live count, its Wilson interval, the simulated share.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Compared {
+    pub live_hits: u64,
+    pub live_n: u64,
+    /// The live share's 95 % Wilson interval, as fractions.
+    pub ci: (f64, f64),
+    pub sim_hits: u64,
+    pub sim_n: u64,
+}
+
+impl Compared {
+    fn new(live_hits: u64, live_n: u64, sim_hits: u64, sim_n: u64) -> Compared {
+        Compared {
+            live_hits,
+            live_n,
+            ci: wilson_95(live_hits, live_n),
+            sim_hits,
+            sim_n,
+        }
+    }
+
+    /// The simulated share.
+    pub fn sim_rate(&self) -> f64 {
+        if self.sim_n == 0 {
+            0.0
+        } else {
+            self.sim_hits as f64 / self.sim_n as f64
+        }
+    }
+
+    /// Whether the simulated share lies inside the live interval (ends included).
+    pub fn inside(&self) -> bool {
+        self.ci.0 <= self.sim_rate() && self.sim_rate() <= self.ci.1
+    }
+}
+
+/// One row of the fidelity table: a level and variant, write ahead of flush at the read and
+/// `lsn mismatch`, and the mean advance time live and simulated (milliseconds).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FidelityRow {
+    pub ladder: LadderKind,
+    pub level: String,
+    pub variant: Variant,
+    pub write_ahead: Compared,
+    pub mismatch: Compared,
+    pub advance_ms: (Option<f64>, Option<f64>),
+}
+
+/// Every level and variant the live run and the simulation share, in report order.
+pub fn fidelity_rows(ladder: &LiveLadder) -> Vec<FidelityRow> {
+    let mut rows = Vec::new();
+    for (live, sim) in ladder.live.ladders.iter().zip(&ladder.simulated.ladders) {
+        for (l, s) in live.levels.iter().zip(&sim.levels) {
+            for (i, variant) in ladder.live.options.variants.iter().enumerate() {
+                let (lt, st) = (&l.tallies[i], &s.tallies[i]);
+                let ms = |t: &Tally| t.advance_us_mean().map(|us| us as f64 / 1000.0);
+                rows.push(FidelityRow {
+                    ladder: live.kind,
+                    level: l.level.label.clone(),
+                    variant: *variant,
+                    write_ahead: Compared::new(
+                        lt.write_ahead_at_read,
+                        lt.attempts,
+                        st.write_ahead_at_read,
+                        st.attempts,
+                    ),
+                    mismatch: Compared::new(
+                        lt.lsn_mismatch,
+                        lt.attempts,
+                        st.lsn_mismatch,
+                        st.attempts,
+                    ),
+                    advance_ms: (ms(lt), ms(st)),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The fidelity table: per level and variant, the live count with its 95 % Wilson interval, the
+/// simulated share, and whether it lies inside; then how many do.
+pub fn fidelity_text(ladder: &LiveLadder) -> String {
+    let o = &ladder.simulated.options;
+    let mut out = format!(
+        "fidelity: live (measured) against simulated ({} bootstraps a level and variant, protocol {}, seed {}{}), per level and variant\n",
+        o.attempts,
+        o.protocol.name(),
+        o.seed,
+        if o.params == Params::this_machine() {
+            ", parameters this-machine".to_owned()
+        } else {
+            format!(", parameters{}", o.params.non_default_flags())
+        }
     );
+    let pct = |x: f64| format!("{}", round_to(x * 100.0, 0));
+    let compared = |c: &Compared| {
+        [
+            format!("{}/{}", c.live_hits, c.live_n),
+            format!("[{}, {}]", pct(c.ci.0), pct(c.ci.1)),
+            format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
+            if c.inside() { "inside" } else { "OUTSIDE" }.to_owned(),
+        ]
+    };
+    let ms = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), |m| format!("{}", round_to(m, 0)));
     let mut rows = vec![[
         "ladder",
         "level",
         "variant",
         "live write>flush",
-        "sim write>flush",
+        "95% CI",
+        "sim",
+        "",
         "live mismatch",
-        "sim mismatch",
+        "95% CI",
+        "sim",
+        "",
+        "advance ms live/sim",
     ]
     .map(str::to_owned)
     .to_vec()];
-    for (live, sim) in ladder.live.ladders.iter().zip(&ladder.simulated.ladders) {
-        for (l, s) in live.levels.iter().zip(&sim.levels) {
-            for (i, variant) in ladder.live.options.variants.iter().enumerate() {
-                let (lt, st) = (&l.tallies[i], &s.tallies[i]);
-                rows.push(vec![
-                    live.kind.name().to_owned(),
-                    l.level.label.clone(),
-                    variant.name().to_owned(),
-                    format!(
-                        "{}/{} ({})",
-                        lt.write_ahead_at_read,
-                        lt.attempts,
-                        pct(lt.write_ahead_at_read, lt.attempts)
-                    ),
-                    pct(st.write_ahead_at_read, st.attempts),
-                    format!(
-                        "{}/{} ({})",
-                        lt.lsn_mismatch,
-                        lt.attempts,
-                        pct(lt.lsn_mismatch, lt.attempts)
-                    ),
-                    pct(st.lsn_mismatch, st.attempts),
-                ]);
-            }
-        }
+    let fidelity = fidelity_rows(ladder);
+    for row in &fidelity {
+        let mut cells = vec![
+            row.ladder.name().to_owned(),
+            row.level.clone(),
+            row.variant.name().to_owned(),
+        ];
+        cells.extend(compared(&row.write_ahead));
+        cells.extend(compared(&row.mismatch));
+        cells.push(format!("{}/{}", ms(row.advance_ms.0), ms(row.advance_ms.1)));
+        rows.push(cells);
     }
     out.push_str(&walcheck_sim::report::columns(&rows));
+    let rates = fidelity.len() * 2;
+    let inside = fidelity
+        .iter()
+        .map(|r| usize::from(r.write_ahead.inside()) + usize::from(r.mismatch.inside()))
+        .sum::<usize>();
+    let _ = writeln!(
+        out,
+        "{inside} of {rates} simulated rates inside the live 95% interval"
+    );
     out
 }

@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 use crate::server::{PgServer, LOAD_TABLE};
 
+/// `what: SQLSTATE message`, the server's words rather than the client library's summary.
+fn load_error(what: &str, e: &postgres::Error) -> String {
+    let (code, message) = crate::session::db_error(e);
+    format!("{what}: {code} {message}")
+}
+
 /// What the load runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Workload {
@@ -34,7 +40,7 @@ impl Load {
             .batch_execute(&format!(
                 "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text)"
             ))
-            .map_err(|e| format!("create load table: {e}"))?;
+            .map_err(|e| load_error("create load table", &e))?;
         server.note_load_table();
         let stop = Arc::new(AtomicBool::new(false));
         let statements = Arc::new(AtomicU64::new(0));
@@ -52,7 +58,7 @@ impl Load {
                 Workload::Async { rows, per_s } => {
                     client
                         .batch_execute("SET synchronous_commit = off")
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e| load_error("SET synchronous_commit", &e))?;
                     (
                         format!(
                             "INSERT INTO {LOAD_TABLE} SELECT g, repeat('x', 1000) \
@@ -64,7 +70,9 @@ impl Load {
             };
             while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
                 let started = Instant::now();
-                client.batch_execute(&sql).map_err(|e| e.to_string())?;
+                client
+                    .batch_execute(&sql)
+                    .map_err(|e| load_error("load statement", &e))?;
                 statements2.fetch_add(1, Ordering::Relaxed);
                 if let Some(pause) = pause {
                     if let Some(rest) = pause.checked_sub(started.elapsed()) {

@@ -55,6 +55,9 @@ fn parse_lsn(text: &str) -> Result<Lsn, String> {
         .map_err(|e| format!("server LSN {text:?}: {e}"))
 }
 
+/// SQLSTATE `query_canceled`: what `statement_timeout` raises.
+pub const QUERY_CANCELED: &str = "57014";
+
 /// `(sqlstate, message)` of a server error, or the error's text.
 pub fn db_error(e: &postgres::Error) -> (String, String) {
     match e.as_db_error() {
@@ -316,11 +319,27 @@ impl Session {
     /// pointers read right after it; the pointers before it are the last ones observed (call
     /// [`Session::observe`] first to read them just before).
     pub fn advance(&mut self, target: Lsn) -> Result<Advanced, String> {
+        self.advance_within(target, None)?
+            .ok_or_else(|| "internal: an advance without a time limit timed out".into())
+    }
+
+    /// [`Session::advance`] cancelled by `statement_timeout` after `timeout_ms` (when given):
+    /// `None` when it was, with nothing recorded (see [`Session::record_waiting`]).
+    pub fn advance_within(
+        &mut self,
+        target: Lsn,
+        timeout_ms: Option<u64>,
+    ) -> Result<Option<Advanced>, String> {
         let before = match self.last {
             Some(p) => p,
             None => self.observe()?,
         };
         let (_, restart_before) = self.slot_row()?;
+        if let Some(ms) = timeout_ms {
+            self.client
+                .batch_execute(&format!("SET statement_timeout = {ms}"))
+                .map_err(|e| format!("SET statement_timeout: {e}"))?;
+        }
         let result = self
             .client
             .query_one(
@@ -329,6 +348,14 @@ impl Session {
             )
             .map_err(|e| db_error(&e))
             .and_then(|row| parse_lsn(row.get(0)).map_err(|e| (String::new(), e)));
+        if timeout_ms.is_some() {
+            self.client
+                .batch_execute("RESET statement_timeout")
+                .map_err(|e| format!("RESET statement_timeout: {e}"))?;
+            if matches!(&result, Err((code, _)) if code == QUERY_CANCELED) {
+                return Ok(None);
+            }
+        }
         let after = self.pointers()?;
         let (confirmed_flush, restart_after) = self.slot_row()?;
         let restart_moved = restart_after != restart_before;
@@ -350,14 +377,36 @@ impl Session {
             time_us: None,
         });
         self.last = Some(after);
-        Ok(Advanced {
+        Ok(Some(Advanced {
             target,
             result,
             confirmed_flush,
             restart_moved,
             before,
             after,
-        })
+        }))
+    }
+
+    /// Records an advance to `target` that was still waiting when cancelled: the record it had
+    /// to read ends at `read_end` (found with `pg_waldump` afterwards); `after` are the pointers
+    /// read right after the cancel and `confirmed_flush` the slot's then.
+    pub fn record_waiting(
+        &mut self,
+        target: Lsn,
+        read_end: Lsn,
+        after: Pointers,
+        confirmed_flush: Lsn,
+    ) {
+        let mut vars = Self::pointer_vars(after);
+        vars.push(("confirmed_flush".into(), lsn_text(confirmed_flush)));
+        self.steps.push(Step {
+            action: Some(format!(
+                "AdvanceWaiting{{target: {target}, read_end: {read_end}}}"
+            )),
+            vars,
+            time_us: None,
+        });
+        self.last = Some(after);
     }
 
     /// `CHECKPOINT`, recorded with the slot's `confirmed_flush` afterwards.

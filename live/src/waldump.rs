@@ -19,7 +19,36 @@ pub struct WalRecord {
     pub desc: String,
 }
 
+/// PostgreSQL 15 `xlog_internal.h`: `SizeOfXLogShortPHD`, the header at the start of every WAL
+/// page but a segment's first, and `SizeOfXLogLongPHD`, the first page's, in bytes (MAXALIGNed
+/// on 64-bit machines).
+pub const SHORT_PAGE_HEADER_BYTES: u64 = 24;
+pub const LONG_PAGE_HEADER_BYTES: u64 = 40;
+
 impl WalRecord {
+    /// Where the record ends: its `total_bytes` laid out from its start, skipping the page
+    /// header at each page boundary it crosses (a long one at a segment's start).
+    ///
+    /// PostgreSQL 15 `xlog.c:CopyXLogRecordToWAL` copies a record into the WAL buffers page by
+    /// page, each continuation after the next page's header; `EndRecPtr` is where it stops.
+    pub fn end(&self, page_bytes: u64, segment_bytes: u64) -> Lsn {
+        let mut at = self.lsn.bytes();
+        let mut left = self.total_bytes;
+        loop {
+            let room = page_bytes - at % page_bytes;
+            if left <= room {
+                return Lsn(at + left);
+            }
+            left -= room;
+            at += room;
+            at += if at % segment_bytes == 0 {
+                LONG_PAGE_HEADER_BYTES
+            } else {
+                SHORT_PAGE_HEADER_BYTES
+            };
+        }
+    }
+
     /// An `xl_running_xacts` record logged with no transaction running (PostgreSQL 15
     /// `standbydesc.c:standby_desc_running_xacts` lists running ones as `; N xacts: …`).
     pub fn is_idle_running_xacts(&self) -> bool {
@@ -77,6 +106,38 @@ pg_waldump: error: error in WAL record at 0/151FB00: invalid record length at 0/
         assert_eq!(records[1].lsn, Lsn(0x151_FA60));
         assert_eq!(records[1].total_bytes, 46);
         assert!(records[1].desc.starts_with("COMMIT"));
+    }
+
+    #[test]
+    fn a_record_ends_past_the_page_headers_it_crosses() {
+        let record = |lsn: u64, total_bytes: u64| WalRecord {
+            rmgr: "Heap".into(),
+            xid: 1,
+            lsn: Lsn(lsn),
+            total_bytes,
+            desc: String::new(),
+        };
+        const PAGE: u64 = 8192;
+        const SEGMENT: u64 = 16 * 1024 * 1024;
+        // Within its page.
+        assert_eq!(record(0x151_FA10, 80).end(PAGE, SEGMENT), Lsn(0x151_FA60));
+        // 100 bytes before a page boundary, 1,067 long: 967 bytes after the next page's header.
+        let start = 0x200_0000 - 100 + PAGE;
+        assert_eq!(
+            record(start, 1_067).end(PAGE, SEGMENT),
+            Lsn(start + 100 + SHORT_PAGE_HEADER_BYTES + 967)
+        );
+        // Across a segment's start: its first page has the long header.
+        let start = 0x300_0000 - 100;
+        assert_eq!(
+            record(start, 1_067).end(PAGE, SEGMENT),
+            Lsn(0x300_0000 + LONG_PAGE_HEADER_BYTES + 967)
+        );
+        // Ending exactly on a page boundary: no header added.
+        assert_eq!(
+            record(0x200_0000 - 100, 100).end(PAGE, SEGMENT),
+            Lsn(0x200_0000)
+        );
     }
 
     #[test]

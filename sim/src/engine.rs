@@ -8,11 +8,14 @@
 //! time — the walwriter's last flush and hibernation, `asyncXactLSN`, the client's pacing, the
 //! connector's deadline — lives here, each citing the PostgreSQL or OLake code it follows.
 
+use std::collections::VecDeque;
+
 use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use walcheck_model::olake::{BootStep, Failure, Phase, Variant};
-use walcheck_model::pg::CommitMode;
+use walcheck_model::olake::{BootStep, Connector, Failure, Phase, Variant};
+use walcheck_model::pg::wal::WAL_SEGMENT_BYTES;
+use walcheck_model::pg::{advance_read_end, advance_waits, CommitMode, Slot};
 use walcheck_model::Lsn;
 use walcheck_systems::olake_bootstrap::{
     self as system, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, State,
@@ -32,6 +35,56 @@ pub const HIBERNATE_FACTOR: u64 = 25;
 
 /// The most events one attempt may take before it is reported as not finishing.
 pub const MAX_EVENTS_PER_ATTEMPT: u64 = 20_000_000;
+
+/// PostgreSQL 15 `bgwriter.c`: `LOG_SNAPSHOT_INTERVAL_MS`, how often the background writer logs
+/// an `xl_running_xacts` record while WAL is being written (`LogStandbySnapshot`), in
+/// microseconds. Logical decoding moves a slot's `restart_lsn` only to such records.
+pub const LOG_SNAPSHOT_INTERVAL_US: u64 = 15_000_000;
+
+/// PostgreSQL 15 `xlogutils.c:read_local_xlog_page_guts`: how long a backend waiting for WAL to
+/// be flushed sleeps between looks at the flush pointer (`pg_usleep(1000L)`), in microseconds.
+pub const READ_LOCAL_POLL_US: u64 = 1_000;
+
+/// How many client statements' record layouts a run keeps for [`Records`].
+const RECORDS_KEPT: usize = 256;
+
+/// How many `xl_running_xacts` positions a run keeps.
+const RUNNING_XACTS_KEPT: usize = 64;
+
+/// How bootstraps meet the workload.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// Each attempt is a run of its own: a quiet cluster, the workload warming up, then one
+    /// bootstrap per variant from the same instant, each on a fresh slot (OLake #1084's
+    /// bootstraps, which its harness ran apart).
+    #[default]
+    Independent,
+    /// `walcheck live ladder`'s: one run per level, the first bootstrap after the warm-up and
+    /// each later one as soon as the one before ended, the variants taking turns on a slot each;
+    /// the client paced as `live/src/load.rs` paces it (a statement every `1/rate` at most).
+    BackToBack,
+}
+
+impl Protocol {
+    /// The name `--protocol` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Protocol::Independent => "independent",
+            Protocol::BackToBack => "back-to-back",
+        }
+    }
+
+    /// The protocol `--protocol NAME` selects, or a one-line error.
+    pub fn parse(name: &str) -> Result<Protocol, String> {
+        match name {
+            "independent" => Ok(Protocol::Independent),
+            "back-to-back" => Ok(Protocol::BackToBack),
+            other => Err(format!(
+                "unknown protocol {other:?}; protocols are independent and back-to-back"
+            )),
+        }
+    }
+}
 
 /// The safety properties every step is checked against, in the model's order.
 pub const SAFETY: [&str; 3] = [
@@ -91,6 +144,10 @@ pub struct Outcome {
     pub confirm_us: Option<u64>,
     /// Per safety property ([`SAFETY`]), the step at which it first failed.
     pub first_violation: [Option<usize>; 3],
+    /// From each advance's call to its return (decoding, and waiting for the flush pointer to
+    /// pass the record its clamp point lies in), summed over the attempt's advances, in
+    /// microseconds.
+    pub advance_us: u64,
     /// Model steps taken.
     pub steps: usize,
     /// Virtual time the attempt ended at, in microseconds.
@@ -137,6 +194,77 @@ enum Event {
     WalWriterWake { generation: u64 },
     /// The connector's next step is due.
     ConnectorStep,
+    /// The running statement, held up creating a WAL segment, inserts its commit record.
+    CommitRecord,
+    /// The connector's `pg_replication_slot_advance` returns.
+    AdvanceReturned,
+    /// The background writer logs an `xl_running_xacts` record.
+    BgWriterSnapshot,
+    /// The walwriter, busy creating WAL segments, finishes its write (`flush`: and flush).
+    WalWriterApply { flush: bool },
+}
+
+/// The WAL records the client wrote, per statement: its rows' records and its commit record,
+/// for where an advance's read ends ([`advance_read_end`]).
+#[derive(Clone, Debug, Default)]
+struct Records {
+    statements: VecDeque<StatementRecords>,
+}
+
+/// One statement's records: `rows` records of `row_bytes` from `start`, then its commit record
+/// ending at `commit_end` once written.
+#[derive(Copy, Clone, Debug)]
+struct StatementRecords {
+    start: Lsn,
+    row_bytes: u64,
+    rows: u64,
+    commit_end: Option<Lsn>,
+}
+
+impl Records {
+    fn start(&mut self, start: Lsn, row_bytes: u64) {
+        if self.statements.len() == RECORDS_KEPT {
+            self.statements.pop_front();
+        }
+        self.statements.push_back(StatementRecords {
+            start,
+            row_bytes,
+            rows: 0,
+            commit_end: None,
+        });
+    }
+
+    fn rows(&mut self, rows: u64) {
+        if let Some(last) = self.statements.back_mut() {
+            last.rows += rows;
+        }
+    }
+
+    fn commit(&mut self, end: Lsn) {
+        if let Some(last) = self.statements.back_mut() {
+            last.commit_end = Some(end);
+        }
+    }
+
+    /// The end of the record that contains `lsn` or ends there, if the kept layout covers it.
+    fn end_at_or_after(&self, lsn: Lsn) -> Option<Lsn> {
+        let statement = self.statements.iter().rev().find(|s| s.start <= lsn)?;
+        let rows_end = statement.start.plus(statement.rows * statement.row_bytes);
+        if lsn <= rows_end {
+            let into = lsn.bytes() - statement.start.bytes();
+            let records = into.div_ceil(statement.row_bytes.max(1));
+            return Some(statement.start.plus(records * statement.row_bytes));
+        }
+        statement.commit_end.filter(|&end| lsn <= end)
+    }
+}
+
+/// An advance waiting for the flush pointer to reach `read_end`, not returning before
+/// `not_before_us` (its decoding).
+#[derive(Copy, Clone, Debug)]
+struct AdvanceWait {
+    read_end: Lsn,
+    not_before_us: u64,
 }
 
 /// The walwriter's own state, which the model leaves to time.
@@ -151,6 +279,10 @@ struct WalWriter {
     sleeping: bool,
     /// The generation of its one pending wake-up.
     generation: u64,
+    /// Creating WAL segments inside a write, until this time; a latch set meanwhile wakes it
+    /// once it is done.
+    busy_until_us: Option<u64>,
+    latch_set: bool,
 }
 
 /// One attempt's simulation: the model's state, the clock, the queue, the timing state the model
@@ -164,7 +296,24 @@ pub struct Sim {
     queue: EventQueue<Event>,
     workload_rng: ChaCha8Rng,
     connector_rng: ChaCha8Rng,
+    /// Draws that the first version of the simulator did not make (the background writer's
+    /// phase, a waiting advance's poll), in their own stream so that the others keep theirs.
+    side_rng: ChaCha8Rng,
+    protocol: Protocol,
     walwriter: WalWriter,
+    records: Records,
+    /// The end of the last WAL segment file that exists: a write past it creates segments.
+    wal_files_end: Lsn,
+    /// Where the background writer logged `xl_running_xacts` records, the latest last.
+    running_xacts: VecDeque<Lsn>,
+    /// Where the current slot's fast-forward decoding starts (its `restart_lsn`, which the
+    /// model, choosing `restart_moves: false`, leaves in place).
+    decode_restart: Lsn,
+    /// The connector's advance in progress: called at this time, maybe waiting for a flush.
+    advance_called_us: Option<u64>,
+    advance_wait: Option<AdvanceWait>,
+    /// The rows of the running statement inserted so far.
+    statement_started_us: u64,
     /// `XLogCtl->asyncXactLSN`: the end of the latest asynchronous commit record.
     async_xact_lsn: Lsn,
     /// Rows of the running statement not inserted yet.
@@ -209,15 +358,36 @@ impl Sim {
     /// first wake-up at random instants within their first cycle, and the connector's first step
     /// at a uniform instant in `[warmup, 2 × warmup)`.
     pub fn new(model: &OlakeBootstrap, params: &Params, level: &Level, id: AttemptId) -> Sim {
+        Sim::with_protocol(model, params, level, id, Protocol::Independent)
+    }
+
+    /// [`Sim::new`] under `protocol`: with [`Protocol::BackToBack`] the connector's first step is
+    /// at exactly `warmup_us` (the live ladder sleeps that long after starting the load).
+    pub fn with_protocol(
+        model: &OlakeBootstrap,
+        params: &Params,
+        level: &Level,
+        id: AttemptId,
+        protocol: Protocol,
+    ) -> Sim {
         let mut workload_rng = id.rng(0);
         let connector_rng = id.rng(1);
+        let mut side_rng = id.rng(2);
         let mut queue = EventQueue::new();
-        let bootstrap_at_us = params.warmup_us + workload_rng.random_range(0..params.warmup_us);
+        let drawn_start = params.warmup_us + workload_rng.random_range(0..params.warmup_us);
+        let bootstrap_at_us = match protocol {
+            Protocol::Independent => drawn_start,
+            Protocol::BackToBack => params.warmup_us,
+        };
         queue.push(bootstrap_at_us, Event::ConnectorStep);
         let first_statement = workload_rng.random_range(0..=params.statement_gap_us);
         queue.push(first_statement, Event::StatementStart);
         let first_wake = workload_rng.random_range(0..params.wal_writer_delay_us);
         queue.push(first_wake, Event::WalWriterWake { generation: 0 });
+        if params.decode_bytes_per_s > 0 {
+            let first_snapshot = side_rng.random_range(0..LOG_SNAPSHOT_INTERVAL_US);
+            queue.push(first_snapshot, Event::BgWriterSnapshot);
+        }
         Sim {
             params: *params,
             level: level.clone(),
@@ -226,12 +396,25 @@ impl Sim {
             queue,
             workload_rng,
             connector_rng,
+            side_rng,
+            protocol,
             walwriter: WalWriter {
                 last_flush_us: None,
                 left_till_hibernate: LOOPS_UNTIL_HIBERNATE,
                 sleeping: false,
                 generation: 0,
+                busy_until_us: None,
+                latch_set: false,
             },
+            records: Records::default(),
+            wal_files_end: system::INITIAL_LSN
+                .page_floor(WAL_SEGMENT_BYTES)
+                .plus(WAL_SEGMENT_BYTES),
+            running_xacts: VecDeque::new(),
+            decode_restart: system::INITIAL_LSN,
+            advance_called_us: None,
+            advance_wait: None,
+            statement_started_us: 0,
             async_xact_lsn: system::INITIAL_LSN,
             rows_left: 0,
             statements: 0,
@@ -317,10 +500,14 @@ impl Sim {
                 self.statement_done();
             }
             Event::WalWriterWake { generation } if generation == self.walwriter.generation => {
-                self.walwriter_cycle(model)?;
+                self.walwriter_cycle()?;
             }
             Event::WalWriterWake { .. } => {}
             Event::ConnectorStep => self.connector_step(model)?,
+            Event::CommitRecord => self.commit_record(model)?,
+            Event::AdvanceReturned => self.advance_returned(),
+            Event::BgWriterSnapshot => self.bgwriter_snapshot(),
+            Event::WalWriterApply { flush } => self.walwriter_apply(model, flush)?,
         }
         Ok(())
     }
@@ -338,6 +525,7 @@ impl Sim {
         }
         model.apply(&mut self.state, action);
         self.outcome.steps += 1;
+        self.check_advance_wait();
         let step = match &mut self.record {
             Some(record) => {
                 record.push(Recorded {
@@ -378,15 +566,60 @@ impl Sim {
         self.last_start_us = self.now_us;
         self.starts += 1;
         self.rows_left = self.level.rows;
-        self.schedule_chunk();
+        self.statement_started_us = self.now_us;
+        self.records
+            .start(self.state.server.wal.insert, self.params.row_wal_bytes);
+        let held_up = self.preempted();
+        self.schedule_chunk(held_up);
     }
 
-    /// The next chunk's rows are in after the time the backend takes to insert them.
-    fn schedule_chunk(&mut self) {
+    /// How long other work on the machine holds a statement or a walwriter wake-up up, in
+    /// microseconds: with probability `preempt_pct` a time uniform in `[0, preempt_us]`,
+    /// otherwise 0 (no draw when either is 0).
+    fn preempted(&mut self) -> u64 {
+        if self.params.preempt_pct == 0 || self.params.preempt_us == 0 {
+            return 0;
+        }
+        if self.side_rng.random_range(0..100) >= self.params.preempt_pct {
+            return 0;
+        }
+        self.side_rng.random_range(0..=self.params.preempt_us)
+    }
+
+    /// The next chunk's rows are in after the time the backend takes to insert them, and after
+    /// `stall_us` more.
+    fn schedule_chunk(&mut self, stall_us: u64) {
         let rows = self.params.chunk_rows.min(self.rows_left);
         let base_us = (rows * 1_000_000 / self.params.rows_per_s).max(1);
         let delay = self.workload_delay(base_us);
-        self.queue.push(self.now_us + delay, Event::InsertChunk);
+        self.queue
+            .push(self.now_us + stall_us + delay, Event::InsertChunk);
+    }
+
+    /// The time it takes to create the WAL segment files that a write up to `upto` reaches and
+    /// that do not exist yet, in microseconds; from now on they exist.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogWrite` opens each new segment with `XLogFileInit`; without a
+    /// recycled file (`RemoveOldXlogFiles` recycles only at checkpoints)
+    /// `XLogFileInitInternal` writes the whole segment with zeros (`wal_init_zero`) and fsyncs
+    /// it, holding `WALWriteLock`, before the write goes on. Pointers are published at the end
+    /// of `XLogWrite`, so meanwhile the server shows the write and flush pointers of before.
+    fn create_segments(&mut self, upto: Lsn) -> u64 {
+        if upto <= self.wal_files_end {
+            return 0;
+        }
+        let segments = (upto.bytes() - self.wal_files_end.bytes()).div_ceil(WAL_SEGMENT_BYTES);
+        self.wal_files_end = self.wal_files_end.plus(segments * WAL_SEGMENT_BYTES);
+        segments * self.params.wal_init_us
+    }
+
+    /// A process's delay between its timer or latch firing and its running, in microseconds:
+    /// uniform in `[0, wake_latency_us]`, 0 when that is 0 (no draw then).
+    fn wake_latency(&mut self) -> u64 {
+        match self.params.wake_latency_us {
+            0 => 0,
+            max => self.side_rng.random_range(0..=max),
+        }
     }
 
     /// A chunk of rows enters the WAL; after the last, the commit record, and a synchronous
@@ -395,6 +628,10 @@ impl Sim {
     /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: with `synchronous_commit = on` the backend
     /// waits in `xlog.c:XLogFlush` (one `XLogWrite` that writes and fsyncs, publishing write and
     /// flush together at its end); with it off, `XLogSetAsyncXactLSN` and the statement returns.
+    ///
+    /// A write the chunk forces (`wal_buffers` full) that reaches a new WAL segment stalls the
+    /// statement while the segment is created ([`Sim::create_segments`]); so does the commit's
+    /// flush.
     fn insert_chunk(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
         let rows = self.params.chunk_rows.min(self.rows_left);
         self.apply(
@@ -403,11 +640,23 @@ impl Sim {
                 bytes: rows * self.params.row_wal_bytes,
             },
         )?;
+        self.records.rows(rows);
         self.rows_left -= rows;
+        let stall_us = self.create_segments(self.state.server.wal.write);
         if self.rows_left > 0 {
-            self.schedule_chunk();
+            self.schedule_chunk(stall_us);
             return Ok(());
         }
+        if stall_us > 0 {
+            self.queue.push(self.now_us + stall_us, Event::CommitRecord);
+            return Ok(());
+        }
+        self.commit_record(model)
+    }
+
+    /// The statement's commit record; a synchronous commit then flushes through it, which takes
+    /// `fsync_latency_us` and any segment creation on the way.
+    fn commit_record(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
         self.apply(
             model,
             Action::Commit {
@@ -415,10 +664,13 @@ impl Sim {
                 commit: self.level.commit,
             },
         )?;
+        self.records.commit(self.state.server.wal.insert);
         match self.level.commit {
             CommitMode::Sync => {
                 let fsync = self.workload_delay(self.params.fsync_latency_us);
-                self.queue.push(self.now_us + fsync, Event::CommitFlushed);
+                let created_us = self.create_segments(self.state.server.wal.insert);
+                self.queue
+                    .push(self.now_us + fsync + created_us, Event::CommitFlushed);
             }
             CommitMode::Async => {
                 self.set_async_xact_lsn();
@@ -431,13 +683,28 @@ impl Sim {
     /// The statement returned to the client, which sends the next one after its round trip and,
     /// on a throttled level, a sleep of `1 s / rate`. The sleep-after-each-statement pacing is
     /// inferred from #1084's achieved rates (100 → ~84, 250 → ~174 statements/s).
+    ///
+    /// Under [`Protocol::BackToBack`] the client paces as `live/src/load.rs` does: it sleeps
+    /// what is left of `1 s / rate` since it sent the statement, waking `wake_latency_us` late
+    /// at most, and sends the next one; a statement longer than that is followed by the next
+    /// after the round trip alone.
     fn statement_done(&mut self) {
         self.statements += 1;
-        let mut pause = self.workload_delay(self.params.statement_gap_us);
-        if let Some(rate) = self.level.rate_per_s {
-            pause += self.workload_delay(1_000_000 / rate);
-        }
-        self.queue.push(self.now_us + pause, Event::StatementStart);
+        let next_us = match (self.protocol, self.level.rate_per_s) {
+            (Protocol::BackToBack, Some(rate)) => {
+                let gap = self.workload_delay(self.params.statement_gap_us);
+                let paced = self.last_start_us + 1_000_000 / rate + self.wake_latency();
+                paced.max(self.now_us + gap)
+            }
+            _ => {
+                let mut pause = self.workload_delay(self.params.statement_gap_us);
+                if let Some(rate) = self.level.rate_per_s {
+                    pause += self.workload_delay(1_000_000 / rate);
+                }
+                self.now_us + pause
+            }
+        };
+        self.queue.push(next_us, Event::StatementStart);
     }
 
     // The walwriter.
@@ -455,7 +722,12 @@ impl Sim {
         {
             return;
         }
-        self.wake_walwriter_at(self.now_us);
+        if self.walwriter.busy_until_us.is_some() {
+            self.walwriter.latch_set = true;
+            return;
+        }
+        let latency = self.wake_latency() + self.preempted();
+        self.wake_walwriter_at(self.now_us + latency);
     }
 
     /// The walwriter's next wake-up; the pending one is superseded.
@@ -475,20 +747,49 @@ impl Sim {
     /// `left_till_hibernate <= 1`; run `XLogBackgroundFlush`; if it found work reset
     /// `left_till_hibernate` to `LOOPS_UNTIL_HIBERNATE`, else count it down; then
     /// `WaitLatch(wal_writer_delay)`, or `wal_writer_delay × HIBERNATE_FACTOR` once it reached 0.
-    fn walwriter_cycle(&mut self, model: &OlakeBootstrap) -> Result<(), String> {
+    fn walwriter_cycle(&mut self) -> Result<(), String> {
         self.walwriter.sleeping = self.walwriter.left_till_hibernate <= 1;
-        if self.background_flush(model)? {
+        if self.background_flush()? {
             self.walwriter.left_till_hibernate = LOOPS_UNTIL_HIBERNATE;
         } else {
             self.walwriter.left_till_hibernate =
                 self.walwriter.left_till_hibernate.saturating_sub(1);
         }
-        let timeout = if self.walwriter.left_till_hibernate > 0 {
+        if self.walwriter.busy_until_us.is_none() {
+            self.sleep_walwriter();
+        }
+        Ok(())
+    }
+
+    /// The walwriter's `WaitLatch` at the end of a cycle: `wal_writer_delay`, or its hibernating
+    /// sleep, or at once when its latch was set while it was busy.
+    fn sleep_walwriter(&mut self) {
+        let timeout = if std::mem::take(&mut self.walwriter.latch_set) {
+            0
+        } else if self.walwriter.left_till_hibernate > 0 {
             self.params.wal_writer_delay_us
         } else {
             self.params.wal_writer_delay_us * HIBERNATE_FACTOR
         };
-        self.wake_walwriter_at(self.now_us + timeout);
+        let latency = self.wake_latency() + self.preempted();
+        self.wake_walwriter_at(self.now_us + timeout + latency);
+    }
+
+    /// The walwriter's write (and flush, with `flush`) after creating the WAL segments it
+    /// reached; then its cycle ends.
+    fn walwriter_apply(&mut self, model: &OlakeBootstrap, flush: bool) -> Result<(), String> {
+        self.walwriter.busy_until_us = None;
+        let action = if flush {
+            Action::WalWriterFlush
+        } else {
+            Action::WalWriterWrite
+        };
+        self.enabled.clear();
+        model.enabled(&self.state, &mut self.enabled);
+        if self.enabled.contains(&action) {
+            self.apply(model, action)?;
+        }
+        self.sleep_walwriter();
         Ok(())
     }
 
@@ -499,15 +800,18 @@ impl Sim {
     /// already flushed; nothing to do when the target is flushed. It flushes on its first call,
     /// when `wal_writer_flush_after` is 0, when `wal_writer_delay` has passed since `lastflush`,
     /// or when the target is `wal_writer_flush_after` pages past the flush pointer; otherwise it
-    /// writes without flushing. The model's flush goes through the insert pointer and its write
-    /// to the last whole page ([`walcheck_model::pg::Wal::walwriter_flush`],
-    /// [`walcheck_model::pg::Wal::walwriter_write`]); a non-flexible write of `asyncXactLSN`'s
-    /// partial page without a flush is not modelled (write stays put).
+    /// writes without flushing. The model's flush and write go through the last whole page, or
+    /// through the insert pointer (`asyncXactLSN`'s partial page) when no whole page is past the
+    /// flush pointer ([`walcheck_model::pg::Wal::walwriter_flush_pages`],
+    /// [`walcheck_model::pg::Wal::walwriter_write_pages`]). Its flush takes
+    /// `fsync_latency_us`, and a write that reaches a WAL segment not created yet keeps it busy
+    /// creating it ([`Sim::create_segments`]); `XLogWrite` publishes the new pointers only at its
+    /// end, so they move when it is done.
     ///
     /// While a backend's synchronous commit is in `XLogFlush` it holds `WALWriteLock`; the
     /// walwriter waits for it and then finds its target written and flushed, so it does nothing
     /// this cycle (the wait itself, an fsync long, is not simulated).
-    fn background_flush(&mut self, model: &OlakeBootstrap) -> Result<bool, String> {
+    fn background_flush(&mut self) -> Result<bool, String> {
         let wal = self.state.server.wal;
         let page = self.params.page_bytes;
         let mut target = wal.insert.page_floor(page);
@@ -533,11 +837,24 @@ impl Sim {
         if self.state.server.commit_pending {
             return Ok(true);
         }
-        if due {
-            self.apply(model, Action::WalWriterFlush)?;
-        } else if wal.insert.page_floor(page) > wal.write {
-            self.apply(model, Action::WalWriterWrite)?;
+        let write_target = wal.walwriter_write_target(page);
+        if !due && write_target <= wal.write {
+            return Ok(true);
         }
+        let created_us = self.create_segments(write_target);
+        let fsync_us = if due {
+            Self::jittered(
+                &mut self.side_rng,
+                self.params.jitter_pct,
+                self.params.fsync_latency_us,
+            )
+        } else {
+            0
+        };
+        let busy_us = created_us + fsync_us;
+        self.walwriter.busy_until_us = Some(self.now_us + busy_us);
+        self.queue
+            .push(self.now_us + busy_us, Event::WalWriterApply { flush: due });
         Ok(true)
     }
 
@@ -586,6 +903,7 @@ impl Sim {
             }
             self.outcome.advance_calls += 1;
         }
+        let slot_before = self.state.server.slot;
         self.apply(model, action)?;
         let state = &self.state;
         match action {
@@ -600,9 +918,83 @@ impl Sim {
                     let first = self.first_advance_us.unwrap_or(self.now_us);
                     self.outcome.confirm_us = Some(self.now_us - first);
                 }
+                if let Some(call) = call {
+                    return self.advance_called(slot_before, call.end_lsn);
+                }
+            }
+            // The live ladder keeps its state in memory: no query, no file write.
+            Action::SeedState if self.protocol == Protocol::BackToBack => {
+                self.queue.push(self.now_us, Event::ConnectorStep);
+                return Ok(());
             }
             _ => {}
         }
+        self.schedule_connector();
+        Ok(())
+    }
+
+    /// The advance that clamped its target to `moveto` (its `end_lsn`) returns once it has
+    /// decoded from the slot's restart point to the record `moveto` lies in and that record is
+    /// flushed ([`advance_read_end`], [`advance_waits`]): at once, after its decoding, or when
+    /// the flush pointer passes the record.
+    fn advance_called(&mut self, slot_before: Slot, moveto: Lsn) -> Result<(), String> {
+        let read_end = advance_read_end(moveto, self.records.end_at_or_after(moveto));
+        let decode_us = match self.params.decode_bytes_per_s {
+            0 => 0,
+            rate => {
+                let bytes = read_end.bytes().saturating_sub(self.decode_restart.bytes());
+                let decoding = Slot {
+                    restart_lsn: self.decode_restart,
+                    ..slot_before
+                };
+                let running: Vec<Lsn> = self.running_xacts.iter().copied().collect();
+                self.decode_restart = decoding.restart_after_advance(moveto, &running);
+                ((u128::from(bytes) * 1_000_000) / u128::from(rate)) as u64
+            }
+        };
+        self.advance_called_us = Some(self.now_us);
+        if advance_waits(self.state.server.wal.flush, read_end) {
+            self.advance_wait = Some(AdvanceWait {
+                read_end,
+                not_before_us: self.now_us + decode_us,
+            });
+        } else if decode_us > 0 {
+            self.queue
+                .push(self.now_us + decode_us, Event::AdvanceReturned);
+        } else {
+            self.advance_returned();
+        }
+        Ok(())
+    }
+
+    /// A waiting advance sees the flush pointer pass its record at its next poll.
+    ///
+    /// PostgreSQL 15 `xlogutils.c:read_local_xlog_page_guts`: `pg_usleep(1000L)` between looks
+    /// at `GetFlushRecPtr()`.
+    fn check_advance_wait(&mut self) {
+        let Some(wait) = self.advance_wait else {
+            return;
+        };
+        if advance_waits(self.state.server.wal.flush, wait.read_end) {
+            return;
+        }
+        self.advance_wait = None;
+        let poll = self.side_rng.random_range(0..=READ_LOCAL_POLL_US) + self.wake_latency();
+        let at = (self.now_us + poll).max(wait.not_before_us);
+        self.queue.push(at, Event::AdvanceReturned);
+    }
+
+    /// The advance's answer reaches the connector.
+    fn advance_returned(&mut self) {
+        if let Some(called) = self.advance_called_us.take() {
+            self.outcome.advance_us += self.now_us - called;
+        }
+        self.schedule_connector();
+    }
+
+    /// After a connector step: the run ends, or pr1084 retries after its delay, or the next step
+    /// follows after the connector's latency.
+    fn schedule_connector(&mut self) {
         match self.state.connector.phase {
             Phase::Validated | Phase::Failed(_) | Phase::Crashed => {
                 self.outcome.lsn_mismatch = !system::no_lsn_mismatch(&self.state);
@@ -625,7 +1017,26 @@ impl Sim {
                 self.queue.push(self.now_us + delay, Event::ConnectorStep);
             }
         }
-        Ok(())
+    }
+
+    /// The background writer logs an `xl_running_xacts` record at the insert pointer, and again
+    /// every [`LOG_SNAPSHOT_INTERVAL_US`].
+    ///
+    /// PostgreSQL 15 `bgwriter.c:BackgroundWriterMain`: `LogStandbySnapshot()` once
+    /// `LOG_SNAPSHOT_INTERVAL_MS` has passed and important WAL was written since the last one.
+    /// The record's own few bytes are not modelled.
+    fn bgwriter_snapshot(&mut self) {
+        let insert = self.state.server.wal.insert;
+        if self.running_xacts.back() != Some(&insert) {
+            if self.running_xacts.len() == RUNNING_XACTS_KEPT {
+                self.running_xacts.pop_front();
+            }
+            self.running_xacts.push_back(insert);
+        }
+        self.queue.push(
+            self.now_us + LOG_SNAPSHOT_INTERVAL_US,
+            Event::BgWriterSnapshot,
+        );
     }
 }
 
@@ -651,6 +1062,59 @@ pub fn run_attempt(
         let (outcome, _) = sim.clone().finish(model)?;
         outcomes.push(outcome);
     }
+    Ok((warmup, outcomes))
+}
+
+/// Runs one level under [`Protocol::BackToBack`]: after the warm-up, `rounds` rounds in which
+/// each variant of `variants` in turn bootstraps on its own slot as soon as the previous
+/// bootstrap ended, as `walcheck live ladder` does (`live/src/ladder.rs`). Returns the client's
+/// statement cycles over the whole run and, per variant, one outcome per round.
+pub fn run_back_to_back(
+    variants: &[Variant],
+    params: &Params,
+    level: &Level,
+    id: AttemptId,
+    rounds: u32,
+) -> Result<(Warmup, Vec<Vec<Outcome>>), String> {
+    let models: Vec<OlakeBootstrap> = variants
+        .iter()
+        .map(|v| OlakeBootstrap::new(config(*v, params, level)))
+        .collect();
+    let Some(first) = models.first() else {
+        return Ok((Warmup::default(), Vec::new()));
+    };
+    let mut sim = Sim::with_protocol(first, params, level, id, Protocol::BackToBack);
+    sim.warm_up(first)?;
+    // Each variant's slot, created before the level started, and where its decoding starts.
+    let mut slots = vec![(sim.state.server.slot, sim.decode_restart); models.len()];
+    let mut outcomes = vec![Vec::with_capacity(rounds as usize); models.len()];
+    for round in 0..rounds {
+        for (v, model) in models.iter().enumerate() {
+            (sim.state.server.slot, sim.decode_restart) = slots[v];
+            sim.state.connector = Connector::first_run();
+            sim.state.state_file = None;
+            sim.outcome = Outcome::default();
+            sim.first_advance_us = None;
+            sim.advance_deadline_us = u64::MAX;
+            sim.done = false;
+            if round > 0 || v > 0 {
+                let delay = sim.connector_delay();
+                sim.queue.push(sim.now_us + delay, Event::ConnectorStep);
+            }
+            while !sim.done {
+                sim.next_event(model)?;
+            }
+            sim.outcome.end_us = sim.now_us;
+            outcomes[v].push(std::mem::take(&mut sim.outcome));
+            slots[v] = (sim.state.server.slot, sim.decode_restart);
+        }
+    }
+    let warmup = Warmup {
+        bootstrap_at_us: sim.bootstrap_at_us,
+        statements: sim.statements,
+        cycles: sim.starts.saturating_sub(1),
+        cycles_us: sim.last_start_us - sim.first_start_us.unwrap_or(sim.last_start_us),
+    };
     Ok((warmup, outcomes))
 }
 
@@ -729,7 +1193,7 @@ mod tests {
         let mut sim = Sim::new(&model, &params, &level, id(LadderKind::Async, 0, 0));
         sim.queue = EventQueue::new();
         for cycle in 1..=LOOPS_UNTIL_HIBERNATE {
-            sim.walwriter_cycle(&model).unwrap();
+            sim.walwriter_cycle().unwrap();
             // walwriter.c advertises sleeping at the top of the cycle that may hibernate.
             assert_eq!(sim.walwriter.sleeping, cycle == LOOPS_UNTIL_HIBERNATE);
             let (at_us, event) = sim.queue.pop().unwrap();
@@ -753,10 +1217,109 @@ mod tests {
         assert!(
             matches!(event, Event::WalWriterWake { generation } if generation == sim.walwriter.generation)
         );
-        // Its first cycle after the long sleep flushes (wal_writer_delay has passed) and wakes up.
-        sim.walwriter_cycle(&model).unwrap();
-        assert_eq!(sim.state.server.wal.flush, sim.state.server.wal.insert);
+        // Its first cycle after the long sleep flushes (wal_writer_delay has passed): its write
+        // and fsync take fsync_latency_us, after which the pointers move and it sleeps again.
+        sim.walwriter_cycle().unwrap();
         assert_eq!(sim.walwriter.left_till_hibernate, LOOPS_UNTIL_HIBERNATE);
+        let (at_us, event) = sim.queue.pop().unwrap();
+        assert_eq!(event, Event::WalWriterApply { flush: true });
+        assert!(at_us >= sim.now_us + params.fsync_latency_us * 9 / 10);
+        assert!(sim.state.server.wal.flush < sim.state.server.wal.insert);
+        sim.now_us = at_us;
+        sim.walwriter_apply(&model, true).unwrap();
+        assert_eq!(sim.state.server.wal.flush, sim.state.server.wal.insert);
+        let (at_us, _) = sim.queue.pop().unwrap();
+        assert_eq!(at_us, sim.now_us + params.wal_writer_delay_us);
+    }
+
+    #[test]
+    fn a_record_layout_gives_the_end_of_the_record_an_lsn_lies_in() {
+        let mut records = Records::default();
+        let start = Lsn(0x100_0000);
+        records.start(start, 1_000);
+        records.rows(3);
+        // Inside the second row's record, on its end, past the rows: none written yet.
+        assert_eq!(
+            records.end_at_or_after(start.plus(1_500)),
+            Some(start.plus(2_000))
+        );
+        assert_eq!(
+            records.end_at_or_after(start.plus(2_000)),
+            Some(start.plus(2_000))
+        );
+        assert_eq!(records.end_at_or_after(start.plus(3_010)), None);
+        records.commit(start.plus(3_040));
+        assert_eq!(
+            records.end_at_or_after(start.plus(3_010)),
+            Some(start.plus(3_040))
+        );
+        // Before the first statement kept: unknown.
+        assert_eq!(records.end_at_or_after(Lsn(0x10_0000)), None);
+    }
+
+    /// The live ladder's finding: when each bootstrap follows the last, an advance waits for the
+    /// flush past the record its clamp point lies in, and the next read comes just after that
+    /// flush, so it sees write ahead of flush far less often than bootstraps at random instants.
+    #[test]
+    fn back_to_back_bootstraps_read_just_after_the_flush_their_advance_waited_for() {
+        let params = Params::this_machine();
+        let level = &LadderKind::Async.levels(&params)[1];
+        let variants = [Variant::Master];
+        let (_, back_to_back) =
+            run_back_to_back(&variants, &params, level, id(LadderKind::Async, 1, 0), 60).unwrap();
+        let outcomes = &back_to_back[0];
+        assert_eq!(outcomes.len(), 60);
+        let ahead_b2b = outcomes.iter().filter(|o| o.write_ahead_at_read).count();
+        let ahead_independent = (0..60)
+            .filter(|&a| {
+                run_attempt(&variants, &params, level, id(LadderKind::Async, 1, a))
+                    .unwrap()
+                    .1[0]
+                    .write_ahead_at_read
+            })
+            .count();
+        assert!(
+            ahead_b2b * 3 < ahead_independent,
+            "back to back {ahead_b2b} of 60, independent {ahead_independent} of 60"
+        );
+        // The advances waited for the walwriter's next flush: tens of milliseconds, not a
+        // query's round trip.
+        let advance_us: u64 = outcomes.iter().map(|o| o.advance_us).sum();
+        let calls: u64 = outcomes.iter().map(|o| u64::from(o.advance_calls)).sum();
+        assert!(advance_us / calls > 50_000, "{} us", advance_us / calls);
+    }
+
+    /// Creating WAL segments (no checkpoint recycles them) stalls a statement's buffer-pressure
+    /// writes and its commit's flush while the write pointer is ahead of the flush pointer: at
+    /// 4,000 rows a bootstrap sees write ahead of flush more often.
+    #[test]
+    fn creating_wal_segments_keeps_write_ahead_of_flush_longer() {
+        let recycled = Params {
+            wal_init_us: 0,
+            ..Params::this_machine()
+        };
+        let created = Params::this_machine();
+        let ahead = |params: &Params| {
+            let level = &LadderKind::Sync.levels(params)[3];
+            (0..80)
+                .filter(|&a| {
+                    run_attempt(
+                        &[Variant::Master],
+                        params,
+                        level,
+                        id(LadderKind::Sync, 3, a),
+                    )
+                    .unwrap()
+                    .1[0]
+                        .write_ahead_at_read
+                })
+                .count()
+        };
+        let (without, with) = (ahead(&recycled), ahead(&created));
+        assert!(
+            with > without,
+            "with segment creation {with} of 80, without {without}"
+        );
     }
 
     #[test]

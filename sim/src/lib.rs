@@ -32,5 +32,5 @@ pub mod stats;
 pub mod swarm;
 
 pub use ladder::LadderKind;
-pub use params::{Params, PARAMS};
+pub use params::{Params, PARAMS, PARAMS_SETS};
 pub use run::{parse_spec, simulate, Options, Report};

@@ -19,6 +19,12 @@
 //!   step's, so replay accepts the step if some limit in that interval makes the model produce
 //!   what was recorded (the model's result is `min(target, limit)`, so the interval's ends and the
 //!   recorded `end_lsn` are the only candidates worth trying).
+//! - `AdvanceWaiting{target: X/Y, read_end: X/Y}`: a `pg_replication_slot_advance(slot, X/Y)`
+//!   that was still running when `statement_timeout` cancelled it; `read_end` is the end of the
+//!   WAL record its clamp point lies in (from `pg_waldump`). The step records the pointers read
+//!   after the cancel and `confirmed_flush`; replay accepts it when the model says the advance
+//!   is still waiting for that record to be flushed ([`walcheck_model::pg::advance_waits`]),
+//!   with the slot unchanged.
 //! - `Checkpoint`: `CHECKPOINT`; saves the slot.
 //! - `InsertWal{bytes: N, page_bytes: P, wal_buffers_bytes: B}`: a statement inserted `bytes` of
 //!   WAL and has not committed. The model's backend writes out what no longer fits in
@@ -55,7 +61,8 @@
 use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
 use walcheck_model::pg::stream::process_standby_reply;
 use walcheck_model::pg::{
-    CommitMode, DurableSlot, Role, Server, SqlDecode, StandbyStatusUpdate, Txn, Walsender,
+    advance_read_end, advance_waits, CommitMode, DurableSlot, Role, Server, SqlDecode,
+    StandbyStatusUpdate, Txn, Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -198,6 +205,7 @@ const LSN_ARGS: &[(&str, bool)] = &[
     ("apply", false),
     ("candidate_restart", true),
     ("upto_lsn", true),
+    ("read_end", false),
 ];
 
 /// Checks that every LSN argument of every action of `trace` (see the module header) reads as
@@ -569,6 +577,31 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 state.end_lsn = None;
                 state.error = None;
             }
+            other if other.starts_with("AdvanceWaiting{") => {
+                let (_, args) = parse_action(other)
+                    .ok_or_else(|| format!("step {index}: malformed action {other}"))?;
+                let bad = |e: String| format!("step {index} ({other}): {e}");
+                let target = lsn_arg(&args, "target").map_err(bad)?;
+                let read_end = lsn_arg(&args, "read_end").map_err(bad)?;
+                let confirmed_flush = state.server.slot.confirmed_flush;
+                let diffs = adopt_pointers(&mut state, &step.vars)?;
+                if !diffs.is_empty() {
+                    return differs(diffs);
+                }
+                // The clamp point, with the largest limit the call can have read.
+                let moveto = target.min(state.server.advance_limit());
+                let still_waiting = moveto >= confirmed_flush
+                    && advance_waits(state.server.wal.flush, advance_read_end(moveto, [read_end]));
+                if !still_waiting {
+                    return differs(vec![VarDiff {
+                        name: "advance waiting".to_owned(),
+                        recorded: Some(Var::Bool(true)),
+                        replayed: Some(Var::Bool(false)),
+                    }]);
+                }
+                state.end_lsn = None;
+                state.error = None;
+            }
             other if !other.starts_with("Advance{") => {
                 if !protocol_step(&mut state, other, &step.vars)? {
                     return Ok(Err(Mismatch::NotEnabled {
@@ -577,6 +610,7 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                         enabled: vec![
                             "Observe".into(),
                             "Advance{target: X/Y, restart_moves: B}".into(),
+                            "AdvanceWaiting{target: X/Y, read_end: X/Y}".into(),
                             "Checkpoint".into(),
                             "PgCrash".into(),
                             "CleanRestart".into(),
@@ -808,6 +842,71 @@ mod tests {
         };
         assert_eq!(sorted(&read), sorted(&trace));
         assert_eq!(replay_observed(&read).unwrap(), Ok(7));
+    }
+
+    /// An advance into a record cancelled while it waited, then the same advance once a
+    /// synchronous commit flushed past the record.
+    #[test]
+    fn an_advance_waits_while_its_record_is_unflushed() {
+        let mut trace = observed_run();
+        trace.steps.truncate(1);
+        trace.steps.extend([
+            step(
+                Some("Observe"),
+                &[
+                    ("insert", "0/9100"),
+                    ("write", "0/8000"),
+                    ("flush", "0/8000"),
+                ],
+            ),
+            step(
+                Some("AdvanceWaiting{target: 0/8000, read_end: 0/8148}"),
+                &[
+                    ("insert", "0/9100"),
+                    ("write", "0/8000"),
+                    ("flush", "0/8000"),
+                    ("confirmed_flush", "0/1000"),
+                ],
+            ),
+            step(
+                Some("Observe"),
+                &[
+                    ("insert", "0/9200"),
+                    ("write", "0/9200"),
+                    ("flush", "0/9200"),
+                ],
+            ),
+            step(
+                Some("Advance{target: 0/8000, restart_moves: false}"),
+                &[
+                    ("end_lsn", "0/8000"),
+                    ("error", "none"),
+                    ("confirmed_flush", "0/8000"),
+                ],
+            ),
+        ]);
+        assert_eq!(replay_observed(&trace).unwrap(), Ok(4));
+        // Flushed past the record's end, the model says the call returns: not waiting.
+        let mut flushed = trace.clone();
+        flushed.steps[2].vars[2].1 = text("0/8148");
+        flushed.steps[2].vars[1].1 = text("0/8148");
+        let mismatch = replay_observed(&flushed).unwrap().unwrap_err();
+        assert!(
+            matches!(mismatch, Mismatch::StateDiffers { step: 2, .. }),
+            "{mismatch}"
+        );
+        assert!(
+            mismatch.to_string().contains("advance waiting"),
+            "{mismatch}"
+        );
+        // On a record's end there is nothing to wait for.
+        let mut boundary = trace.clone();
+        boundary.steps[2].action = Some("AdvanceWaiting{target: 0/8000, read_end: 0/8000}".into());
+        assert!(replay_observed(&boundary).unwrap().is_err());
+        // A waiting advance leaves the slot where it was.
+        let mut moved = trace;
+        moved.steps[2].vars[3].1 = text("0/8000");
+        assert!(replay_observed(&moved).unwrap().is_err());
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub struct ParamInfo {
     pub unit: &'static str,
     /// One line: what it is and where its default comes from.
     pub doc: &'static str,
-    /// The values swarm mode draws from (a parameter given on the command line is not drawn).
+    /// The values swarm mode draws from (a parameter given on the command line is not drawn;
+    /// none: swarm mode keeps the value it was given).
     pub swarm: &'static [u64],
 }
 
@@ -190,6 +191,56 @@ pub const PARAMS: &[ParamInfo] = &[
         doc: "every latency and duration is drawn uniformly within +/- this share of its value",
         swarm: &[0, 10, 50],
     },
+    ParamInfo {
+        name: "wal_init_us",
+        flag: "wal-init-us",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        unit: "us",
+        doc: "creating a WAL segment no checkpoint recycled (XLogFileInit: 16 MB of zeros, then fsync) on the write that reaches it; 0: segments are recycled, as on a server checkpointing every few seconds",
+        swarm: &[],
+    },
+    ParamInfo {
+        name: "decode_bytes_per_s",
+        flag: "decode-bytes-per-s",
+        default: 0,
+        min: 0,
+        max: 1 << 40,
+        unit: "bytes/s",
+        doc: "how fast an advance decodes the WAL from the slot's restart_lsn (fast-forward); 0: instantly",
+        swarm: &[],
+    },
+    ParamInfo {
+        name: "wake_latency_us",
+        flag: "wake-latency-us",
+        default: 0,
+        min: 0,
+        max: 1_000_000,
+        unit: "us",
+        doc: "how late a sleeping process runs after its timer or latch fires, drawn from 0 to this (scheduling on a busy machine); 0: at once",
+        swarm: &[],
+    },
+    ParamInfo {
+        name: "preempt_pct",
+        flag: "preempt-pct",
+        default: 0,
+        min: 0,
+        max: 100,
+        unit: "%",
+        doc: "the share of client statements and walwriter wake-ups that other work on the machine holds up (a busy machine's run queue)",
+        swarm: &[],
+    },
+    ParamInfo {
+        name: "preempt_us",
+        flag: "preempt-us",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        unit: "us",
+        doc: "how long such a statement or wake-up is held up, drawn from 0 to this",
+        swarm: &[],
+    },
 ];
 
 /// The parameters of a simulation. Sizes in bytes, times in microseconds.
@@ -211,6 +262,11 @@ pub struct Params {
     pub advance_timeout_us: u64,
     pub warmup_us: u64,
     pub jitter_pct: u64,
+    pub wal_init_us: u64,
+    pub decode_bytes_per_s: u64,
+    pub wake_latency_us: u64,
+    pub preempt_pct: u64,
+    pub preempt_us: u64,
 }
 
 impl Default for Params {
@@ -232,6 +288,11 @@ impl Default for Params {
             advance_timeout_us: 0,
             warmup_us: 0,
             jitter_pct: 0,
+            wal_init_us: 0,
+            decode_bytes_per_s: 0,
+            wake_latency_us: 0,
+            preempt_pct: 0,
+            preempt_us: 0,
         };
         for info in PARAMS {
             *params.field(info.name) = info.default;
@@ -239,6 +300,9 @@ impl Default for Params {
         params
     }
 }
+
+/// The named parameter sets `--params-set` takes.
+pub const PARAMS_SETS: [&str; 2] = ["olake", "this-machine"];
 
 /// PostgreSQL 15 `guc.c`: `wal_buffers` is at most INT_MAX / XLOG_BLCKSZ pages.
 const WAL_BUFFERS_PAGES_MAX: u64 = (i32::MAX as u64) / 8192;
@@ -262,7 +326,63 @@ impl Params {
             "advance_timeout_us" => &mut self.advance_timeout_us,
             "warmup_us" => &mut self.warmup_us,
             "jitter_pct" => &mut self.jitter_pct,
+            "wal_init_us" => &mut self.wal_init_us,
+            "decode_bytes_per_s" => &mut self.decode_bytes_per_s,
+            "wake_latency_us" => &mut self.wake_latency_us,
+            "preempt_pct" => &mut self.preempt_pct,
+            "preempt_us" => &mut self.preempt_us,
             other => unreachable!("parameter {other} is listed but has no field"),
+        }
+    }
+
+    /// The parameter set `name` ([`PARAMS_SETS`]), or a one-line error.
+    pub fn named(name: &str) -> Result<Params, String> {
+        match name {
+            "olake" => Ok(Params::default()),
+            "this-machine" => Ok(Params::this_machine()),
+            other => Err(format!(
+                "no parameter set {other:?}; the sets are {}",
+                PARAMS_SETS.join(", ")
+            )),
+        }
+    }
+
+    /// The server `walcheck live ladder` starts on this project's machine (PostgreSQL 15.18,
+    /// Debian 12, 2 cores shared with other work, a virtual disk; `checkpoint_timeout` 1 h and
+    /// `max_wal_size` 4 GB, so no checkpoint recycles a WAL segment during a run), as measured on
+    /// 2 December 2026 (docs/live.md, "What the live ladder measures"):
+    /// - `row_wal_bytes` 1,067: `pg_current_wal_insert_lsn()` before and after each statement,
+    ///   1,067.1 to 1,069.0 bytes a row at 500 to 32,000 rows (the load table has no index);
+    /// - `fsync_latency_us` 3,000: `strace -T` of the walwriter under the async ladder's load,
+    ///   `fdatasync` after writing 0.1 to 1 MB of WAL: median 2.6 to 2.9 ms (10th percentile
+    ///   0.8, 90th 5.6 to 8.9); the backend's after a 3 MB commit: 2.9 to 11 ms; `pg_test_fsync`:
+    ///   3.4 ms for one 8 kB write;
+    /// - `wal_init_us` 60,000: creating a 16 MB segment as `XLogFileInitInternal` does
+    ///   (`dd bs=8k count=2048 conv=fsync`) took 46 to 196 ms, median 72;
+    /// - `decode_bytes_per_s` 1,300,000,000: `pg_replication_slot_advance` over 5 to 400 MB of
+    ///   the async ladder's WAL, already flushed, ran at 1.1 to 1.7 GB/s;
+    /// - `connector_step_us` 300: the bootstrap's query round trip, median 0.18 ms, 90th
+    ///   percentile 0.3 ms;
+    /// - `rows_per_s` 100,000, `preempt_pct` 30 and `preempt_us` 6,000: a 100-row statement
+    ///   took 0.5 to 9 ms, median 1.1 to 1.2 ms, 90th percentile 4.5 to 5.2 ms (the walwriter,
+    ///   a process on the same machine, is taken to wake as late);
+    /// - `statement_gap_us` 300: the load's round trip between statements;
+    /// - `wake_latency_us` 150: a 5 ms sleep overshot by about 0.1 ms;
+    /// - `advance_timeout_us` 2,000,000: the live ladder's deadline for #1084's retries.
+    pub fn this_machine() -> Params {
+        Params {
+            row_wal_bytes: 1_067,
+            fsync_latency_us: 3_000,
+            wal_init_us: 60_000,
+            decode_bytes_per_s: 1_300_000_000,
+            connector_step_us: 300,
+            rows_per_s: 100_000,
+            preempt_pct: 30,
+            preempt_us: 6_000,
+            statement_gap_us: 300,
+            wake_latency_us: 150,
+            advance_timeout_us: 2_000_000,
+            ..Params::default()
         }
     }
 
@@ -363,7 +483,7 @@ impl Params {
         for _ in 0..64 {
             let mut params = *self;
             for info in PARAMS {
-                if !fixed.contains(&info.name) {
+                if !fixed.contains(&info.name) && !info.swarm.is_empty() {
                     // Drawn as u64, not usize: the same draw on 32- and 64-bit machines.
                     let choice = rng.random_range(0..info.swarm.len() as u64) as usize;
                     *params.field(info.name) = info.swarm[choice];
@@ -381,6 +501,7 @@ impl Params {
 fn unit_words(unit: &str) -> &str {
     match unit {
         "us" => "microseconds",
+        "bytes/s" => "bytes per second",
         "%" => "percent",
         other => other,
     }

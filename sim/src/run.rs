@@ -8,7 +8,7 @@ use walcheck_properties::system::Variables;
 use walcheck_systems::olake_bootstrap::{self as system, OlakeBootstrap, PROPERTIES};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
-use crate::engine::{self, AttemptId, Recorded, SAFETY};
+use crate::engine::{self, AttemptId, Protocol, Recorded, SAFETY};
 use crate::ladder::{LadderKind, Level};
 use crate::params::Params;
 use crate::stats::Tally;
@@ -30,6 +30,14 @@ pub struct Options {
     pub trace_out: Option<PathBuf>,
     /// How many violating attempts per level and variant to write traces of.
     pub trace_limit: u32,
+    /// How bootstraps meet the workload ([`Protocol::Independent`] unless the live ladder's
+    /// prediction asks for [`Protocol::BackToBack`]).
+    pub protocol: Protocol,
+    /// Under [`Protocol::BackToBack`]: rounds per run of a level, each run a fresh level (new
+    /// slots, new workload), as many runs as `attempts` needs; 0: one run of `attempts` rounds.
+    /// The live ladder runs `--attempts` rounds a level, and how far its advances decode grows
+    /// with the level's length.
+    pub level_rounds: u32,
 }
 
 /// The variants `SPEC` (`olake-bootstrap[:variant]`) names, or a one-line error.
@@ -111,6 +119,9 @@ pub fn validate(options: &Options) -> Result<(), String> {
             options.attempts
         ));
     }
+    if options.protocol == Protocol::BackToBack && options.trace_out.is_some() {
+        return Err("--trace-out re-runs single attempts: it needs --protocol independent".into());
+    }
     Ok(())
 }
 
@@ -144,6 +155,41 @@ fn run_level(
 ) -> Result<LevelReport, String> {
     let mut tallies = vec![Tally::default(); options.variants.len()];
     let (mut cycles, mut cycles_us) = (0, 0);
+    if options.protocol == Protocol::BackToBack {
+        let per_run = match options.level_rounds {
+            0 => options.attempts,
+            n => n.min(options.attempts),
+        };
+        let mut done = 0;
+        while done < options.attempts {
+            let rounds = per_run.min(options.attempts - done);
+            // Each run its own random streams, numbered like attempts.
+            let id = AttemptId {
+                seed: options.seed,
+                ladder: kind,
+                level_index,
+                attempt: done,
+            };
+            let (run, outcomes) =
+                engine::run_back_to_back(&options.variants, &options.params, &level, id, rounds)?;
+            cycles += run.cycles;
+            cycles_us += run.cycles_us;
+            for (tally, outcomes) in tallies.iter_mut().zip(&outcomes) {
+                for (round, outcome) in outcomes.iter().enumerate() {
+                    tally.add(done + round as u32, outcome);
+                }
+            }
+            done += rounds;
+        }
+        return Ok(LevelReport {
+            statement_wal_bytes: level.wal_bytes + options.params.commit_record_bytes,
+            level,
+            cycles,
+            cycles_us,
+            traces: vec![Vec::new(); tallies.len()],
+            tallies,
+        });
+    }
     for attempt in 0..options.attempts {
         let id = AttemptId {
             seed: options.seed,

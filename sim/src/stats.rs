@@ -22,7 +22,19 @@ pub fn wilson_95(hits: u64, n: u64) -> (f64, f64) {
     let denominator = 1.0 + z2 / n_f;
     let centre = (p + z2 / (2.0 * n_f)) / denominator;
     let half = Z_95 / denominator * (p * (1.0 - p) / n_f + z2 / (4.0 * n_f * n_f)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // No hits (all hits) puts the interval's low (high) end exactly at 0 (1); computed, it can
+    // come out a rounding error away.
+    let low = if hits == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if hits == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (low, high)
 }
 
 /// The outcomes of one variant at one level.
@@ -43,6 +55,10 @@ pub struct Tally {
     pub confirmed_after_retry: u64,
     pub confirm_us_total: u64,
     pub confirm_us_max: u64,
+    /// `pg_replication_slot_advance` calls over all attempts, and their total time from call to
+    /// return, in microseconds.
+    pub advance_calls: u64,
+    pub advance_us_total: u64,
 }
 
 /// How many violating attempt numbers a tally keeps.
@@ -62,6 +78,8 @@ impl Tally {
                 self.violating_attempts.push(attempt);
             }
         }
+        self.advance_calls += u64::from(outcome.advance_calls);
+        self.advance_us_total += outcome.advance_us;
         let retries = u64::from(outcome.advance_calls.saturating_sub(1));
         self.retries += retries;
         self.retries_max = self.retries_max.max(retries);
@@ -95,6 +113,12 @@ impl Tally {
         }
     }
 
+    /// Mean time from an advance's call to its return, in microseconds (rounded down); `None`
+    /// without advances.
+    pub fn advance_us_mean(&self) -> Option<u64> {
+        (self.advance_calls > 0).then(|| self.advance_us_total / self.advance_calls)
+    }
+
     /// Mean time to confirm after a retry, in microseconds (rounded down); `None` when no attempt
     /// retried.
     pub fn confirm_us_mean(&self) -> Option<u64> {
@@ -122,6 +146,11 @@ mod tests {
         let (lo, hi) = wilson_95(200, 200);
         assert_eq!((round_to(lo, 4), round_to(hi, 4)), (0.9812, 1.0));
         assert_eq!(wilson_95(0, 0), (0.0, 1.0));
+        // Exactly 0 with no hits and exactly 1 with all: a simulated 0 % lies inside.
+        for n in 1..=60 {
+            assert_eq!(wilson_95(0, n).0, 0.0);
+            assert_eq!(wilson_95(n, n).1, 1.0);
+        }
     }
 
     #[test]

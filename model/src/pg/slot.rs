@@ -153,6 +153,32 @@ impl Slot {
         target.is_valid() && moveto >= self.confirmed_flush && moveto > self.restart_lsn
     }
 
+    /// Where an advance that clamped its target to `moveto` leaves `restart_lsn` when its
+    /// fast-forward decoding meets `xl_running_xacts` records at `running_xacts` (ascending) with
+    /// no transaction open at them: the first record past the old `confirmed_flush`, else the
+    /// last one at or below it, else `restart_lsn` unchanged.
+    ///
+    /// PostgreSQL 15 `slotfuncs.c:pg_logical_replication_slot_advance` decodes from
+    /// `restart_lsn` to `moveto`; `snapbuild.c:SnapBuildProcessRunningXacts` offers each record
+    /// it meets to `logical.c:LogicalIncreaseRestartDecodingForSlot`, which takes one at or below
+    /// `confirmed_flush` at once and keeps the first one past it as the candidate (later ones are
+    /// dropped while it is pending); the closing `LogicalConfirmReceivedLocation(moveto)` takes
+    /// the candidate. How far the next advance has to decode follows from it.
+    pub fn restart_after_advance(&self, moveto: Lsn, running_xacts: &[Lsn]) -> Lsn {
+        let decoded = running_xacts
+            .iter()
+            .copied()
+            .filter(|&r| r > self.restart_lsn && r < moveto);
+        let mut restart = self.restart_lsn;
+        for r in decoded {
+            restart = r;
+            if r > self.confirmed_flush {
+                break;
+            }
+        }
+        restart
+    }
+
     /// Writes the slot's current positions to disk.
     ///
     /// PostgreSQL 15 `slot.c:CheckPointReplicationSlots` saves every dirty slot at each
@@ -171,9 +197,82 @@ impl Slot {
     }
 }
 
+/// How far the flush pointer must reach before `pg_replication_slot_advance` to `moveto` (its
+/// target already clamped) returns: the end of the first WAL record that ends at or after
+/// `moveto`, or `moveto` itself when `record_ends` (ascending, in LSN bytes) has none there.
+///
+/// PostgreSQL 15 `slotfuncs.c:pg_logical_replication_slot_advance` reads whole records until one
+/// ends at or past `moveto`, and `xlogutils.c:read_local_xlog_page_guts` waits (polling every
+/// millisecond) until the flush pointer covers the bytes a record needs. A flush pointer on a
+/// page boundary inside a record, where the walwriter leaves it
+/// ([`crate::pg::Wal::walwriter_flush_pages`]), makes the call wait for the next flush past that
+/// record; `end_lsn` is still `moveto`.
+pub fn advance_read_end(moveto: Lsn, record_ends: impl IntoIterator<Item = Lsn>) -> Lsn {
+    record_ends
+        .into_iter()
+        .find(|&end| end >= moveto)
+        .unwrap_or(moveto)
+}
+
+/// Whether an advance that must read to `read_end` ([`advance_read_end`]) is still waiting with
+/// the flush pointer at `flush` (see there).
+pub fn advance_waits(flush: Lsn, read_end: Lsn) -> bool {
+    flush < read_end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_advance_into_a_record_reads_to_its_end_and_waits_for_its_flush() {
+        // Records ending at 0x1430, 0x2010 (it straddles the page boundary 0x2000), 0x2450.
+        let ends = [Lsn(0x1430), Lsn(0x2010), Lsn(0x2450)];
+        // The flush pointer on the page boundary: moveto 0x2000 lies inside the second record.
+        let read_end = advance_read_end(Lsn(0x2000), ends);
+        assert_eq!(read_end, Lsn(0x2010));
+        assert!(advance_waits(Lsn(0x2000), read_end));
+        assert!(!advance_waits(Lsn(0x2010), read_end));
+        // On a record's end: nothing more to read.
+        assert_eq!(advance_read_end(Lsn(0x1430), ends), Lsn(0x1430));
+        assert!(!advance_waits(Lsn(0x1430), Lsn(0x1430)));
+        // Past every known record: moveto itself.
+        assert_eq!(advance_read_end(Lsn(0x3000), ends), Lsn(0x3000));
+    }
+
+    #[test]
+    fn restart_lsn_moves_to_the_first_running_xacts_past_confirmed_flush() {
+        let slot = Slot {
+            confirmed_flush: Lsn(0x5000),
+            restart_lsn: Lsn(0x1000),
+            saved: SavedSlot {
+                confirmed_flush: Lsn(0x5000),
+                restart_lsn: Lsn(0x1000),
+            },
+        };
+        let running = [
+            Lsn(0x800),
+            Lsn(0x2000),
+            Lsn(0x4000),
+            Lsn(0x6000),
+            Lsn(0x7000),
+        ];
+        // 0x2000 and 0x4000 are taken at once; 0x6000 becomes the candidate, 0x7000 is dropped.
+        assert_eq!(
+            slot.restart_after_advance(Lsn(0x9000), &running),
+            Lsn(0x6000)
+        );
+        // Decoding stops at moveto: only the records below it are met.
+        assert_eq!(
+            slot.restart_after_advance(Lsn(0x5800), &running),
+            Lsn(0x4000)
+        );
+        // None met: restart_lsn stays.
+        assert_eq!(
+            slot.restart_after_advance(Lsn(0x1800), &running),
+            Lsn(0x1000)
+        );
+    }
 
     const CF: Lsn = Lsn(0x153_E240);
 

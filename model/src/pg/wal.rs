@@ -116,6 +116,36 @@ impl Wal {
         true
     }
 
+    /// Where a walwriter cycle whose flush is not due writes to, as PostgreSQL's
+    /// `XLogBackgroundFlush` chooses: the last whole page when it lies past the flush pointer,
+    /// otherwise the insert pointer (`asyncXactLSN`: the last asynchronous commit's partial page,
+    /// written without `flexible`).
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogBackgroundFlush`: `WriteRqst.Write` is `LogwrtRqst.Write` backed
+    /// off to a page boundary, replaced by `asyncXactLSN` when it is at or below
+    /// `LogwrtResult.Flush`; with the flush not due `WriteRqst.Flush = 0`. The model takes both
+    /// as the insert pointer, as [`Wal::walwriter_flush_pages`] does.
+    pub fn walwriter_write_target(&self, page_bytes: u64) -> Lsn {
+        let whole_pages = self.insert.page_floor(page_bytes);
+        if whole_pages > self.flush {
+            whole_pages
+        } else {
+            self.insert
+        }
+    }
+
+    /// The walwriter writes without flushing through [`Wal::walwriter_write_target`]. Returns
+    /// whether anything moved. With page-aligned inserts it is [`Wal::walwriter_write`].
+    pub fn walwriter_write_pages(&mut self, page_bytes: u64) -> bool {
+        let target = self.walwriter_write_target(page_bytes);
+        if target <= self.write {
+            return false;
+        }
+        self.write_without_flush(target);
+        debug_assert!(self.is_ordered(), "{self:?}");
+        true
+    }
+
     /// The walwriter writes and flushes: a cycle of `XLogBackgroundFlush` in which the flush is
     /// due (see [`Wal::walwriter_write`]); asynchronous commits reach disk this way.
     ///
@@ -127,6 +157,30 @@ impl Wal {
             return false;
         }
         self.commit_flush();
+        true
+    }
+
+    /// The walwriter writes and flushes as PostgreSQL's `XLogBackgroundFlush` does when the flush
+    /// is due: through the last whole page when one lies past the flush pointer, otherwise
+    /// through the insert pointer. Returns whether anything moved.
+    ///
+    /// PostgreSQL 15 `xlog.c:XLogBackgroundFlush`: the target is `LogwrtRqst.Write` backed off to
+    /// a page boundary, written and flushed with `flexible`; only when that is already flushed
+    /// does it take `asyncXactLSN` (the last asynchronous commit's end, the partial page
+    /// included). So a flush with whole pages to write ends on a page boundary, usually inside a
+    /// record, and the partial page holding the last commit record waits for a later cycle. The
+    /// model takes `LogwrtRqst.Write` and `asyncXactLSN` as the insert pointer
+    /// (`XLogInsertRecord` raises `LogwrtRqst.Write` to the end of each record that crosses a
+    /// page); the flexible write's stop at the end of the `wal_buffers` ring is not modelled.
+    /// With page-aligned inserts it is [`Wal::walwriter_flush`].
+    pub fn walwriter_flush_pages(&mut self, page_bytes: u64) -> bool {
+        let target = self.walwriter_write_target(page_bytes);
+        if target <= self.flush {
+            return false;
+        }
+        self.write = self.write.max(target);
+        self.flush = target;
+        debug_assert!(self.is_ordered(), "{self:?}");
         true
     }
 
@@ -233,6 +287,50 @@ mod tests {
         assert!(!wal.walwriter_write(PAGE));
         assert!(wal.walwriter_flush());
         assert_eq!(wal.flush, wal.insert);
+    }
+
+    #[test]
+    fn a_due_walwriter_flush_stops_at_the_last_whole_page_then_takes_the_partial_one() {
+        let mut wal = Wal::at(BASE);
+        // An asynchronous commit 2.5 pages long: two whole pages and a partial one.
+        wal.append(2 * PAGE + PAGE / 2, PAGE, 512 * PAGE);
+        assert!(wal.walwriter_flush_pages(PAGE));
+        assert_eq!(
+            (wal.write, wal.flush),
+            (BASE.plus(2 * PAGE), BASE.plus(2 * PAGE))
+        );
+        // No whole page past the flush pointer: the next cycle takes asyncXactLSN.
+        assert!(wal.walwriter_flush_pages(PAGE));
+        assert_eq!((wal.write, wal.flush), (wal.insert, wal.insert));
+        assert!(!wal.walwriter_flush_pages(PAGE));
+        // Page-aligned inserts (the checker's statements): the same as walwriter_flush.
+        let (mut a, mut b) = (Wal::at(BASE), Wal::at(BASE));
+        a.append(3 * PAGE, PAGE, 2 * PAGE);
+        b.append(3 * PAGE, PAGE, 2 * PAGE);
+        assert_eq!(a.walwriter_flush_pages(PAGE), b.walwriter_flush());
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_walwriter_write_not_due_takes_the_partial_page_once_whole_pages_are_flushed() {
+        let mut wal = Wal::at(BASE);
+        wal.append(2 * PAGE + PAGE / 2, PAGE, 512 * PAGE);
+        // Whole pages past the flush pointer: written, the partial one left.
+        assert!(wal.walwriter_write_pages(PAGE));
+        assert_eq!((wal.write, wal.flush), (BASE.plus(2 * PAGE), BASE));
+        // Already written, not flushed: still the whole pages' target, nothing more to write.
+        assert!(!wal.walwriter_write_pages(PAGE));
+        // Flushed through them: the asynchronous commit's partial page is written, not flushed.
+        assert!(wal.walwriter_flush_pages(PAGE));
+        wal.append(100, PAGE, 512 * PAGE);
+        assert!(wal.walwriter_write_pages(PAGE));
+        assert_eq!((wal.write, wal.flush), (wal.insert, BASE.plus(2 * PAGE)));
+        // Page-aligned inserts: the same as walwriter_write.
+        let (mut a, mut b) = (Wal::at(BASE), Wal::at(BASE));
+        a.append(3 * PAGE, PAGE, 8 * PAGE);
+        b.append(3 * PAGE, PAGE, 8 * PAGE);
+        assert_eq!(a.walwriter_write_pages(PAGE), b.walwriter_write(PAGE));
+        assert_eq!(a, b);
     }
 
     #[test]

@@ -45,9 +45,11 @@ pub enum Action {
     /// `XLogFlush(XactLastRecEnd)` under `synchronous_commit = on`, or
     /// `XLogSetAsyncXactLSN(XactLastRecEnd)` (no flush; the walwriter's job) when it is off.
     Commit { bytes: u64, commit: CommitMode },
-    /// The walwriter writes completed pages without flushing ([`walcheck_model::pg::Wal::walwriter_write`]).
+    /// The walwriter writes without flushing: completed pages, or once they are flushed the last
+    /// asynchronous commit's partial page ([`walcheck_model::pg::Wal::walwriter_write_pages`]).
     WalWriterWrite,
-    /// The walwriter writes and flushes ([`walcheck_model::pg::Wal::walwriter_flush`]).
+    /// The walwriter writes and flushes, through the last whole page when one is past the flush
+    /// pointer ([`walcheck_model::pg::Wal::walwriter_flush_pages`]).
     WalWriterFlush,
     /// `CHECKPOINT` ([`Server::checkpoint`]).
     Checkpoint,
@@ -128,10 +130,10 @@ impl OlakeBootstrap {
                 );
             }
             Action::WalWriterWrite => {
-                state.server.wal.walwriter_write(cfg.page_bytes);
+                state.server.wal.walwriter_write_pages(cfg.page_bytes);
             }
             Action::WalWriterFlush => {
-                state.server.wal.walwriter_flush();
+                state.server.wal.walwriter_flush_pages(cfg.page_bytes);
             }
             Action::Checkpoint => state.server.checkpoint(),
             Action::Replay => {
@@ -200,10 +202,10 @@ impl OlakeBootstrap {
         // PostgreSQL's own steps are offered when they would change something: each function
         // says whether it did, here on a copy of the pointers.
         let moves = |step: &dyn Fn(&mut Wal) -> bool| step(&mut { *wal });
-        if moves(&|w| w.walwriter_write(cfg.page_bytes)) {
+        if moves(&|w| w.walwriter_write_pages(cfg.page_bytes)) {
             actions.push(Action::WalWriterWrite);
         }
-        if moves(&Wal::walwriter_flush) {
+        if moves(&|w| w.walwriter_flush_pages(cfg.page_bytes)) {
             actions.push(Action::WalWriterFlush);
         }
         if server.checkpoint_has_work() {
