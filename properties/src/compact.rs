@@ -84,8 +84,9 @@ const PIECES_PER_THREAD: usize = 8;
 /// A table slot's index when the slot is empty, and a root's parent.
 const NONE: u32 = u32::MAX;
 
-/// The fingerprint table's segments are picked by this many of a fingerprint's top bits.
-const SEGMENT_BITS: u32 = 8;
+/// The fingerprint table's segments are picked by this many of a fingerprint's top bits: few
+/// enough that a large table's segments are many megabytes, backed by huge pages.
+const SEGMENT_BITS: u32 = 4;
 
 /// Segments in the fingerprint table.
 const SEGMENTS: usize = 1 << SEGMENT_BITS;
@@ -540,13 +541,40 @@ impl<F: Fingerprint> Table<F> {
         }
     }
 
+    /// The segment of `print` and the slot its probe starts at.
+    #[inline]
+    fn home(&self, print: F) -> (usize, usize) {
+        let segment = Table::<F>::segment_of(print);
+        let len = self.segments[segment].len() as u64;
+        (
+            segment,
+            (((print.slot_bits() & 0xffff_ffff) * len) >> 32) as usize,
+        )
+    }
+
+    /// Asks the processor to fetch the slot `print`'s probe starts at into the cache, so that a
+    /// [`Table::find`] soon after finds it there.
+    #[inline]
+    pub(crate) fn prefetch(&self, print: F) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (segment, slot) = self.home(print);
+            let at = self.segments[segment].as_ptr().wrapping_add(slot);
+            // SAFETY: a prefetch is a hint that reads nothing the program sees and cannot fault,
+            // whatever the address; SSE, its instruction set, is part of every x86_64 target.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = print;
+    }
+
     /// The stored index of `print`, or the place of the empty slot where it would go.
     #[inline]
     pub(crate) fn find(&self, print: F) -> Result<u32, usize> {
-        let segment = Table::<F>::segment_of(print);
+        let (segment, mut slot) = self.home(print);
         let slots = &self.segments[segment];
         let len = slots.len();
-        let mut slot = (((print.slot_bits() & 0xffff_ffff) * len as u64) >> 32) as usize;
         loop {
             let Slot {
                 print: stored,
@@ -624,13 +652,39 @@ fn grown(slots: usize) -> usize {
 }
 
 fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
-    vec![
-        Slot {
-            print: F::default(),
-            index: NONE,
-        };
-        count
-    ]
+    let mut slots: Vec<Slot<F>> = Vec::with_capacity(count);
+    advise_huge_pages(slots.as_mut_ptr().cast(), count * size_of::<Slot<F>>());
+    let empty = Slot {
+        print: F::default(),
+        index: NONE,
+    };
+    slots.resize(count, empty);
+    slots
+}
+
+/// Asks Linux to back the 2 MiB-aligned part of `bytes` bytes at `start`, memory not yet
+/// written, with huge pages: a probe of a table larger than the caches then seldom misses the
+/// processor's page-translation cache as well. Below a few megabytes it is not worth asking.
+fn advise_huge_pages(start: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE_PAGE_BYTES: usize = 2 << 20;
+        if bytes < 2 * HUGE_PAGE_BYTES {
+            return;
+        }
+        let first = (start as usize).next_multiple_of(HUGE_PAGE_BYTES);
+        let end = (start as usize + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+        if end > first {
+            // SAFETY: the range lies inside one live allocation of this table; the advice
+            // changes how the kernel backs its pages, never their contents, and a refusal (an
+            // error return) is harmless.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes);
 }
 
 /// Every state stored, in the order stored: its fingerprint in a [`Table`], and its parent link.
@@ -665,8 +719,8 @@ impl<F: Fingerprint> Visited<F> {
         debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
         let index = self.len() as u32;
         self.table.insert(slot, print, index);
-        self.parent.push(parent);
-        self.action.push(action);
+        liveness::push_lean(&mut self.parent, parent);
+        liveness::push_lean(&mut self.action, action);
         index
     }
 }
@@ -1337,6 +1391,7 @@ where
         links: Vec::new(),
     };
     let mut actions = Vec::new();
+    let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
     for (offset, state) in parents.iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
         actions.clear();
@@ -1349,17 +1404,37 @@ where
         }
         let mut enabled = 0;
         let links_before = expanded.links.len();
+        // The parent's successors are fingerprinted first and their slots fetched ahead, so
+        // that their look-ups wait for memory together.
         for (position, action) in actions.drain(..).enumerate() {
             let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
             let Some(successor) = space.model.next_state(state, action) else {
                 continue;
             };
             enabled |= classes;
-            if !space.model.within_boundary(&successor) {
+            let print = space.model.within_boundary(&successor).then(|| {
+                let print = space.fingerprinter.fingerprint(&successor);
+                space.visited.table.prefetch(print);
+                print
+            });
+            made.push(Made {
+                position,
+                classes,
+                print,
+                state: successor,
+            });
+        }
+        for Made {
+            position,
+            classes,
+            print,
+            state: successor,
+        } in made.drain(..)
+        {
+            let Some(print) = print else {
                 expanded.trailing.outside += 1;
                 continue;
-            }
-            let print = space.fingerprinter.fingerprint(&successor);
+            };
             match space.visited.find(print) {
                 Ok(stored) => {
                     let same = match current.get(stored).or_else(|| next.get(stored)) {
@@ -1410,6 +1485,10 @@ where
     Ok(expanded)
 }
 
+/// Tables larger than this (in bytes) are past the processor's caches: successors are then
+/// looked up a parent's worth at a time, their slots fetched ahead together.
+const PREFETCH_ABOVE_BYTES: usize = 8 << 20;
+
 /// [`expand`] and [`merge`] in one pass on one thread, for block `b` of the level being
 /// expanded: each new state is stored as it is generated, in the same order and with the same
 /// counts. Returns the limit that stopped it, if one did.
@@ -1429,6 +1508,7 @@ where
 {
     let first = b * current.block;
     let mut actions = Vec::new();
+    let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
     for (offset, state) in current.blocks[b].iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
         actions.clear();
@@ -1439,56 +1519,47 @@ where
                 actions: actions.len(),
             });
         }
+        // The unit tests' tables are small: they take both ways, a parent each.
+        let table_bytes = space.visited.table.slot_count() * Table::<P::Print>::SLOT_BYTES;
+        let batch = table_bytes > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 2 == 1);
         let mut enabled = 0;
         for (position, action) in actions.drain(..).enumerate() {
             let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
-            // Kept in its `Option` until stored: moving a large state out costs a copy.
-            let mut made = space.model.next_state(state, action);
-            let Some(successor) = made.as_ref() else {
+            let Some(successor) = space.model.next_state(state, action) else {
                 continue;
             };
             enabled |= classes;
-            totals.states += 1;
-            if !space.model.within_boundary(successor) {
+            let print = space
+                .model
+                .within_boundary(&successor)
+                .then(|| space.fingerprinter.fingerprint(&successor));
+            let made_one = Made {
+                position,
+                classes,
+                print,
+                state: successor,
+            };
+            if batch {
+                // In a table larger than the caches each look-up waits for memory: all of the
+                // parent's successors are fingerprinted first, and their slots fetched ahead, so
+                // that they wait together.
+                if let Some(print) = print {
+                    space.visited.table.prefetch(print);
+                }
+                made.push(made_one);
                 continue;
             }
-            totals.lookups += 1;
-            let print = space.fingerprinter.fingerprint(successor);
-            let target = match space.visited.find(print) {
-                Ok(stored) => {
-                    let same = match current.get(stored).or_else(|| next.get(stored)) {
-                        Some(whole) => whole == successor,
-                        None if verify => space.rebuild(stored)?.last_state() == successor,
-                        None => true,
-                    };
-                    if !same {
-                        return Err(Error::Collision {
-                            print: print.widen(),
-                            stored: stored.into(),
-                            parent: Some(parent.into()),
-                            action: Some(position as u64),
-                        });
-                    }
-                    stored
-                }
-                Err(slot) => {
-                    let edges = merging.graph.as_ref().map(|g| g.edges());
-                    let (levels, budget) = ((current, &*next), merging.budget);
-                    let sizes = (edges, print);
-                    if let Some(limit) = admit(&space.visited, levels, budget, sizes, true) {
-                        return Ok(Some(limit));
-                    }
-                    let index = space.visited.insert(slot, print, parent, position as u16);
-                    next.push(made.take().expect("made"), spare);
-                    totals.max_depth = merging.depth;
-                    let bytes = counted_bytes(&space.visited, current, next, edges);
-                    totals.memory_bytes = totals.memory_bytes.max(bytes);
-                    merging.generated.push(*totals);
-                    index
-                }
-            };
-            if let Some(graph) = merging.graph.as_deref_mut() {
-                graph.push_edge(target, classes);
+            let levels = (current, &mut *next, &mut *spare);
+            let at = (parent, verify);
+            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
+                return Ok(Some(limit));
+            }
+        }
+        for made_one in made.drain(..) {
+            let levels = (current, &mut *next, &mut *spare);
+            let at = (parent, verify);
+            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
+                return Ok(Some(limit));
             }
         }
         if let Some(graph) = merging.graph.as_deref_mut() {
@@ -1497,6 +1568,84 @@ where
     }
     Ok(None)
 }
+
+/// One successor `made` of state `parent` looked up: compared with the state its fingerprint
+/// names when that is held whole (or, `verify`ing, rebuilt), or else stored, and with a graph
+/// its edge added. Returns the limit that storing it would exceed, if one would.
+#[inline(always)]
+fn settle<M, P>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): Levels<'_, M::State>,
+    (parent, verify): (u32, bool),
+    made: Made<M::State, P::Print>,
+    merging: &mut Merge<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let Made {
+        position,
+        classes,
+        print,
+        state: successor,
+    } = made;
+    totals.states += 1;
+    let Some(print) = print else {
+        return Ok(None);
+    };
+    totals.lookups += 1;
+    let target = match space.visited.find(print) {
+        Ok(stored) => {
+            let same = match current.get(stored).or_else(|| next.get(stored)) {
+                Some(whole) => *whole == successor,
+                None if verify => *space.rebuild(stored)?.last_state() == successor,
+                None => true,
+            };
+            if !same {
+                return Err(Error::Collision {
+                    print: print.widen(),
+                    stored: stored.into(),
+                    parent: Some(parent.into()),
+                    action: Some(position as u64),
+                });
+            }
+            stored
+        }
+        Err(slot) => {
+            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let (levels, budget) = ((current, &*next), merging.budget);
+            if let Some(limit) = admit(&space.visited, levels, budget, (edges, print), true) {
+                return Ok(Some(limit));
+            }
+            let index = space.visited.insert(slot, print, parent, position as u16);
+            next.push(successor, spare);
+            totals.max_depth = merging.depth;
+            let bytes = counted_bytes(&space.visited, current, next, edges);
+            totals.memory_bytes = totals.memory_bytes.max(bytes);
+            merging.generated.push(*totals);
+            index
+        }
+    };
+    if let Some(graph) = merging.graph.as_deref_mut() {
+        graph.push_edge(target, classes);
+    }
+    Ok(None)
+}
+
+/// A successor made and fingerprinted (`None` outside the boundary), waiting to be looked up.
+struct Made<S, F> {
+    position: usize,
+    classes: u32,
+    print: Option<F>,
+    state: S,
+}
+
+/// How many new states ahead a merge fetches a slot.
+const MERGE_LOOKAHEAD: usize = 8;
 
 /// What a round's merge is bound by and fills in besides the search.
 struct Merge<'a, S> {
@@ -1527,7 +1676,12 @@ where
         let mut levels = (current, &mut *next, &mut *spare);
         match merging.graph.as_deref_mut() {
             None => {
-                for new in news {
+                // Each new state's slot is fetched ahead, a few new states before its turn.
+                let prints: Vec<P::Print> = news.as_slice().iter().map(|n| n.print).collect();
+                for (i, new) in news.enumerate() {
+                    if let Some(&ahead) = prints.get(i + MERGE_LOOKAHEAD) {
+                        space.visited.table.prefetch(ahead);
+                    }
                     if let Err(limit) = store(space, &mut levels, new, &mut merging, totals)? {
                         return Ok(Some(limit));
                     }
@@ -1669,7 +1823,9 @@ where
                 }
             }
             if let Some(graph) = graph {
-                graph.marks.extend(piece_marks);
+                for marks in piece_marks {
+                    liveness::push_lean(&mut graph.marks, marks);
+                }
             }
         }
     }

@@ -119,8 +119,8 @@ impl<S> Graph<S> {
             Some(&same) if same == classes => last,
             _ => self.class_set(classes),
         };
-        self.targets.push(target);
-        self.class_of.push(set as u8);
+        push_lean(&mut self.targets, target);
+        push_lean(&mut self.class_of, set as u8);
     }
 
     /// The index of `classes` among the graph's class sets, added if new.
@@ -140,8 +140,8 @@ impl<S> Graph<S> {
 
     /// Ends the expansion of the next state: its edges are those pushed since the last call.
     pub(crate) fn end_state(&mut self, enabled: u32) {
-        self.enabled.push(enabled);
-        self.first.push(self.targets.len() as u32);
+        push_lean(&mut self.enabled, enabled);
+        push_lean(&mut self.first, self.targets.len() as u32);
     }
 
     /// The state whose edges include `edge`.
@@ -159,6 +159,15 @@ impl<S> Graph<S> {
 /// id.
 pub(crate) fn graph_bytes(states: usize, edges: usize) -> u64 {
     (states * Graph::<()>::STATE_BYTES + edges * Graph::<()>::EDGE_BYTES) as u64
+}
+
+/// Pushes `item`, growing `items` by a quarter (not doubling) when it is full: a large
+/// exploration's arrays then hold at most a quarter more than they use.
+pub(crate) fn push_lean<T>(items: &mut Vec<T>, item: T) {
+    if items.len() == items.capacity() {
+        items.reserve_exact((items.len() / 4).max(256));
+    }
+    items.push(item);
 }
 
 /// A lasso: the path to the loop state, then the cycle back to it (empty when the loop state
@@ -230,9 +239,9 @@ where
 /// `max_memory_bytes`. While exploring it counts the fingerprint table's slots (12 bytes
 /// each), per state 12 (edge offset, enabled classes, marks), per edge 5 (target, class set),
 /// and each state waiting to be expanded at its `size_of` with its depth; once explored, per
-/// state 8 for its fingerprint instead of the table, and for the monitor product 9 per product
-/// node (parent link, reached flag, place in the breadth-first order) and 13 per state (the
-/// strongly connected components' working arrays). Heap a state owns is not counted; where the
+/// state 8 for its fingerprint instead of the table, and for the monitor product 8 per product
+/// node (parent link, place in the breadth-first order) and 21 per state (the strongly connected
+/// components' working arrays). Heap a state owns is not counted; where the
 /// check stops depends only on the model.
 pub fn check_bounded<M>(
     model: &M,
@@ -393,8 +402,8 @@ struct Fair {
 
 /// The bytes the monitor product of a graph of `states` states adds to it.
 fn product_bytes(states: usize) -> u64 {
-    let per_node = size_of::<u32>() + size_of::<bool>() + size_of::<u32>();
-    let per_state = 3 * size_of::<u32>() + size_of::<bool>();
+    let per_node = 2 * size_of::<u32>();
+    let per_state = 5 * size_of::<u32>() + size_of::<bool>();
     (2 * states * per_node + states * per_state) as u64
 }
 
@@ -438,9 +447,9 @@ struct Product {
     parent: Vec<u32>,
     /// The nodes reached, breadth-first.
     order: Vec<u32>,
-    /// The components of the pending nodes reached, and per state the index of its pending
-    /// node's component ([`NO`] when not reached).
-    components: Vec<Vec<u32>>,
+    /// The components of the pending nodes reached that can hold a cycle, and per state the
+    /// index of its pending node's component ([`NO`] when in none of them).
+    components: Sccs,
     component_of: Vec<u32>,
 }
 
@@ -453,12 +462,10 @@ impl Product {
         let trigger = |t: usize| graph.marks[t] >> (2 * r + 1) & 1 == 1;
         let pending_after = |pending: bool, t: usize| (pending || trigger(t)) && !goal(t);
         let start = usize::from((!has_trigger || trigger(0)) && !goal(0));
-        // `order` is the queue.
+        // `order` is the queue; a node other than `start` is reached once it has a parent.
         let mut parent: Vec<u32> = vec![NO; 2 * n];
-        let mut reached = vec![false; 2 * n];
         let mut order: Vec<u32> = Vec::with_capacity(n);
         order.push(start as u32);
-        reached[start] = true;
         let mut head = 0;
         while let Some(&node) = order.get(head) {
             head += 1;
@@ -466,14 +473,12 @@ impl Product {
             for edge in graph.out(state) {
                 let t = graph.targets[edge] as usize;
                 let next = 2 * t + usize::from(pending_after(pending, t));
-                if !reached[next] {
-                    reached[next] = true;
+                if parent[next] == NO && next != start {
                     parent[next] = (edge as u32) << 1 | u32::from(pending);
-                    order.push(next as u32);
+                    push_lean(&mut order, next as u32);
                 }
             }
         }
-        drop(reached);
         let pending_nodes: Vec<u32> = order.iter().copied().filter(|v| v % 2 == 1).collect();
         let mut split = Components::new(n);
         let components = split.of(graph, &pending_nodes);
@@ -523,17 +528,17 @@ fn decide<M>(
                 }
             }
         };
-    for (id, scc) in product.components.iter().enumerate() {
+    for id in 0..product.components.len() {
         let inside = |state: usize| product.component_of[state] == id as u32;
-        take(scc, &inside, &mut work);
+        take(product.components.get(id), &inside, &mut work);
     }
     let mut scratch: Option<Components> = None;
     while let Some(nodes) = work.pop() {
         let scratch = scratch.get_or_insert_with(|| Components::new(n));
         let sccs = scratch.of(graph, &nodes);
-        for (id, scc) in sccs.iter().enumerate() {
+        for id in 0..sccs.len() {
             let inside = |state: usize| scratch.tag[state] == id as u32;
-            take(scc, &inside, &mut work);
+            take(sccs.get(id), &inside, &mut work);
         }
         scratch.clear(&nodes);
     }
@@ -645,9 +650,10 @@ impl Components {
     }
 
     /// The strongly connected components of the product restricted to `nodes` (pending nodes,
-    /// in any order), in no particular order but the same on every run; each node's component
-    /// index is then in `tag` until [`Components::clear`].
-    fn of<S>(&mut self, graph: &Graph<S>, nodes: &[u32]) -> Vec<Vec<u32>> {
+    /// in any order) that can hold a cycle (all but single nodes without a self-loop that are
+    /// not terminal), in no particular order but the same on every run; each of their nodes'
+    /// component index is then in `tag` until [`Components::clear`].
+    fn of<S>(&mut self, graph: &Graph<S>, nodes: &[u32]) -> Sccs {
         for (i, &v) in nodes.iter().enumerate() {
             self.place[v as usize / 2] = i as u32;
         }
@@ -660,7 +666,7 @@ impl Components {
             path: Vec::new(),
             counter: 0,
         };
-        let mut sccs: Vec<Vec<u32>> = Vec::new();
+        let mut sccs = Sccs::default();
         let first_edge = |v: usize| graph.first[nodes[v] as usize / 2];
         for root in 0..m {
             if walk.index[root] != NO {
@@ -689,18 +695,25 @@ impl Components {
                     walk.low[u as usize] = walk.low[u as usize].min(walk.low[v]);
                 }
                 if walk.low[v] == walk.index[v] {
-                    let id = sccs.len() as u32;
-                    let mut scc = Vec::new();
+                    let begin = sccs.nodes.len();
                     loop {
                         let w = walk.stack.pop().expect("v is on the stack") as usize;
                         walk.on_stack[w] = false;
-                        scc.push(nodes[w]);
-                        self.tag[nodes[w] as usize / 2] = id;
+                        push_lean(&mut sccs.nodes, nodes[w]);
                         if w == v {
                             break;
                         }
                     }
-                    sccs.push(scc);
+                    let loops = |s: usize| graph.out(s).any(|e| graph.targets[e] as usize == s);
+                    if sccs.nodes.len() == begin + 1 && !graph.is_terminal(state) && !loops(state) {
+                        sccs.nodes.truncate(begin);
+                        continue;
+                    }
+                    let id = sccs.len() as u32;
+                    for &w in &sccs.nodes[begin..] {
+                        self.tag[w as usize / 2] = id;
+                    }
+                    push_lean(&mut sccs.ends, sccs.nodes.len() as u32);
                 }
             }
         }
@@ -715,6 +728,24 @@ impl Components {
         for &v in nodes {
             self.tag[v as usize / 2] = NO;
         }
+    }
+}
+
+/// Strongly connected components, flat: component `i` is `nodes[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct Sccs {
+    nodes: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl Sccs {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &[u32] {
+        let begin = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.nodes[begin..self.ends[i] as usize]
     }
 }
 
@@ -856,7 +887,7 @@ where
                     let target = graph.len() as u32;
                     table.insert(slot, at, target);
                     explored.max_depth = explored.max_depth.max((depth + 1).into());
-                    graph.marks.push(marks_of(rows, &next));
+                    push_lean(&mut graph.marks, marks_of(rows, &next));
                     waiting.push_back((depth + 1, next));
                     target
                 }
