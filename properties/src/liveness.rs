@@ -161,11 +161,12 @@ pub(crate) fn graph_bytes(states: usize, edges: usize) -> u64 {
     (states * Graph::<()>::STATE_BYTES + edges * Graph::<()>::EDGE_BYTES) as u64
 }
 
-/// Pushes `item`, growing `items` by a quarter (not doubling) when it is full: a large
-/// exploration's arrays then hold at most a quarter more than they use.
+/// Pushes `item`, growing `items` when it is full by a quarter once it holds a million or more
+/// (not doubling): a large exploration's arrays then hold at most a quarter more than they use.
 pub(crate) fn push_lean<T>(items: &mut Vec<T>, item: T) {
-    if items.len() == items.capacity() {
-        items.reserve_exact((items.len() / 4).max(256));
+    let len = items.len();
+    if len == items.capacity() {
+        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 4 });
     }
     items.push(item);
 }
