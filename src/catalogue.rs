@@ -434,7 +434,6 @@ macro_rules! checkable {
 checkable! {
     search(crate::run::SearchEntry<'_>) -> crate::run::Searched;
     search_group(crate::run::Group<'_>) -> crate::run::Grouped;
-    search_liveness(crate::run::LiveGroup<'_>) -> Vec<crate::run::Searched>;
     try_out(crate::catalogue::TryOut) -> ();
     replay(crate::run::Replay<'_>) -> crate::run::Replayed;
     check_against(crate::run::CheckAgainst<'_>) -> Result<(), String>;

@@ -91,13 +91,13 @@ enum Command {
         bounds: Vec<String>,
         /// Threads (1 to 64), shared by the run's searches; results are the same at any count.
         ///
-        /// A run has one search per configuration for its always and sometimes checks, and one
-        /// per configuration for its eventually checks, whose fairness=declared and
-        /// fairness=none rows share one explored graph (with --engine reference: one search per
-        /// check). min(N, searches) workers take the searches in catalogue order; a compact
-        /// search splits each round of its breadth-first levels over N / (searches running)
-        /// threads, asked again each round, so one configuration checked alone, or the last
-        /// still running, gets all N. Reference and liveness searches use one thread each.
+        /// A run has one search per configuration: it decides the configuration's always and
+        /// sometimes checks and records the graph its eventually checks are decided on (their
+        /// fairness=declared and fairness=none rows on one graph); with --engine reference, one
+        /// search per check. min(N, searches) workers take the searches in catalogue order; a
+        /// compact search splits each round of its breadth-first levels over N / (searches
+        /// running) threads, asked again each round, so one configuration checked alone, or the
+        /// last still running, gets all N. Reference searches use one thread each.
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
         /// The checker of always and sometimes checks; both give the same verdicts, counts and

@@ -11,7 +11,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::{Model, Property};
-use walcheck_properties::compact::{self, CollisionEstimate, Fingerprinter, Fold128, Fold64};
+use walcheck_properties::compact::{
+    self, CollisionEstimate, Fingerprint, Fingerprinter, Fold128, Fold64,
+};
 use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
@@ -319,15 +321,17 @@ where
     M::State: Variables,
     M::Action: Clone + PartialEq + Display,
 {
-    // Breadth-first paths are already shortest and canonical; minimising keeps that promise
-    // for any path, and checks it.
-    let actions: Vec<M::Action> = path.actions().cloned().collect();
-    let minimal = minimise(model, property, &actions);
-    debug_assert!(
-        minimal == actions,
-        "a breadth-first path is shortest and canonical"
-    );
-    let path = checker::replay(model, &minimal).expect("a minimised path replays");
+    // Breadth-first paths are already shortest and canonical (the first deciding state in
+    // breadth-first order, reached through the first parent by the first action): debug builds,
+    // which the tests run, check it by minimising; release builds trust it.
+    if cfg!(debug_assertions) {
+        let actions: Vec<M::Action> = path.actions().cloned().collect();
+        let minimal = minimise(model, property, &actions);
+        assert!(
+            minimal == actions,
+            "a breadth-first path is shortest and canonical"
+        );
+    }
     to_trace(entry, verdict, &path)
 }
 
@@ -444,58 +448,6 @@ fn collision_error(limit: Option<&'static str>) -> (Option<&'static str>, Option
     }
 }
 
-/// The `eventually` entries of one configuration up to its `fairness` knob, decided on one
-/// explored graph (see [`liveness::check_rows`]).
-pub struct LiveGroup<'a> {
-    entries: &'a [&'a Entry],
-    options: &'a Options,
-    observe: &'a mut dyn FnMut(Progress),
-}
-
-impl WithModel for LiveGroup<'_> {
-    type Output = Vec<Searched>;
-
-    fn call<M>(self, model: M) -> Vec<Searched>
-    where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
-    {
-        let properties = model.liveness();
-        let rows: Vec<liveness::Row<M>> = self
-            .entries
-            .iter()
-            .map(|entry| liveness::Row {
-                model: &model,
-                property: properties
-                    .iter()
-                    .find(|p| p.id == entry.property.id)
-                    .unwrap_or_else(|| {
-                        panic!(
-                            "{} lists {} but its model does not",
-                            entry.system(),
-                            entry.property.id
-                        )
-                    }),
-                fair: assumes_fairness(entry),
-            })
-            .collect();
-        let (budget, max_memory_bytes) = (&self.options.budget, self.options.max_memory_bytes);
-        let outcomes = liveness::check_rows(
-            &rows,
-            model.fairness(),
-            budget,
-            max_memory_bytes,
-            self.observe,
-        );
-        self.entries
-            .iter()
-            .zip(outcomes)
-            .map(|(entry, outcome)| liveness_searched(entry, outcome))
-            .collect()
-    }
-}
-
 /// Whether `entry` is checked under its system's fairness: unless its `fairness` knob says
 /// `none` (a system without the knob always is).
 fn assumes_fairness(entry: &Entry) -> bool {
@@ -520,45 +472,6 @@ fn liveness_key(entry: &Entry) -> SystemConfig {
     key
 }
 
-/// Decides `group`, `eventually` entries with one [`liveness_key`], on one explored graph.
-fn run_liveness_group(
-    group: &[&Entry],
-    options: &Options,
-    observe: &mut dyn FnMut(Progress),
-) -> Vec<CheckResult> {
-    let start = Instant::now();
-    let (searched, heap) = crate::heap::measure(|| {
-        liveness_key(group[0]).with_model(LiveGroup {
-            entries: group,
-            options,
-            observe,
-        })
-    });
-    let elapsed = start.elapsed();
-    group
-        .iter()
-        .zip(searched)
-        .map(
-            |(entry, (verdict, states, unique_states, max_depth, trace, limit))| {
-                let (limit, error) = collision_error(limit);
-                let undecided = verdict == Verdict::Inconclusive && error.is_none();
-                let limit = undecided.then(|| limit.unwrap_or("max-states"));
-                CheckResult {
-                    error,
-                    verdict,
-                    states,
-                    unique_states,
-                    max_depth,
-                    peak_heap_bytes: heap,
-                    trace,
-                    limit,
-                    ..inconclusive(entry, elapsed)
-                }
-            },
-        )
-        .collect()
-}
-
 /// A compact or liveness search's limit by the flag that sets it.
 fn limit_name(limit: compact::Limit) -> &'static str {
     match limit {
@@ -569,17 +482,19 @@ fn limit_name(limit: compact::Limit) -> &'static str {
     }
 }
 
-/// The `always` and `sometimes` entries of one configuration, decided by one compact search.
+/// The entries of one configuration decided by one compact search: its `always` and
+/// `sometimes` entries, and the `eventually` entries decided on the graph it records.
 pub struct Group<'a> {
-    entries: &'a [&'a Entry],
+    safety: &'a [&'a Entry],
+    liveness: &'a [&'a Entry],
     options: &'a Options,
     threads: &'a dyn Fn() -> usize,
     observe: &'a mut dyn FnMut(Progress),
 }
 
-/// What a [`Group`] search gives: per entry what [`Searched`] says and the collision estimate
-/// of a verdict reached by exhaustion, with the search's figures; or why the search could not
-/// be trusted.
+/// What a [`Group`] search gives: per entry (the safety entries, then the liveness ones) what
+/// [`Searched`] says and the collision estimate of a verdict reached by exhaustion, with the
+/// search's distinct states and counted bytes; or why the search could not be trusted.
 pub type Grouped = Result<(Vec<(Searched, Option<CollisionEstimate>)>, u64, u64), String>;
 
 impl WithModel for Group<'_> {
@@ -599,11 +514,39 @@ impl WithModel for Group<'_> {
     }
 }
 
+/// The liveness rows of `entries` on `model`, each under its fairness.
+fn liveness_rows<'a, M: Live>(
+    model: &'a M,
+    properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
+    entries: &[&Entry],
+) -> Vec<liveness::Row<'a, M>> {
+    entries
+        .iter()
+        .map(|entry| liveness::Row {
+            model,
+            property: properties
+                .iter()
+                .find(|p| p.id == entry.property.id)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} lists {} but its model does not",
+                        entry.system(),
+                        entry.property.id
+                    )
+                }),
+            fair: assumes_fairness(entry),
+        })
+        .collect()
+}
+
+/// `group` decided by one compact search of `model` with `fingerprinter`'s fingerprints: its
+/// safety entries as the search stores their deciding states, its liveness entries on the graph
+/// the search records (one product per property, [`liveness::decide_rows`]).
 fn search_group<M, P>(model: &M, fingerprinter: &P, group: Group<'_>) -> Grouped
 where
-    M: Model + Sync,
+    M: Live + Sync,
     M::State: Hash + Eq + Clone + Variables + Send + Sync,
-    M::Action: Clone + PartialEq + Display,
+    M::Action: Clone + PartialEq + Display + 'static,
     P: Fingerprinter<M::State>,
 {
     let budget = &group.options.budget;
@@ -619,17 +562,59 @@ where
         ..compact::Options::default()
     };
     let hooks = compact::Hooks {
-        select: &|name| group.entries.iter().any(|e| e.property.id == name),
+        select: &|name| group.safety.iter().any(|e| e.property.id == name),
         threads: group.threads,
     };
-    let report = compact::check_hooked(model, fingerprinter, &options, &hooks, group.observe)
-        .map_err(|e| e.to_string())?;
+    let properties = model.liveness();
+    let rows = liveness_rows(model, &properties, group.liveness);
+    let fairness = model.fairness();
+    liveness::check_limits(&rows, fairness);
+    let marks = |state: &M::State| liveness::marks_of(&rows, state);
+    let recording = compact::Recording {
+        fairness,
+        marks: &marks,
+    };
+    let recording = (!rows.is_empty()).then_some(&recording);
+    let (report, graph) = compact::explore_hooked(
+        model,
+        fingerprinter,
+        &options,
+        &hooks,
+        recording,
+        group.observe,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut searched = safety_searched(model, &report, group.safety);
+    if let Some((graph, explored)) = graph {
+        let max_memory_bytes = group.options.max_memory_bytes;
+        let print = |state: &M::State| fingerprinter.fingerprint(state).slot_bits();
+        let outcomes =
+            liveness::decide_rows(&rows, &graph, &explored, fairness, max_memory_bytes, &print);
+        for (entry, outcome) in group.liveness.iter().zip(outcomes) {
+            searched.push((liveness_searched(entry, outcome), None));
+        }
+    }
+    Ok((searched, report.unique_states, report.memory_bytes))
+}
+
+/// What `report`, a compact search's, says of each of `entries`, its `always` and `sometimes`
+/// entries, with the collision estimate of a verdict reached by exhausting the space.
+fn safety_searched<M>(
+    model: &M,
+    report: &compact::Report<M::State, M::Action>,
+    entries: &[&Entry],
+) -> Vec<(Searched, Option<CollisionEstimate>)>
+where
+    M: Model,
+    M::State: Variables + Clone,
+    M::Action: Clone + PartialEq + Display,
+{
     let limit = match report.stop {
         compact::Stop::Limit(limit) => Some(limit_name(limit)),
         compact::Stop::Decided | compact::Stop::Exhausted => None,
     };
-    let mut searched = Vec::with_capacity(group.entries.len());
-    for entry in group.entries {
+    let mut searched = Vec::with_capacity(entries.len());
+    for entry in entries {
         let property = property_of(model, entry);
         let outcome = report
             .outcome(entry.property.id)
@@ -656,7 +641,7 @@ where
             exhausted.then_some(report.collision),
         ));
     }
-    Ok((searched, report.unique_states, report.memory_bytes))
+    searched
 }
 
 /// The trace of `path`, with `entry`'s header.
@@ -727,11 +712,13 @@ pub fn run_all_observed(
 /// One unit of work: the entries (indices into the run's) that one search decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Job {
-    /// The `always` and `sometimes` entries of one configuration: one compact search.
-    Configuration(Vec<usize>),
-    /// The `eventually` entries of one configuration up to its `fairness` knob: one explored
-    /// graph.
-    Liveness(Vec<usize>),
+    /// The entries of one configuration, decided by one compact search: its `always` and
+    /// `sometimes` entries, and the `eventually` entries whose [`liveness_key`] it is (on the
+    /// graph the search records).
+    Configuration {
+        safety: Vec<usize>,
+        liveness: Vec<usize>,
+    },
     /// One entry on its own: a reference search, or a liveness check.
     Entry(usize),
 }
@@ -743,42 +730,52 @@ impl Job {
 
     fn entries(&self) -> Vec<usize> {
         match self {
-            Job::Configuration(entries) | Job::Liveness(entries) => entries.clone(),
+            Job::Configuration { safety, liveness } => {
+                safety.iter().chain(liveness).copied().collect()
+            }
             Job::Entry(index) => vec![*index],
         }
     }
 }
 
+/// The configuration whose search decides `entry` under the compact engine: its own, or for an
+/// `eventually` entry its [`liveness_key`].
+fn search_key(entry: &Entry) -> SystemConfig {
+    if entry.property.kind == Kind::Eventually {
+        liveness_key(entry)
+    } else {
+        entry.config.clone()
+    }
+}
+
 /// The searches `entries` take under `engine`, in the order of their first entry.
 fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
-    let mut jobs: Vec<Job> = Vec::new();
+    let mut jobs: Vec<(SystemConfig, Job)> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
         if engine == Engine::Reference {
-            jobs.push(Job::Entry(index));
+            jobs.push((entry.config.clone(), Job::Entry(index)));
             continue;
         }
-        if entry.property.kind == Kind::Eventually {
-            let key = liveness_key(entry);
-            let same = jobs.iter_mut().find_map(|job| match job {
-                Job::Liveness(group) if liveness_key(&entries[group[0]]) == key => Some(group),
-                _ => None,
-            });
-            match same {
-                Some(group) => group.push(index),
-                None => jobs.push(Job::Liveness(vec![index])),
+        let key = search_key(entry);
+        let at = match jobs.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                let job = Job::Configuration {
+                    safety: Vec::new(),
+                    liveness: Vec::new(),
+                };
+                jobs.push((key, job));
+                jobs.len() - 1
             }
-            continue;
-        }
-        let same = jobs.iter_mut().find_map(|job| match job {
-            Job::Configuration(group) if entries[group[0]].config == entry.config => Some(group),
-            _ => None,
-        });
-        match same {
-            Some(group) => group.push(index),
-            None => jobs.push(Job::Configuration(vec![index])),
+        };
+        if let Job::Configuration { safety, liveness } = &mut jobs[at].1 {
+            match entry.property.kind {
+                Kind::Eventually => liveness.push(index),
+                _ => safety.push(index),
+            }
         }
     }
-    jobs
+    jobs.into_iter().map(|(_, job)| job).collect()
 }
 
 /// Runs `entries` as `options` says, with `observer` watching each entry. Results come back in
@@ -819,14 +816,15 @@ pub fn run_all_with(
                                 &mut |p| observer.progress(first, p),
                             )]
                         }
-                        Job::Configuration(group) | Job::Liveness(group) => {
-                            observer.started_search(first, &entries[first], group.len());
-                            let group: Vec<&Entry> = group.iter().map(|i| &entries[*i]).collect();
+                        Job::Configuration { safety, liveness } => {
+                            let all = safety.len() + liveness.len();
+                            observer.started_search(first, &entries[first], all);
+                            let pick = |group: &[usize]| -> Vec<&Entry> {
+                                group.iter().map(|i| &entries[*i]).collect()
+                            };
+                            let group = (pick(safety), pick(liveness));
                             let observe = &mut |p| observer.progress(first, p);
-                            match job {
-                                Job::Liveness(_) => run_liveness_group(&group, options, observe),
-                                _ => run_group(&group, options, &share, observe),
-                            }
+                            run_group(group, options, &share, observe)
                         }
                     };
                     running.fetch_sub(1, Ordering::Relaxed);
@@ -847,10 +845,10 @@ pub fn run_all_with(
         .collect()
 }
 
-/// Decides `group`, entries of one configuration, with one compact search on the threads
-/// `share` gives each round.
+/// Decides `group`, the safety and liveness entries of one configuration, with one compact
+/// search on the threads `share` gives each round.
 fn run_group(
-    group: &[&Entry],
+    (safety, liveness): (Vec<&Entry>, Vec<&Entry>),
     options: &Options,
     share: &dyn Fn() -> usize,
     observe: &mut dyn FnMut(Progress),
@@ -862,9 +860,13 @@ fn run_group(
         most_threads.fetch_max(threads, Ordering::Relaxed);
         threads
     };
+    let key = safety
+        .first()
+        .map_or_else(|| liveness_key(liveness[0]), |e| e.config.clone());
     let (grouped, heap) = crate::heap::measure(|| {
-        group[0].config.with_model(Group {
-            entries: group,
+        key.with_model(Group {
+            safety: &safety,
+            liveness: &liveness,
             options,
             threads: &threads,
             observe,
@@ -873,19 +875,20 @@ fn run_group(
     let elapsed = start.elapsed();
     let most_threads = most_threads.into_inner().max(1);
     let blank = |entry: &Entry| inconclusive(entry, elapsed);
+    let group = safety.iter().chain(&liveness);
     match grouped {
         Err(error) => group
-            .iter()
             .map(|entry| CheckResult {
                 error: Some(error.clone()),
                 ..blank(entry)
             })
             .collect(),
         Ok((searched, unique_states, memory_bytes)) => group
-            .iter()
             .zip(searched)
             .map(
                 |(entry, ((verdict, states, unique, max_depth, trace, limit), collision))| {
+                    let (limit, error) = collision_error(limit);
+                    let undecided = verdict == Verdict::Inconclusive && error.is_none();
                     CheckResult {
                         verdict,
                         states,
@@ -899,7 +902,8 @@ fn run_group(
                             threads: most_threads,
                         }),
                         collision,
-                        limit,
+                        limit: undecided.then(|| limit.unwrap_or("max-states")),
+                        error,
                         ..blank(entry)
                     }
                 },

@@ -67,6 +67,8 @@ use std::time::Instant;
 use stateright::{Expectation, Model, Property};
 
 use crate::checker::{self, Outcome, Path, Progress, Verdict};
+use crate::liveness::{self, Graph};
+use crate::system::FairClass;
 
 /// Parents expanded per round when [`Options::chunk_states`] is left at its default. It bounds
 /// the successors a round holds whole before they are merged.
@@ -82,8 +84,18 @@ const PIECES_PER_THREAD: usize = 8;
 /// A table slot's index when the slot is empty, and a root's parent.
 const NONE: u32 = u32::MAX;
 
-/// Slots in an empty table.
-const INITIAL_SLOTS: usize = 16;
+/// The fingerprint table's segments are picked by this many of a fingerprint's top bits: few
+/// enough that a large table's segments are many megabytes, backed by huge pages.
+const SEGMENT_BITS: u32 = 4;
+
+/// Segments in the fingerprint table.
+const SEGMENTS: usize = 1 << SEGMENT_BITS;
+
+/// Slots in an empty segment.
+const SEGMENT_SLOTS: usize = 8;
+
+/// Segments at least this large grow by half, smaller ones double.
+const LARGE_SEGMENT_SLOTS: usize = 1 << 14;
 
 /// Limits on one search. Exceeding one is an outcome ([`Verdict::Inconclusive`]), never a hang.
 #[derive(Copy, Clone, Debug, Default)]
@@ -483,10 +495,201 @@ struct Slot<F> {
     index: u32,
 }
 
-/// Every state stored, in the order stored: its parent link, and its fingerprint in an
-/// open-addressing table (linear probing, at most 3/4 full) that maps fingerprints to indices.
+/// An open-addressing table from fingerprints to the indices of their states, in
+/// [`SEGMENTS`] segments picked by a fingerprint's top bits, each probed linearly from a place
+/// its low 32 bits pick, and each grown when it would be more than 3/4 full (by half once it is
+/// large). A table of one array that doubles holds its old array and its new one at once while
+/// it moves, and is between 3/8 and 3/4 full; segments move one at a time, and large ones stay
+/// between 1/2 and 3/4 full.
+pub(crate) struct Table<F> {
+    segments: Vec<Vec<Slot<F>>>,
+    /// Fingerprints stored in each segment.
+    counts: Vec<u32>,
+    /// Slots in all segments.
+    slots: usize,
+}
+
+impl<F: Fingerprint> Table<F> {
+    /// Bytes a slot takes.
+    pub(crate) const SLOT_BYTES: usize = size_of::<Slot<F>>();
+
+    pub(crate) fn new() -> Table<F> {
+        Table {
+            segments: (0..SEGMENTS).map(|_| empty_slots(SEGMENT_SLOTS)).collect(),
+            counts: vec![0; SEGMENTS],
+            slots: SEGMENTS * SEGMENT_SLOTS,
+        }
+    }
+
+    /// Slots in the table.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots
+    }
+
+    fn segment_of(print: F) -> usize {
+        (print.slot_bits() >> (64 - SEGMENT_BITS)) as usize
+    }
+
+    /// Slots the table will have once `print`, a new fingerprint, is stored.
+    pub(crate) fn slots_after_insert(&self, print: F) -> usize {
+        let segment = Table::<F>::segment_of(print);
+        let slots = self.segments[segment].len();
+        if grows(self.counts[segment] as usize + 1, slots) {
+            self.slots - slots + grown(slots)
+        } else {
+            self.slots
+        }
+    }
+
+    /// The segment of `print` and the slot its probe starts at.
+    #[inline]
+    fn home(&self, print: F) -> (usize, usize) {
+        let segment = Table::<F>::segment_of(print);
+        let len = self.segments[segment].len() as u64;
+        (
+            segment,
+            (((print.slot_bits() & 0xffff_ffff) * len) >> 32) as usize,
+        )
+    }
+
+    /// Asks the processor to fetch the slot `print`'s probe starts at into the cache, so that a
+    /// [`Table::find`] soon after finds it there.
+    #[inline]
+    pub(crate) fn prefetch(&self, print: F) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (segment, slot) = self.home(print);
+            let at = self.segments[segment].as_ptr().wrapping_add(slot);
+            // SAFETY: a prefetch is a hint that reads nothing the program sees and cannot fault,
+            // whatever the address; SSE, its instruction set, is part of every x86_64 target.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = print;
+    }
+
+    /// The stored index of `print`, or the place of the empty slot where it would go.
+    #[inline]
+    pub(crate) fn find(&self, print: F) -> Result<u32, usize> {
+        let (segment, mut slot) = self.home(print);
+        let slots = &self.segments[segment];
+        let len = slots.len();
+        loop {
+            let Slot {
+                print: stored,
+                index,
+            } = slots[slot];
+            if index == NONE {
+                return Err(segment << 40 | slot);
+            }
+            if stored == print {
+                return Ok(index);
+            }
+            slot += 1;
+            if slot == len {
+                slot = 0;
+            }
+        }
+    }
+
+    /// Stores `print` for `index` at `place` (from [`Table::find`]), growing its segment first
+    /// if it would be more than 3/4 full.
+    pub(crate) fn insert(&mut self, mut place: usize, print: F, index: u32) {
+        debug_assert_ne!(index, NONE, "indices fit below NONE");
+        let segment = place >> 40;
+        if grows(
+            self.counts[segment] as usize + 1,
+            self.segments[segment].len(),
+        ) {
+            self.grow(segment);
+            place = self.find(print).expect_err("a new fingerprint");
+        }
+        self.segments[segment][place & ((1 << 40) - 1)] = Slot { print, index };
+        self.counts[segment] += 1;
+    }
+
+    fn grow(&mut self, segment: usize) {
+        let old_len = self.segments[segment].len();
+        let slots = empty_slots(grown(old_len));
+        let old = std::mem::replace(&mut self.segments[segment], slots);
+        self.slots = self.slots - old_len + grown(old_len);
+        for entry in old {
+            if entry.index != NONE {
+                let print = entry.print;
+                let place = self.find(print).expect_err("fingerprints are distinct");
+                self.segments[segment][place & ((1 << 40) - 1)] = entry;
+            }
+        }
+    }
+
+    /// The low 64 bits of each stored fingerprint, by index, for indices `0..count`.
+    pub(crate) fn prints(&self, count: usize) -> Vec<u64> {
+        let mut prints = vec![0; count];
+        for entry in self.segments.iter().flatten() {
+            let index = entry.index;
+            if index != NONE && (index as usize) < count {
+                prints[index as usize] = entry.print.slot_bits();
+            }
+        }
+        prints
+    }
+}
+
+/// Whether a segment of `slots` slots grows to hold `stored` fingerprints: past 3/4 full.
+fn grows(stored: usize, slots: usize) -> bool {
+    stored * 4 > slots * 3
+}
+
+/// The slots of a segment of `slots` slots once grown: doubled while small (a small search
+/// moves few fingerprints), by half once large (a large one keeps its table fuller).
+fn grown(slots: usize) -> usize {
+    if slots < LARGE_SEGMENT_SLOTS {
+        slots * 2
+    } else {
+        slots + slots / 2
+    }
+}
+
+fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
+    let mut slots: Vec<Slot<F>> = Vec::with_capacity(count);
+    advise_huge_pages(slots.as_mut_ptr().cast(), count * size_of::<Slot<F>>());
+    let empty = Slot {
+        print: F::default(),
+        index: NONE,
+    };
+    slots.resize(count, empty);
+    slots
+}
+
+/// Asks Linux to back the 2 MiB-aligned part of `bytes` bytes at `start`, memory not yet
+/// written, with huge pages: a probe of a table larger than the caches then seldom misses the
+/// processor's page-translation cache as well. Below a few megabytes it is not worth asking.
+fn advise_huge_pages(start: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE_PAGE_BYTES: usize = 2 << 20;
+        if bytes < 2 * HUGE_PAGE_BYTES {
+            return;
+        }
+        let first = (start as usize).next_multiple_of(HUGE_PAGE_BYTES);
+        let end = (start as usize + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+        if end > first {
+            // SAFETY: the range lies inside one live allocation of this table; the advice
+            // changes how the kernel backs its pages, never their contents, and a refusal (an
+            // error return) is harmless.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes);
+}
+
+/// Every state stored, in the order stored: its fingerprint in a [`Table`], and its parent link.
 struct Visited<F> {
-    slots: Vec<Slot<F>>,
+    table: Table<F>,
     /// Each stored state's parent index ([`NONE`] for an initial state).
     parent: Vec<u32>,
     /// The position in `actions()` of the action that first reached each stored state (for an
@@ -497,7 +700,7 @@ struct Visited<F> {
 impl<F: Fingerprint> Visited<F> {
     fn new() -> Visited<F> {
         Visited {
-            slots: empty_slots(INITIAL_SLOTS),
+            table: Table::new(),
             parent: Vec::new(),
             action: Vec::new(),
         }
@@ -507,111 +710,89 @@ impl<F: Fingerprint> Visited<F> {
         self.parent.len()
     }
 
-    /// Slots in the table.
-    fn slot_count(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// The stored index of `print`, or the empty slot where it would go.
     fn find(&self, print: F) -> Result<u32, usize> {
-        let mask = self.slots.len() - 1;
-        let mut slot = print.slot_bits() as usize & mask;
-        loop {
-            let Slot {
-                print: stored,
-                index,
-            } = self.slots[slot];
-            if index == NONE {
-                return Err(slot);
-            }
-            if stored == print {
-                return Ok(index);
-            }
-            slot = (slot + 1) & mask;
-        }
-    }
-
-    /// Slots the table will have once one more state is stored.
-    fn slots_after_insert(&self) -> usize {
-        debug_assert_eq!(self.slots.len(), slots_for(self.len()));
-        slots_for(self.len() + 1)
+        self.table.find(print)
     }
 
     /// Stores `print` at `slot` (from [`Visited::find`]) and returns its index.
-    fn insert(&mut self, mut slot: usize, print: F, parent: u32, action: u16) -> u32 {
+    fn insert(&mut self, slot: usize, print: F, parent: u32, action: u16) -> u32 {
         debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
-        if self.slots_after_insert() > self.slots.len() {
-            self.grow();
-            slot = self.find(print).expect_err("a new fingerprint");
-        }
         let index = self.len() as u32;
-        self.slots[slot] = Slot { print, index };
-        self.parent.push(parent);
-        self.action.push(action);
+        self.table.insert(slot, print, index);
+        liveness::push_lean(&mut self.parent, parent);
+        liveness::push_lean(&mut self.action, action);
         index
     }
-
-    fn grow(&mut self) {
-        debug_assert!(
-            self.len() < NONE as usize,
-            "at most 2^32 states, 2^33 slots"
-        );
-        let slots = empty_slots(self.slots.len() * 2);
-        let old = std::mem::replace(&mut self.slots, slots);
-        for entry in old {
-            if entry.index != NONE {
-                let print = entry.print;
-                let slot = self.find(print).expect_err("fingerprints are distinct");
-                self.slots[slot] = entry;
-            }
-        }
-    }
 }
 
-fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
-    vec![
-        Slot {
-            print: F::default(),
-            index: NONE,
-        };
-        count
-    ]
-}
-
-/// Slots a table holding `stored` states has: it doubles from [`INITIAL_SLOTS`] to stay at most
-/// 3/4 full.
-fn slots_for(stored: usize) -> usize {
-    let mut slots = INITIAL_SLOTS;
-    while stored * 4 > slots * 3 {
-        slots *= 2;
-    }
-    slots
-}
-
-/// One level of states held whole, stored at indices `start..start + states.len()`.
+/// One level of states, stored at indices `start..start + len`, held whole in blocks of
+/// `block` states. The level being expanded is expanded a block a round, and each block is let
+/// go once its round is over: the states held whole are the rest of that level and the level
+/// being built.
 struct Level<S> {
     start: u32,
-    states: Vec<S>,
-    /// For each state, the states generated and the fingerprint look-ups made up to and including
-    /// it.
-    generated: Vec<(u64, u64)>,
+    len: usize,
+    block: usize,
+    blocks: Vec<Vec<S>>,
 }
 
 impl<S> Level<S> {
-    fn new(start: usize) -> Level<S> {
+    fn new(start: usize, block: usize) -> Level<S> {
         Level {
             start: start as u32,
-            states: Vec::new(),
-            generated: Vec::new(),
+            len: 0,
+            block,
+            blocks: Vec::new(),
         }
     }
 
+    /// Stores `state` at the level's end, in a block from `spare` when a new one is needed.
+    fn push(&mut self, state: S, spare: &mut Vec<Vec<S>>) {
+        if self.blocks.last().is_none_or(|b| b.len() == self.block) {
+            let block = spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(self.block.min(64)));
+            self.blocks.push(block);
+        }
+        self.blocks.last_mut().expect("a block").push(state);
+        self.len += 1;
+    }
+
+    /// The state stored at `index`, if it is in this level and still held.
     fn get(&self, index: u32) -> Option<&S> {
-        index
-            .checked_sub(self.start)
-            .and_then(|i| self.states.get(i as usize))
+        let i = index.checked_sub(self.start)? as usize;
+        self.blocks.get(i / self.block)?.get(i % self.block)
+    }
+
+    /// The states from position `from` on, as `(position, states)` runs, one per block.
+    fn runs_from(&self, from: usize) -> impl Iterator<Item = (usize, &[S])> {
+        let block = self.block;
+        self.blocks
+            .iter()
+            .enumerate()
+            .skip(from / block)
+            .map(move |(b, states)| {
+                let skip = from.saturating_sub(b * block).min(states.len());
+                (b * block + skip, &states[skip..])
+            })
+    }
+
+    /// Lets block `b` go (it has been expanded), keeping its allocation in `spare` for the
+    /// next level's blocks.
+    fn release(&mut self, b: usize, spare: &mut Vec<Vec<S>>) {
+        let mut block = std::mem::take(&mut self.blocks[b]);
+        block.clear();
+        if spare.len() < 2 {
+            spare.push(block);
+        }
     }
 }
+
+/// The level being expanded, the level being built, and blocks kept for its next blocks.
+type Levels<'a, S> = (&'a Level<S>, &'a mut Level<S>, &'a mut Vec<Vec<S>>);
+
+/// A stored state's marks for the liveness checker (each row's goal and trigger).
+pub type Marks<'a, S> = &'a (dyn Fn(&S) -> u32 + Sync);
 
 /// What one thread found stored and already known since its previous new state.
 #[derive(Copy, Clone, Debug, Default)]
@@ -631,10 +812,33 @@ struct New<S, F> {
     state: S,
 }
 
+/// An edge of the graph being recorded, from the parent being expanded.
+#[derive(Copy, Clone)]
+struct Link {
+    /// The target's index; when `fresh`, its place in the piece's new states instead.
+    target: u32,
+    fresh: bool,
+    classes: u32,
+}
+
 /// One thread's share of a round, in parent order then action order.
 struct Expanded<S, F> {
     news: Vec<New<S, F>>,
     trailing: Skipped,
+    /// When recording a graph: per parent, its enabled fairness classes and its edge count.
+    parents: Vec<(u32, u32)>,
+    /// When recording a graph: the parents' edges, in order.
+    links: Vec<Link>,
+}
+
+/// What the compact engine records for the liveness checker while it explores (see
+/// [`explore_hooked`]): each state's edges with their fairness classes, the classes enabled in
+/// it, and its marks.
+pub struct Recording<'a, M: Model> {
+    /// The fairness classes, at most [`liveness::MAX_CLASSES`].
+    pub fairness: &'a [FairClass<M::Action>],
+    /// A stored state's marks (each row's goal and trigger, [`liveness::decide_rows`]).
+    pub marks: Marks<'a, M::State>,
 }
 
 /// The parts of a search the threads read.
@@ -671,32 +875,19 @@ struct Totals {
     memory_bytes: u64,
 }
 
-impl Totals {
-    /// The totals at the moment state `position` of `next` (at `depth`, with `current` the level
-    /// being expanded) was stored, given the most bytes counted before `next` was begun.
-    fn at<F: Fingerprint, S>(
-        current: &Level<S>,
-        next: &Level<S>,
-        position: usize,
-        depth: u64,
-        peak_before_level: u64,
-    ) -> Totals {
-        let (states, lookups) = next.generated[position];
-        let stored = next.start as usize + position + 1;
-        // Within a level the counted bytes only grow, so the most is at the state itself.
-        let bytes = bytes::<F, S>(
-            slots_for(stored),
-            stored,
-            current.states.len(),
-            position + 1,
-        );
-        Totals {
-            states,
-            lookups,
-            max_depth: depth,
-            memory_bytes: peak_before_level.max(bytes),
-        }
-    }
+/// The sizes [`Budget::max_memory_bytes`] counts.
+#[derive(Copy, Clone)]
+struct Sizes {
+    /// Table slots.
+    slots: usize,
+    /// States stored.
+    stored: usize,
+    /// States of the level being expanded (counted whole until the level is done).
+    current: usize,
+    /// States of the level being built.
+    next: usize,
+    /// The graph's edges, when one is recorded.
+    edges: Option<usize>,
 }
 
 /// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
@@ -760,6 +951,30 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
+    explore_hooked(model, fingerprinter, options, hooks, None, observe).map(|(report, _)| report)
+}
+
+/// [`check_hooked`], also recording the explored graph for the liveness checker when
+/// `recording` is given: the search then goes on after its properties are decided, until the
+/// space is exhausted or a limit stops it, and returns the graph (whose states are numbered as
+/// stored, breadth-first, as [`liveness::check_rows`] numbers them), for
+/// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 12 (edge
+/// offset, enabled classes, marks), per edge 5 (target, class set). A recording takes a model
+/// with one initial state.
+pub fn explore_hooked<M, P>(
+    model: &M,
+    fingerprinter: &P,
+    options: &Options,
+    hooks: &Hooks<'_>,
+    recording: Option<&Recording<'_, M>>,
+    observe: &mut dyn FnMut(Progress),
+) -> Result<Explored<M::State, M::Action>, Error>
+where
+    M: Model + Sync,
+    M::State: Eq + Clone + Send + Sync,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
     let threads = || (hooks.threads)().max(1);
     let chunk_states = options.chunk_states.max(1);
     let budget = &options.budget;
@@ -793,13 +1008,25 @@ where
         visited: Visited::new(),
         roots: Vec::new(),
     };
+    let mut graph = recording.map(|_| Graph::default());
     let mut totals = Totals::default();
     let mut stop = None;
+    let mut spare = Vec::new();
+    // Per new state of the round being checked: the totals once it was stored.
+    let mut generated: Vec<Totals> = Vec::new();
 
     // Level 0: the initial states, in order.
-    let mut current: Level<M::State> = Level::new(0);
-    let mut next: Level<M::State> = Level::new(0);
-    for (position, init) in model.init_states().into_iter().enumerate() {
+    let mut current: Level<M::State> = Level::new(0, chunk_states);
+    let mut next: Level<M::State> = Level::new(0, chunk_states);
+    let inits = model.init_states();
+    if let Some(graph) = &mut graph {
+        assert!(
+            inits.len() <= 1,
+            "the liveness checker takes a model with one initial state"
+        );
+        graph.init = inits.first().cloned();
+    }
+    for (position, init) in inits.into_iter().enumerate() {
         totals.states += 1;
         if !model.within_boundary(&init) {
             continue;
@@ -818,24 +1045,40 @@ where
                 }
             }
             Err(slot) => {
-                if let Some(limit) = admit(&space.visited, &current, &next, budget, false) {
+                let edges = graph.as_ref().map(Graph::edges);
+                let levels = (&current, &next);
+                if let Some(limit) = admit(&space.visited, levels, budget, (edges, print), false) {
                     stop = Some(Stop::Limit(limit));
                     break;
                 }
                 space.visited.insert(slot, print, NONE, 0);
                 space.roots.push(position as u32);
-                next.states.push(init);
-                next.generated.push((totals.states, totals.lookups));
-                totals.memory_bytes =
-                    totals
-                        .memory_bytes
-                        .max(counted_bytes(&space.visited, &current, &next));
+                next.push(init, &mut spare);
+                let bytes = counted_bytes(&space.visited, &current, &next, edges);
+                totals.memory_bytes = totals.memory_bytes.max(bytes);
+                generated.push(totals);
             }
         }
     }
     let mut unique_states = space.visited.len() as u64;
-    if let Some(last) = decide(model, &mut pending, &mut status, &next, 0, 0, threads()) {
-        totals = Totals::at::<P::Print, _>(&current, &next, last, 0, 0);
+    let marks = recording.map(|r| r.marks);
+    let round = Round {
+        next: &next,
+        from: 0,
+        depth: 0,
+        generated: &generated,
+    };
+    let last = decide(
+        model,
+        &mut pending,
+        &mut status,
+        round,
+        marks,
+        &mut graph,
+        threads(),
+    );
+    if let (Some(last), None) = (last, recording) {
+        totals = generated[last];
         unique_states = next.start as u64 + last as u64 + 1;
         stop = Some(Stop::Decided);
     }
@@ -843,78 +1086,93 @@ where
 
     let mut depth = 0;
     while stop.is_none() {
-        if pending.is_empty() {
+        if pending.is_empty() && recording.is_none() {
             // Only when no `always` or `sometimes` property is selected.
             stop = Some(Stop::Decided);
             break;
         }
-        if next.states.is_empty() {
+        if next.len == 0 {
             stop = Some(Stop::Exhausted);
             break;
         }
-        current = std::mem::replace(&mut next, Level::new(space.visited.len()));
-        current.generated = Vec::new();
+        current = std::mem::replace(&mut next, Level::new(space.visited.len(), chunk_states));
         depth += 1;
-        let peak_before_level = totals.memory_bytes;
-        for first in (0..current.states.len()).step_by(chunk_states) {
+        for b in 0..current.blocks.len() {
             if budget.deadline.is_some_and(|d| Instant::now() >= d) {
                 stop = Some(Stop::Limit(Limit::Time));
                 break;
             }
-            let parents = &current.states[first..(first + chunk_states).min(current.states.len())];
-            let space_ref = &space;
-            let (current_ref, next_ref) = (&current, &next);
+            let round_start = next.len;
+            generated.clear();
             let verify = options.verify_duplicates;
-            let pieces = in_parallel(threads(), parents, &|offset, piece| {
-                expand(
-                    space_ref,
-                    current_ref,
-                    next_ref,
-                    first + offset,
-                    piece,
-                    verify,
-                )
-            });
-            let mut expanded = Vec::with_capacity(pieces.len());
-            for piece in pieces {
-                // The first error in parent order, whatever the thread count.
-                expanded.push(piece?);
-            }
-            let round_start = next.states.len();
-            if let Some(limit) = merge(
-                &mut space,
-                &current,
-                &mut next,
-                expanded,
+            let merging = Merge {
                 budget,
                 depth,
-                &mut totals,
-            )? {
+                generated: &mut generated,
+                graph: graph.as_mut(),
+            };
+            let round_threads = threads();
+            let limit = if round_threads <= 1 {
+                let levels = (&current, &mut next, &mut spare);
+                expand_store(
+                    &mut space,
+                    levels,
+                    (b, verify),
+                    recording,
+                    merging,
+                    &mut totals,
+                )?
+            } else {
+                let first = b * chunk_states;
+                let parents = &current.blocks[b];
+                let space_ref = &space;
+                let (current_ref, next_ref) = (&current, &next);
+                let pieces = in_parallel(round_threads, parents, &|offset, piece| {
+                    let at = (first + offset, verify);
+                    expand(space_ref, (current_ref, next_ref), at, piece, recording)
+                });
+                let mut expanded = Vec::with_capacity(pieces.len());
+                for piece in pieces {
+                    // The first error in parent order, whatever the thread count.
+                    expanded.push(piece?);
+                }
+                let levels = (&current, &mut next, &mut spare);
+                merge(&mut space, levels, expanded, merging, &mut totals)?
+            };
+            if let Some(limit) = limit {
                 stop = Some(Stop::Limit(limit));
             }
             unique_states = space.visited.len() as u64;
+            let round = Round {
+                next: &next,
+                from: round_start,
+                depth,
+                generated: &generated,
+            };
             let last = decide(
                 model,
                 &mut pending,
                 &mut status,
-                &next,
-                round_start,
-                depth,
+                round,
+                marks,
+                &mut graph,
                 threads(),
             );
-            if let Some(last) = last {
+            if let (Some(last), None) = (last, recording) {
                 // The checker stops each property at its deciding state; the search ends where
                 // the last of them did, not at the end of the round.
-                totals = Totals::at::<P::Print, _>(&current, &next, last, depth, peak_before_level);
+                totals = generated[last - round_start];
                 unique_states = u64::from(next.start) + last as u64 + 1;
                 stop = Some(Stop::Decided);
             }
             observe(progress(&totals, unique_states));
+            current.release(b, &mut spare);
             if stop.is_some() {
                 break;
             }
         }
     }
+    drop((current, next, spare));
     let stop = stop.expect("the loop ends with a reason");
     let mut checked = Vec::with_capacity(properties.len());
     for (property, status) in properties.iter().zip(status) {
@@ -954,7 +1212,10 @@ where
             outcome,
         });
     }
-    Ok(Report {
+    if let Some(graph) = &mut graph {
+        graph.prints = space.visited.table.prints(space.visited.len());
+    }
+    let report = Report {
         properties: checked,
         stop,
         states: totals.states,
@@ -962,8 +1223,25 @@ where
         max_depth: totals.max_depth,
         memory_bytes: totals.memory_bytes,
         collision: CollisionEstimate::new(P::Print::BITS, totals.lookups, unique_states),
-    })
+    };
+    let graph = graph.map(|graph| {
+        let explored = liveness::Explored {
+            states: totals.states,
+            max_depth: totals.max_depth,
+            limit: match stop {
+                Stop::Limit(limit) => Some(limit),
+                Stop::Decided | Stop::Exhausted => None,
+            },
+            memory_bytes: totals.memory_bytes,
+        };
+        (graph, explored)
+    });
+    Ok((report, graph))
 }
+
+/// What [`explore_hooked`] gives: the report and, when recording, the graph with how its
+/// exploration ended.
+pub type Explored<S, A> = (Report<S, A>, Option<(Graph<S>, liveness::Explored)>);
 
 fn progress(totals: &Totals, unique_states: u64) -> Progress {
     Progress {
@@ -978,47 +1256,60 @@ fn counted_bytes<F: Fingerprint, S>(
     visited: &Visited<F>,
     current: &Level<S>,
     next: &Level<S>,
+    edges: Option<usize>,
 ) -> u64 {
-    bytes::<F, S>(
-        visited.slot_count(),
-        visited.len(),
-        current.states.len(),
-        next.states.len(),
-    )
+    bytes::<F, S>(Sizes {
+        slots: visited.table.slot_count(),
+        stored: visited.len(),
+        current: current.len,
+        next: next.len,
+        edges,
+    })
 }
 
-/// The rule of [`Report::memory_bytes`]: `slots` table slots, `stored` parent links, `current`
-/// states of the level being expanded and `next` of the level being built.
-fn bytes<F, S>(slots: usize, stored: usize, current: usize, next: usize) -> u64 {
-    let slot = size_of::<F>() + size_of::<u32>();
+/// The rule of [`Report::memory_bytes`]: table slots × (fingerprint + 4), stored states × 6
+/// (parent link), states of the level being expanded × `size_of` the state, of the level being
+/// built × (`size_of` the state + 16 for its counts), and when a graph is recorded, per stored
+/// state its 12 bytes and per edge its 5.
+fn bytes<F: Fingerprint, S>(sizes: Sizes) -> u64 {
     let link = size_of::<u32>() + size_of::<u16>();
     let state = size_of::<S>();
     let counts = size_of::<(u64, u64)>();
-    (slots * slot + stored * link + current * state + next * (state + counts)) as u64
+    let graph = sizes.edges.map_or(0, |edges| {
+        let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
+        sizes.stored * per_state + edges * Graph::<()>::EDGE_BYTES
+    });
+    (sizes.slots * Table::<F>::SLOT_BYTES
+        + sizes.stored * link
+        + sizes.current * state
+        + sizes.next * (state + counts)
+        + graph) as u64
 }
 
-/// The limit that storing one more state (into `next`) would exceed, if any.
+/// The limit that storing one more state (into `next`), of fingerprint `print`, would exceed,
+/// if any.
 fn admit<F: Fingerprint, S>(
     visited: &Visited<F>,
-    current: &Level<S>,
-    next: &Level<S>,
+    (current, next): (&Level<S>, &Level<S>),
     budget: &Budget,
+    (edges, print): (Option<usize>, F),
     counts_to_max_states: bool,
 ) -> Option<Limit> {
     let stored = visited.len();
     if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
         return Some(Limit::States);
     }
-    if stored >= NONE as usize {
+    if stored >= NONE as usize - 1 || edges.is_some_and(|e| e >= liveness::MAX_EDGES - 65_536) {
         return Some(Limit::Indices);
     }
     if let Some(max) = budget.max_memory_bytes {
-        let after = bytes::<F, S>(
-            visited.slots_after_insert(),
-            stored + 1,
-            current.states.len(),
-            next.states.len() + 1,
-        );
+        let after = bytes::<F, S>(Sizes {
+            slots: visited.table.slots_after_insert(print),
+            stored: stored + 1,
+            current: current.len,
+            next: next.len + 1,
+            edges,
+        });
         if after > max {
             return Some(Limit::Memory);
         }
@@ -1077,15 +1368,15 @@ fn in_parallel<T: Sync, R: Send>(
         .collect()
 }
 
-/// Generates the successors of `parents` (at positions `first..` of `current`), dropping those
-/// outside the boundary or already stored and comparing those with a state held whole.
+/// Generates the successors of `parents` (at position `first` on of `current`), dropping those
+/// outside the boundary or already stored and comparing those with a state held whole; with a
+/// `recording`, keeping each parent's edges and enabled classes.
 fn expand<M, P>(
     space: &Space<'_, M, P>,
-    current: &Level<M::State>,
-    next: &Level<M::State>,
-    first: usize,
+    (current, next): (&Level<M::State>, &Level<M::State>),
+    (first, verify): (usize, bool),
     parents: &[M::State],
-    verify: bool,
+    recording: Option<&Recording<'_, M>>,
 ) -> Result<Expanded<M::State, P::Print>, Error>
 where
     M: Model,
@@ -1094,10 +1385,13 @@ where
     P: Fingerprinter<M::State>,
 {
     let mut expanded = Expanded {
-        news: Vec::new(),
+        news: Vec::with_capacity(parents.len()),
         trailing: Skipped::default(),
+        parents: Vec::new(),
+        links: Vec::new(),
     };
     let mut actions = Vec::new();
+    let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
     for (offset, state) in parents.iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
         actions.clear();
@@ -1108,15 +1402,39 @@ where
                 actions: actions.len(),
             });
         }
+        let mut enabled = 0;
+        let links_before = expanded.links.len();
+        // The parent's successors are fingerprinted first and their slots fetched ahead, so
+        // that their look-ups wait for memory together.
         for (position, action) in actions.drain(..).enumerate() {
+            let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
             let Some(successor) = space.model.next_state(state, action) else {
                 continue;
             };
-            if !space.model.within_boundary(&successor) {
+            enabled |= classes;
+            let print = space.model.within_boundary(&successor).then(|| {
+                let print = space.fingerprinter.fingerprint(&successor);
+                space.visited.table.prefetch(print);
+                print
+            });
+            made.push(Made {
+                position,
+                classes,
+                print,
+                state: successor,
+            });
+        }
+        for Made {
+            position,
+            classes,
+            print,
+            state: successor,
+        } in made.drain(..)
+        {
+            let Some(print) = print else {
                 expanded.trailing.outside += 1;
                 continue;
-            }
-            let print = space.fingerprinter.fingerprint(&successor);
+            };
             match space.visited.find(print) {
                 Ok(stored) => {
                     let same = match current.get(stored).or_else(|| next.get(stored)) {
@@ -1133,29 +1451,218 @@ where
                         });
                     }
                     expanded.trailing.known += 1;
+                    if recording.is_some() {
+                        expanded.links.push(Link {
+                            target: stored,
+                            fresh: false,
+                            classes,
+                        });
+                    }
                 }
-                Err(_) => expanded.news.push(New {
-                    skipped: std::mem::take(&mut expanded.trailing),
-                    parent,
-                    action: position as u16,
-                    print,
-                    state: successor,
-                }),
+                Err(_) => {
+                    if recording.is_some() {
+                        expanded.links.push(Link {
+                            target: expanded.news.len() as u32,
+                            fresh: true,
+                            classes,
+                        });
+                    }
+                    expanded.news.push(New {
+                        skipped: std::mem::take(&mut expanded.trailing),
+                        parent,
+                        action: position as u16,
+                        print,
+                        state: successor,
+                    });
+                }
             }
+        }
+        if recording.is_some() {
+            let edges = (expanded.links.len() - links_before) as u32;
+            expanded.parents.push((enabled, edges));
         }
     }
     Ok(expanded)
 }
 
-/// Stores a round's new states in order, counting every generated state as it goes. Returns the
-/// limit that stopped it, if one did.
+/// Tables larger than this (in bytes) are past the processor's caches: successors are then
+/// looked up a parent's worth at a time, their slots fetched ahead together.
+const PREFETCH_ABOVE_BYTES: usize = 8 << 20;
+
+/// [`expand`] and [`merge`] in one pass on one thread, for block `b` of the level being
+/// expanded: each new state is stored as it is generated, in the same order and with the same
+/// counts. Returns the limit that stopped it, if one did.
+fn expand_store<M, P>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): Levels<'_, M::State>,
+    (b, verify): (usize, bool),
+    recording: Option<&Recording<'_, M>>,
+    mut merging: Merge<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let first = b * current.block;
+    let mut actions = Vec::new();
+    let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
+    for (offset, state) in current.blocks[b].iter().enumerate() {
+        let parent = current.start + (first + offset) as u32;
+        actions.clear();
+        space.model.actions(state, &mut actions);
+        if actions.len() > usize::from(u16::MAX) + 1 {
+            return Err(Error::TooManyActions {
+                index: parent.into(),
+                actions: actions.len(),
+            });
+        }
+        // The unit tests' tables are small: they take both ways, a parent each.
+        let table_bytes = space.visited.table.slot_count() * Table::<P::Print>::SLOT_BYTES;
+        let batch = table_bytes > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 2 == 1);
+        let mut enabled = 0;
+        for (position, action) in actions.drain(..).enumerate() {
+            let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
+            let Some(successor) = space.model.next_state(state, action) else {
+                continue;
+            };
+            enabled |= classes;
+            let print = space
+                .model
+                .within_boundary(&successor)
+                .then(|| space.fingerprinter.fingerprint(&successor));
+            let made_one = Made {
+                position,
+                classes,
+                print,
+                state: successor,
+            };
+            if batch {
+                // In a table larger than the caches each look-up waits for memory: all of the
+                // parent's successors are fingerprinted first, and their slots fetched ahead, so
+                // that they wait together.
+                if let Some(print) = print {
+                    space.visited.table.prefetch(print);
+                }
+                made.push(made_one);
+                continue;
+            }
+            let levels = (current, &mut *next, &mut *spare);
+            let at = (parent, verify);
+            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
+                return Ok(Some(limit));
+            }
+        }
+        for made_one in made.drain(..) {
+            let levels = (current, &mut *next, &mut *spare);
+            let at = (parent, verify);
+            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
+                return Ok(Some(limit));
+            }
+        }
+        if let Some(graph) = merging.graph.as_deref_mut() {
+            graph.end_state(enabled);
+        }
+    }
+    Ok(None)
+}
+
+/// One successor `made` of state `parent` looked up: compared with the state its fingerprint
+/// names when that is held whole (or, `verify`ing, rebuilt), or else stored, and with a graph
+/// its edge added. Returns the limit that storing it would exceed, if one would.
+#[inline(always)]
+fn settle<M, P>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): Levels<'_, M::State>,
+    (parent, verify): (u32, bool),
+    made: Made<M::State, P::Print>,
+    merging: &mut Merge<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let Made {
+        position,
+        classes,
+        print,
+        state: successor,
+    } = made;
+    totals.states += 1;
+    let Some(print) = print else {
+        return Ok(None);
+    };
+    totals.lookups += 1;
+    let target = match space.visited.find(print) {
+        Ok(stored) => {
+            let same = match current.get(stored).or_else(|| next.get(stored)) {
+                Some(whole) => *whole == successor,
+                None if verify => *space.rebuild(stored)?.last_state() == successor,
+                None => true,
+            };
+            if !same {
+                return Err(Error::Collision {
+                    print: print.widen(),
+                    stored: stored.into(),
+                    parent: Some(parent.into()),
+                    action: Some(position as u64),
+                });
+            }
+            stored
+        }
+        Err(slot) => {
+            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let (levels, budget) = ((current, &*next), merging.budget);
+            if let Some(limit) = admit(&space.visited, levels, budget, (edges, print), true) {
+                return Ok(Some(limit));
+            }
+            let index = space.visited.insert(slot, print, parent, position as u16);
+            next.push(successor, spare);
+            totals.max_depth = merging.depth;
+            let bytes = counted_bytes(&space.visited, current, next, edges);
+            totals.memory_bytes = totals.memory_bytes.max(bytes);
+            merging.generated.push(*totals);
+            index
+        }
+    };
+    if let Some(graph) = merging.graph.as_deref_mut() {
+        graph.push_edge(target, classes);
+    }
+    Ok(None)
+}
+
+/// A successor made and fingerprinted (`None` outside the boundary), waiting to be looked up.
+struct Made<S, F> {
+    position: usize,
+    classes: u32,
+    print: Option<F>,
+    state: S,
+}
+
+/// How many new states ahead a merge fetches a slot.
+const MERGE_LOOKAHEAD: usize = 8;
+
+/// What a round's merge is bound by and fills in besides the search.
+struct Merge<'a, S> {
+    budget: &'a Budget,
+    depth: u64,
+    /// Per new state stored, the totals once it was.
+    generated: &'a mut Vec<Totals>,
+    graph: Option<&'a mut Graph<S>>,
+}
+
+/// Stores a round's new states in order, counting every generated state as it goes, and with
+/// a graph its parents' edges. Returns the limit that stopped it, if one did.
 fn merge<M, P>(
     space: &mut Space<'_, M, P>,
-    current: &Level<M::State>,
-    next: &mut Level<M::State>,
+    levels: Levels<'_, M::State>,
     expanded: Vec<Expanded<M::State, P::Print>>,
-    budget: &Budget,
-    depth: u64,
+    mut merging: Merge<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
 where
@@ -1163,36 +1670,45 @@ where
     M::State: Eq,
     P: Fingerprinter<M::State>,
 {
+    let (current, next, spare) = levels;
     for piece in expanded {
-        for new in piece.news {
-            totals.states += new.skipped.outside + new.skipped.known + 1;
-            totals.lookups += new.skipped.known + 1;
-            match space.visited.find(new.print) {
-                Ok(stored) => {
-                    // Stored earlier in this round, so held whole in `next`.
-                    if next.get(stored) != Some(&new.state) {
-                        return Err(Error::Collision {
-                            print: new.print.widen(),
-                            stored: stored.into(),
-                            parent: Some(new.parent.into()),
-                            action: Some(new.action.into()),
-                        });
+        let mut news = piece.news.into_iter();
+        let mut levels = (current, &mut *next, &mut *spare);
+        match merging.graph.as_deref_mut() {
+            None => {
+                // Each new state's slot is fetched ahead, a few new states before its turn.
+                let prints: Vec<P::Print> = news.as_slice().iter().map(|n| n.print).collect();
+                for (i, new) in news.enumerate() {
+                    if let Some(&ahead) = prints.get(i + MERGE_LOOKAHEAD) {
+                        space.visited.table.prefetch(ahead);
                     }
-                }
-                Err(slot) => {
-                    if let Some(limit) = admit(&space.visited, current, next, budget, true) {
+                    if let Err(limit) = store(space, &mut levels, new, &mut merging, totals)? {
                         return Ok(Some(limit));
                     }
-                    space
-                        .visited
-                        .insert(slot, new.print, new.parent, new.action);
-                    next.states.push(new.state);
-                    next.generated.push((totals.states, totals.lookups));
-                    totals.max_depth = depth;
-                    totals.memory_bytes =
-                        totals
-                            .memory_bytes
-                            .max(counted_bytes(&space.visited, current, next));
+                }
+            }
+            Some(graph) => {
+                let mut links = piece.links.iter();
+                for &(enabled, edges) in &piece.parents {
+                    for link in links.by_ref().take(edges as usize) {
+                        let target = if link.fresh {
+                            let new = news.next().expect("one new state per fresh link");
+                            let mut merged = Merge {
+                                budget: merging.budget,
+                                depth: merging.depth,
+                                generated: &mut *merging.generated,
+                                graph: Some(&mut *graph),
+                            };
+                            match store(space, &mut levels, new, &mut merged, totals)? {
+                                Ok(index) => index,
+                                Err(limit) => return Ok(Some(limit)),
+                            }
+                        } else {
+                            link.target
+                        };
+                        graph.push_edge(target, link.classes);
+                    }
+                    graph.end_state(enabled);
                 }
             }
         }
@@ -1202,47 +1718,130 @@ where
     Ok(None)
 }
 
-/// Checks the states of `next` from position `from` on against the pending properties, and
-/// decides each at its first hit in stored order. Returns the position of the last deciding
-/// state when no property is left pending.
+/// Stores `new` unless it was stored earlier in its round, counting the states generated since
+/// the one before it; its index, or the limit that storing it would exceed.
+fn store<M, P>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): &mut Levels<'_, M::State>,
+    new: New<M::State, P::Print>,
+    merging: &mut Merge<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Result<u32, Limit>, Error>
+where
+    M: Model,
+    M::State: Eq,
+    P: Fingerprinter<M::State>,
+{
+    totals.states += new.skipped.outside + new.skipped.known + 1;
+    totals.lookups += new.skipped.known + 1;
+    match space.visited.find(new.print) {
+        Ok(stored) => {
+            // Stored earlier in this round, so held whole in `next`.
+            if next.get(stored) != Some(&new.state) {
+                return Err(Error::Collision {
+                    print: new.print.widen(),
+                    stored: stored.into(),
+                    parent: Some(new.parent.into()),
+                    action: Some(new.action.into()),
+                });
+            }
+            Ok(Ok(stored))
+        }
+        Err(slot) => {
+            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let (levels, budget) = ((*current, &**next), merging.budget);
+            if let Some(limit) = admit(&space.visited, levels, budget, (edges, new.print), true) {
+                return Ok(Err(limit));
+            }
+            let index = space
+                .visited
+                .insert(slot, new.print, new.parent, new.action);
+            next.push(new.state, spare);
+            totals.max_depth = merging.depth;
+            let bytes = counted_bytes(&space.visited, current, next, edges);
+            totals.memory_bytes = totals.memory_bytes.max(bytes);
+            merging.generated.push(*totals);
+            Ok(Ok(index))
+        }
+    }
+}
+
+/// The new states of a round, to check: `next`'s from position `from` on, at `depth`, with
+/// the totals once each was stored.
+struct Round<'a, S> {
+    next: &'a Level<S>,
+    from: usize,
+    depth: u64,
+    generated: &'a [Totals],
+}
+
+/// Checks the new states of `round` against the pending properties, and decides each at its
+/// first hit in stored order; with `marks`, adds each new state's marks to `graph`. Returns the
+/// position of the last deciding state when no property is left pending.
 fn decide<M>(
     model: &M,
     pending: &mut Vec<Pending<M>>,
     status: &mut [Status],
-    next: &Level<M::State>,
-    from: usize,
-    depth: u64,
+    round: Round<'_, M::State>,
+    marks: Option<Marks<'_, M::State>>,
+    graph: &mut Option<Graph<M::State>>,
     threads: usize,
 ) -> Option<usize>
 where
     M: Model + Sync,
     M::State: Sync,
 {
-    if pending.is_empty() || from == next.states.len() {
+    let Round {
+        next,
+        from,
+        depth,
+        generated,
+    } = round;
+    if (pending.is_empty() && marks.is_none()) || from == next.len {
         return None;
     }
     let conditions: Vec<_> = pending.iter().map(|p| (p.condition, p.wanted)).collect();
-    let pieces = in_parallel(threads, &next.states[from..], &|offset, piece| {
-        conditions
-            .iter()
-            .map(|&(condition, wanted)| {
-                piece
-                    .iter()
-                    .position(|state| condition(model, state) == wanted)
-                    .map(|i| from + offset + i)
-            })
-            .collect::<Vec<_>>()
-    });
+    let mut hits: Vec<Option<usize>> = vec![None; pending.len()];
+    for (start, states) in next.runs_from(from) {
+        let pieces = in_parallel(threads, states, &|offset, piece| {
+            let hits = conditions
+                .iter()
+                .map(|&(condition, wanted)| {
+                    piece
+                        .iter()
+                        .position(|state| condition(model, state) == wanted)
+                        .map(|i| start + offset + i)
+                })
+                .collect::<Vec<_>>();
+            let marks: Vec<u32> = marks.map_or_else(Vec::new, |m| piece.iter().map(m).collect());
+            (hits, marks)
+        });
+        for (piece_hits, piece_marks) in pieces {
+            for (hit, found) in hits.iter_mut().zip(piece_hits) {
+                if hit.is_none() {
+                    *hit = found;
+                }
+            }
+            if let Some(graph) = graph {
+                for marks in piece_marks {
+                    liveness::push_lean(&mut graph.marks, marks);
+                }
+            }
+        }
+    }
+    if pending.is_empty() {
+        return None;
+    }
     let mut decided = vec![false; pending.len()];
     let mut last = 0;
     for (p, pending) in pending.iter().enumerate() {
-        let Some(position) = pieces.iter().find_map(|piece| piece[p]) else {
+        let Some(position) = hits[p] else {
             continue;
         };
         last = last.max(position);
         status[pending.property] = Status::Decided {
             index: next.start + position as u32,
-            states: next.generated[position].0,
+            states: generated[position - from].states,
             depth,
         };
         decided[p] = true;

@@ -8,7 +8,7 @@
 //! How: explore the bounded reachable graph breadth-first and store it compactly (state ids,
 //! edge lists with action indices and fairness classes); take the product with a one-bit monitor
 //! (an obligation `P` is pending); find the strongly connected components of the pending part
-//! with petgraph's Tarjan; keep those that are fair (Emerson–Lei: a weakly fair class enabled in
+//! with Tarjan's algorithm; keep those that are fair (Emerson–Lei: a weakly fair class enabled in
 //! every state must be taken inside; a strongly fair class enabled in some state must be taken
 //! inside, or the states enabling it are removed and the components recomputed). A state with no
 //! enabled action stutters forever (a self-loop), as in TLA+. The property is violated iff a fair
@@ -25,58 +25,150 @@
 use std::collections::VecDeque;
 use std::hash::Hash;
 use std::mem::size_of;
+use std::ops::Range;
 use std::time::Instant;
 
 use crate::system::{FairClass, Fairness, Liveness};
-use indexmap::IndexSet;
-use petgraph::algo::tarjan_scc;
-use petgraph::graph::{DiGraph, NodeIndex};
-use rustc_hash::FxBuildHasher;
 use stateright::Model;
 
 use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
-use crate::compact::{Fingerprinter, Fold64, Limit};
+use crate::compact::{Fingerprinter, Fold64, Limit, Table};
 
 /// The most fairness classes a system may declare (they are bits of a `u32`).
 pub const MAX_CLASSES: usize = 32;
 
-/// The explored graph: every reachable state once, as its 64-bit fingerprint, its outgoing edges
-/// in action order; the states themselves are held only until they are expanded, and a lasso
-/// is rebuilt by taking its actions again from the initial state.
-struct Graph<S> {
+/// No node, edge or position.
+const NO: u32 = u32::MAX;
+
+/// Edges a graph may hold: a product node's parent link keeps an edge index in 31 bits.
+pub(crate) const MAX_EDGES: usize = 1 << 31;
+
+/// The explored graph: every reachable state once, by id (breadth-first insertion order, so no
+/// hash shows in the output), as its 64-bit fingerprint, with its outgoing edges in action
+/// order. The states themselves are not kept: a lasso is rebuilt by taking its actions again
+/// from the initial state, finding each edge's action as the edge's place among the state's
+/// successors inside the boundary.
+pub struct Graph<S> {
     /// The initial state, where a lasso's actions are taken again from.
-    init: Option<S>,
-    /// Each state's fingerprint ([`Fold64`]), by id; ids are breadth-first insertion order, so
-    /// the hash never shows in the output. Hashed with rustc's Fx hash.
-    states: IndexSet<u64, FxBuildHasher>,
+    pub(crate) init: Option<S>,
+    /// Each state's fingerprint, by id (filled in when the exploration ends).
+    pub(crate) prints: Vec<u64>,
     /// Per state, bit `2r`: row `r`'s goal holds there; bit `2r + 1`: its trigger does.
-    marks: Vec<u32>,
-    /// How a state's fingerprint is computed ([`Fold64`] unless a test narrows it).
-    print: fn(&S) -> u64,
-    /// Edges of state `i` are `edges[first[i]..first[i + 1]]`.
-    first: Vec<u32>,
-    edges: Vec<Edge>,
+    pub(crate) marks: Vec<u32>,
+    /// Edges of state `i` are `first[i]..first[i + 1]` (one more entry than expanded states).
+    pub(crate) first: Vec<u32>,
+    /// Each edge's target state.
+    pub(crate) targets: Vec<u32>,
+    /// Each edge's fairness classes, as an index into `class_sets`.
+    class_of: Vec<u8>,
+    /// The distinct sets of fairness classes of the edges (at most 256).
+    class_sets: Vec<u32>,
     /// Per state, the fairness classes with an enabled action there.
-    enabled: Vec<u32>,
+    pub(crate) enabled: Vec<u32>,
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Edge {
-    target: u32,
-    /// The action's index in the model's `actions()` list for the source state.
-    action: u16,
-    /// The fairness classes the action belongs to.
-    classes: u32,
+impl<S> Default for Graph<S> {
+    fn default() -> Graph<S> {
+        Graph {
+            init: None,
+            prints: Vec::new(),
+            marks: Vec::new(),
+            first: vec![0],
+            targets: Vec::new(),
+            class_of: Vec::new(),
+            class_sets: Vec::new(),
+            enabled: Vec::new(),
+        }
+    }
 }
 
 impl<S> Graph<S> {
-    fn out(&self, state: usize) -> &[Edge] {
-        &self.edges[self.first[state] as usize..self.first[state + 1] as usize]
+    /// Bytes counted per state: its fingerprint, edge offset, enabled classes and marks.
+    pub(crate) const STATE_BYTES: usize = size_of::<u64>() + 3 * size_of::<u32>();
+    /// Bytes counted per edge: its target and its class set's index.
+    pub(crate) const EDGE_BYTES: usize = size_of::<u32>() + size_of::<u8>();
+
+    /// States stored (marked).
+    fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Edges stored.
+    pub(crate) fn edges(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// The edge indices of `state`.
+    fn out(&self, state: usize) -> Range<usize> {
+        self.first[state] as usize..self.first[state + 1] as usize
     }
 
     fn is_terminal(&self, state: usize) -> bool {
         self.first[state] == self.first[state + 1]
     }
+
+    /// The fairness classes of edge `edge`.
+    fn classes(&self, edge: usize) -> u32 {
+        self.class_sets[usize::from(self.class_of[edge])]
+    }
+
+    /// Adds an edge to `target`, of an action in `classes`, to the state being expanded.
+    pub(crate) fn push_edge(&mut self, target: u32, classes: u32) {
+        let last = self.class_of.last().map_or(0, |&set| usize::from(set));
+        let set = match self.class_sets.get(last) {
+            Some(&same) if same == classes => last,
+            _ => self.class_set(classes),
+        };
+        push_lean(&mut self.targets, target);
+        push_lean(&mut self.class_of, set as u8);
+    }
+
+    /// The index of `classes` among the graph's class sets, added if new.
+    fn class_set(&mut self, classes: u32) -> usize {
+        match self.class_sets.iter().position(|&c| c == classes) {
+            Some(set) => set,
+            None => {
+                assert!(
+                    self.class_sets.len() < 256,
+                    "at most 256 distinct sets of fairness classes"
+                );
+                self.class_sets.push(classes);
+                self.class_sets.len() - 1
+            }
+        }
+    }
+
+    /// Ends the expansion of the next state: its edges are those pushed since the last call.
+    pub(crate) fn end_state(&mut self, enabled: u32) {
+        push_lean(&mut self.enabled, enabled);
+        push_lean(&mut self.first, self.targets.len() as u32);
+    }
+
+    /// The state whose edges include `edge`.
+    fn source(&self, edge: usize) -> usize {
+        self.first.partition_point(|&f| f as usize <= edge) - 1
+    }
+
+    /// The bytes [`check_bounded`] counts for the finished graph.
+    fn bytes(&self) -> u64 {
+        graph_bytes(self.len(), self.edges())
+    }
+}
+
+/// The bytes counted for a graph of `states` states and `edges` edges, fingerprints stored by
+/// id.
+pub(crate) fn graph_bytes(states: usize, edges: usize) -> u64 {
+    (states * Graph::<()>::STATE_BYTES + edges * Graph::<()>::EDGE_BYTES) as u64
+}
+
+/// Pushes `item`, growing `items` when it is full by a quarter once it holds a million or more
+/// (not doubling): a large exploration's arrays then hold at most a quarter more than they use.
+pub(crate) fn push_lean<T>(items: &mut Vec<T>, item: T) {
+    let len = items.len();
+    if len == items.capacity() {
+        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 4 });
+    }
+    items.push(item);
 }
 
 /// A lasso: the path to the loop state, then the cycle back to it (empty when the loop state
@@ -145,10 +237,13 @@ where
 }
 
 /// [`check_observed`], inconclusive before the bytes it counts as stored would exceed
-/// `max_memory_bytes`: per state its `size_of`, 8 for its hash, 9 for its index-table slot and 12
-/// for its edge offset, fairness mask and depth; 12 per edge; and, before the monitor product is
-/// built, 14 per product node (parent link, reached flag) and 2 per state (goal, trigger). Heap a
-/// state owns is not counted; where the check stops depends only on the model.
+/// `max_memory_bytes`. While exploring it counts the fingerprint table's slots (12 bytes
+/// each), per state 12 (edge offset, enabled classes, marks), per edge 5 (target, class set),
+/// and each state waiting to be expanded at its `size_of` with its depth; once explored, per
+/// state 8 for its fingerprint instead of the table, and for the monitor product 8 per product
+/// node (parent link, place in the breadth-first order) and 21 per state (the strongly connected
+/// components' working arrays). Heap a state owns is not counted; where the
+/// check stops depends only on the model.
 pub fn check_bounded<M>(
     model: &M,
     property: &Liveness<M, M::State>,
@@ -219,6 +314,16 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
+    check_limits(rows, fairness);
+    let limits = (budget, max_memory_bytes);
+    let (graph, explored) = explore(rows, fairness, limits, observe, print);
+    decide_rows(rows, &graph, &explored, fairness, max_memory_bytes, &print)
+}
+
+/// The limits on what one graph takes: fairness classes are bits of a `u32`, rows two bits each.
+/// Panics when `rows` or `fairness` exceed them ([`MAX_CLASSES`], 16 rows): a system declaring
+/// more is refused where it is declared.
+pub fn check_limits<M: Model>(rows: &[Row<'_, M>], fairness: &[FairClass<M::Action>]) {
     assert!(
         fairness.len() <= MAX_CLASSES,
         "at most {MAX_CLASSES} fairness classes"
@@ -227,8 +332,36 @@ where
         rows.len() <= 16,
         "at most 16 rows on one graph (two bits each)"
     );
-    let limits = (budget, max_memory_bytes);
-    let (graph, explored) = explore(rows, fairness, limits, observe, print);
+}
+
+/// How an exploration of the graph ended.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Explored {
+    /// States generated, duplicates included.
+    pub states: u64,
+    /// The deepest state stored.
+    pub max_depth: u64,
+    /// The budget that ran out first, if one did: the graph is then incomplete.
+    pub limit: Option<Limit>,
+    /// The most bytes counted while exploring.
+    pub memory_bytes: u64,
+}
+
+/// Each of `rows` decided on `graph`, explored as `explored` says (by [`check_rows`] or by the
+/// compact engine), its states fingerprinted by `print`.
+pub fn decide_rows<M>(
+    rows: &[Row<'_, M>],
+    graph: &Graph<M::State>,
+    explored: &Explored,
+    fairness: &[FairClass<M::Action>],
+    max_memory_bytes: Option<u64>,
+    print: &dyn Fn(&M::State) -> u64,
+) -> Vec<Outcome<M::State, M::Action>>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
     let masks = |fair: bool| match fair {
         true => (
             class_mask(fairness, Fairness::Weak),
@@ -236,16 +369,31 @@ where
         ),
         false => (0, 0),
     };
-    rows.iter()
-        .enumerate()
-        .map(|(r, row)| {
-            let (weak, strong) = masks(row.fair);
-            let fair = Fair { weak, strong };
-            decide((r, row), &graph, &explored, fair, max_memory_bytes)
-        })
-        .collect()
+    // Rows of one property share its monitor product and the product's components: only the
+    // fairness they are decided under differs.
+    let mut products: Vec<(&str, Product)> = Vec::new();
+    let mut outcomes = Vec::with_capacity(rows.len());
+    for (r, row) in rows.iter().enumerate() {
+        let (weak, strong) = masks(row.fair);
+        let fair = Fair { weak, strong };
+        let mut outcome = start_outcome(graph, explored, max_memory_bytes);
+        if outcome.verdict == Verdict::Inconclusive {
+            outcomes.push(outcome);
+            continue;
+        }
+        let id = row.property.id;
+        let at = match products.iter().position(|(p, _)| *p == id) {
+            Some(at) => at,
+            None => {
+                products.push((id, Product::new(graph, r, row.property.trigger.is_some())));
+                products.len() - 1
+            }
+        };
+        decide(row, graph, &products[at].1, fair, print, &mut outcome);
+        outcomes.push(outcome);
+    }
+    outcomes
 }
-
 /// The fairness a row is decided under, as masks of the graph's classes.
 #[derive(Copy, Clone)]
 struct Fair {
@@ -253,24 +401,22 @@ struct Fair {
     strong: u32,
 }
 
-/// One row's verdict on the explored graph.
-fn decide<M>(
-    (r, row): (usize, &Row<'_, M>),
-    graph: &Graph<M::State>,
+/// The bytes the monitor product of a graph of `states` states adds to it.
+fn product_bytes(states: usize) -> u64 {
+    let per_node = 2 * size_of::<u32>();
+    let per_state = 5 * size_of::<u32>() + size_of::<bool>();
+    (2 * states * per_node + states * per_state) as u64
+}
+
+/// A row's outcome before its graph is judged: the exploration's counts, and inconclusive when
+/// a budget ran out while exploring, or would before the monitor product is built.
+fn start_outcome<S, A>(
+    graph: &Graph<S>,
     explored: &Explored,
-    fair: Fair,
     max_memory_bytes: Option<u64>,
-) -> Outcome<M::State, M::Action>
-where
-    M: Model,
-    M::State: Hash + Eq + Clone,
-    M::Action: Clone,
-{
-    let (model, property) = (row.model, row.property);
-    let n = graph.states.len();
-    let graph_bytes = graph_bytes(n, graph.edges.len());
-    let product_bytes =
-        graph_bytes + (2 * n * (size_of::<Option<(u32, u32)>>() + 1) + 2 * n) as u64;
+) -> Outcome<S, A> {
+    let n = graph.len();
+    let product_bytes = graph.bytes() + product_bytes(n);
     let mut outcome = Outcome {
         verdict: Verdict::Holds,
         states: explored.states,
@@ -278,7 +424,7 @@ where
         max_depth: explored.max_depth,
         product_nodes: 0,
         lasso: None,
-        memory_bytes: graph_bytes.max(explored.memory_bytes),
+        memory_bytes: explored.memory_bytes,
         limit: explored.limit,
         collision: None,
     };
@@ -287,102 +433,135 @@ where
     }
     if outcome.limit.is_some() {
         outcome.verdict = Verdict::Inconclusive;
-        return outcome;
+    } else {
+        outcome.memory_bytes = explored.memory_bytes.max(product_bytes);
     }
-    outcome.memory_bytes = product_bytes;
+    outcome
+}
 
-    // The monitor: node `2 * state + pending`.
-    let goal: Vec<bool> = graph.marks.iter().map(|m| m >> (2 * r) & 1 == 1).collect();
-    let trigger: Vec<bool> = graph
-        .marks
-        .iter()
-        .map(|m| m >> (2 * r + 1) & 1 == 1)
-        .collect();
-    let pending_after = |pending: bool, t: usize| (pending || trigger[t]) && !goal[t];
-    let start = usize::from((property.trigger.is_none() || trigger[0]) && !goal[0]);
+/// The product of the graph with one property's monitor (node `2 * state + pending`), explored
+/// breadth-first, and the strongly connected components of its pending part.
+struct Product {
+    start: usize,
+    /// Per node, the edge it was first reached by and whether that edge's source node was
+    /// pending (`edge << 1 | pending`), or [`NO`].
+    parent: Vec<u32>,
+    /// The nodes reached, breadth-first.
+    order: Vec<u32>,
+    /// The components of the pending nodes reached that can hold a cycle, and per state the
+    /// index of its pending node's component ([`NO`] when in none of them).
+    components: Sccs,
+    component_of: Vec<u32>,
+}
 
-    // Breadth-first over the product, remembering how each node was first reached.
-    let mut parent: Vec<Option<(u32, u32)>> = vec![None; 2 * n];
-    let mut reached = vec![false; 2 * n];
-    let mut order = Vec::new();
-    let mut queue = VecDeque::from([start]);
-    reached[start] = true;
-    while let Some(node) = queue.pop_front() {
-        order.push(node);
-        let (state, pending) = (node / 2, node % 2 == 1);
-        let base = graph.first[state];
-        for (i, edge) in graph.out(state).iter().enumerate() {
-            let t = edge.target as usize;
-            let next = 2 * t + usize::from(pending_after(pending, t));
-            if !reached[next] {
-                reached[next] = true;
-                parent[next] = Some((node as u32, base + i as u32));
-                queue.push_back(next);
+impl Product {
+    /// The product for the property of row `r` (whose marks are bits `2r` and `2r + 1`), which
+    /// has a trigger or not.
+    fn new<S>(graph: &Graph<S>, r: usize, has_trigger: bool) -> Product {
+        let n = graph.len();
+        let goal = |t: usize| graph.marks[t] >> (2 * r) & 1 == 1;
+        let trigger = |t: usize| graph.marks[t] >> (2 * r + 1) & 1 == 1;
+        let pending_after = |pending: bool, t: usize| (pending || trigger(t)) && !goal(t);
+        let start = usize::from((!has_trigger || trigger(0)) && !goal(0));
+        // `order` is the queue; a node other than `start` is reached once it has a parent.
+        let mut parent: Vec<u32> = vec![NO; 2 * n];
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        order.push(start as u32);
+        let mut head = 0;
+        while let Some(&node) = order.get(head) {
+            head += 1;
+            let (state, pending) = (node as usize / 2, node % 2 == 1);
+            for edge in graph.out(state) {
+                let t = graph.targets[edge] as usize;
+                let next = 2 * t + usize::from(pending_after(pending, t));
+                if parent[next] == NO && next != start {
+                    parent[next] = (edge as u32) << 1 | u32::from(pending);
+                    push_lean(&mut order, next as u32);
+                }
             }
         }
+        let pending_nodes: Vec<u32> = order.iter().copied().filter(|v| v % 2 == 1).collect();
+        let mut split = Components::new(n);
+        let components = split.of(graph, &pending_nodes);
+        Product {
+            start,
+            parent,
+            order,
+            components,
+            component_of: split.tag,
+        }
     }
-    outcome.product_nodes = order.len() as u64;
+}
 
-    // The pending part and its fair strongly connected components.
-    let pending_nodes: Vec<usize> = order.iter().copied().filter(|v| v % 2 == 1).collect();
-    let Fair { weak, strong } = fair;
-    let mut bad = vec![false; 2 * n];
-    let mut bad_sccs: Vec<Vec<usize>> = Vec::new();
-    let mut work = vec![pending_nodes];
-    while let Some(nodes) = work.pop() {
-        for scc in components(graph, &nodes) {
-            let inside = |v: usize| scc.binary_search(&v).is_ok();
-            let mut taken = 0u32;
-            let mut cyclic = scc.len() > 1;
-            for &v in &scc {
-                let state = v / 2;
-                if graph.is_terminal(state) {
-                    cyclic = true; // stutters
+/// One row's verdict on the explored graph and its property's product, into `outcome`.
+fn decide<M>(
+    row: &Row<'_, M>,
+    graph: &Graph<M::State>,
+    product: &Product,
+    fair: Fair,
+    print: &dyn Fn(&M::State) -> u64,
+    outcome: &mut Outcome<M::State, M::Action>,
+) where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    let n = graph.len();
+    outcome.product_nodes = product.order.len() as u64;
+    // The fair strongly connected components of the pending part.
+    let mut bad = vec![false; n];
+    let mut bad_sccs: Vec<Vec<u32>> = Vec::new();
+    let mut work: Vec<Vec<u32>> = Vec::new();
+    let mut take =
+        |scc: &[u32], inside: &dyn Fn(usize) -> bool, work: &mut Vec<Vec<u32>>| match judge(
+            graph, scc, inside, fair,
+        ) {
+            Judged::Fair => {
+                for &v in scc {
+                    bad[v as usize / 2] = true;
                 }
-                for edge in graph.out(state) {
-                    if inside(2 * edge.target as usize + 1) {
-                        taken |= edge.classes;
-                        cyclic |= edge.target as usize == state;
-                    }
-                }
+                bad_sccs.push(scc.to_vec());
             }
-            if !cyclic {
-                continue;
-            }
-            let all = scc
-                .iter()
-                .fold(u32::MAX, |acc, &v| acc & graph.enabled[v / 2]);
-            let any = scc.iter().fold(0, |acc, &v| acc | graph.enabled[v / 2]);
-            if weak & all & !taken != 0 {
-                continue; // a weakly fair class is enabled throughout and never taken
-            }
-            let starved = strong & any & !taken;
-            if starved != 0 {
-                // Only paths avoiding the states that enable a starved class can be fair.
-                let rest: Vec<usize> = scc
-                    .iter()
-                    .copied()
-                    .filter(|&v| graph.enabled[v / 2] & starved == 0)
-                    .collect();
+            Judged::Unfair => {}
+            Judged::Without(rest) => {
                 if !rest.is_empty() {
                     work.push(rest);
                 }
-                continue;
             }
-            for &v in &scc {
-                bad[v] = true;
-            }
-            bad_sccs.push(scc);
-        }
+        };
+    for id in 0..product.components.len() {
+        let inside = |state: usize| product.component_of[state] == id as u32;
+        take(product.components.get(id), &inside, &mut work);
     }
-    let Some(&loop_node) = order.iter().find(|&&v| bad[v]) else {
-        return outcome;
-    };
-    let scc = bad_sccs
+    let mut scratch: Option<Components> = None;
+    while let Some(nodes) = work.pop() {
+        let scratch = scratch.get_or_insert_with(|| Components::new(n));
+        let sccs = scratch.of(graph, &nodes);
+        for id in 0..sccs.len() {
+            let inside = |state: usize| scratch.tag[state] == id as u32;
+            take(sccs.get(id), &inside, &mut work);
+        }
+        scratch.clear(&nodes);
+    }
+    drop(scratch);
+    let Some(&loop_node) = product
+        .order
         .iter()
-        .find(|c| c.binary_search(&loop_node).is_ok())
+        .find(|&&v| v % 2 == 1 && bad[v as usize / 2])
+    else {
+        return;
+    };
+    let mut scc = bad_sccs
+        .into_iter()
+        .find(|c| c.contains(&loop_node))
         .expect("a bad node is in a bad component");
-    match lasso(model, graph, &parent, start, loop_node, scc, weak, strong) {
+    // The cycle is built from the component's nodes in order.
+    scc.sort_unstable();
+    let ends = Ends {
+        start: product.start,
+        loop_node: loop_node as usize,
+    };
+    match lasso(row.model, graph, &product.parent, ends, &scc, fair, print) {
         Ok(lasso) => {
             outcome.verdict = Verdict::Violated;
             outcome.lasso = Some(lasso);
@@ -392,32 +571,209 @@ where
             outcome.collision = Some(collision);
         }
     }
-    outcome
 }
 
-struct Explored {
-    states: u64,
-    max_depth: u64,
-    limit: Option<Limit>,
-    /// The most bytes counted while exploring: the graph and the states waiting to be expanded.
-    memory_bytes: u64,
+/// What fairness makes of a pending component.
+enum Judged {
+    /// A fair path can stay in it forever: the property is violated.
+    Fair,
+    /// No fair path stays in it: it cannot stutter or cycle, or a weakly fair class is enabled
+    /// throughout and never taken.
+    Unfair,
+    /// A strongly fair class enabled in it is never taken inside: only its states that do not
+    /// enable such a class (these, maybe none) can hold a fair cycle.
+    Without(Vec<u32>),
 }
 
-/// The bytes [`check_bounded`] counts for a graph of `states` states and `edges` edges: per
-/// state its fingerprint, the index's stored hash and table slot, and its edge offset, fairness
-/// mask and marks; per edge its 12 bytes.
-fn graph_bytes(states: usize, edges: usize) -> u64 {
-    let per_state = 8 + 8 + 9 + 3 * size_of::<u32>();
-    (states * per_state + edges * size_of::<Edge>()) as u64
+/// Whether `scc`, a component of pending nodes (`inside` says whose pending node is in it, by
+/// state), holds a fair cycle (Emerson–Lei).
+fn judge<S>(
+    graph: &Graph<S>,
+    scc: &[u32],
+    inside: &dyn Fn(usize) -> bool,
+    Fair { weak, strong }: Fair,
+) -> Judged {
+    let mut taken = 0u32;
+    let mut cyclic = scc.len() > 1;
+    for &v in scc {
+        let state = v as usize / 2;
+        if graph.is_terminal(state) {
+            cyclic = true; // stutters
+        }
+        for edge in graph.out(state) {
+            let target = graph.targets[edge] as usize;
+            if inside(target) {
+                taken |= graph.classes(edge);
+                cyclic |= target == state;
+            }
+        }
+    }
+    if !cyclic {
+        return Judged::Unfair;
+    }
+    let all = scc
+        .iter()
+        .fold(u32::MAX, |acc, &v| acc & graph.enabled[v as usize / 2]);
+    let any = scc
+        .iter()
+        .fold(0, |acc, &v| acc | graph.enabled[v as usize / 2]);
+    if weak & all & !taken != 0 {
+        return Judged::Unfair;
+    }
+    let starved = strong & any & !taken;
+    if starved != 0 {
+        let rest: Vec<u32> = scc
+            .iter()
+            .copied()
+            .filter(|&v| graph.enabled[v as usize / 2] & starved == 0)
+            .collect();
+        return Judged::Without(rest);
+    }
+    Judged::Fair
 }
 
-/// The bytes of `waiting` states held whole until they are expanded, with their depth.
-fn waiting_bytes<S>(waiting: usize) -> u64 {
-    (waiting * size_of::<(u32, S)>()) as u64
+/// Tarjan's strongly connected components over sets of pending product nodes, iteratively (a
+/// recursion as deep as the graph would overflow the stack), with working arrays allocated
+/// once for the graph's states.
+struct Components {
+    /// Per state, the place of its pending node in the set being split, or [`NO`].
+    place: Vec<u32>,
+    /// Per state, the index of its pending node's component in the last split, or [`NO`].
+    tag: Vec<u32>,
+}
+
+impl Components {
+    fn new(states: usize) -> Components {
+        Components {
+            place: vec![NO; states],
+            tag: vec![NO; states],
+        }
+    }
+
+    /// The strongly connected components of the product restricted to `nodes` (pending nodes,
+    /// in any order) that can hold a cycle (all but single nodes without a self-loop that are
+    /// not terminal), in no particular order but the same on every run; each of their nodes'
+    /// component index is then in `tag` until [`Components::clear`].
+    fn of<S>(&mut self, graph: &Graph<S>, nodes: &[u32]) -> Sccs {
+        for (i, &v) in nodes.iter().enumerate() {
+            self.place[v as usize / 2] = i as u32;
+        }
+        let m = nodes.len();
+        let mut walk = Walk {
+            index: vec![NO; m],
+            low: vec![0; m],
+            on_stack: vec![false; m],
+            stack: Vec::new(),
+            path: Vec::new(),
+            counter: 0,
+        };
+        let mut sccs = Sccs::default();
+        let first_edge = |v: usize| graph.first[nodes[v] as usize / 2];
+        for root in 0..m {
+            if walk.index[root] != NO {
+                continue;
+            }
+            walk.visit(root, first_edge(root));
+            while let Some(&(v, edge)) = walk.path.last() {
+                let v = v as usize;
+                let state = nodes[v] as usize / 2;
+                if edge < graph.first[state + 1] {
+                    walk.path.last_mut().expect("on the path").1 += 1;
+                    let w = self.place[graph.targets[edge as usize] as usize];
+                    if w == NO {
+                        continue;
+                    }
+                    let w = w as usize;
+                    if walk.index[w] == NO {
+                        walk.visit(w, first_edge(w));
+                    } else if walk.on_stack[w] {
+                        walk.low[v] = walk.low[v].min(walk.index[w]);
+                    }
+                    continue;
+                }
+                walk.path.pop();
+                if let Some(&(u, _)) = walk.path.last() {
+                    walk.low[u as usize] = walk.low[u as usize].min(walk.low[v]);
+                }
+                if walk.low[v] == walk.index[v] {
+                    let begin = sccs.nodes.len();
+                    loop {
+                        let w = walk.stack.pop().expect("v is on the stack") as usize;
+                        walk.on_stack[w] = false;
+                        push_lean(&mut sccs.nodes, nodes[w]);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    let loops = |s: usize| graph.out(s).any(|e| graph.targets[e] as usize == s);
+                    if sccs.nodes.len() == begin + 1 && !graph.is_terminal(state) && !loops(state) {
+                        sccs.nodes.truncate(begin);
+                        continue;
+                    }
+                    let id = sccs.len() as u32;
+                    for &w in &sccs.nodes[begin..] {
+                        self.tag[w as usize / 2] = id;
+                    }
+                    push_lean(&mut sccs.ends, sccs.nodes.len() as u32);
+                }
+            }
+        }
+        for &v in nodes {
+            self.place[v as usize / 2] = NO;
+        }
+        sccs
+    }
+
+    /// Forgets the components of the last split of `nodes`.
+    fn clear(&mut self, nodes: &[u32]) {
+        for &v in nodes {
+            self.tag[v as usize / 2] = NO;
+        }
+    }
+}
+
+/// Strongly connected components, flat: component `i` is `nodes[ends[i - 1]..ends[i]]`.
+#[derive(Default)]
+struct Sccs {
+    nodes: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl Sccs {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &[u32] {
+        let begin = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.nodes[begin..self.ends[i] as usize]
+    }
+}
+
+/// Tarjan's working state over the places of one set of nodes.
+struct Walk {
+    index: Vec<u32>,
+    low: Vec<u32>,
+    on_stack: Vec<bool>,
+    stack: Vec<u32>,
+    /// The depth-first path: a node's place and the next of its edges to follow.
+    path: Vec<(u32, u32)>,
+    counter: u32,
+}
+
+impl Walk {
+    fn visit(&mut self, v: usize, first_edge: u32) {
+        self.index[v] = self.counter;
+        self.low[v] = self.counter;
+        self.counter += 1;
+        self.stack.push(v as u32);
+        self.on_stack[v] = true;
+        self.path.push((v as u32, first_edge));
+    }
 }
 
 /// Row `r`'s marks for `state`: its goal and trigger, two bits a row.
-fn marks_of<M: Model>(rows: &[Row<'_, M>], state: &M::State) -> u32 {
+pub fn marks_of<M: Model>(rows: &[Row<'_, M>], state: &M::State) -> u32 {
     rows.iter().enumerate().fold(0, |marks, (r, row)| {
         let goal = (row.property.goal)(row.model, state);
         let trigger = row.property.trigger.is_some_and(|q| q(row.model, state));
@@ -433,7 +789,8 @@ fn class_mask<A>(fairness: &[FairClass<A>], kind: Fairness) -> u32 {
         .fold(0, |acc, (i, _)| acc | 1 << i)
 }
 
-fn classes_of<A>(fairness: &[FairClass<A>], action: &A) -> u32 {
+/// The fairness classes `action` belongs to, as bits.
+pub(crate) fn classes_of<A>(fairness: &[FairClass<A>], action: &A) -> u32 {
     fairness
         .iter()
         .enumerate()
@@ -456,21 +813,9 @@ where
     M::Action: Clone,
 {
     let model = rows.first().expect("at least one row").model;
-    let mut graph = Graph {
-        print,
-        init: None,
-        states: IndexSet::default(),
-        marks: Vec::new(),
-        first: vec![0],
-        edges: Vec::new(),
-        enabled: Vec::new(),
-    };
-    let mut explored = Explored {
-        states: 0,
-        max_depth: 0,
-        limit: None,
-        memory_bytes: 0,
-    };
+    let mut graph = Graph::default();
+    let mut table: Table<u64> = Table::new();
+    let mut explored = Explored::default();
     // The product, the lasso's prefix and replay all start from the one initial state; a second
     // one would be left out silently, so it is refused instead.
     let inits = model.init_states();
@@ -482,7 +827,9 @@ where
     let mut waiting: VecDeque<(u32, M::State)> = VecDeque::new();
     for init in inits {
         explored.states += 1;
-        graph.states.insert((graph.print)(&init));
+        let at = print(&init);
+        let slot = table.find(at).expect_err("an empty table");
+        table.insert(slot, at, 0);
         graph.marks.push(marks_of(rows, &init));
         graph.init = Some(init.clone());
         waiting.push_back((0, init));
@@ -497,14 +844,14 @@ where
             }
             observe(Progress {
                 states: explored.states,
-                unique_states: graph.states.len() as u64,
+                unique_states: graph.len() as u64,
                 max_depth: explored.max_depth,
             });
         }
         actions.clear();
         model.actions(&state, &mut actions);
         let mut enabled = 0;
-        for (i, action) in actions.drain(..).enumerate() {
+        for action in actions.drain(..) {
             let classes = classes_of(fairness, &action);
             let Some(next) = model.next_state(&state, action) else {
                 continue;
@@ -514,81 +861,75 @@ where
             if !model.within_boundary(&next) {
                 continue;
             }
-            // One hash per generated state: insert, and take it back if the budget is spent.
-            let (target, new) = graph.states.insert_full((graph.print)(&next));
-            if new {
-                let stored = graph.states.len();
-                // The edge about to be pushed, and this state's own edge offset included.
-                let bytes = graph_bytes(stored, graph.edges.len() + 1)
-                    + waiting_bytes::<M::State>(waiting.len() + 1);
-                explored.memory_bytes = explored.memory_bytes.max(bytes);
-                let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
-                    Some(Limit::States)
-                } else if max_memory_bytes.is_some_and(|max| bytes > max) {
-                    Some(Limit::Memory)
-                } else {
-                    None
-                };
-                if limit.is_some() {
-                    graph.states.pop();
-                    explored.limit = limit;
-                    return (graph, explored);
+            let at = print(&next);
+            let target = match table.find(at) {
+                Ok(target) => target,
+                Err(slot) => {
+                    let stored = graph.len() + 1;
+                    // The edge about to be pushed included.
+                    let slots = table.slots_after_insert(at);
+                    let bytes = exploring_bytes(slots, stored, graph.edges() + 1)
+                        + waiting_bytes::<M::State>(waiting.len() + 1);
+                    let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
+                        Some(Limit::States)
+                    } else if max_memory_bytes.is_some_and(|max| bytes > max) {
+                        Some(Limit::Memory)
+                    } else if graph.edges() + 1 >= MAX_EDGES || stored >= NO as usize {
+                        Some(Limit::Indices)
+                    } else {
+                        None
+                    };
+                    if limit.is_some() {
+                        explored.limit = limit;
+                        graph.prints = table.prints(graph.len());
+                        return (graph, explored);
+                    }
+                    explored.memory_bytes = explored.memory_bytes.max(bytes);
+                    let target = graph.len() as u32;
+                    table.insert(slot, at, target);
+                    explored.max_depth = explored.max_depth.max((depth + 1).into());
+                    push_lean(&mut graph.marks, marks_of(rows, &next));
+                    waiting.push_back((depth + 1, next));
+                    target
                 }
-                explored.max_depth = explored.max_depth.max((depth + 1).into());
-                graph.marks.push(marks_of(rows, &next));
-                waiting.push_back((depth + 1, next));
-            }
-            graph.edges.push(Edge {
-                target: target as u32,
-                action: i as u16,
-                classes,
-            });
+            };
+            graph.push_edge(target, classes);
         }
-        graph.enabled.push(enabled);
-        graph.first.push(graph.edges.len() as u32);
+        graph.end_state(enabled);
         index += 1;
     }
+    graph.prints = table.prints(graph.len());
     (graph, explored)
 }
 
-/// The strongly connected components of the product restricted to `nodes` (pending nodes,
-/// sorted or not), each sorted, in a deterministic order.
-fn components<S>(graph: &Graph<S>, nodes: &[usize]) -> Vec<Vec<usize>> {
-    let mut sorted = nodes.to_vec();
-    sorted.sort_unstable();
-    let mut g: DiGraph<usize, ()> = DiGraph::with_capacity(sorted.len(), sorted.len());
-    let ids: Vec<NodeIndex> = sorted.iter().map(|&v| g.add_node(v)).collect();
-    for (k, &v) in sorted.iter().enumerate() {
-        for edge in graph.out(v / 2) {
-            let w = 2 * edge.target as usize + 1;
-            if let Ok(j) = sorted.binary_search(&w) {
-                g.add_edge(ids[k], ids[j], ());
-            }
-        }
-    }
-    let mut sccs: Vec<Vec<usize>> = tarjan_scc(&g)
-        .into_iter()
-        .map(|c| {
-            let mut c: Vec<usize> = c.into_iter().map(|i| g[i]).collect();
-            c.sort_unstable();
-            c
-        })
-        .collect();
-    sccs.sort();
-    sccs
+/// The bytes counted while exploring, once `stored` states and `edges` edges are stored in a
+/// table of `slots` slots.
+fn exploring_bytes(slots: usize, stored: usize, edges: usize) -> u64 {
+    let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
+    (slots * Table::<u64>::SLOT_BYTES + stored * per_state + edges * Graph::<()>::EDGE_BYTES) as u64
 }
 
-/// The lasso to `loop_node` and around `scc`.
-#[allow(clippy::too_many_arguments)]
+/// The bytes of `waiting` states held whole until they are expanded, with their depth.
+fn waiting_bytes<S>(waiting: usize) -> u64 {
+    (waiting * size_of::<(u32, S)>()) as u64
+}
+
+/// Where a lasso starts and loops: product nodes.
+#[derive(Copy, Clone)]
+struct Ends {
+    start: usize,
+    loop_node: usize,
+}
+
+/// The lasso to `ends.loop_node` and around `scc`.
 fn lasso<M>(
     model: &M,
     graph: &Graph<M::State>,
-    parent: &[Option<(u32, u32)>],
-    start: usize,
-    loop_node: usize,
-    scc: &[usize],
-    weak: u32,
-    strong: u32,
+    parent: &[u32],
+    ends: Ends,
+    scc: &[u32],
+    Fair { weak, strong }: Fair,
+    print: &dyn Fn(&M::State) -> u64,
 ) -> Result<Lasso<M::State, M::Action>, String>
 where
     M: Model,
@@ -597,31 +938,31 @@ where
 {
     // The prefix, from the parents of the breadth-first search.
     let mut prefix_edges = Vec::new();
-    let mut node = loop_node;
-    while node != start {
-        let (from, edge) = parent[node].expect("reached nodes have parents");
-        prefix_edges.push((from as usize / 2, edge as usize));
-        node = from as usize;
+    let mut node = ends.loop_node;
+    while node != ends.start {
+        let link = parent[node];
+        debug_assert_ne!(link, NO, "reached nodes have parents");
+        let edge = (link >> 1) as usize;
+        let from = graph.source(edge);
+        prefix_edges.push((from, edge));
+        node = 2 * from + (link & 1) as usize;
     }
     prefix_edges.reverse();
 
     // The cycle: take each fair class the component takes, pass a state disabling each weakly
     // fair class it does not take, and come back.
-    let inside = |v: usize| scc.binary_search(&v).is_ok();
+    let inside = |v: usize| scc.binary_search(&(v as u32)).is_ok();
     let internal = |state: usize| {
-        let base = graph.first[state] as usize;
         graph
             .out(state)
-            .iter()
-            .enumerate()
-            .filter(move |(_, e)| inside(2 * e.target as usize + 1))
-            .map(move |(i, e)| (base + i, e.target as usize))
+            .map(move |e| (e, graph.targets[e] as usize))
+            .filter(move |&(_, t)| inside(2 * t + 1))
     };
     let mut targets: Vec<Target> = Vec::new();
     let mut taken = 0u32;
     for &v in scc {
-        for (e, _) in internal(v / 2) {
-            taken |= graph.edges[e].classes;
+        for (e, _) in internal(v as usize / 2) {
+            taken |= graph.classes(e);
         }
     }
     for bit in 0..MAX_CLASSES {
@@ -632,20 +973,20 @@ where
         if taken & class != 0 {
             let (from, edge) = scc
                 .iter()
-                .flat_map(|&v| internal(v / 2).map(move |(e, _)| (v / 2, e)))
-                .find(|&(_, e)| graph.edges[e].classes & class != 0)
+                .flat_map(|&v| internal(v as usize / 2).map(move |(e, _)| (v as usize / 2, e)))
+                .find(|&(_, e)| graph.classes(e) & class != 0)
                 .expect("a taken class has an edge");
             targets.push(Target::Edge(from, edge));
         } else if weak & class != 0 {
             let state = scc
                 .iter()
-                .map(|&v| v / 2)
+                .map(|&v| v as usize / 2)
                 .find(|&s| graph.enabled[s] & class == 0)
                 .expect("a fair component disables what it does not take");
             targets.push(Target::State(state));
         }
     }
-    let loop_state = loop_node / 2;
+    let loop_state = ends.loop_node / 2;
     let mut cycle_edges: Vec<(usize, usize)> = Vec::new();
     let mut at = loop_state;
     for target in targets {
@@ -653,7 +994,7 @@ where
             Target::Edge(from, edge) => {
                 cycle_edges.extend(route(&internal, at, from));
                 cycle_edges.push((from, edge));
-                at = graph.edges[edge].target as usize;
+                at = graph.targets[edge] as usize;
             }
             Target::State(state) => {
                 cycle_edges.extend(route(&internal, at, state));
@@ -670,7 +1011,7 @@ where
     }
 
     let edges: Vec<(usize, usize)> = prefix_edges.iter().chain(&cycle_edges).copied().collect();
-    let path = rebuild(model, graph, &edges)?;
+    let path = rebuild(model, graph, &edges, print)?;
     let loop_index = prefix_edges.len();
     let loop_state = path
         .steps
@@ -680,7 +1021,7 @@ where
         return Err(format!(
             "the lasso's last state is not its loop state, though their fingerprints are equal \
              ({:#018x}): a fingerprint collision",
-            (graph.print)(loop_state)
+            print(loop_state)
         ));
     }
     Ok(Lasso { path, loop_index })
@@ -688,11 +1029,14 @@ where
 
 /// The path that takes `edges` (`(source state, edge index)`, each from where the last one
 /// ended) from the initial state, its states made again by the model, each checked against the
-/// fingerprint stored for it: a state whose fingerprint differs is an error, never a path.
+/// fingerprint stored for it: a state whose fingerprint differs is an error, never a path. An
+/// edge's action is found again as the edge's place among the source state's successors inside
+/// the boundary, in action order, as the exploration stored them.
 fn rebuild<M>(
     model: &M,
     graph: &Graph<M::State>,
     edges: &[(usize, usize)],
+    print: &dyn Fn(&M::State) -> u64,
 ) -> Result<Path<M::State, M::Action>, String>
 where
     M: Model,
@@ -710,20 +1054,31 @@ where
     let mut actions = Vec::new();
     for &(from, edge) in edges {
         let state = path.last_state();
-        let stored = graph.states.get_index(from).copied();
-        if stored != Some((graph.print)(state)) {
+        let stored = graph.prints.get(from).copied();
+        if stored != Some(print(state)) {
             return Err(format!(
                 "the lasso's rebuilt state {from} has another fingerprint: a fingerprint collision"
             ));
         }
         actions.clear();
         model.actions(state, &mut actions);
-        let edge = graph.edges[edge];
-        let action = actions[edge.action as usize].clone();
-        let next = model
-            .next_state(state, action.clone())
-            .ok_or("the model refused an action it took while exploring")?;
-        path.steps.push((action, next));
+        let mut place = edge - graph.first[from] as usize;
+        let mut taken = None;
+        for action in actions.drain(..) {
+            let Some(next) = model.next_state(state, action.clone()) else {
+                continue;
+            };
+            if !model.within_boundary(&next) {
+                continue;
+            }
+            if place == 0 {
+                taken = Some((action, next));
+                break;
+            }
+            place -= 1;
+        }
+        let step = taken.ok_or("the model refused an action it took while exploring")?;
+        path.steps.push(step);
     }
     Ok(path)
 }
