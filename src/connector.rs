@@ -65,11 +65,11 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// `PATH#fnv1a64:HEX` of the file at `path`, the path made absolute so that the trace finds
-/// the file from any folder.
+/// `PATH#fnv1a64:HEX` of the file at `path`, the path as the command line gave it: a trace
+/// written under a project's folder then names its file relative to that project, not to the
+/// machine, and [`file_of_trace`] finds it again from the trace's own folder.
 fn source(path: &Path) -> Option<String> {
     let text = std::fs::read(path).ok()?;
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     Some(format!(
         "{}#fnv1a64:{:016x}",
         path.display(),
@@ -77,22 +77,66 @@ fn source(path: &Path) -> Option<String> {
     ))
 }
 
-/// The connector file a trace's header names (`walcheck:source`), for `show` and `replay`: its
-/// path, and a line saying the file changed since the trace was written, if it did.
+/// Where the file a trace recorded as `recorded` may be now, in the order tried: the path
+/// itself (absolute, or from the current folder); then, for a relative path, the same path
+/// from the trace's folder and each folder above it (a trace under `traces/out/` of a project
+/// whose `check` ran at its root); then a file of the same name beside the trace, in a folder
+/// above it, or in the current folder.
+fn candidates(trace: &Path, recorded: &Path) -> Vec<PathBuf> {
+    let mut found = vec![recorded.to_path_buf()];
+    let folders: Vec<&Path> = trace
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .collect();
+    if recorded.is_relative() {
+        found.extend(folders.iter().map(|f| f.join(recorded)));
+    }
+    if let Some(name) = recorded.file_name() {
+        found.extend(folders.iter().map(|f| f.join(name)));
+        found.push(PathBuf::from(name));
+    }
+    found
+}
+
+/// The connector file a trace's header names (`walcheck:source`), for `show` and `replay`: the
+/// first of its [`candidates`] whose text has the recorded hash, else the first that exists
+/// with a line saying it changed since the trace was written, else the recorded path with a
+/// line saying it cannot be found.
 fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
     let header = walcheck_traces::Trace::read(Path::new(trace)).ok()?.header;
     let recorded = header.source?;
-    let (path, _) = recorded.rsplit_once('#')?;
-    let changed = match source(Path::new(path)) {
-        None => Some(format!(
-            "{trace} was written from {path}, which cannot be read now"
-        )),
-        Some(now) if now != recorded => Some(format!(
-            "{path} changed since {trace} was written (its hash differs): the trace may not replay"
-        )),
-        Some(_) => None,
-    };
-    Some((path.to_owned(), changed))
+    let (path, hash) = recorded.rsplit_once('#')?;
+    let candidates = candidates(Path::new(trace), Path::new(path));
+    let hash_of = |file: &Path| source(file).map(|s| s.rsplit_once('#').map(|(_, h)| h.to_owned()));
+    if let Some(same) = candidates
+        .iter()
+        .find(|c| hash_of(c).flatten().as_deref() == Some(hash))
+    {
+        return Some((same.display().to_string(), None));
+    }
+    Some(match candidates.iter().find(|c| c.is_file()) {
+        Some(other) => (
+            other.display().to_string(),
+            Some(format!(
+                "{} changed since {trace} was written from {path} (its hash differs): the trace may not replay",
+                other.display()
+            )),
+        ),
+        None => (
+            path.to_owned(),
+            Some(format!(
+                "{trace} was written from {path}, which is found neither from here nor beside the trace or in a folder above it: put the file there, or run from the folder check ran in"
+            )),
+        ),
+    })
 }
 
 /// Whether `arg` names connector files: a path ending in `.wal`, or a folder holding some.

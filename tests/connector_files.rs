@@ -403,3 +403,55 @@ fn a_byte_order_mark_before_the_version_line_is_not_text() {
     let (rows, _) = verdicts(&[&file, "--out", "target/tmp-connector-files/out"]);
     assert_eq!(row(&rows, "no-fatal-error").1, "holds", "{rows:?}");
 }
+
+/// A trace names its connector file as the command line named it, never by where the project
+/// lies on the machine: a project checked at its root, moved (or cloned elsewhere), still shows
+/// and replays its traces from any folder, the file found from the trace's own folder.
+#[test]
+fn a_moved_project_still_shows_and_replays_its_traces() {
+    let scratch = tempfile::tempdir().expect("scratch folder");
+    let first = scratch.path().join("first");
+    std::fs::create_dir_all(first.join("connectors")).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/ack-on-receipt.wal"),
+    )
+    .unwrap();
+    std::fs::write(first.join("connectors/ack-on-receipt.wal"), text).unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_walcheck"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("walcheck runs")
+    };
+    let checked = run(
+        &first,
+        &[
+            "check",
+            "connectors/ack-on-receipt.wal",
+            "--out",
+            "traces/out",
+        ],
+    );
+    // The design has no `expect` lines, so its violations are unexpected: exit 1.
+    assert_eq!(checked.status.code(), Some(1), "{checked:?}");
+    let trace = "traces/out/ack-on-receipt__design__all__no-data-loss.itf.json";
+    let header = std::fs::read_to_string(first.join(trace)).unwrap();
+    assert!(
+        header.contains("\"walcheck:source\": \"connectors/ack-on-receipt.wal#fnv1a64:"),
+        "{header}"
+    );
+    let moved = scratch.path().join("moved");
+    std::fs::rename(&first, &moved).unwrap();
+    for command in ["show", "replay"] {
+        let out = run(scratch.path(), &[command, &format!("moved/{trace}")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert!(stderr.is_empty(), "{command}: {stderr}");
+    }
+    std::fs::remove_file(moved.join("connectors/ack-on-receipt.wal")).unwrap();
+    let out = run(scratch.path(), &["show", &format!("moved/{trace}")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("put the file there"), "{stderr}");
+}
