@@ -691,8 +691,8 @@ fn junit_failure(r: &CheckResult) -> (String, String) {
     let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
     match (&trace, &r.trace) {
         (Some(path), Some(t)) => text.push_str(&format!(
-            "trace: {path} ({} steps); review with {} show {path}\n",
-            t.len_actions(),
+            "trace: {path} ({}); review with {} show {path}\n",
+            crate::report::steps(t.len_actions()),
             crate::cli::program()
         )),
         _ => text.push_str("trace: none (no counterexample or witness was found)\n"),

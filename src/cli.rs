@@ -604,8 +604,9 @@ fn replay(path: &Path) -> ExitCode {
         None => format!(" at step {steps}"),
     };
     print(&format!(
-        "replayed {} ({steps} steps): every step enabled and as recorded; {property} {verdict}{end}\n",
+        "replayed {} ({}): every step enabled and as recorded; {property} {verdict}{end}\n",
         path.display(),
+        crate::report::steps(steps),
     ))
 }
 
@@ -689,7 +690,7 @@ fn step_table_text(trace: &Trace, config: &catalogue::SystemConfig) -> String {
             "by a lasso: a {k}-step prefix, then a {}-step cycle",
             trace.len_actions() - k
         ),
-        None => format!("after {} steps", trace.len_actions()),
+        None => format!("after {}", crate::report::steps(trace.len_actions())),
     };
     let table = crate::report::explained_table(trace, config, Cells::Changes);
     format!(

@@ -368,8 +368,8 @@ fn step_tables(results: &[CheckResult]) -> String {
             format!(" (the same with faults {})", same.join("; "))
         };
         let how = match trace.loop_text() {
-            Some(text) => format!("by a lasso of {} steps ({text})", trace.len_actions()),
-            None => format!("in {} steps", trace.len_actions()),
+            Some(text) => format!("by a lasso of {} ({text})", steps(trace.len_actions())),
+            None => format!("in {}", steps(trace.len_actions())),
         };
         let _ = writeln!(
             out,
@@ -617,17 +617,27 @@ pub fn checked_plainly(entry: &Entry) -> bool {
     })
 }
 
+/// `1 step`, `N steps`: a count of steps as the text reads it.
+pub(crate) fn steps(n: usize) -> String {
+    if n == 1 {
+        "1 step".to_owned()
+    } else {
+        format!("{n} steps")
+    }
+}
+
 /// A verdict as a table cell: `holds`, `violated (N steps)`, `reached`, `not reached`, with what
 /// was expected when it differs.
 fn cell(r: &CheckResult) -> String {
     let mut cell = match (&r.trace, r.verdict) {
         (Some(t), Verdict::Violated) => match t.loop_index() {
-            Some(k) if k == t.len_actions() => format!("violated ({k} steps, then stutters)"),
+            Some(k) if k == t.len_actions() => format!("violated ({}, then stutters)", steps(k)),
             Some(k) => format!(
-                "violated ({k} steps, then a {}-step cycle)",
+                "violated ({}, then a {}-step cycle)",
+                steps(k),
                 t.len_actions() - k
             ),
-            None => format!("violated ({} steps)", t.len_actions()),
+            None => format!("violated ({})", steps(t.len_actions())),
         },
         _ => verdict_word(r.entry.property.kind, r.verdict).to_owned(),
     };

@@ -183,7 +183,7 @@ pub fn triage(budget: &Budget) -> (Vec<HypothesisRow>, Vec<FixRow>) {
 fn cell(f: &Finding, found: &str, not_found: &str) -> String {
     match (f.verdict, f.steps) {
         (Verdict::Inconclusive, _) => format!("inconclusive ({} states)", f.unique_states),
-        (_, Some(steps)) => format!("{found} ({steps} steps)"),
+        (_, Some(steps)) => format!("{found} ({})", crate::report::steps(steps)),
         (_, None) => format!("{not_found} ({} states)", f.unique_states),
     }
 }
