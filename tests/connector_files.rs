@@ -455,3 +455,23 @@ fn a_moved_project_still_shows_and_replays_its_traces() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("put the file there"), "{stderr}");
 }
+
+/// A PostgreSQL ERROR that ends a run shows in the counterexample, at the step that met it:
+/// a connector creating its slot on every run meets "already exists" after its first crash.
+#[test]
+fn an_error_that_ends_a_run_shows_in_the_step_table() {
+    let file = scratch_file(
+        "create-every-run.wal",
+        "walcheck 1\n\nenv transactions = 1\nenv connector_crashes = 1\n\nevery run {\n  pg_create_logical_replication_slot()\n  start_replication(0/0)\n  for each message m {\n    destination.write(m.txn)\n    destination.commit()\n    standby_status_update(flush = m.txn.end_lsn)\n  }\n}\n",
+    );
+    let output = walcheck(&["check", &file, "--out", "target/tmp-connector-files/out"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("ERROR: replication slot already exists*"))
+        .unwrap_or_else(|| panic!("no step met the ERROR: {stdout}"));
+    assert!(
+        row.contains("pg_create_logical_replication_slot()"),
+        "{row}"
+    );
+}

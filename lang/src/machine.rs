@@ -13,7 +13,7 @@ use walcheck_model::pg::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTE
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
 };
-use walcheck_model::pg::{CommitMode, Role, Server, Slot, Txn, Wal};
+use walcheck_model::pg::{AdvanceError, CommitMode, Role, Server, Slot, Txn, Wal};
 use walcheck_model::Lsn;
 
 use crate::ast::{BinOp, Call, Expr, ExprKind, Storage, Type};
@@ -174,6 +174,9 @@ pub struct State {
     pub keepalives: u8,
     /// A START_REPLICATION skipped a transaction the destination did not hold.
     pub lost: bool,
+    /// The PostgreSQL ERROR the connector's last step met, which ended its run; cleared by its
+    /// next step.
+    pub error: Option<PgError>,
 }
 
 impl State {
@@ -358,12 +361,53 @@ impl Chooser {
 enum Stop {
     /// The step cannot be taken now (nothing to receive).
     Blocked,
-    /// A retryable error ends the run.
-    Fail,
+    /// A retryable error ends the run: PostgreSQL's, or the file's own `fail` (`None`).
+    Fail(Option<PgError>),
     /// A `fail fatal` at the instruction.
     Fatal(usize),
     /// A counter left its range: the design's error, a fatal stop at the step.
     OutOfRange,
+}
+
+/// A PostgreSQL ERROR a call can meet; it ends the connector's run (a retryable error), and the
+/// trace's `error` column shows it at the step that met it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PgError {
+    /// A WAL function on a standby: `xlogfuncs.c:pg_current_wal_lsn` (15), SQLSTATE 55000.
+    RecoveryInProgress,
+    /// The slot does not exist (not yet created, or dropped): `slot.c:ReplicationSlotAcquire`
+    /// (15), SQLSTATE 42704.
+    NoSlot,
+    /// A SQL function on a slot a walsender streams from: `slot.c:ReplicationSlotAcquire` (15),
+    /// SQLSTATE 55006.
+    SlotActive,
+    /// Logical decoding on a PostgreSQL 15 standby:
+    /// `logical.c:CheckLogicalDecodingRequirements` (15), SQLSTATE 55000.
+    DecodingInRecovery,
+    /// Creating a slot that exists: `slot.c:ReplicationSlotCreate` (15), SQLSTATE 42710.
+    SlotExists,
+    /// `pg_replication_slot_advance` refused its target (`slotfuncs.c`, 15).
+    Advance(AdvanceError),
+    /// A standby status update with no stream open: the message has no COPY to go to.
+    NoStream,
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PgError::RecoveryInProgress => f.write_str("ERROR: recovery is in progress"),
+            PgError::NoSlot => f.write_str("ERROR: replication slot does not exist"),
+            PgError::SlotActive => {
+                f.write_str("ERROR: replication slot is active for another process")
+            }
+            PgError::DecodingInRecovery => {
+                f.write_str("ERROR: logical decoding cannot be used while in recovery")
+            }
+            PgError::SlotExists => f.write_str("ERROR: replication slot already exists"),
+            PgError::Advance(e) => write!(f, "ERROR: {e}"),
+            PgError::NoStream => f.write_str("no replication stream is open"),
+        }
+    }
 }
 
 /// The file's model: the program and the environment.
@@ -413,6 +457,7 @@ impl Machine {
             slot_origin: INITIAL_LSN,
             keepalives: 0,
             lost: false,
+            error: None,
         };
         self.go(&mut state, self.program.first_run);
         state
@@ -571,6 +616,7 @@ impl Machine {
         let Status::Running(pc) = state.status else {
             return true;
         };
+        state.error = None;
         let mut pc = pc as usize;
         let region = self.program.code[pc].atomic;
         loop {
@@ -578,7 +624,8 @@ impl Machine {
             match self.exec(state, pc, chooser) {
                 Ok(to) => next = to.unwrap_or(next),
                 Err(Stop::Blocked) => return true,
-                Err(Stop::Fail) => {
+                Err(Stop::Fail(error)) => {
+                    state.error = error;
                     self.end_run(state);
                     return false;
                 }
@@ -635,7 +682,7 @@ impl Machine {
             }
             Op::Call(call) => self.call(state, call, chooser).map(|_| ()),
             Op::Fail { fatal: true, .. } => Err(Stop::Fatal(pc)),
-            Op::Fail { fatal: false, .. } => Err(Stop::Fail),
+            Op::Fail { fatal: false, .. } => Err(Stop::Fail(None)),
             Op::Flush(var) => {
                 self.flush(state, *var);
                 Ok(())
@@ -746,7 +793,7 @@ impl Machine {
         let lsn = |l: Lsn| Ok(Value::Lsn(l));
         let on_primary = |l: Lsn| match self.env.role {
             Role::Primary => Ok(Value::Lsn(l)),
-            Role::Standby => Err(Stop::Fail),
+            Role::Standby => Err(Stop::Fail(Some(PgError::RecoveryInProgress))),
         };
         match call.callee.node.as_str() {
             "pg_current_wal_lsn" => on_primary(state.wal.write),
@@ -772,19 +819,23 @@ impl Machine {
                     .map_or(Lsn::INVALID, Value::lsn);
                 let limit = self.limit(state);
                 self.slot_usable(state)?;
-                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let slot = state
+                    .slot
+                    .as_mut()
+                    .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
                 let restart_moves = slot.slot.restart_can_move(target, limit)
                     && chooser.choose(Detail::RestartMoves);
                 let end_lsn = slot
                     .slot_advance(target, limit, restart_moves)
-                    .map_err(|_| Stop::Fail)?;
+                    .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
                 lsn(end_lsn)
             }
             "pg_create_logical_replication_slot" => {
-                if state.slot.is_some()
-                    || (self.env.role == Role::Standby && self.env.pg_version < 16)
-                {
-                    return Err(Stop::Fail);
+                if self.env.role == Role::Standby && self.env.pg_version < 16 {
+                    return Err(Stop::Fail(Some(PgError::DecodingInRecovery)));
+                }
+                if state.slot.is_some() {
+                    return Err(Stop::Fail(Some(PgError::SlotExists)));
                 }
                 let slot = create_logical_slot(&mut state.wal, IDLE_RUNNING_XACTS_BYTES);
                 state.commit_pending = false;
@@ -794,7 +845,7 @@ impl Machine {
             }
             "pg_drop_replication_slot" => {
                 self.slot_usable(state)?;
-                state.slot.take().ok_or(Stop::Fail)?;
+                state.slot.take().ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
                 state.walsender = None;
                 Ok(Value::None)
             }
@@ -809,7 +860,10 @@ impl Machine {
                 };
                 let end_of_wal = self.limit(state);
                 self.slot_usable(state)?;
-                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let slot = state
+                    .slot
+                    .as_mut()
+                    .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
                 let changes =
                     decoding::get_changes(slot, &state.txns, end_of_wal, request, None, |t| {
                         t.published_rows
@@ -827,9 +881,9 @@ impl Machine {
                     .arg(state, call, "from", 0)
                     .map_or(Lsn::INVALID, Value::lsn);
                 if self.env.role == Role::Standby && self.env.pg_version < 16 {
-                    return Err(Stop::Fail);
+                    return Err(Stop::Fail(Some(PgError::DecodingInRecovery)));
                 }
-                let slot = state.slot.ok_or(Stop::Fail)?;
+                let slot = state.slot.ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
                 let limit = self.limit(state);
@@ -847,10 +901,13 @@ impl Machine {
                     .map_or(Lsn::INVALID, Value::lsn);
                 let write = self.arg(state, call, "write", 0).map_or(flush, Value::lsn);
                 if state.walsender.is_none() {
-                    return Err(Stop::Fail);
+                    return Err(Stop::Fail(Some(PgError::NoStream)));
                 }
                 let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
-                let slot = state.slot.as_mut().ok_or(Stop::Fail)?;
+                let slot = state
+                    .slot
+                    .as_mut()
+                    .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
                 let update = StandbyStatusUpdate {
                     write,
                     flush,
@@ -905,9 +962,14 @@ impl Machine {
     /// standby, decoding needs PostgreSQL 16 (`logical.c:CheckLogicalDecodingRequirements`:
     /// "logical decoding cannot be used while in recovery").
     fn slot_usable(&self, state: &State) -> Result<(), Stop> {
-        let standby_15 = self.env.role == Role::Standby && self.env.pg_version < 16;
-        if state.slot.is_none() || state.walsender.is_some() || standby_15 {
-            return Err(Stop::Fail);
+        if self.env.role == Role::Standby && self.env.pg_version < 16 {
+            return Err(Stop::Fail(Some(PgError::DecodingInRecovery)));
+        }
+        if state.slot.is_none() {
+            return Err(Stop::Fail(Some(PgError::NoSlot)));
+        }
+        if state.walsender.is_some() {
+            return Err(Stop::Fail(Some(PgError::SlotActive)));
         }
         Ok(())
     }

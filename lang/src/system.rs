@@ -299,6 +299,11 @@ fn view(program: &Program) -> View {
             kind: "list",
             doc: "the destination's open batch (lost by a connector crash)",
         },
+        VarInfo {
+            name: "error",
+            kind: "text",
+            doc: "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)",
+        },
     ];
     for slot in program.slots.iter().filter(|s| s.shown) {
         let doc = match slot.storage {
@@ -501,6 +506,10 @@ impl Variables for State {
             ),
             ("destination", Var::Text(txn_set(s.dest))),
             ("batch", Var::Text(txn_set(s.batch))),
+            (
+                "error",
+                Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
+            ),
         ];
         for (slot, value) in program.slots.iter().zip(s.vars.iter()) {
             if slot.shown {
