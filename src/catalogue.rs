@@ -335,7 +335,15 @@ pub fn system(name: &str) -> Result<&'static dyn AnySystem, String> {
         .find(|s| s.info().name == name)
         .ok_or_else(|| {
             let names: Vec<_> = systems().iter().map(|s| s.info().name).collect();
-            format!("unknown system {name:?}; systems are {}", names.join(", "))
+            let folder = if std::path::Path::new(name).is_dir() {
+                " (a folder of that name is here, holding no .wal connector file)"
+            } else {
+                ""
+            };
+            format!(
+                "unknown system {name:?}{folder}; systems are {}",
+                names.join(", ")
+            )
         })
 }
 

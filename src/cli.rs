@@ -1210,13 +1210,32 @@ fn simulate_swarm(
 
 /// `simulate` with one seed: every level of the ladders, the plot drawn when asked for, the
 /// report printed.
+///
+/// A `--plot` whose folder does not exist is refused before the run; a plot that cannot be
+/// written after it is an error once the report is printed, so the report is never lost.
 fn simulate_ladders(args: &SimulateArgs, options: &walcheck_sim::Options) -> ExitCode {
+    if let Some(folder) = args
+        .plot
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|f| !f.as_os_str().is_empty() && !f.is_dir())
+    {
+        return usage_error(&format!(
+            "cannot write plot: {} is not a folder",
+            folder.display()
+        ));
+    }
     let started = Instant::now();
     let report = match walcheck_sim::simulate(options) {
         Ok(report) => report,
         Err(err) => return usage_error(&err),
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
+    let printed = print(&if args.json {
+        pretty(&walcheck_sim::report::to_json(&report, elapsed_ms))
+    } else {
+        walcheck_sim::report::to_text(&report)
+    });
     if let Some(path) = &args.plot {
         let written = walcheck_sim::plot::svg(&report).and_then(|svg| {
             write_whole(path, &svg)
@@ -1226,11 +1245,7 @@ fn simulate_ladders(args: &SimulateArgs, options: &walcheck_sim::Options) -> Exi
             return usage_error(&err);
         }
     }
-    print(&if args.json {
-        pretty(&walcheck_sim::report::to_json(&report, elapsed_ms))
-    } else {
-        walcheck_sim::report::to_text(&report)
-    })
+    printed
 }
 
 fn pretty(value: &serde_json::Value) -> String {

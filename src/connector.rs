@@ -188,6 +188,9 @@ fn files_of(arg: &str) -> Result<Vec<PathBuf>, String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "wal"))
         .collect();
+    if files.is_empty() {
+        return Err(format!("{arg} holds no .wal connector file"));
+    }
     files.sort();
     Ok(files)
 }

@@ -469,7 +469,12 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
         } else {
             format!(" ({})", plain_systems(results).join(", "))
         };
-        parts.push(plain_part(&plain, &which));
+        let part = plain_part(&plain, &which);
+        parts.push(if expecting.is_empty() {
+            part
+        } else {
+            format!("{} {part}", plain.len())
+        });
     }
     if inconclusive > 0 {
         parts.push(format!(
@@ -543,13 +548,23 @@ fn expected_part(rs: &[&CheckResult], mixed: bool) -> String {
         "unreachable where expected",
     )
     .join(", ");
+    // Whose expectations: the catalogue's tables, the files' own `expect` lines, or both.
+    let from_files = rs
+        .iter()
+        .filter(|r| crate::connector::source_of(r.entry.system()).is_some())
+        .count();
+    let whose = match from_files {
+        0 => "the catalogue's expectations",
+        n if n == rs.len() => "the files' expect lines",
+        _ => "the catalogue's expectations and the files' expect lines",
+    };
     let against = if mixed {
-        " against the catalogue's expectations"
+        format!("{} against {whose}, ", rs.len())
     } else {
-        ""
+        String::new()
     };
     if differ.is_empty() && decided.len() == rs.len() {
-        return format!("all as expected{against}: {found}");
+        return format!("{against}all as expected: {found}");
     }
     let found = if found.is_empty() {
         String::new()
@@ -558,11 +573,11 @@ fn expected_part(rs: &[&CheckResult], mixed: bool) -> String {
     };
     let differ = match differ.len() {
         0 => "0 differ".to_owned(),
-        1 => "1 differs from what the catalogue expects (DIFFERS above)".to_owned(),
-        n => format!("{n} differ from what the catalogue expects (DIFFERS above)"),
+        1 => "1 differs from what is expected (DIFFERS above)".to_owned(),
+        n => format!("{n} differ from what is expected (DIFFERS above)"),
     };
     format!(
-        "{} as expected{against}{found}, {differ}",
+        "{against}{} as expected{found}, {differ}",
         as_expected.len()
     )
 }
@@ -1035,7 +1050,7 @@ mod tests {
         assert!(text.contains("holds DIFFERS: expected violated"), "{text}");
         assert!(
             text.contains(
-                "1 check: 0 as expected, 1 differs from what the catalogue expects (DIFFERS above);"
+                "1 check: 0 as expected, 1 differs from what is expected (DIFFERS above);"
             ),
             "{text}"
         );

@@ -97,6 +97,8 @@ pub enum KnobValue {
 impl fmt::Display for KnobValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // The parser reads a number past 64 bits as `u64::MAX`.
+            KnobValue::Number(u64::MAX) => f.write_str("a number past 64 bits"),
             KnobValue::Number(n) => write!(f, "{n}"),
             KnobValue::Word(w) => f.write_str(w),
         }

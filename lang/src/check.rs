@@ -421,7 +421,11 @@ impl<'f> Checker<'f> {
             let d = Diagnostic::new(
                 Code::UnboundedLoop,
                 times.span,
-                format!("`retry {} times` has too many tries to explore", times.node),
+                if times.node == u64::MAX {
+                    "a `retry` of a number past 64 bits has too many tries to explore".to_owned()
+                } else {
+                    format!("`retry {} times` has too many tries to explore", times.node)
+                },
                 format!("at most {}", vocabulary::RETRY_MAX),
             )
             .hint("a retry until a deadline is a few hundred tries; write fewer (OLake's 30 s of 100 ms tries is 300)");

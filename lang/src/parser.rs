@@ -300,10 +300,15 @@ fn string(i: &mut In<'_>) -> PResult<Spanned<String>> {
     .parse_next(i)
 }
 
+/// A decimal number; one past `u64` reads as `u64::MAX`, so that its use's own range check
+/// (`retry` at most 1000 times, an `env` knob's range) names the limit.
 fn number(i: &mut In<'_>) -> PResult<Spanned<u64>> {
-    lexeme(take_while(1.., |c: char| c.is_ascii_digit()).try_map(str::parse::<u64>))
-        .context(expected("a number"))
-        .parse_next(i)
+    lexeme(
+        take_while(1.., |c: char| c.is_ascii_digit())
+            .map(|digits: &str| digits.parse::<u64>().unwrap_or(u64::MAX)),
+    )
+    .context(expected("a number"))
+    .parse_next(i)
 }
 
 /// An LSN as PostgreSQL prints it: `X/Y`, two hexadecimal numbers of 32 bits, in bytes.
