@@ -807,7 +807,14 @@ fn simulate_bad_input_is_one_line_and_exit_2() {
         // A limit on traces nothing writes.
         sim(&["--trace-limit", "3"]),
         sim(&["--no-such-parameter", "1"]),
+        // A plot in a folder that does not exist: refused before the run.
+        sim(&["--plot", "no-such-folder/ladders.svg"]),
+        // A folder named like a connector file, holding none.
+        vec!["check", "empty.wal"],
+        vec!["check", "empty-folder"],
     ];
+    std::fs::create_dir_all(dir.path().join("empty.wal")).unwrap();
+    std::fs::create_dir_all(dir.path().join("empty-folder")).unwrap();
     for args in &cases {
         assert_usage_error(args, &walcheck(args, dir.path()));
     }
