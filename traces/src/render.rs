@@ -69,6 +69,7 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
         .map(|c| (*c).to_owned())
         .collect()];
     let mut previous: Option<&Step> = None;
+    let mut last = vec![None; ordered.len()];
     let loop_index = trace.loop_index();
     for (i, step) in trace.steps.iter().enumerate() {
         let mut row = vec![if loop_index == Some(i) {
@@ -87,13 +88,19 @@ pub fn step_table(trace: &Trace, key: &[&str], hide: &[&str], cells: Cells) -> S
                 .clone()
                 .unwrap_or_else(|| "(initial state)".into()),
         );
-        for column in &ordered {
+        for (c, column) in ordered.iter().enumerate() {
             let var = step.var(column);
             // One line per row, whatever a value holds.
             let value = var
                 .map(|v| v.to_string().replace(['\n', '\r'], " "))
                 .unwrap_or_default();
-            let changed = previous.is_some_and(|p| p.var(column) != var);
+            // A value a step did not record (an observed trace's) is blank, not a change; a
+            // recorded one is compared with the last value recorded before it.
+            let seen = &mut last[c];
+            let changed = var.is_some() && previous.is_some() && *seen != var;
+            if var.is_some() {
+                *seen = var;
+            }
             row.push(match (changed, cells, previous) {
                 (true, _, _) => format!("{value}*"),
                 (false, Cells::Changes, Some(_)) => String::new(),
@@ -492,6 +499,7 @@ pub fn svg(trace: &Trace, lanes: &Lanes, explanation: &Explanation) -> String {
 mod tests {
     use super::*;
     use crate::tests::trace;
+    use walcheck_properties::system::Var;
 
     #[test]
     fn table_marks_changes_and_drops_constant_non_key_columns() {
@@ -513,6 +521,25 @@ mod tests {
         assert_eq!(
             table,
             "#  action           a     b\n0  (initial state)  0/1   x\n1  Go               0/2*\n"
+        );
+    }
+
+    /// An observed trace's step records only what it read: a value it did not record is blank,
+    /// not a change, and the next recorded value is compared with the last one recorded.
+    #[test]
+    fn a_value_a_step_did_not_record_is_blank_not_a_change() {
+        let mut t = trace();
+        t.steps[1].vars.retain(|(name, _)| name != "a");
+        let mut again = t.steps[1].clone();
+        again.vars.push(("a".into(), Var::Text("0/1".into())));
+        t.steps.push(again.clone());
+        again.vars.retain(|(name, _)| name != "a");
+        again.vars.push(("a".into(), Var::Text("0/3".into())));
+        t.steps.push(again);
+        let table = step_table(&t, &["b"], &[], Cells::Changes);
+        assert_eq!(
+            table,
+            "#  action           a     b\n0  (initial state)  0/1   x\n1  Go\n2  Go\n3  Go               0/3*\n"
         );
     }
 }
