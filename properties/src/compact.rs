@@ -1003,8 +1003,8 @@ struct Sizes {
     current: usize,
     /// States of the level being built.
     next: usize,
-    /// The graph's edges, when one is recorded.
-    edges: Option<usize>,
+    /// The bytes of the graph's edges ([`Graph::edge_bytes`]), when one is recorded.
+    edge_bytes: Option<usize>,
 }
 
 /// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
@@ -1076,8 +1076,9 @@ where
 /// space is exhausted or a limit stops it, and returns the graph (whose states are numbered as
 /// stored, breadth-first, as [`liveness::check_rows`] numbers them), for
 /// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 12 (edge
-/// offset, enabled classes, marks), per edge 5 (target, class set). A recording takes a model
-/// with one initial state.
+/// offset, enabled classes, marks), per edge 4 for its target and 1/2 or 1 for its class set
+/// (half a byte while the graph has at most 16 class sets). A recording takes a model with one
+/// initial state.
 pub fn explore_hooked<M, P>(
     model: &M,
     fingerprinter: &P,
@@ -1162,7 +1163,7 @@ where
                 }
             }
             Err(slot) => {
-                let edges = graph.as_ref().map(Graph::edges);
+                let edges = graph.as_ref().map(Graph::counted);
                 let levels = (&current, &next);
                 let new = (edges, print, (NONE, 0));
                 if let Some(limit) = admit(&space.visited, levels, budget, new, false) {
@@ -1374,7 +1375,7 @@ fn counted_bytes<F: Fingerprint, S>(
     visited: &Visited<F>,
     current: &Level<S>,
     next: &Level<S>,
-    edges: Option<usize>,
+    edges: Option<(usize, usize)>,
 ) -> u64 {
     bytes::<F, S>(Sizes {
         slots: visited.table.slot_count(),
@@ -1382,20 +1383,20 @@ fn counted_bytes<F: Fingerprint, S>(
         links: visited.links.bytes(),
         current: current.len,
         next: next.len,
-        edges,
+        edge_bytes: edges.map(|(_, bytes)| bytes),
     })
 }
 
 /// The rule of [`Report::memory_bytes`]: table slots × (fingerprint + 4), the packed parent
-/// links' bytes ([`Links::bytes`]), states of the level being expanded × `size_of` the state, of the level being
-/// built × (`size_of` the state + 16 for its counts), and when a graph is recorded, per stored
-/// state its 12 bytes and per edge its 5.
+/// links' bytes ([`Links::bytes`]), states of the level being expanded × `size_of` the state,
+/// of the level being built × (`size_of` the state + 16 for its counts), and when a graph is
+/// recorded, per stored state its 12 bytes and its edges' bytes ([`Graph::edge_bytes`]).
 fn bytes<F: Fingerprint, S>(sizes: Sizes) -> u64 {
     let state = size_of::<S>();
     let counts = size_of::<(u64, u64)>();
-    let graph = sizes.edges.map_or(0, |edges| {
+    let graph = sizes.edge_bytes.map_or(0, |edge_bytes| {
         let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
-        sizes.stored * per_state + edges * Graph::<()>::EDGE_BYTES
+        sizes.stored * per_state + edge_bytes
     });
     (sizes.slots * Table::<F>::SLOT_BYTES
         + sizes.links
@@ -1410,14 +1411,15 @@ fn admit<F: Fingerprint, S>(
     visited: &Visited<F>,
     (current, next): (&Level<S>, &Level<S>),
     budget: &Budget,
-    (edges, print, (parent, action)): (Option<usize>, F, (u32, u16)),
+    (edges, print, (parent, action)): (Option<(usize, usize)>, F, (u32, u16)),
     counts_to_max_states: bool,
 ) -> Option<Limit> {
     let stored = visited.len();
     if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
         return Some(Limit::States);
     }
-    if stored >= NONE as usize - 1 || edges.is_some_and(|e| e >= liveness::MAX_EDGES - 65_536) {
+    let edges_full = edges.is_some_and(|(e, _)| e >= liveness::MAX_EDGES - 65_536);
+    if stored >= NONE as usize - 1 || edges_full {
         return Some(Limit::Indices);
     }
     if let Some(max) = budget.max_memory_bytes {
@@ -1427,7 +1429,7 @@ fn admit<F: Fingerprint, S>(
             links: visited.links.bytes_after(parent, action),
             current: current.len,
             next: next.len + 1,
-            edges,
+            edge_bytes: edges.map(|(_, bytes)| bytes),
         });
         if after > max {
             return Some(Limit::Memory);
@@ -1735,7 +1737,7 @@ where
             stored
         }
         Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let edges = merging.graph.as_ref().map(|g| g.counted());
             let (levels, budget) = ((current, &*next), merging.budget);
             let link = (edges, print, (parent, position as u16));
             if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
@@ -1868,7 +1870,7 @@ where
             Ok(Ok(stored))
         }
         Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let edges = merging.graph.as_ref().map(|g| g.counted());
             let (levels, budget) = ((*current, &**next), merging.budget);
             let link = (edges, new.print, (new.parent, new.action));
             if let Some(limit) = admit(&space.visited, levels, budget, link, true) {

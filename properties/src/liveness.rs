@@ -59,8 +59,11 @@ pub struct Graph<S> {
     pub(crate) first: Vec<u32>,
     /// Each edge's target state.
     pub(crate) targets: Vec<u32>,
-    /// Each edge's fairness classes, as an index into `class_sets`.
+    /// Each edge's fairness classes, as an index into `class_sets`: two edges a byte (the even
+    /// edge in the low half) while the graph has at most 16 class sets, one a byte after.
     class_of: Vec<u8>,
+    /// Whether `class_of` holds two edges a byte.
+    narrow: bool,
     /// The distinct sets of fairness classes of the edges (at most 256).
     class_sets: Vec<u32>,
     /// Per state, the fairness classes with an enabled action there.
@@ -76,6 +79,7 @@ impl<S> Default for Graph<S> {
             first: vec![0],
             targets: Vec::new(),
             class_of: Vec::new(),
+            narrow: true,
             class_sets: Vec::new(),
             enabled: Vec::new(),
         }
@@ -85,7 +89,8 @@ impl<S> Default for Graph<S> {
 impl<S> Graph<S> {
     /// Bytes counted per state: its fingerprint, edge offset, enabled classes and marks.
     pub(crate) const STATE_BYTES: usize = size_of::<u64>() + 3 * size_of::<u32>();
-    /// Bytes counted per edge: its target and its class set's index.
+    /// Bytes counted per edge at most: its target and its class set's index (half a byte while
+    /// the graph has at most 16 class sets, [`Graph::edge_bytes`]).
     pub(crate) const EDGE_BYTES: usize = size_of::<u32>() + size_of::<u8>();
 
     /// States stored (marked).
@@ -96,6 +101,16 @@ impl<S> Graph<S> {
     /// Edges stored.
     pub(crate) fn edges(&self) -> usize {
         self.targets.len()
+    }
+
+    /// Edges stored and the bytes they take, as the memory budget counts them.
+    pub(crate) fn counted(&self) -> (usize, usize) {
+        (self.edges(), self.edge_bytes())
+    }
+
+    /// The bytes the edges take: their targets and their class sets' indices.
+    pub(crate) fn edge_bytes(&self) -> usize {
+        self.targets.len() * size_of::<u32>() + self.class_of.len()
     }
 
     /// The edge indices of `state`.
@@ -109,18 +124,37 @@ impl<S> Graph<S> {
 
     /// The fairness classes of edge `edge`.
     fn classes(&self, edge: usize) -> u32 {
-        self.class_sets[usize::from(self.class_of[edge])]
+        self.class_sets[self.set_of(edge)]
+    }
+
+    /// The index of edge `edge`'s class set.
+    fn set_of(&self, edge: usize) -> usize {
+        usize::from(if self.narrow {
+            self.class_of[edge / 2] >> (edge % 2 * 4) & 0xf
+        } else {
+            self.class_of[edge]
+        })
     }
 
     /// Adds an edge to `target`, of an action in `classes`, to the state being expanded.
     pub(crate) fn push_edge(&mut self, target: u32, classes: u32) {
-        let last = self.class_of.last().map_or(0, |&set| usize::from(set));
+        let edge = self.targets.len();
+        let last = edge.checked_sub(1).map_or(0, |e| self.set_of(e));
         let set = match self.class_sets.get(last) {
             Some(&same) if same == classes => last,
             _ => self.class_set(classes),
         };
+        if self.narrow && set >= 16 {
+            // A 17th class set: one edge a byte from now on.
+            self.class_of = (0..edge).map(|e| self.set_of(e) as u8).collect();
+            self.narrow = false;
+        }
         push_lean(&mut self.targets, target);
-        push_lean(&mut self.class_of, set as u8);
+        if self.narrow && edge % 2 == 1 {
+            *self.class_of.last_mut().expect("the even edge's byte") |= (set as u8) << 4;
+        } else {
+            push_lean(&mut self.class_of, set as u8);
+        }
     }
 
     /// The index of `classes` among the graph's class sets, added if new.
@@ -151,22 +185,24 @@ impl<S> Graph<S> {
 
     /// The bytes [`check_bounded`] counts for the finished graph.
     fn bytes(&self) -> u64 {
-        graph_bytes(self.len(), self.edges())
+        graph_bytes(self.len(), self.edge_bytes())
     }
 }
 
-/// The bytes counted for a graph of `states` states and `edges` edges, fingerprints stored by
-/// id.
-pub(crate) fn graph_bytes(states: usize, edges: usize) -> u64 {
-    (states * Graph::<()>::STATE_BYTES + edges * Graph::<()>::EDGE_BYTES) as u64
+/// The bytes counted for a graph of `states` states whose edges take `edge_bytes`
+/// ([`Graph::edge_bytes`]), fingerprints stored by id.
+pub(crate) fn graph_bytes(states: usize, edge_bytes: usize) -> u64 {
+    (states * Graph::<()>::STATE_BYTES + edge_bytes) as u64
 }
 
-/// Pushes `item`, growing `items` when it is full by a quarter once it holds a million or more
-/// (not doubling): a large exploration's arrays then hold at most a quarter more than they use.
+/// Pushes `item`, growing `items` when it is full by an eighth once it holds a million or more
+/// (not doubling): a large exploration's arrays then hold at most an eighth more than they use.
+/// Growing a large array this often costs little: the allocator moves its pages (`mremap` on
+/// Linux) rather than copying them.
 pub(crate) fn push_lean<T>(items: &mut Vec<T>, item: T) {
     let len = items.len();
     if len == items.capacity() {
-        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 4 });
+        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 8 });
     }
     items.push(item);
 }
@@ -238,8 +274,9 @@ where
 
 /// [`check_observed`], inconclusive before the bytes it counts as stored would exceed
 /// `max_memory_bytes`. While exploring it counts the fingerprint table's slots (12 bytes
-/// each), per state 12 (edge offset, enabled classes, marks), per edge 5 (target, class set),
-/// and each state waiting to be expanded at its `size_of` with its depth; once explored, per
+/// each), per state 12 (edge offset, enabled classes, marks), per edge 4 for its target and
+/// half a byte for its class set (a byte once the graph has more than 16 class sets; 5 for the
+/// edge about to be added), and each state waiting to be expanded at its `size_of` with its depth; once explored, per
 /// state 8 for its fingerprint instead of the table, and for the monitor product 8 per product
 /// node (parent link, place in the breadth-first order) and 21 per state (the strongly connected
 /// components' working arrays). Heap a state owns is not counted; where the
@@ -868,7 +905,8 @@ where
                     let stored = graph.len() + 1;
                     // The edge about to be pushed included.
                     let slots = table.slots_after_insert(at);
-                    let bytes = exploring_bytes(slots, stored, graph.edges() + 1)
+                    let edge_bytes = graph.edge_bytes() + Graph::<()>::EDGE_BYTES;
+                    let bytes = exploring_bytes(slots, stored, edge_bytes)
                         + waiting_bytes::<M::State>(waiting.len() + 1);
                     let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
                         Some(Limit::States)
@@ -902,11 +940,11 @@ where
     (graph, explored)
 }
 
-/// The bytes counted while exploring, once `stored` states and `edges` edges are stored in a
-/// table of `slots` slots.
-fn exploring_bytes(slots: usize, stored: usize, edges: usize) -> u64 {
+/// The bytes counted while exploring, once `stored` states and edges taking `edge_bytes` are
+/// stored in a table of `slots` slots.
+fn exploring_bytes(slots: usize, stored: usize, edge_bytes: usize) -> u64 {
     let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
-    (slots * Table::<u64>::SLOT_BYTES + stored * per_state + edges * Graph::<()>::EDGE_BYTES) as u64
+    (slots * Table::<u64>::SLOT_BYTES + stored * per_state + edge_bytes) as u64
 }
 
 /// The bytes of `waiting` states held whole until they are expanded, with their depth.
@@ -1120,4 +1158,32 @@ where
         }
     }
     unreachable!("a strongly connected component connects its states")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Edges' class sets read back as pushed, two a byte up to 16 sets and one a byte after the
+    /// 17th, and the bytes counted are the bytes held.
+    #[test]
+    fn class_sets_read_back_packed_then_wide() {
+        let mut graph: Graph<()> = Graph::default();
+        let mut pushed = Vec::new();
+        for edge in 0..101u32 {
+            // Runs of one set, so that the last edge's set is found without a search too.
+            let classes = if edge < 60 { edge / 4 } else { edge / 3 };
+            graph.push_edge(edge, classes);
+            pushed.push(classes);
+            if edge == 58 {
+                assert!(graph.narrow);
+                assert_eq!(graph.edge_bytes(), 59 * 4 + 30);
+            }
+        }
+        assert!(!graph.narrow);
+        assert_eq!(graph.edge_bytes(), 101 * 5);
+        for (edge, &classes) in pushed.iter().enumerate() {
+            assert_eq!(graph.classes(edge), classes, "edge {edge}");
+        }
+    }
 }
