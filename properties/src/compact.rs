@@ -1003,8 +1003,9 @@ struct Sizes {
     current: usize,
     /// States of the level being built.
     next: usize,
-    /// The bytes of the graph's edges ([`Graph::edge_bytes`]), when one is recorded.
-    edge_bytes: Option<usize>,
+    /// When a graph is recorded: the bytes a stored state takes in it, and its edges' bytes
+    /// ([`Graph::counted`]).
+    graph: Option<(usize, usize)>,
 }
 
 /// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
@@ -1075,8 +1076,9 @@ where
 /// `recording` is given: the search then goes on after its properties are decided, until the
 /// space is exhausted or a limit stops it, and returns the graph (whose states are numbered as
 /// stored, breadth-first, as [`liveness::check_rows`] numbers them), for
-/// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 12 (edge
-/// offset, enabled classes, marks), per edge 4 for its target and 1/2 or 1 for its class set
+/// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 4 for its
+/// edge offset and 1 or 4 each for its enabled classes and marks ([`Graph::state_bytes`]), per
+/// edge 4 for its target and 1/2 or 1 for its class set
 /// (half a byte while the graph has at most 16 class sets). A recording takes a model with one
 /// initial state.
 pub fn explore_hooked<M, P>(
@@ -1370,12 +1372,16 @@ fn progress(totals: &Totals, unique_states: u64) -> Progress {
     }
 }
 
+/// What the memory budget counts of a graph being recorded ([`Graph::counted`]): its edges,
+/// the bytes a stored state takes in it, and its edges' bytes.
+type GraphCounts = (usize, usize, usize);
+
 /// The bytes [`Budget::max_memory_bytes`] counts, as they stand.
 fn counted_bytes<F: Fingerprint, S>(
     visited: &Visited<F>,
     current: &Level<S>,
     next: &Level<S>,
-    edges: Option<(usize, usize)>,
+    edges: Option<GraphCounts>,
 ) -> u64 {
     bytes::<F, S>(Sizes {
         slots: visited.table.slot_count(),
@@ -1383,19 +1389,19 @@ fn counted_bytes<F: Fingerprint, S>(
         links: visited.links.bytes(),
         current: current.len,
         next: next.len,
-        edge_bytes: edges.map(|(_, bytes)| bytes),
+        graph: edges.map(|(_, state, edges)| (state, edges)),
     })
 }
 
 /// The rule of [`Report::memory_bytes`]: table slots × (fingerprint + 4), the packed parent
 /// links' bytes ([`Links::bytes`]), states of the level being expanded × `size_of` the state,
 /// of the level being built × (`size_of` the state + 16 for its counts), and when a graph is
-/// recorded, per stored state its 12 bytes and its edges' bytes ([`Graph::edge_bytes`]).
+/// recorded, per stored state its bytes ([`Graph::state_bytes`]) and its edges' bytes
+/// ([`Graph::edge_bytes`]).
 fn bytes<F: Fingerprint, S>(sizes: Sizes) -> u64 {
     let state = size_of::<S>();
     let counts = size_of::<(u64, u64)>();
-    let graph = sizes.edge_bytes.map_or(0, |edge_bytes| {
-        let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
+    let graph = sizes.graph.map_or(0, |(per_state, edge_bytes)| {
         sizes.stored * per_state + edge_bytes
     });
     (sizes.slots * Table::<F>::SLOT_BYTES
@@ -1411,14 +1417,14 @@ fn admit<F: Fingerprint, S>(
     visited: &Visited<F>,
     (current, next): (&Level<S>, &Level<S>),
     budget: &Budget,
-    (edges, print, (parent, action)): (Option<(usize, usize)>, F, (u32, u16)),
+    (edges, print, (parent, action)): (Option<GraphCounts>, F, (u32, u16)),
     counts_to_max_states: bool,
 ) -> Option<Limit> {
     let stored = visited.len();
     if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
         return Some(Limit::States);
     }
-    let edges_full = edges.is_some_and(|(e, _)| e >= liveness::MAX_EDGES - 65_536);
+    let edges_full = edges.is_some_and(|(e, _, _)| e >= liveness::MAX_EDGES - 65_536);
     if stored >= NONE as usize - 1 || edges_full {
         return Some(Limit::Indices);
     }
@@ -1429,7 +1435,7 @@ fn admit<F: Fingerprint, S>(
             links: visited.links.bytes_after(parent, action),
             current: current.len,
             next: next.len + 1,
-            edge_bytes: edges.map(|(_, bytes)| bytes),
+            graph: edges.map(|(_, state, edges)| (state, edges)),
         });
         if after > max {
             return Some(Limit::Memory);
@@ -1947,7 +1953,7 @@ where
             }
             if let Some(graph) = graph {
                 for marks in piece_marks {
-                    liveness::push_lean(&mut graph.marks, marks);
+                    graph.marks.push(marks);
                 }
             }
         }
