@@ -85,8 +85,9 @@ const PIECES_PER_THREAD: usize = 8;
 const NONE: u32 = u32::MAX;
 
 /// The fingerprint table's segments are picked by this many of a fingerprint's top bits: few
-/// enough that a large table's segments are many megabytes, backed by huge pages.
-const SEGMENT_BITS: u32 = 4;
+/// enough that a large table's segments are megabytes, backed by huge pages, and enough that
+/// the one segment moving while it grows is a small part of the table.
+const SEGMENT_BITS: u32 = 6;
 
 /// Segments in the fingerprint table.
 const SEGMENTS: usize = 1 << SEGMENT_BITS;
@@ -94,7 +95,8 @@ const SEGMENTS: usize = 1 << SEGMENT_BITS;
 /// Slots in an empty segment.
 const SEGMENT_SLOTS: usize = 8;
 
-/// Segments at least this large grow by half, smaller ones double.
+/// Segments at least this large grow by a quarter when more than 85 % full; smaller ones
+/// double when more than 3/4 full.
 const LARGE_SEGMENT_SLOTS: usize = 1 << 14;
 
 /// Limits on one search. Exceeding one is an outcome ([`Verdict::Inconclusive`]), never a hang.
@@ -245,10 +247,10 @@ pub struct Report<S, A> {
     /// Steps from an initial state to the deepest state stored.
     pub max_depth: u64,
     /// The most bytes the engine counted as stored at any point up to the search's end, by the
-    /// rule of [`Budget::max_memory_bytes`]: table slots × (fingerprint + 4), stored states × 6
-    /// (parent index, action position), states held whole × `size_of` the state (+ 16 in the
-    /// level being built, for its counts). Heap memory a state owns, and the successors of a round
-    /// waiting to be merged, are not counted.
+    /// rule of [`Budget::max_memory_bytes`]: table slots × (fingerprint + 4), the parent links
+    /// packed (parent index, action position: about 2 bytes a state), states held whole ×
+    /// `size_of` the state (+ 16 in the level being built, for its counts). Heap memory a state
+    /// owns, and the successors of a round waiting to be merged, are not counted.
     pub memory_bytes: u64,
     pub collision: CollisionEstimate,
 }
@@ -497,10 +499,11 @@ struct Slot<F> {
 
 /// An open-addressing table from fingerprints to the indices of their states, in
 /// [`SEGMENTS`] segments picked by a fingerprint's top bits, each probed linearly from a place
-/// its low 32 bits pick, and each grown when it would be more than 3/4 full (by half once it is
-/// large). A table of one array that doubles holds its old array and its new one at once while
-/// it moves, and is between 3/8 and 3/4 full; segments move one at a time, and large ones stay
-/// between 1/2 and 3/4 full.
+/// its low 32 bits pick, and each grown when it would be more than 3/4 full (more than 85 %, and
+/// then by a quarter, once it is large: see [`grows`]). A table of one array that doubles holds
+/// its old array and its new one at once while it moves, and is between 3/8 and 3/4 full;
+/// segments move one at a time (1/64 of the table), and large ones stay between 68 % and 85 %
+/// full.
 pub(crate) struct Table<F> {
     segments: Vec<Vec<Slot<F>>>,
     /// Fingerprints stored in each segment.
@@ -594,7 +597,7 @@ impl<F: Fingerprint> Table<F> {
     }
 
     /// Stores `print` for `index` at `place` (from [`Table::find`]), growing its segment first
-    /// if it would be more than 3/4 full.
+    /// if it would be too full ([`grows`]).
     pub(crate) fn insert(&mut self, mut place: usize, print: F, index: u32) {
         debug_assert_ne!(index, NONE, "indices fit below NONE");
         let segment = place >> 40;
@@ -636,18 +639,25 @@ impl<F: Fingerprint> Table<F> {
     }
 }
 
-/// Whether a segment of `slots` slots grows to hold `stored` fingerprints: past 3/4 full.
+/// Whether a segment of `slots` slots grows to hold `stored` fingerprints: past 3/4 full while
+/// small, past 85 % once large. Linear probing stays cheap that full because a probe's next
+/// slots are in the cache line it has just read, or the next one.
 fn grows(stored: usize, slots: usize) -> bool {
-    stored * 4 > slots * 3
+    if slots < LARGE_SEGMENT_SLOTS {
+        stored * 4 > slots * 3
+    } else {
+        stored * 20 > slots * 17
+    }
 }
 
 /// The slots of a segment of `slots` slots once grown: doubled while small (a small search
-/// moves few fingerprints), by half once large (a large one keeps its table fuller).
+/// moves few fingerprints), by a quarter once large (a large one keeps its table between 68 %
+/// and 85 % full).
 fn grown(slots: usize) -> usize {
     if slots < LARGE_SEGMENT_SLOTS {
         slots * 2
     } else {
-        slots + slots / 2
+        slots + slots / 4
     }
 }
 
@@ -690,24 +700,19 @@ fn advise_huge_pages(start: *mut u8, bytes: usize) {
 /// Every state stored, in the order stored: its fingerprint in a [`Table`], and its parent link.
 struct Visited<F> {
     table: Table<F>,
-    /// Each stored state's parent index ([`NONE`] for an initial state).
-    parent: Vec<u32>,
-    /// The position in `actions()` of the action that first reached each stored state (for an
-    /// initial state: unused, its position in `init_states()` is in `Space::roots`).
-    action: Vec<u16>,
+    links: Links,
 }
 
 impl<F: Fingerprint> Visited<F> {
     fn new() -> Visited<F> {
         Visited {
             table: Table::new(),
-            parent: Vec::new(),
-            action: Vec::new(),
+            links: Links::default(),
         }
     }
 
     fn len(&self) -> usize {
-        self.parent.len()
+        self.links.len
     }
 
     fn find(&self, print: F) -> Result<u32, usize> {
@@ -719,10 +724,120 @@ impl<F: Fingerprint> Visited<F> {
         debug_assert!(self.len() < NONE as usize, "indices fit below NONE");
         let index = self.len() as u32;
         self.table.insert(slot, print, index);
-        liveness::push_lean(&mut self.parent, parent);
-        liveness::push_lean(&mut self.action, action);
+        self.links.push(parent, action);
         index
     }
+}
+
+/// States per run of [`Links`]: reading a link decodes at most this many.
+const LINK_RUN: usize = 64;
+
+/// Each stored state's parent link, packed. States are stored breadth-first, each level's in
+/// the order of their parents, whose indices therefore never decrease from one stored state to
+/// the next: each link is kept as the difference from the parent before it, then the position
+/// of its action, both as LEB128 varints (two bytes for most states, against six unpacked).
+/// Every [`LINK_RUN`]-th link's byte offset and the parent before it are kept aside, so that a
+/// link is read by decoding at most a run. An initial state's link reads as parent 0, action 0
+/// (`Space::roots` says which states are initial, and where they come from).
+#[derive(Default)]
+struct Links {
+    bytes: Vec<u8>,
+    /// Per run: the byte offset of its first link.
+    run_offsets: Vec<u64>,
+    /// Per run: the parent before its first link.
+    run_parents: Vec<u32>,
+    /// Links stored.
+    len: usize,
+    /// The parent of the last link stored (0 before any).
+    last: u32,
+}
+
+impl Links {
+    /// Bytes a run's offset and parent take aside.
+    const RUN_BYTES: usize = size_of::<u64>() + size_of::<u32>();
+
+    /// The parent `parent` as stored: an initial state's [`NONE`] as the parent before it.
+    fn stored_parent(&self, parent: u32) -> u32 {
+        if parent == NONE {
+            self.last
+        } else {
+            parent
+        }
+    }
+
+    fn push(&mut self, parent: u32, action: u16) {
+        if self.len % LINK_RUN == 0 {
+            liveness::push_lean(&mut self.run_offsets, self.bytes.len() as u64);
+            liveness::push_lean(&mut self.run_parents, self.last);
+        }
+        let parent = self.stored_parent(parent);
+        // Parents never decrease; a wrapped difference would still decode, in five bytes.
+        push_varint(&mut self.bytes, parent.wrapping_sub(self.last));
+        push_varint(&mut self.bytes, action.into());
+        self.last = parent;
+        self.len += 1;
+    }
+
+    /// The parent index and action position of link `index`.
+    fn get(&self, index: usize) -> (u32, u16) {
+        debug_assert!(index < self.len);
+        let run = index / LINK_RUN;
+        let mut at = self.run_offsets[run] as usize;
+        let mut parent = self.run_parents[run];
+        let mut action = 0;
+        for _ in run * LINK_RUN..=index {
+            let (delta, read) = read_varint(&self.bytes[at..]);
+            at += read;
+            let (position, read) = read_varint(&self.bytes[at..]);
+            at += read;
+            parent = parent.wrapping_add(delta);
+            action = position as u16;
+        }
+        (parent, action)
+    }
+
+    /// The bytes the links take: the packed links and each run's offset and parent.
+    fn bytes(&self) -> usize {
+        self.bytes.len() + self.run_offsets.len() * Links::RUN_BYTES
+    }
+
+    /// [`Links::bytes`] once one more link, `(parent, action)`, is stored.
+    fn bytes_after(&self, parent: u32, action: u16) -> usize {
+        let run = if self.len % LINK_RUN == 0 {
+            Links::RUN_BYTES
+        } else {
+            0
+        };
+        let delta = self.stored_parent(parent).wrapping_sub(self.last);
+        self.bytes() + run + varint_len(delta) + varint_len(action.into())
+    }
+}
+
+/// Appends `value` as a LEB128 varint: seven bits a byte, low bits first, the high bit set on
+/// every byte but the last.
+fn push_varint(bytes: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        liveness::push_lean(bytes, value as u8 | 0x80);
+        value >>= 7;
+    }
+    liveness::push_lean(bytes, value as u8);
+}
+
+/// The varint at the start of `bytes` and the bytes it takes.
+fn read_varint(bytes: &[u8]) -> (u32, usize) {
+    let mut value = 0u32;
+    for (i, &byte) in bytes.iter().enumerate() {
+        value |= u32::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return (value, i + 1);
+        }
+    }
+    unreachable!("a varint ends in a byte below 0x80")
+}
+
+/// The bytes [`push_varint`] takes for `value`.
+fn varint_len(value: u32) -> usize {
+    (32 - value.leading_zeros() as usize).max(1).div_ceil(7)
 }
 
 /// One level of states, stored at indices `start..start + len`, held whole in blocks of
@@ -882,12 +997,15 @@ struct Sizes {
     slots: usize,
     /// States stored.
     stored: usize,
+    /// Bytes of the packed parent links ([`Links::bytes`]).
+    links: usize,
     /// States of the level being expanded (counted whole until the level is done).
     current: usize,
     /// States of the level being built.
     next: usize,
-    /// The graph's edges, when one is recorded.
-    edges: Option<usize>,
+    /// When a graph is recorded: the bytes a stored state takes in it, and its edges' bytes
+    /// ([`Graph::counted`]).
+    graph: Option<(usize, usize)>,
 }
 
 /// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
@@ -958,9 +1076,11 @@ where
 /// `recording` is given: the search then goes on after its properties are decided, until the
 /// space is exhausted or a limit stops it, and returns the graph (whose states are numbered as
 /// stored, breadth-first, as [`liveness::check_rows`] numbers them), for
-/// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 12 (edge
-/// offset, enabled classes, marks), per edge 5 (target, class set). A recording takes a model
-/// with one initial state.
+/// [`liveness::decide_rows`]. The counted bytes then include the graph's: per state 4 for its
+/// edge offset and 1 or 4 each for its enabled classes and marks ([`Graph::state_bytes`]), per
+/// edge 4 for its target and 1/2 or 1 for its class set
+/// (half a byte while the graph has at most 16 class sets). A recording takes a model with one
+/// initial state.
 pub fn explore_hooked<M, P>(
     model: &M,
     fingerprinter: &P,
@@ -1045,9 +1165,10 @@ where
                 }
             }
             Err(slot) => {
-                let edges = graph.as_ref().map(Graph::edges);
+                let edges = graph.as_ref().map(Graph::counted);
                 let levels = (&current, &next);
-                if let Some(limit) = admit(&space.visited, levels, budget, (edges, print), false) {
+                let new = (edges, print, (NONE, 0));
+                if let Some(limit) = admit(&space.visited, levels, budget, new, false) {
                     stop = Some(Stop::Limit(limit));
                     break;
                 }
@@ -1251,36 +1372,40 @@ fn progress(totals: &Totals, unique_states: u64) -> Progress {
     }
 }
 
+/// What the memory budget counts of a graph being recorded ([`Graph::counted`]): its edges,
+/// the bytes a stored state takes in it, and its edges' bytes.
+type GraphCounts = (usize, usize, usize);
+
 /// The bytes [`Budget::max_memory_bytes`] counts, as they stand.
 fn counted_bytes<F: Fingerprint, S>(
     visited: &Visited<F>,
     current: &Level<S>,
     next: &Level<S>,
-    edges: Option<usize>,
+    edges: Option<GraphCounts>,
 ) -> u64 {
     bytes::<F, S>(Sizes {
         slots: visited.table.slot_count(),
         stored: visited.len(),
+        links: visited.links.bytes(),
         current: current.len,
         next: next.len,
-        edges,
+        graph: edges.map(|(_, state, edges)| (state, edges)),
     })
 }
 
-/// The rule of [`Report::memory_bytes`]: table slots × (fingerprint + 4), stored states × 6
-/// (parent link), states of the level being expanded × `size_of` the state, of the level being
-/// built × (`size_of` the state + 16 for its counts), and when a graph is recorded, per stored
-/// state its 12 bytes and per edge its 5.
+/// The rule of [`Report::memory_bytes`]: table slots × (fingerprint + 4), the packed parent
+/// links' bytes ([`Links::bytes`]), states of the level being expanded × `size_of` the state,
+/// of the level being built × (`size_of` the state + 16 for its counts), and when a graph is
+/// recorded, per stored state its bytes ([`Graph::state_bytes`]) and its edges' bytes
+/// ([`Graph::edge_bytes`]).
 fn bytes<F: Fingerprint, S>(sizes: Sizes) -> u64 {
-    let link = size_of::<u32>() + size_of::<u16>();
     let state = size_of::<S>();
     let counts = size_of::<(u64, u64)>();
-    let graph = sizes.edges.map_or(0, |edges| {
-        let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
-        sizes.stored * per_state + edges * Graph::<()>::EDGE_BYTES
+    let graph = sizes.graph.map_or(0, |(per_state, edge_bytes)| {
+        sizes.stored * per_state + edge_bytes
     });
     (sizes.slots * Table::<F>::SLOT_BYTES
-        + sizes.stored * link
+        + sizes.links
         + sizes.current * state
         + sizes.next * (state + counts)
         + graph) as u64
@@ -1292,23 +1417,25 @@ fn admit<F: Fingerprint, S>(
     visited: &Visited<F>,
     (current, next): (&Level<S>, &Level<S>),
     budget: &Budget,
-    (edges, print): (Option<usize>, F),
+    (edges, print, (parent, action)): (Option<GraphCounts>, F, (u32, u16)),
     counts_to_max_states: bool,
 ) -> Option<Limit> {
     let stored = visited.len();
     if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
         return Some(Limit::States);
     }
-    if stored >= NONE as usize - 1 || edges.is_some_and(|e| e >= liveness::MAX_EDGES - 65_536) {
+    let edges_full = edges.is_some_and(|(e, _, _)| e >= liveness::MAX_EDGES - 65_536);
+    if stored >= NONE as usize - 1 || edges_full {
         return Some(Limit::Indices);
     }
     if let Some(max) = budget.max_memory_bytes {
         let after = bytes::<F, S>(Sizes {
             slots: visited.table.slots_after_insert(print),
             stored: stored + 1,
+            links: visited.links.bytes_after(parent, action),
             current: current.len,
             next: next.len + 1,
-            edges,
+            graph: edges.map(|(_, state, edges)| (state, edges)),
         });
         if after > max {
             return Some(Limit::Memory);
@@ -1616,9 +1743,10 @@ where
             stored
         }
         Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let edges = merging.graph.as_ref().map(|g| g.counted());
             let (levels, budget) = ((current, &*next), merging.budget);
-            if let Some(limit) = admit(&space.visited, levels, budget, (edges, print), true) {
+            let link = (edges, print, (parent, position as u16));
+            if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
                 return Ok(Some(limit));
             }
             let index = space.visited.insert(slot, print, parent, position as u16);
@@ -1748,9 +1876,10 @@ where
             Ok(Ok(stored))
         }
         Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.edges());
+            let edges = merging.graph.as_ref().map(|g| g.counted());
             let (levels, budget) = ((*current, &**next), merging.budget);
-            if let Some(limit) = admit(&space.visited, levels, budget, (edges, new.print), true) {
+            let link = (edges, new.print, (new.parent, new.action));
+            if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
                 return Ok(Err(limit));
             }
             let index = space
@@ -1824,7 +1953,7 @@ where
             }
             if let Some(graph) = graph {
                 for marks in piece_marks {
-                    liveness::push_lean(&mut graph.marks, marks);
+                    graph.marks.push(marks);
                 }
             }
         }
@@ -1863,8 +1992,9 @@ where
         let mut chain = Vec::new();
         let mut at = index;
         while at as usize >= self.roots.len() {
-            chain.push((at, self.visited.action[at as usize]));
-            at = self.visited.parent[at as usize];
+            let (parent, action) = self.visited.links.get(at as usize);
+            chain.push((at, action));
+            at = parent;
         }
         chain.reverse();
         let fail = |step, why| Error::Rebuild {
@@ -2501,6 +2631,35 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn packed_links_read_back(steps in prop::collection::vec((0u32..300, any::<u16>()), 0..400)) {
+            let mut links = Links::default();
+            let mut stored = Vec::new();
+            let mut parent = 0u32;
+            for (i, &(step, action)) in steps.iter().enumerate() {
+                // A few initial states first, then parents that never decrease, by steps both
+                // small and past a varint byte; one in fifty far behind, as no search stores.
+                let link = if i < 3 {
+                    (NONE, 0)
+                } else if i % 50 == 49 {
+                    (parent / 2, action)
+                } else {
+                    parent += step * step;
+                    (parent, action)
+                };
+                let before = links.bytes_after(link.0, link.1);
+                links.push(link.0, link.1);
+                prop_assert_eq!(links.bytes(), before);
+                stored.push(link);
+            }
+            for (i, &(parent, action)) in stored.iter().enumerate() {
+                let (read_parent, read_action) = links.get(i);
+                if parent != NONE {
+                    prop_assert_eq!((read_parent, read_action), (parent, action));
+                }
+            }
+        }
 
         #[test]
         fn graphs_match_checker((graph, max_states) in graphs()) {

@@ -54,17 +54,20 @@ pub struct Graph<S> {
     /// Each state's fingerprint, by id (filled in when the exploration ends).
     pub(crate) prints: Vec<u64>,
     /// Per state, bit `2r`: row `r`'s goal holds there; bit `2r + 1`: its trigger does.
-    pub(crate) marks: Vec<u32>,
+    pub(crate) marks: Small,
     /// Edges of state `i` are `first[i]..first[i + 1]` (one more entry than expanded states).
     pub(crate) first: Vec<u32>,
     /// Each edge's target state.
     pub(crate) targets: Vec<u32>,
-    /// Each edge's fairness classes, as an index into `class_sets`.
+    /// Each edge's fairness classes, as an index into `class_sets`: two edges a byte (the even
+    /// edge in the low half) while the graph has at most 16 class sets, one a byte after.
     class_of: Vec<u8>,
+    /// Whether `class_of` holds two edges a byte.
+    narrow: bool,
     /// The distinct sets of fairness classes of the edges (at most 256).
     class_sets: Vec<u32>,
     /// Per state, the fairness classes with an enabled action there.
-    pub(crate) enabled: Vec<u32>,
+    pub(crate) enabled: Small,
 }
 
 impl<S> Default for Graph<S> {
@@ -72,20 +75,26 @@ impl<S> Default for Graph<S> {
         Graph {
             init: None,
             prints: Vec::new(),
-            marks: Vec::new(),
+            marks: Small::default(),
             first: vec![0],
             targets: Vec::new(),
             class_of: Vec::new(),
+            narrow: true,
             class_sets: Vec::new(),
-            enabled: Vec::new(),
+            enabled: Small::default(),
         }
     }
 }
 
 impl<S> Graph<S> {
-    /// Bytes counted per state: its fingerprint, edge offset, enabled classes and marks.
-    pub(crate) const STATE_BYTES: usize = size_of::<u64>() + 3 * size_of::<u32>();
-    /// Bytes counted per edge: its target and its class set's index.
+    /// Bytes counted per state while exploring: its edge offset, enabled classes and marks (a
+    /// byte each for the last two while their values fit in one, [`Small`]); the fingerprint
+    /// by id, 8 more, is added once the exploration ends.
+    pub(crate) fn state_bytes(&self) -> usize {
+        size_of::<u32>() + self.enabled.width() + self.marks.width()
+    }
+    /// Bytes counted per edge at most: its target and its class set's index (half a byte while
+    /// the graph has at most 16 class sets, [`Graph::edge_bytes`]).
     pub(crate) const EDGE_BYTES: usize = size_of::<u32>() + size_of::<u8>();
 
     /// States stored (marked).
@@ -96,6 +105,17 @@ impl<S> Graph<S> {
     /// Edges stored.
     pub(crate) fn edges(&self) -> usize {
         self.targets.len()
+    }
+
+    /// Edges stored, the bytes a stored state takes while exploring, and the bytes the edges
+    /// take, as the memory budget counts them.
+    pub(crate) fn counted(&self) -> (usize, usize, usize) {
+        (self.edges(), self.state_bytes(), self.edge_bytes())
+    }
+
+    /// The bytes the edges take: their targets and their class sets' indices.
+    pub(crate) fn edge_bytes(&self) -> usize {
+        self.targets.len() * size_of::<u32>() + self.class_of.len()
     }
 
     /// The edge indices of `state`.
@@ -109,18 +129,37 @@ impl<S> Graph<S> {
 
     /// The fairness classes of edge `edge`.
     fn classes(&self, edge: usize) -> u32 {
-        self.class_sets[usize::from(self.class_of[edge])]
+        self.class_sets[self.set_of(edge)]
+    }
+
+    /// The index of edge `edge`'s class set.
+    fn set_of(&self, edge: usize) -> usize {
+        usize::from(if self.narrow {
+            self.class_of[edge / 2] >> (edge % 2 * 4) & 0xf
+        } else {
+            self.class_of[edge]
+        })
     }
 
     /// Adds an edge to `target`, of an action in `classes`, to the state being expanded.
     pub(crate) fn push_edge(&mut self, target: u32, classes: u32) {
-        let last = self.class_of.last().map_or(0, |&set| usize::from(set));
+        let edge = self.targets.len();
+        let last = edge.checked_sub(1).map_or(0, |e| self.set_of(e));
         let set = match self.class_sets.get(last) {
             Some(&same) if same == classes => last,
             _ => self.class_set(classes),
         };
+        if self.narrow && set >= 16 {
+            // A 17th class set: one edge a byte from now on.
+            self.class_of = (0..edge).map(|e| self.set_of(e) as u8).collect();
+            self.narrow = false;
+        }
         push_lean(&mut self.targets, target);
-        push_lean(&mut self.class_of, set as u8);
+        if self.narrow && edge % 2 == 1 {
+            *self.class_of.last_mut().expect("the even edge's byte") |= (set as u8) << 4;
+        } else {
+            push_lean(&mut self.class_of, set as u8);
+        }
     }
 
     /// The index of `classes` among the graph's class sets, added if new.
@@ -140,7 +179,7 @@ impl<S> Graph<S> {
 
     /// Ends the expansion of the next state: its edges are those pushed since the last call.
     pub(crate) fn end_state(&mut self, enabled: u32) {
-        push_lean(&mut self.enabled, enabled);
+        self.enabled.push(enabled);
         push_lean(&mut self.first, self.targets.len() as u32);
     }
 
@@ -149,24 +188,71 @@ impl<S> Graph<S> {
         self.first.partition_point(|&f| f as usize <= edge) - 1
     }
 
-    /// The bytes [`check_bounded`] counts for the finished graph.
+    /// The bytes [`check_bounded`] counts for the finished graph, fingerprints stored by id.
     fn bytes(&self) -> u64 {
-        graph_bytes(self.len(), self.edges())
+        (self.len() * (self.state_bytes() + size_of::<u64>()) + self.edge_bytes()) as u64
     }
 }
 
-/// The bytes counted for a graph of `states` states and `edges` edges, fingerprints stored by
-/// id.
-pub(crate) fn graph_bytes(states: usize, edges: usize) -> u64 {
-    (states * Graph::<()>::STATE_BYTES + edges * Graph::<()>::EDGE_BYTES) as u64
+/// Per-state values of up to 32 bits (a state's marks, its enabled fairness classes), a byte
+/// each while every value fits in one, then four: most systems have few rows and few classes.
+#[derive(Default)]
+pub(crate) struct Small {
+    bytes: Vec<u8>,
+    words: Vec<u32>,
+    wide: bool,
 }
 
-/// Pushes `item`, growing `items` when it is full by a quarter once it holds a million or more
-/// (not doubling): a large exploration's arrays then hold at most a quarter more than they use.
+impl Small {
+    /// Appends `value`, widening every value stored to four bytes the first time one does not
+    /// fit in a byte.
+    pub(crate) fn push(&mut self, value: u32) {
+        if !self.wide && value > u32::from(u8::MAX) {
+            self.words = self.bytes.iter().map(|&b| u32::from(b)).collect();
+            self.bytes = Vec::new();
+            self.wide = true;
+        }
+        if self.wide {
+            push_lean(&mut self.words, value);
+        } else {
+            push_lean(&mut self.bytes, value as u8);
+        }
+    }
+
+    pub(crate) fn get(&self, index: usize) -> u32 {
+        if self.wide {
+            self.words[index]
+        } else {
+            self.bytes[index].into()
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        if self.wide {
+            self.words.len()
+        } else {
+            self.bytes.len()
+        }
+    }
+
+    /// Bytes each value takes.
+    pub(crate) fn width(&self) -> usize {
+        if self.wide {
+            size_of::<u32>()
+        } else {
+            size_of::<u8>()
+        }
+    }
+}
+
+/// Pushes `item`, growing `items` when it is full by an eighth once it holds a million or more
+/// (not doubling): a large exploration's arrays then hold at most an eighth more than they use.
+/// Growing a large array this often costs little: the allocator moves its pages (`mremap` on
+/// Linux) rather than copying them.
 pub(crate) fn push_lean<T>(items: &mut Vec<T>, item: T) {
     let len = items.len();
     if len == items.capacity() {
-        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 4 });
+        items.reserve_exact(if len < 1 << 20 { len.max(256) } else { len / 8 });
     }
     items.push(item);
 }
@@ -238,12 +324,14 @@ where
 
 /// [`check_observed`], inconclusive before the bytes it counts as stored would exceed
 /// `max_memory_bytes`. While exploring it counts the fingerprint table's slots (12 bytes
-/// each), per state 12 (edge offset, enabled classes, marks), per edge 5 (target, class set),
-/// and each state waiting to be expanded at its `size_of` with its depth; once explored, per
-/// state 8 for its fingerprint instead of the table, and for the monitor product 8 per product
-/// node (parent link, place in the breadth-first order) and 21 per state (the strongly connected
-/// components' working arrays). Heap a state owns is not counted; where the
-/// check stops depends only on the model.
+/// each), per state 4 for its edge offset and 1 or 4 each for its enabled classes and marks
+/// ([`Graph::state_bytes`]), per edge 4 for its target and half a byte for its class set (a
+/// byte once the graph has more than 16 class sets; 5 for the edge about to be added), and
+/// each state waiting to be expanded at its `size_of` with its depth; once explored, per state
+/// 8 for its fingerprint instead of the table, and for the monitor product 8 per product node
+/// (parent link, place in the breadth-first order) and 21 per state (the strongly connected
+/// components' working arrays). Heap a state owns is not counted; where the check stops
+/// depends only on the model.
 pub fn check_bounded<M>(
     model: &M,
     property: &Liveness<M, M::State>,
@@ -459,8 +547,8 @@ impl Product {
     /// has a trigger or not.
     fn new<S>(graph: &Graph<S>, r: usize, has_trigger: bool) -> Product {
         let n = graph.len();
-        let goal = |t: usize| graph.marks[t] >> (2 * r) & 1 == 1;
-        let trigger = |t: usize| graph.marks[t] >> (2 * r + 1) & 1 == 1;
+        let goal = |t: usize| graph.marks.get(t) >> (2 * r) & 1 == 1;
+        let trigger = |t: usize| graph.marks.get(t) >> (2 * r + 1) & 1 == 1;
         let pending_after = |pending: bool, t: usize| (pending || trigger(t)) && !goal(t);
         let start = usize::from((!has_trigger || trigger(0)) && !goal(0));
         // `order` is the queue; a node other than `start` is reached once it has a parent.
@@ -613,10 +701,10 @@ fn judge<S>(
     }
     let all = scc
         .iter()
-        .fold(u32::MAX, |acc, &v| acc & graph.enabled[v as usize / 2]);
+        .fold(u32::MAX, |acc, &v| acc & graph.enabled.get(v as usize / 2));
     let any = scc
         .iter()
-        .fold(0, |acc, &v| acc | graph.enabled[v as usize / 2]);
+        .fold(0, |acc, &v| acc | graph.enabled.get(v as usize / 2));
     if weak & all & !taken != 0 {
         return Judged::Unfair;
     }
@@ -625,7 +713,7 @@ fn judge<S>(
         let rest: Vec<u32> = scc
             .iter()
             .copied()
-            .filter(|&v| graph.enabled[v as usize / 2] & starved == 0)
+            .filter(|&v| graph.enabled.get(v as usize / 2) & starved == 0)
             .collect();
         return Judged::Without(rest);
     }
@@ -868,7 +956,8 @@ where
                     let stored = graph.len() + 1;
                     // The edge about to be pushed included.
                     let slots = table.slots_after_insert(at);
-                    let bytes = exploring_bytes(slots, stored, graph.edges() + 1)
+                    let edge_bytes = graph.edge_bytes() + Graph::<()>::EDGE_BYTES;
+                    let bytes = exploring_bytes(slots, stored * graph.state_bytes(), edge_bytes)
                         + waiting_bytes::<M::State>(waiting.len() + 1);
                     let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
                         Some(Limit::States)
@@ -888,7 +977,7 @@ where
                     let target = graph.len() as u32;
                     table.insert(slot, at, target);
                     explored.max_depth = explored.max_depth.max((depth + 1).into());
-                    push_lean(&mut graph.marks, marks_of(rows, &next));
+                    graph.marks.push(marks_of(rows, &next));
                     waiting.push_back((depth + 1, next));
                     target
                 }
@@ -902,11 +991,10 @@ where
     (graph, explored)
 }
 
-/// The bytes counted while exploring, once `stored` states and `edges` edges are stored in a
-/// table of `slots` slots.
-fn exploring_bytes(slots: usize, stored: usize, edges: usize) -> u64 {
-    let per_state = Graph::<()>::STATE_BYTES - size_of::<u64>();
-    (slots * Table::<u64>::SLOT_BYTES + stored * per_state + edges * Graph::<()>::EDGE_BYTES) as u64
+/// The bytes counted while exploring, once states taking `state_bytes` and edges taking
+/// `edge_bytes` are stored in a table of `slots` slots.
+fn exploring_bytes(slots: usize, state_bytes: usize, edge_bytes: usize) -> u64 {
+    (slots * Table::<u64>::SLOT_BYTES + state_bytes + edge_bytes) as u64
 }
 
 /// The bytes of `waiting` states held whole until they are expanded, with their depth.
@@ -981,7 +1069,7 @@ where
             let state = scc
                 .iter()
                 .map(|&v| v as usize / 2)
-                .find(|&s| graph.enabled[s] & class == 0)
+                .find(|&s| graph.enabled.get(s) & class == 0)
                 .expect("a fair component disables what it does not take");
             targets.push(Target::State(state));
         }
@@ -1120,4 +1208,47 @@ where
         }
     }
     unreachable!("a strongly connected component connects its states")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small values read back as pushed, a byte each until one needs more, then four each.
+    #[test]
+    fn small_values_widen_once() {
+        let mut small = Small::default();
+        let values = [0, 7, 255, 1, 256, 3, u32::MAX, 9];
+        for (i, &value) in values.iter().enumerate() {
+            small.push(value);
+            assert_eq!(small.width(), if i < 4 { 1 } else { 4 });
+            assert_eq!(small.len(), i + 1);
+        }
+        for (i, &value) in values.iter().enumerate() {
+            assert_eq!(small.get(i), value);
+        }
+    }
+
+    /// Edges' class sets read back as pushed, two a byte up to 16 sets and one a byte after the
+    /// 17th, and the bytes counted are the bytes held.
+    #[test]
+    fn class_sets_read_back_packed_then_wide() {
+        let mut graph: Graph<()> = Graph::default();
+        let mut pushed = Vec::new();
+        for edge in 0..101u32 {
+            // Runs of one set, so that the last edge's set is found without a search too.
+            let classes = if edge < 60 { edge / 4 } else { edge / 3 };
+            graph.push_edge(edge, classes);
+            pushed.push(classes);
+            if edge == 58 {
+                assert!(graph.narrow);
+                assert_eq!(graph.edge_bytes(), 59 * 4 + 30);
+            }
+        }
+        assert!(!graph.narrow);
+        assert_eq!(graph.edge_bytes(), 101 * 5);
+        for (edge, &classes) in pushed.iter().enumerate() {
+            assert_eq!(graph.classes(edge), classes, "edge {edge}");
+        }
+    }
 }
