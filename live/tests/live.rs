@@ -488,7 +488,8 @@ fn recorded_trace_replays_and_an_edited_one_is_rejected() {
 }
 
 /// `--pg-url`: the rules run on an existing loopback server, those that restart it or build a
-/// standby skip, and no slot is left behind.
+/// standby skip, and nothing named `walcheck_*` is left behind (slot, publication, table); a
+/// server that has such objects is refused, with the statements that drop them.
 #[test]
 #[cfg_attr(
     no_postgres,
@@ -501,9 +502,9 @@ fn rules_on_an_existing_server_leave_no_slot() {
     let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
     let external = PgServer::external(&url).unwrap();
     assert!(!external.is_throwaway());
-    let results = conformance::run_all(&external);
-    for (rule, result) in &results {
-        match (rule.name, result) {
+    let runs = conformance::run_all(&external);
+    for run in &runs {
+        match (run.rule.name, &run.result) {
             (
                 "crash_before_checkpoint"
                 | "standby_wal_functions"
@@ -537,6 +538,29 @@ fn rules_on_an_existing_server_leave_no_slot() {
     assert!(
         server.postmaster_pid().is_some(),
         "an external server is not stopped"
+    );
+    let left: i64 = server
+        .connect()
+        .unwrap()
+        .query_one(
+            "SELECT (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'walcheck%') \
+             + (SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "walcheck's tables or publications left behind");
+    server
+        .connect()
+        .unwrap()
+        .batch_execute("CREATE TABLE walcheck_rows (id int)")
+        .unwrap();
+    let Err(e) = PgServer::external(&url) else {
+        panic!("a server with a walcheck_ table was accepted")
+    };
+    assert!(
+        e.contains("walcheck_rows") && e.contains("DROP TABLE IF EXISTS public.walcheck_rows"),
+        "{e}"
     );
     let Err(e) = PgServer::external("postgresql://postgres@192.0.2.1:5432/postgres") else {
         panic!("a non-loopback --pg-url was accepted")
