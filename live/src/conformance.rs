@@ -838,11 +838,12 @@ pub struct RuleRun {
 pub fn run_rule(rule: &'static Rule, server: &PgServer) -> RuleRun {
     crate::session::forget_last_trace();
     let result = (rule.check)(server);
-    let failed_trace = result
-        .is_err()
-        .then(|| crate::session::take_last_trace(rule.name))
-        .flatten()
-        .map(Box::new);
+    // The rule's own message goes with its trace, which says `violated`.
+    let failed_trace = result.as_ref().err().and_then(|e| {
+        let mut trace = crate::session::take_last_trace(rule.name)?;
+        trace.header.config.insert("failure".to_owned(), e.clone());
+        Some(Box::new(trace))
+    });
     RuleRun {
         rule,
         result,

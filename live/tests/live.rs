@@ -738,3 +738,36 @@ fn replication_client_streams_a_transaction() {
     );
     client.close().unwrap();
 }
+
+/// A rule that fails keeps what its session observed up to the failure, for `walcheck replay`.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn a_failed_rule_keeps_its_observed_trace() {
+    fn observe_then_fail(server: &PgServer) -> Result<Outcome, String> {
+        let mut session = Session::open(server, "walcheck_failing")?;
+        session.observe()?;
+        Err("made to fail".into())
+    }
+    static FAILING: conformance::Rule = conformance::Rule {
+        name: "made_to_fail",
+        source: "none",
+        check: observe_then_fail,
+    };
+    let Some(server) = primary("a_failed_rule_keeps_its_observed_trace") else {
+        return;
+    };
+    let run = conformance::run_rule(&FAILING, &server);
+    assert_eq!(run.result.unwrap_err(), "made to fail");
+    let trace = run.failed_trace.expect("the failed rule's trace");
+    assert_eq!(trace.header.config["rule"], "made_to_fail");
+    assert_eq!(trace.header.config["failure"], "made to fail");
+    assert_eq!(trace.header.verdict, "violated");
+    // The slot's first state and the Observe step.
+    assert_eq!(trace.steps.len(), 2);
+    assert_eq!(trace.steps[1].action.as_deref(), Some("Observe"));
+    // What it saw replays: the failure was the rule's, not the model's.
+    assert!(matches!(replay_observed(&trace), Ok(Ok(_))));
+}
