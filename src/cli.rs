@@ -242,13 +242,15 @@ enum Command {
 enum LiveCommand {
     /// One check per modelled PostgreSQL rule, each recording an observed trace replayed
     /// against the model. Exit 0: every rule passes or skips (with its reason); 1: a rule fails;
-    /// 2: bad usage or no PostgreSQL.
+    /// 2: bad usage, no PostgreSQL, or a rule the server could not be set up for; 130:
+    /// interrupted (SIGINT or SIGTERM; nothing reported, everything made removed).
     Conformance {
         /// An existing server, loopback only (postgresql://postgres@127.0.0.1:5432/postgres);
         /// rules that restart the server or build a standby skip on it.
         #[arg(long, value_name = "URL")]
         pg_url: Option<String>,
-        /// Write each rule's observed trace here (walcheck replay takes them).
+        /// Write each rule's observed trace here (walcheck replay takes them), a failed rule's
+        /// as pg-live__RULE.FAILED.itf.json; the folder is made before anything starts.
         #[arg(long, value_name = "DIR")]
         trace_out: Option<PathBuf>,
     },
@@ -256,7 +258,7 @@ enum LiveCommand {
     /// in walcheck simulate's table, beside the simulator's prediction for this machine
     /// (--params-set this-machine --protocol back-to-back) and the fidelity table: per level and
     /// variant the live count, its 95 % Wilson interval, the simulated share, inside or not.
-    /// Exit 0 when it completes.
+    /// Exit 0 when it completes; 130 when interrupted (nothing reported, all it made removed).
     Ladder {
         /// An existing server, loopback only; without it a throwaway server is started.
         #[arg(long, value_name = "URL")]
@@ -265,14 +267,29 @@ enum LiveCommand {
         #[arg(long, default_value = "both")]
         ladder: String,
         /// Live bootstraps per level and variant (fewer when --level-ms runs out).
-        #[arg(long, value_name = "N", default_value = "30")]
+        #[arg(
+            long,
+            value_name = "N",
+            default_value = "30",
+            allow_negative_numbers = true
+        )]
         attempts: String,
         /// The most one level may take, in milliseconds (the sync ladder's 30 rounds at 32,000
         /// rows take about 150 s on a 2-core machine).
-        #[arg(long, value_name = "MS", default_value = "60000")]
+        #[arg(
+            long,
+            value_name = "MS",
+            default_value = "60000",
+            allow_negative_numbers = true
+        )]
         level_ms: String,
         /// Simulated bootstraps per level and variant for the prediction.
-        #[arg(long, value_name = "N", default_value = "200")]
+        #[arg(
+            long,
+            value_name = "N",
+            default_value = "200",
+            allow_negative_numbers = true
+        )]
         sim_attempts: String,
     },
 }
@@ -1316,58 +1333,99 @@ fn live_server(pg_url: Option<&str>) -> Result<walcheck_live::PgServer, String> 
     }
 }
 
-/// `walcheck live conformance`: every rule run, the observed traces of those that pass written
-/// under `trace_out`, the table printed; exit 1 when a rule fails.
+/// `walcheck live conformance`: every rule run, the observed traces written under `trace_out`
+/// (a failed rule's as `pg-live__RULE.FAILED.itf.json`), the table printed; exit 1 when a rule
+/// fails, 2 when the server could not be set up for one. The trace folder is made, and checked
+/// writable, before anything starts. After an interrupt nothing is reported: the handler exits
+/// 130 ([`walcheck_live::server::exit_interrupted`]).
 fn live_conformance(pg_url: Option<&str>, trace_out: Option<&Path>) -> ExitCode {
     use walcheck_live::conformance;
-    let server = match live_server(pg_url) {
-        Ok(server) => server,
-        Err(e) => return usage_error(&e),
-    };
-    let results = conformance::run_all(&server);
     if let Some(dir) = trace_out {
-        if let Err(e) = write_observed_traces(dir, &results) {
+        if let Err(e) = writable_dir(dir) {
             return usage_error(&e);
         }
     }
-    let code = print(&conformance::to_text(&server, &results));
-    if results.iter().any(|(_, r)| r.is_err()) {
+    let server = match live_server(pg_url) {
+        Ok(server) => server,
+        Err(e) => return live_error(&e),
+    };
+    let runs = conformance::run_all(&server);
+    if walcheck_live::server::interrupted() {
+        walcheck_live::server::exit_interrupted();
+    }
+    let written = trace_out.map_or(Ok(()), |dir| write_observed_traces(dir, &runs));
+    let code = print(&conformance::to_text(&server, &runs));
+    if let Err(e) = written {
+        return usage_error(&e);
+    }
+    if runs
+        .iter()
+        .any(|run| matches!(&run.result, Err(e) if !conformance::is_setup_error(e)))
+    {
         ExitCode::from(1)
+    } else if runs.iter().any(|run| run.result.is_err()) {
+        ExitCode::from(2)
     } else {
         code
     }
 }
 
-/// Each passing rule's observed trace as `dir/pg-live__RULE.itf.json`.
+/// An error of a live run: after an interrupt, the interrupt's exit (130) instead.
+fn live_error(message: &str) -> ExitCode {
+    if walcheck_live::server::interrupted() {
+        walcheck_live::server::exit_interrupted();
+    }
+    usage_error(message)
+}
+
+/// Makes `dir` (and its parents) and checks a file can be written in it.
+fn writable_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let probe = dir.join(format!(".walcheck-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Each rule's observed trace as `dir/pg-live__RULE.itf.json`, a rule's that failed as
+/// `dir/pg-live__RULE.FAILED.itf.json` (what its last session saw, up to the failure).
 fn write_observed_traces(
     dir: &Path,
-    results: &[(&walcheck_live::conformance::Rule, Result<Outcome, String>)],
+    runs: &[walcheck_live::conformance::RuleRun],
 ) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for (rule, result) in results {
-        if let Ok(Outcome::Pass {
-            trace: Some(trace), ..
-        }) = result
-        {
-            let path = dir.join(format!("pg-live__{}.itf.json", rule.name));
-            trace
-                .write(&path)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
+    for run in runs {
+        let (trace, name) = match (&run.result, &run.failed_trace) {
+            (
+                Ok(Outcome::Pass {
+                    trace: Some(trace), ..
+                }),
+                _,
+            ) => (trace, format!("pg-live__{}.itf.json", run.rule.name)),
+            (Err(_), Some(trace)) => (trace, format!("pg-live__{}.FAILED.itf.json", run.rule.name)),
+            _ => continue,
+        };
+        let path = dir.join(name);
+        trace
+            .write(&path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }
 
 /// `walcheck live ladder`: OLake #1084's ladders on the live server beside the simulator's
-/// prediction.
+/// prediction. After an interrupt nothing is reported: the handler exits 130.
 fn live_ladder(pg_url: Option<&str>, options: &walcheck_live::ladder::LiveOptions) -> ExitCode {
     let server = match live_server(pg_url) {
         Ok(server) => server,
-        Err(e) => return usage_error(&e),
+        Err(e) => return live_error(&e),
     };
-    match walcheck_live::ladder::run_live_ladder(&server, options) {
+    let result = walcheck_live::ladder::run_live_ladder(&server, options);
+    if walcheck_live::server::interrupted() {
+        walcheck_live::server::exit_interrupted();
+    }
+    match result {
         Ok(result) => print(&walcheck_live::ladder::to_text(&result)),
-        Err(e) => usage_error(&format!("live ladder: {e}")),
+        Err(e) => live_error(&format!("live ladder: {e}")),
     }
 }
 

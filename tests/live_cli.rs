@@ -41,6 +41,30 @@ fn live_rejects_bad_input_in_one_line() {
         );
         assert!(!stderr.contains("a command is required: list"), "{stderr}");
     }
+    // A negative number reaches the same range message as any other out of range, and a
+    // --trace-out that cannot be made is refused before a server starts.
+    for (args, message) in [
+        (
+            &["live", "ladder", "--attempts", "-1"][..],
+            "--attempts takes 1 to 1000, not \"-1\"",
+        ),
+        (
+            &["live", "ladder", "--level-ms", "-5"],
+            "--level-ms takes 1 to 600000, not \"-5\"",
+        ),
+        (
+            &["live", "ladder", "--sim-attempts", "-3"],
+            "--sim-attempts takes 1 to 100000, not \"-3\"",
+        ),
+        (
+            &["live", "conformance", "--trace-out", "/proc/walcheck-nope"],
+            "cannot create /proc/walcheck-nope",
+        ),
+    ] {
+        let (code, _, stderr) = walcheck(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
 }
 
 /// `walcheck replay` takes an observed (partial) trace: states carry only what was observed.
@@ -176,4 +200,68 @@ fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
         count("SELECT count(*) FROM pg_tables WHERE tablename = 'walcheck_load'"),
         0
     );
+}
+
+/// An interrupted `walcheck live conformance --pg-url` (SIGINT once its publication exists)
+/// exits 130 with the `interrupted` line, reports no rule, and leaves nothing named `walcheck_*`
+/// on the server it was given: no slot, publication or table.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn an_interrupted_conformance_run_leaves_nothing_on_an_existing_server() {
+    use std::time::{Duration, Instant};
+    use walcheck_live::conformance::skip_or_fail;
+    use walcheck_live::{find_bindir, PgServer};
+
+    let bindir = match find_bindir() {
+        Ok(dir) => dir,
+        Err(reason) => match skip_or_fail(&reason) {
+            Ok(skip) => return eprintln!("an_interrupted_conformance_run: {skip}"),
+            Err(fail) => panic!("{fail}"),
+        },
+    };
+    let server = PgServer::start_primary(&bindir).unwrap();
+    let count = |sql: &str| -> i64 {
+        server
+            .connect()
+            .unwrap()
+            .query_one(sql, &[])
+            .unwrap()
+            .get(0)
+    };
+    let walcheck_objects = "SELECT (SELECT count(*) FROM pg_replication_slots) \
+         + (SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%') \
+         + (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'walcheck%')";
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
+        .args(["live", "conformance", "--pg-url", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("walcheck runs");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while count("SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%'") == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the run never made its publication"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(count(walcheck_objects), 0);
 }

@@ -17,7 +17,7 @@ use crate::load::{Load, Workload};
 use crate::protocol;
 use crate::server::PgServer;
 use crate::session::{db_error, Session};
-use crate::waldump;
+use crate::waldump::{self, WAL_PAGE_BYTES};
 use walcheck_sim::observed::replay_observed;
 
 /// What a check found.
@@ -278,7 +278,10 @@ fn some_wal(session: &mut Session) -> Result<(), String> {
             "CREATE TABLE IF NOT EXISTS walcheck_rows (id int, payload text); \
              INSERT INTO walcheck_rows SELECT g, repeat('y', 200) FROM generate_series(1, 200) g",
         )
-        .map_err(|e| format!("insert rows: {e}"))
+        .map_err(|e| format!("insert rows: {}", crate::session::pg_message(&e)))?;
+    // Dropped with the session: a --pg-url server keeps nothing of the run.
+    session.clean_up_with("DROP TABLE IF EXISTS walcheck_rows".into());
+    Ok(())
 }
 
 /// The model's answer for an advance from a slot at `confirmed_flush` with every pointer at
@@ -382,9 +385,6 @@ fn end_lsn_is_confirmed_flush(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
-/// The WAL page size of the servers walcheck starts (PostgreSQL's build default `XLOG_BLCKSZ`).
-const WAL_PAGE_BYTES: u64 = 8192;
-
 /// An advance whose clamp point lies inside a WAL record returns only once that record is
 /// flushed. The walwriter flushes at each cycle (`wal_writer_flush_after = 0`) and sleeps 10 s
 /// between them unless an asynchronous commit wakes it, so an asynchronous 100-row transaction
@@ -412,7 +412,7 @@ fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
         ] {
             client
                 .batch_execute(statement)
-                .map_err(|e| format!("{statement}: {e}"))?;
+                .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
         }
     }
     for statement in [
@@ -433,7 +433,7 @@ fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
                  INSERT INTO walcheck_rows SELECT g, repeat('z', 1000) FROM generate_series(1, 100) g; \
                  COMMIT",
             )
-            .map_err(|e| format!("asynchronous insert: {e}"))?;
+            .map_err(|e| format!("asynchronous insert: {}", crate::session::pg_message(&e)))?;
         // The commit set the walwriter's latch: wait for its flush (bounded), then read.
         let deadline = Instant::now() + Duration::from_secs(2);
         while session.pointers()?.flush <= before.flush && Instant::now() < deadline {
@@ -721,16 +721,20 @@ fn standby_wal_functions(primary: &PgServer) -> Result<Outcome, String> {
              ELSE pg_current_wal_lsn() END::text",
             &[],
         )
-        .map_err(|e| format!("OLake #1070's query: {e}"))?;
+        .map_err(|e| format!("OLake #1070's query: {}", crate::session::pg_message(&e)))?;
     let replay: Option<String> = row.get(0);
     let replay = replay.ok_or("pg_last_wal_replay_lsn() is NULL on the standby")?;
-    let replay: Lsn = replay.parse().map_err(|e| format!("{replay}: {e}"))?;
+    let replay: Lsn = replay
+        .parse()
+        .map_err(|e| format!("{replay}: {}", crate::session::pg_message(&e)))?;
     let primary_flush: String = primary
         .connect()?
         .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    let primary_flush: Lsn = primary_flush.parse().map_err(|e| format!("{e}"))?;
+    let primary_flush: Lsn = primary_flush
+        .parse()
+        .map_err(|e| crate::session::pg_message(&e))?;
     ensure(replay <= primary_flush, || {
         format!("replay {replay} beyond the primary's flush {primary_flush}")
     })?;
@@ -776,7 +780,7 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
             "SELECT pg_create_logical_replication_slot('walcheck_standby', 'test_decoding')",
             &[],
         )
-        .map_err(|e| format!("create slot on standby: {e}"))?;
+        .map_err(|e| format!("create slot on standby: {}", crate::session::pg_message(&e)))?;
     let _ = logger.join();
     let row = client
         .query_one(
@@ -784,15 +788,15 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
              FROM pg_replication_slot_advance('walcheck_standby', 'FFFFFFFF/FFFFFFFF')",
             &[],
         )
-        .map_err(|e| format!("advance on standby: {e}"))?;
+        .map_err(|e| format!("advance on standby: {}", crate::session::pg_message(&e)))?;
     let end_lsn: Lsn = row
         .get::<_, String>(0)
         .parse()
-        .map_err(|e| format!("{e}"))?;
+        .map_err(|e| crate::session::pg_message(&e))?;
     let replay: Lsn = row
         .get::<_, String>(1)
         .parse()
-        .map_err(|e| format!("{e}"))?;
+        .map_err(|e| crate::session::pg_message(&e))?;
     ensure(end_lsn <= replay, || {
         format!("end_lsn {end_lsn} beyond the replay pointer {replay}")
     })?;
@@ -813,44 +817,88 @@ pub fn skip_or_fail(reason: &str) -> Result<String, String> {
     }
 }
 
-/// Runs every rule on `server`, in order: `(rule, outcome)`. Each rule uses its own slot and drops
-/// nothing it does not own.
-pub fn run_all(server: &PgServer) -> Vec<(&'static Rule, Result<Outcome, String>)> {
-    RULES
-        .iter()
-        .map(|rule| (rule, (rule.check)(server)))
-        .collect()
+/// What a rule's `Err` starts with when the server could not be set up for it (a slot, a
+/// publication or a table that could not be made): not a failed prediction.
+pub const SETUP_ERROR: &str = "setup: ";
+
+/// Whether a rule's error is a setup error ([`SETUP_ERROR`]), not a failed prediction.
+pub fn is_setup_error(error: &str) -> bool {
+    error.starts_with(SETUP_ERROR)
 }
 
-/// The conformance report: one row per rule (pass, skip or FAIL, and what the server did).
-pub fn to_text(server: &PgServer, results: &[(&'static Rule, Result<Outcome, String>)]) -> String {
+/// One rule's run: its outcome, and for a rule that did not pass the trace its last session
+/// had observed (for `walcheck replay`), when it had one.
+pub struct RuleRun {
+    pub rule: &'static Rule,
+    pub result: Result<Outcome, String>,
+    pub failed_trace: Option<Box<Trace>>,
+}
+
+/// Runs `rule` on `server`; a failure keeps the observed trace of the session it ended.
+pub fn run_rule(rule: &'static Rule, server: &PgServer) -> RuleRun {
+    crate::session::forget_last_trace();
+    let result = (rule.check)(server);
+    // The rule's own message goes with its trace, which says `violated`.
+    let failed_trace = result.as_ref().err().and_then(|e| {
+        let mut trace = crate::session::take_last_trace(rule.name)?;
+        trace.header.config.insert("failure".to_owned(), e.clone());
+        Some(Box::new(trace))
+    });
+    RuleRun {
+        rule,
+        result,
+        failed_trace,
+    }
+}
+
+/// Runs every rule on `server`, in order. Each rule uses its own slot and drops nothing it does
+/// not own. An interrupt (SIGINT) stops it before the next rule ([`crate::server::interrupted`]).
+pub fn run_all(server: &PgServer) -> Vec<RuleRun> {
+    let mut runs = Vec::new();
+    for rule in RULES {
+        if crate::server::interrupted() {
+            break;
+        }
+        runs.push(run_rule(rule, server));
+    }
+    runs
+}
+
+/// The conformance report: one row per rule (pass, skip, FAIL, or ERROR when the server could
+/// not be set up for it, and what the server did).
+pub fn to_text(server: &PgServer, runs: &[RuleRun]) -> String {
     let mut out = format!(
         "live conformance on PostgreSQL {} (server_version_num; measured on this machine)\n",
         server.version_num()
     );
-    for (rule, result) in results {
-        let (status, detail) = match result {
+    for run in runs {
+        let (status, detail) = match &run.result {
             Ok(Outcome::Pass { detail, .. }) => ("pass", detail.clone()),
             Ok(Outcome::Skip { reason }) => ("skip", reason.clone()),
+            Err(e) if is_setup_error(e) => ("ERROR", e.clone()),
             Err(e) => ("FAIL", e.clone()),
         };
         out.push_str(&format!(
             "{status:<4}  {:<28} {detail}\n      model: {}\n",
-            rule.name, rule.source
+            run.rule.name, run.rule.source
         ));
     }
-    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+    let count = |f: &dyn Fn(&Result<Outcome, String>) -> bool| {
+        runs.iter().filter(|run| f(&run.result)).count()
+    };
+    let setup_errors = count(&|r| matches!(r, Err(e) if is_setup_error(e)));
     out.push_str(&format!(
-        "{} rules: {} pass, {} skip, {failed} fail\n",
-        results.len(),
-        results
-            .iter()
-            .filter(|(_, r)| matches!(r, Ok(Outcome::Pass { .. })))
-            .count(),
-        results
-            .iter()
-            .filter(|(_, r)| matches!(r, Ok(Outcome::Skip { .. })))
-            .count(),
+        "{} rules: {} pass, {} skip, {} fail",
+        runs.len(),
+        count(&|r| matches!(r, Ok(Outcome::Pass { .. }))),
+        count(&|r| matches!(r, Ok(Outcome::Skip { .. }))),
+        count(&|r| matches!(r, Err(e) if !is_setup_error(e))),
     ));
+    if setup_errors > 0 {
+        out.push_str(&format!(
+            ", {setup_errors} not run (the server could not be set up for them)"
+        ));
+    }
+    out.push('\n');
     out
 }

@@ -51,7 +51,7 @@ pub struct LiveLadder {
 
 fn lsn(text: &str) -> Result<Lsn, String> {
     text.parse()
-        .map_err(|e| format!("server LSN {text:?}: {e}"))
+        .map_err(|e| format!("server LSN {text:?}: {}", crate::session::pg_message(&e)))
 }
 
 /// One first-sync bootstrap of `variant` on `slot`, as OLake runs it: `GetSlotPosition` (W0 =
@@ -189,6 +189,9 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
             for attempt in 0..options.attempts {
                 if Instant::now() >= deadline {
                     break;
+                }
+                if crate::server::interrupted() {
+                    return Err("interrupted".into());
                 }
                 for (tally, variant) in tallies.iter_mut().zip(&options.variants) {
                     let slot = format!("walcheck_{}", variant.name());
@@ -364,9 +367,15 @@ impl Compared {
         }
     }
 
-    /// Whether the simulated share lies inside the live interval (ends included).
+    /// Whether there is a live share to compare with: no live rounds, no interval.
+    pub fn has_data(&self) -> bool {
+        self.live_n > 0
+    }
+
+    /// Whether the simulated share lies inside the live interval (ends included); never with no
+    /// live rounds (the interval [0, 100] then says nothing).
     pub fn inside(&self) -> bool {
-        self.ci.0 <= self.sim_rate() && self.sim_rate() <= self.ci.1
+        self.has_data() && self.ci.0 <= self.sim_rate() && self.sim_rate() <= self.ci.1
     }
 }
 
@@ -431,6 +440,14 @@ pub fn fidelity_text(ladder: &LiveLadder) -> String {
     );
     let pct = |x: f64| format!("{}", round_to(x * 100.0, 0));
     let compared = |c: &Compared| {
+        if !c.has_data() {
+            return [
+                "0/0".to_owned(),
+                "-".to_owned(),
+                format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
+                "no data".to_owned(),
+            ];
+        }
         [
             format!("{}/{}", c.live_hits, c.live_n),
             format!("[{}, {}]", pct(c.ci.0), pct(c.ci.1)),
@@ -468,14 +485,28 @@ pub fn fidelity_text(ladder: &LiveLadder) -> String {
         rows.push(cells);
     }
     out.push_str(&walcheck_sim::report::columns(&rows));
-    let rates = fidelity.len() * 2;
-    let inside = fidelity
+    // A level and variant with no live rounds (--level-ms ran out first) is not compared.
+    let compared_rows: Vec<&FidelityRow> = fidelity
+        .iter()
+        .filter(|r| r.write_ahead.has_data())
+        .collect();
+    let rates = compared_rows.len() * 2;
+    let inside = compared_rows
         .iter()
         .map(|r| usize::from(r.write_ahead.inside()) + usize::from(r.mismatch.inside()))
         .sum::<usize>();
-    let _ = writeln!(
+    let no_data = fidelity.len() - compared_rows.len();
+    let _ = write!(
         out,
         "{inside} of {rates} simulated rates inside the live 95% interval"
     );
+    if no_data > 0 {
+        let _ = write!(
+            out,
+            " ({rates} compared; {no_data} of {} levels and variants had no live rounds)",
+            fidelity.len()
+        );
+    }
+    out.push('\n');
     out
 }

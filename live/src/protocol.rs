@@ -21,7 +21,6 @@ use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
 use crate::server::PgServer;
 use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
 use crate::waldump;
-use walcheck_model::pg::txn::maxalign;
 
 /// How long a stream may stay silent before the client takes it as caught up.
 const QUIET_MS: u64 = 600;
@@ -537,7 +536,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut admin = server.connect()?;
     admin
         .batch_execute(&format!("CREATE DATABASE {OTHER_DB}"))
-        .map_err(|e| format!("create database: {e}"))?;
+        .map_err(|e| format!("create database: {}", crate::session::pg_message(&e)))?;
     let mut session = Session::open_pgoutput(server, "walcheck_other_db")?;
     session.clean_up_with(format!("DROP DATABASE IF EXISTS {OTHER_DB}"));
     let mut other = server.connect_db(OTHER_DB)?;
@@ -546,14 +545,18 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
             "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
              CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
         ))
-        .map_err(|e| format!("publication in {OTHER_DB}: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "publication in {OTHER_DB}: {}",
+                crate::session::pg_message(&e)
+            )
+        })?;
     let txns = vec![
         session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
         session.commit_txn_in(Some(&mut other), PUBLISHED_TABLE, 3, false, true)?,
         session.commit_txn(PUBLISHED_TABLE, 2, true, true)?,
     ];
     drop(other);
-    let txns = as_logged(server, &mut session, txns)?;
     let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
     let detail = format!(
         "commits at {}, {} (database {OTHER_DB}), {}: sent [{}]",
@@ -564,30 +567,6 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     );
     stop_stream(&mut session, streamed)?;
     pass(&session, server, "other_database_txn_sends_nothing", detail)
-}
-
-/// The transactions with the commit records the WAL has for their xids (`pg_waldump`, up to the
-/// flush pointer). A session measures a commit record as the insert pointer between its last
-/// change and its COMMIT; WAL another backend inserts in between (the checkpoint and page images
-/// after a CREATE DATABASE) would move the real record past that.
-fn as_logged(server: &PgServer, session: &mut Session, txns: Vec<Txn>) -> Result<Vec<Txn>, String> {
-    let (Some(first), flush) = (txns.first(), session.pointers()?.flush) else {
-        return Ok(txns);
-    };
-    let records = waldump::parse(&server.waldump(first.first_lsn, flush)?);
-    Ok(txns
-        .into_iter()
-        .map(|mut txn| {
-            let commit = records.iter().find(|r| {
-                r.xid == txn.xid && r.rmgr == "Transaction" && r.desc.starts_with("COMMIT")
-            });
-            if let Some(record) = commit.filter(|r| r.lsn != txn.commit_lsn) {
-                txn.commit_lsn = record.lsn;
-                txn.end_lsn = record.lsn.plus(maxalign(record.total_bytes));
-            }
-            txn
-        })
-        .collect())
 }
 
 /// Sets `wal_writer_delay` to its maximum, 10 s, for as long as `session` lives (ALTER SYSTEM and
@@ -601,7 +580,7 @@ fn slow_walwriter(server: &PgServer, session: &mut Session) -> Result<(), String
     ] {
         client
             .batch_execute(statement)
-            .map_err(|e| format!("{statement}: {e}"))?;
+            .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
     }
     session.clean_up_with("ALTER SYSTEM RESET wal_writer_delay".into());
     session.clean_up_with("SELECT pg_reload_conf()".into());
@@ -631,13 +610,20 @@ pub fn async_commit_streamed_after_flush_rule(server: &PgServer) -> Result<Outco
             break;
         }
     }
-    let Some((attempt, txn, flush)) = held else {
+    let Some((attempt, held_txn, flush)) = held else {
         return Err(format!(
             "the walwriter flushed each of {ATTEMPTS} asynchronous commits before the stream went \
              quiet"
         ));
     };
     txns.push(session.commit_txn(UNPUBLISHED_TABLE, 1, false, true)?);
+    // Flushed now: the asynchronous commit as the WAL has it.
+    let txns = session.as_logged(txns)?;
+    let txn = txns
+        .iter()
+        .find(|t| t.xid == held_txn.xid)
+        .copied()
+        .unwrap_or(held_txn);
     let (sent, flushed) = stream_more(&mut session, &mut streamed, &txns)?;
     ensure(sent == [txn.commit_lsn], || {
         format!(
@@ -668,6 +654,7 @@ fn status_update(
 ) -> Result<(Lsn, Lsn), String> {
     let (_, restart_before) = session.slot_lsns()?;
     client.send_status(update.write, update.flush, update.apply, false)?;
+    let slot = session.slot_name().to_owned();
     // Wait until the walsender has processed it (pg_stat_replication shows its write field).
     let deadline = Instant::now() + Duration::from_secs(5);
     let (write_seen, flush_seen, apply_seen) = loop {
@@ -676,10 +663,10 @@ fn status_update(
             .query_one(
                 "SELECT coalesce(write_lsn::text, '0/0'), coalesce(flush_lsn::text, '0/0'), \
                  coalesce(replay_lsn::text, '0/0') FROM pg_stat_replication \
-                 WHERE application_name = 'walcheck-replication'",
-                &[],
+                 WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)",
+                &[&slot],
             )
-            .map_err(|e| format!("pg_stat_replication: {e}"))?;
+            .map_err(|e| format!("pg_stat_replication: {}", crate::session::pg_message(&e)))?;
         let parse = |i: usize| row.get::<_, String>(i).parse::<Lsn>();
         let seen = (parse(0), parse(1), parse(2));
         if let (Ok(w), Ok(f), Ok(a)) = seen {
@@ -759,7 +746,7 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
             "BEGIN; INSERT INTO {UNPUBLISHED_TABLE} SELECT g, repeat('v', 200) \
              FROM generate_series(1, {rows}) g"
         ))
-        .map_err(|e| format!("insert: {e}"))?;
+        .map_err(|e| format!("insert: {}", crate::session::pg_message(&e)))?;
     let after = session.pointers()?;
     session
         .client()
@@ -1132,7 +1119,9 @@ pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, Stri
 /// A clean stop reaches a caught-up stream whose client has reported nothing: the walsender
 /// sends a keepalive requesting a reply, carrying `sentPtr`; once the client has confirmed that,
 /// the stream ends and the stop completes ([`Walsender::at_shutdown`]). The confirmation changed
-/// memory only, so in 15 the restarted slot is back where it was saved.
+/// memory only, so in 15 the restarted slot is back where it was saved, unless a running-xacts
+/// record the walsender decoded gave it a candidate `restart_lsn` the reply reached (then the
+/// reply saved it: [`process_standby_reply`]).
 pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     const STOP_MS_MAX: u64 = 20_000;
     if let Some(skip) = throwaway_only(server, "it stops the server") {
@@ -1148,7 +1137,11 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         });
     }
     let (mut session, txns, mut streamed) = streaming(server, "walcheck_shutdown")?;
-    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    // WAL other backends logged since the stream went quiet (the bgwriter's running-xacts
+    // record) is read on now, so that the model's walsender stands where the server's does.
+    stream_more(&mut session, &mut streamed, &txns)?;
+    let slot = slot_now(&mut session)?;
+    let mut model = DurableSlot::created(slot);
     let sender = streamed.sender;
     let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
     let (asked, ended) = std::thread::scope(|scope| -> Result<_, String> {
@@ -1178,14 +1171,26 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
     let reply = update(wal_end, wal_end, wal_end);
     let after_reply = sender.at_shutdown(reply.write, reply.flush);
+    // The bgwriter logs a running-xacts record every 15 s of WAL activity
+    // (bgwriter.c:LOG_SNAPSHOT_INTERVAL_MS): one the walsender decoded before the stop gives the
+    // slot a candidate restart_lsn, and a reply reaching it saves the slot. Whether one landed
+    // is read from the WAL (the server is stopped: its files are complete).
+    let records = waldump::parse(&server.waldump(slot.restart_lsn, wal_end)?);
+    let running: Vec<Lsn> = records
+        .iter()
+        .filter(|r| r.is_idle_running_xacts())
+        .map(|r| r.lsn)
+        .collect();
+    let candidate = candidate_restart(&running, &slot).filter(|c| *c < wal_end);
     session.record(
         format!(
             "StatusUpdate{{write: {wal_end}, flush: {wal_end}, apply: {wal_end}, \
-             candidate_restart: none}}"
+             candidate_restart: {}}}",
+            candidate.map_or("none".into(), |l| l.to_string())
         ),
         Vec::new(),
     );
-    process_standby_reply(&mut model, &reply, None);
+    process_standby_reply(&mut model, &reply, candidate);
     ensure(
         predicted
             == Some(Keepalive {
@@ -1216,7 +1221,7 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         format!(
             "{} transactions streamed, nothing reported: at the fast stop a keepalive requesting a \
              reply at {wal_end}; replied, the stream ended; after the start confirmed_flush \
-             {restarted}",
+             {restarted} (candidate restart_lsn from a running-xacts record: {candidate:?})",
             txns.len()
         ),
     )
@@ -1246,7 +1251,7 @@ fn sql_decode(
             &format!("SELECT lsn::text, data FROM {function}($1, $2::text::pg_lsn, $3)"),
             &[&slot, &upto_lsn, &upto_nchanges],
         )
-        .map_err(|e| format!("{function}: {e}"))?;
+        .map_err(|e| format!("{function}: {}", crate::session::pg_message(&e)))?;
     // test_decoding's BEGIN rows carry no LSN of the commit; the COMMIT rows' lsn is end_lsn.
     let ends: Vec<Lsn> = rows
         .iter()
@@ -1459,6 +1464,12 @@ pub fn sql_bounded_by_flush_rule(server: &PgServer) -> Result<Outcome, String> {
         format!("the walwriter flushed each of {ATTEMPTS} asynchronous commits before the get")
     })?;
     txns.push(session.commit_txn(PUBLISHED_TABLE, 1, true, true)?);
+    let txns = session.as_logged(txns)?;
+    let txn = txns
+        .iter()
+        .find(|t| t.xid == txn.xid)
+        .copied()
+        .unwrap_or(txn);
     let (after, _, cf_after) = sql_decode(&mut session, &txns, request(None, None, true))?;
     pass(
         &session,
@@ -1491,7 +1502,9 @@ pub fn sql_upto_nchanges_rule(server: &PgServer) -> Result<Outcome, String> {
 }
 
 /// A new slot: `restart_lsn` at the insert pointer before, `confirmed_flush` at the end of the
-/// running-xacts record it logs and flushes, with an asynchronous commit before it.
+/// running-xacts record it logs and flushes, with an asynchronous commit before it. Records other
+/// backends logged between the read and the creation are found with `pg_waldump` and move the
+/// insert pointer the model starts from.
 pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut client = server.connect()?;
     client
@@ -1523,10 +1536,31 @@ pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     let (cf, restart) = session.slot_lsns()?;
     let (flush_after, _, _) = read(&mut client)?;
+    // Another backend (the bgwriter's running-xacts record every 15 s, autovacuum) may log
+    // between the read and the creation: on a throwaway server the WAL says whether records fill
+    // the gap exactly, and the insert pointer the creation saw is then the end of the last.
+    let mut background = 0;
+    if restart > insert && server.is_throwaway() {
+        let records = waldump::parse(&server.waldump(insert, restart)?);
+        let end = records.last().map(|r| {
+            let aligned = waldump::WalRecord {
+                total_bytes: walcheck_model::pg::txn::maxalign(r.total_bytes),
+                ..r.clone()
+            };
+            aligned.end(
+                waldump::WAL_PAGE_BYTES,
+                walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+            )
+        });
+        if end == Some(restart) {
+            background = records.len();
+            wal.insert = restart;
+        }
+    }
     let bytes = cf.bytes().saturating_sub(restart.bytes());
     let predicted = create_logical_slot(&mut wal, bytes);
     ensure(
-        restart == insert && predicted.confirmed_flush == cf && flush_after >= cf,
+        predicted.restart_lsn == restart && predicted.confirmed_flush == cf && flush_after >= cf,
         || {
             format!(
                 "insert {insert} (flush {flush}) before; slot restart_lsn {restart}, confirmed_flush \
@@ -1540,8 +1574,9 @@ pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
         server,
         "create_slot_at_consistent_point",
         format!(
-            "insert {insert} (flush {flush}, an async commit pending): restart_lsn {restart}, \
-             confirmed_flush {cf} ({bytes}-byte running-xacts record), flush now {flush_after}"
+            "insert {insert} (flush {flush}, an async commit pending; {background} records of \
+             other backends after it): restart_lsn {restart}, confirmed_flush {cf} ({bytes}-byte \
+             running-xacts record), flush now {flush_after}"
         ),
     )
 }
@@ -1552,7 +1587,7 @@ fn oldest_segment(client: &mut postgres::Client) -> Result<u64, String> {
             "SELECT min(name) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'",
             &[],
         )
-        .map_err(|e| format!("pg_ls_waldir: {e}"))?
+        .map_err(|e| format!("pg_ls_waldir: {}", crate::session::pg_message(&e)))?
         .get(0);
     let log = u64::from_str_radix(&name[8..16], 16).map_err(|e| e.to_string())?;
     let seg = u64::from_str_radix(&name[16..24], 16).map_err(|e| e.to_string())?;
@@ -1564,7 +1599,7 @@ fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
         .query_one("SELECT redo_lsn::text FROM pg_control_checkpoint()", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    text.parse().map_err(|e| format!("{e}"))
+    text.parse().map_err(|e| crate::session::pg_message(&e))
 }
 
 /// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
@@ -1692,7 +1727,7 @@ fn observe_replay_lsn(session: &mut Session) -> Result<Option<Lsn>, String> {
         .get(0);
     let replay = text
         .as_deref()
-        .map(|t| t.parse::<Lsn>().map_err(|e| format!("{e}")))
+        .map(|t| t.parse::<Lsn>().map_err(|e| crate::session::pg_message(&e)))
         .transpose()?;
     let mut vars = Session::pointer_vars(p);
     vars.push((

@@ -236,11 +236,14 @@ impl ReplicationClient {
             read: BytesMut::new(),
             copy_both: false,
         };
+        // This process's name, so that an interrupt ends its walsenders too and can drop the
+        // slots they hold.
+        let application_name = crate::server::application_name();
         let mut params = vec![
             ("user", target.user.as_str()),
             ("database", target.dbname.as_str()),
             ("replication", "database"),
-            ("application_name", "walcheck-replication"),
+            ("application_name", application_name.as_str()),
         ];
         if !options.is_empty() {
             params.push(("options", options));

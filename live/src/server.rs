@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -91,7 +91,7 @@ fn fresh_dir(prefix: &str) -> PathBuf {
 /// A free TCP port on 127.0.0.1 (the kernel's choice; PostgreSQL binds it right after).
 fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("no free loopback port: {e}"))?;
+        .map_err(|e| format!("no free loopback port: {}", crate::session::pg_message(&e)))?;
     listener
         .local_addr()
         .map(|a| a.port())
@@ -117,13 +117,14 @@ struct Leftovers {
 
 /// The `application_name` of this process's sessions on a `--pg-url` server, so that an
 /// interrupt can end exactly them (a slot in use by a session cannot be dropped).
-fn application_name() -> String {
+pub(crate) fn application_name() -> String {
     format!("walcheck-{}", std::process::id())
 }
 
-/// Drops what `leftovers` lists on its server: first ends this process's other sessions
-/// (PostgreSQL 14+ `pg_terminate_backend(pid, timeout)` waits for each to exit), then drops the
-/// slots that still exist and the load table. Best effort: errors are ignored.
+/// Drops what walcheck makes on a `--pg-url` server: first ends this process's other sessions
+/// (PostgreSQL 14+ `pg_terminate_backend(pid, timeout)` waits for each to exit), then drops every
+/// inactive slot, publication and table named `walcheck_*` ([`WALCHECK_OBJECTS`]; a run refuses to
+/// start on a server that has any, so they are this run's). Best effort: errors are ignored.
 fn remove_leftovers(leftovers: &Leftovers) {
     let Ok(mut client) = leftovers.config.connect(postgres::NoTls) else {
         return;
@@ -145,12 +146,100 @@ fn remove_leftovers(leftovers: &Leftovers) {
     let slots: Vec<String> = leftovers.slots.iter().cloned().collect();
     let _ = client.execute(
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots \
-         WHERE slot_name = ANY($1)",
+         WHERE (slot_name = ANY($1) OR slot_name LIKE 'walcheck\\_%') AND NOT active \
+         AND database = current_database()",
         &[&slots],
     );
-    if leftovers.load_table {
-        let _ = client.batch_execute(&format!("DROP TABLE IF EXISTS {LOAD_TABLE}"));
+    if let Ok(objects) = walcheck_objects(&mut client) {
+        for statement in objects.drop_statements() {
+            let _ = client.batch_execute(&statement);
+        }
     }
+}
+
+/// The name prefix of everything walcheck makes on a server: slots, publications, tables.
+pub const WALCHECK_OBJECTS: &str = "walcheck_";
+
+/// What a server has of walcheck's ([`WALCHECK_OBJECTS`]) in the connected database.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalcheckObjects {
+    pub slots: Vec<String>,
+    pub publications: Vec<String>,
+    pub tables: Vec<String>,
+}
+
+impl WalcheckObjects {
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty() && self.publications.is_empty() && self.tables.is_empty()
+    }
+
+    /// The statements that drop them, publications before their tables.
+    pub fn drop_statements(&self) -> Vec<String> {
+        let mut statements: Vec<String> = self
+            .slots
+            .iter()
+            .map(|s| format!("SELECT pg_drop_replication_slot('{s}')"))
+            .collect();
+        statements.extend(
+            self.publications
+                .iter()
+                .map(|p| format!("DROP PUBLICATION IF EXISTS {p}")),
+        );
+        statements.extend(
+            self.tables
+                .iter()
+                .map(|t| format!("DROP TABLE IF EXISTS {t}")),
+        );
+        statements
+    }
+}
+
+/// The slots, publications and tables named `walcheck_*` in `client`'s database.
+fn walcheck_objects(client: &mut postgres::Client) -> Result<WalcheckObjects, postgres::Error> {
+    let names =
+        |client: &mut postgres::Client, sql: &str| -> Result<Vec<String>, postgres::Error> {
+            Ok(client
+                .query(sql, &[])?
+                .iter()
+                .map(|row| row.get::<_, String>(0))
+                .collect())
+        };
+    Ok(WalcheckObjects {
+        slots: names(
+            client,
+            "SELECT slot_name::text FROM pg_replication_slots \
+             WHERE slot_name LIKE 'walcheck\\_%' AND database = current_database() ORDER BY 1",
+        )?,
+        publications: names(
+            client,
+            "SELECT pubname::text FROM pg_publication WHERE pubname LIKE 'walcheck\\_%' ORDER BY 1",
+        )?,
+        tables: names(
+            client,
+            "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables \
+             WHERE tablename LIKE 'walcheck\\_%' ORDER BY 1",
+        )?,
+    })
+}
+
+/// Set first thing by the interrupt handler: the main thread then reports nothing of what the
+/// interrupt cut short ([`interrupted`], [`exit_interrupted`]).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether SIGINT or SIGTERM arrived: the handler is stopping the servers, and errors seen since
+/// are the interrupt's doing, not the server's.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Waits for the interrupt handler to finish its clean-up and exit 130 (it prints the
+/// `interrupted` line); exits 130 itself should the handler take longer than a minute.
+pub fn exit_interrupted() -> ! {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::process::exit(130)
 }
 
 /// The table the live load writes (`live::load`); on a `--pg-url` server it is dropped when the
@@ -164,6 +253,7 @@ pub fn clean_up_on_interrupt() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let _ = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
             let servers = LIVE_SERVERS.lock().map(|s| s.clone()).unwrap_or_default();
             for (bindir, root, as_postgres) in servers {
                 let data = root.join("data");
@@ -196,7 +286,7 @@ pub fn clean_up_on_interrupt() {
                 if external.is_empty() {
                     &b"walcheck: interrupted: throwaway PostgreSQL stopped and removed\n"[..]
                 } else {
-                    &b"walcheck: interrupted: its slots and load table dropped from the --pg-url server\n"[..]
+                    &b"walcheck: interrupted: its slots, publications and tables dropped from the --pg-url server\n"[..]
                 },
             );
             std::process::exit(130);
@@ -294,7 +384,7 @@ impl PgServer {
                 .args(["-R", "postgres:postgres"])
                 .arg(&server.root)
                 .output()
-                .map_err(|e| format!("chown: {e}"))?;
+                .map_err(|e| format!("chown: {}", crate::session::pg_message(&e)))?;
             if !out.status.success() {
                 return Err(format!(
                     "chown postgres {}: {}",
@@ -321,8 +411,9 @@ impl PgServer {
     /// An existing server at `url` (`postgresql://user@127.0.0.1:port/db`), loopback only. Checks
     /// that need to restart the server or build a standby skip on it.
     pub fn external(url: &str) -> Result<PgServer, String> {
-        let mut config: postgres::Config =
-            url.parse().map_err(|e| format!("--pg-url {url:?}: {e}"))?;
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| format!("--pg-url {url:?}: {}", crate::session::pg_message(&e)))?;
         let loopback = !config.get_hosts().is_empty()
             && config.get_hosts().iter().all(|h| match h {
                 postgres::config::Host::Tcp(name) => {
@@ -341,6 +432,25 @@ impl PgServer {
             .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
             .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
             .application_name(&application_name());
+        // Everything named walcheck_* is dropped when this run ends: refuse a server that
+        // already has some (an interrupted run's, or another run's going on).
+        let mut client = config
+            .connect(postgres::NoTls)
+            .map_err(|e| format!("connect to {url:?}: {}", crate::session::pg_message(&e)))?;
+        let objects = walcheck_objects(&mut client)
+            .map_err(|e| format!("--pg-url {url:?}: {}", crate::session::pg_message(&e)))?;
+        drop(client);
+        if !objects.is_empty() {
+            return Err(format!(
+                "--pg-url {url:?} already has walcheck's objects (slots {:?}, publications {:?}, \
+                 tables {:?}): left by an interrupted run, or another run is going on. When none \
+                 is, drop them and run again: {}",
+                objects.slots,
+                objects.publications,
+                objects.tables,
+                objects.drop_statements().join("; ")
+            ));
+        }
         let port = config.get_ports().first().copied().unwrap_or(5432);
         if let Ok(mut external) = EXTERNAL_LEFTOVERS.lock() {
             external.insert(
@@ -465,19 +575,19 @@ impl PgServer {
     /// `pg_waldump` of the records starting in `start..end` of a throwaway server's WAL (`end`
     /// at or below the flush pointer), as it prints them.
     pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
-        let wal = self.data_dir().join("pg_wal");
-        let out = self.run(
-            "pg_waldump",
-            &[
-                "-p",
-                path_str(&wal)?,
-                "-s",
-                &start.to_string(),
-                "-e",
-                &end.to_string(),
-            ],
-        )?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        self.wal_reader()
+            .ok_or_else(|| "pg_waldump needs a throwaway server, not --pg-url".to_owned())?
+            .waldump(start, end)
+    }
+
+    /// What runs `pg_waldump` on this server's WAL: a throwaway server's only (a `--pg-url`
+    /// server's files are not ours to read).
+    pub fn wal_reader(&self) -> Option<WalReader> {
+        self.is_throwaway().then(|| WalReader {
+            bindir: self.bindir.clone(),
+            wal_dir: self.data_dir().join("pg_wal"),
+            as_postgres: self.as_postgres,
+        })
     }
 
     /// Where a replication connection goes: the throwaway server as `postgres`, or the
@@ -510,8 +620,12 @@ impl PgServer {
             .query_one("SELECT current_setting('server_version_num')", &[])
             .map_err(|e| e.to_string())?;
         let text: String = row.get(0);
-        text.parse()
-            .map_err(|e| format!("server_version_num {text}: {e}"))
+        text.parse().map_err(|e| {
+            format!(
+                "server_version_num {text}: {}",
+                crate::session::pg_message(&e)
+            )
+        })
     }
 
     /// `pg_ctl start -w`: loopback only, `wal_level = logical`, slots and senders for the tests,
@@ -594,7 +708,7 @@ impl PgServer {
             .current_dir(std::env::temp_dir())
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| format!("{program}: {e}"))?;
+            .map_err(|e| format!("{program}: {}", crate::session::pg_message(&e)))?;
         if out.status.success() {
             Ok(out)
         } else {
@@ -609,6 +723,10 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
+        if interrupted() {
+            // The interrupt handler stops and removes everything, and then exits.
+            exit_interrupted();
+        }
         if !self.is_throwaway() {
             // A `--pg-url` server outlives the run: take away what the run left on it.
             let leftovers = EXTERNAL_LEFTOVERS
@@ -616,9 +734,7 @@ impl Drop for PgServer {
                 .ok()
                 .and_then(|mut e| e.remove(&self.port));
             if let Some(leftovers) = leftovers {
-                if !leftovers.slots.is_empty() || leftovers.load_table {
-                    remove_leftovers(&leftovers);
-                }
+                remove_leftovers(&leftovers);
             }
             return;
         }
@@ -639,6 +755,46 @@ impl Drop for PgServer {
             }
         }
         let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Runs `pg_waldump` on a throwaway server's `pg_wal` ([`PgServer::wal_reader`]), for a session
+/// that finds its commit records there.
+#[derive(Clone, Debug)]
+pub struct WalReader {
+    bindir: PathBuf,
+    wal_dir: PathBuf,
+    as_postgres: bool,
+}
+
+impl WalReader {
+    /// `pg_waldump` of the records starting in `start..end` (`end` at or below the flush
+    /// pointer), as it prints them.
+    pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
+        let binary = self.bindir.join("pg_waldump");
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&binary);
+            c
+        } else {
+            Command::new(&binary)
+        };
+        let out = command
+            .args(["-p", path_str(&self.wal_dir)?])
+            .args(["-s", &start.to_string(), "-e", &end.to_string()])
+            .current_dir(std::env::temp_dir())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("pg_waldump: {}", crate::session::pg_message(&e)))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "pg_waldump failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
     }
 }
 

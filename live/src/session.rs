@@ -7,7 +7,8 @@ use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
-use crate::server::PgServer;
+use crate::server::{PgServer, WalReader};
+use crate::waldump;
 use walcheck_sim::observed;
 use walcheck_sim::reference::bootstrap::SlotApi;
 
@@ -39,6 +40,15 @@ pub struct Session {
     last: Option<Pointers>,
     /// Statements that undo what the session created besides its slot (run on drop).
     cleanup: Vec<String>,
+    /// `pg_waldump` on the server's WAL, on a throwaway server: where commit records really are.
+    wal: Option<WalReader>,
+    /// Commits recorded with the insert pointers around their COMMIT, not yet found in the WAL
+    /// (an asynchronous commit until it is flushed): `(xid, first_lsn)`.
+    unlogged: Vec<(u32, Lsn)>,
+    /// Commit records found in the WAL: xid -> `(commit_lsn, end_lsn)`.
+    logged: BTreeMap<u32, (Lsn, Lsn)>,
+    /// The server's `server_version_num`, for the trace of a session dropped by a failed rule.
+    version_num: u32,
 }
 
 /// The publication the protocol rules stream, its table, and a table outside it.
@@ -52,11 +62,24 @@ fn lsn_text(l: Lsn) -> Var {
 
 fn parse_lsn(text: &str) -> Result<Lsn, String> {
     text.parse()
-        .map_err(|e| format!("server LSN {text:?}: {e}"))
+        .map_err(|e| format!("server LSN {text:?}: {}", pg_message(&e)))
 }
 
 /// SQLSTATE `query_canceled`: what `statement_timeout` raises.
 pub const QUERY_CANCELED: &str = "57014";
+
+/// A client error as PostgreSQL said it (`ERROR 42P07: relation "…" already exists`): the
+/// `postgres` crate's own text of a server error is only `db error`.
+/// Any other error is shown as it is.
+pub fn pg_message<E: std::fmt::Display + 'static>(e: &E) -> String {
+    let db = (e as &dyn std::any::Any)
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::as_db_error);
+    match db {
+        Some(db) => format!("{} {}: {}", db.severity(), db.code().code(), db.message()),
+        None => e.to_string(),
+    }
+}
 
 /// `(sqlstate, message)` of a server error, or the error's text.
 pub fn db_error(e: &postgres::Error) -> (String, String) {
@@ -94,7 +117,13 @@ impl Session {
                      CREATE TABLE {UNPUBLISHED_TABLE} (id int, v text); \
                      CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
                 ))
-                .map_err(|e| format!("create publication: {e}"))?;
+                .map_err(|e| {
+                    format!(
+                        "{}create publication {PUBLICATION}: {}",
+                        crate::conformance::SETUP_ERROR,
+                        pg_message(&e)
+                    )
+                })?;
             cleanup.push(format!(
                 "DROP PUBLICATION IF EXISTS {PUBLICATION}; \
                  DROP TABLE IF EXISTS {PUBLISHED_TABLE}, {UNPUBLISHED_TABLE}"
@@ -105,7 +134,13 @@ impl Session {
                 "SELECT pg_create_logical_replication_slot($1, $2)",
                 &[&slot, &plugin],
             )
-            .map_err(|e| format!("create slot {slot}: {e}"))?;
+            .map_err(|e| {
+                format!(
+                    "{}create slot {slot}: {}",
+                    crate::conformance::SETUP_ERROR,
+                    pg_message(&e)
+                )
+            })?;
         server.note_slot(slot);
         let mut session = Session {
             client,
@@ -113,6 +148,10 @@ impl Session {
             steps: Vec::new(),
             last: None,
             cleanup,
+            wal: server.wal_reader(),
+            unlogged: Vec::new(),
+            logged: BTreeMap::new(),
+            version_num: server.version_num(),
         };
         let p = session.pointers()?;
         let (confirmed_flush, restart_lsn) = session.slot_row()?;
@@ -136,7 +175,9 @@ impl Session {
 
     /// Runs `statement` when the session is dropped (after its slot is dropped).
     pub fn clean_up_with(&mut self, statement: String) {
-        self.cleanup.push(statement);
+        if !self.cleanup.contains(&statement) {
+            self.cleanup.push(statement);
+        }
     }
 
     /// The slot's name.
@@ -159,10 +200,14 @@ impl Session {
     }
 
     /// One transaction inserting `rows` rows into `table`, under `synchronous_commit = on` or
-    /// `off`; its commit record's start and end are the insert pointer read just before and just
-    /// after `COMMIT` (an idle server writes nothing in between), and `first_lsn` the insert
-    /// pointer read before the INSERT (a bound: the first change's record starts there or later). Recorded as `Commit{…}` with the
-    /// pointers read after it.
+    /// `off`, recorded as `Commit{…}` with the pointers read after it. `first_lsn` is the insert
+    /// pointer read before the INSERT (a bound: the first change's record starts there or later).
+    /// The commit record's start and end are first taken as the insert pointer read just before
+    /// and just after `COMMIT`; other backends (the bgwriter's running-xacts record every 15 s,
+    /// autovacuum) may log WAL in between, so on a throwaway server the record is then looked up
+    /// with `pg_waldump` once it is flushed (a synchronous commit at once, an asynchronous one at
+    /// the next synchronous commit), and the transaction and its recorded step carry where it
+    /// really lies ([`Session::as_logged`]).
     pub fn commit_txn(
         &mut self,
         table: &str,
@@ -194,24 +239,24 @@ impl Session {
                 "BEGIN; SET LOCAL synchronous_commit = {mode}; \
                  INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
             ))
-            .map_err(|e| format!("insert into {table}: {e}"))?;
+            .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?;
         let first = client
             .query_one(
                 "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
                 &[],
             )
-            .map_err(|e| format!("read xid: {e}"))?;
+            .map_err(|e| format!("read xid: {}", pg_message(&e)))?;
         let xid: u32 = first
             .get::<_, String>(0)
             .parse()
-            .map_err(|e| format!("xid: {e}"))?;
+            .map_err(|e| format!("xid: {}", pg_message(&e)))?;
         let commit_lsn = parse_lsn(first.get(1))?;
         client
             .batch_execute("COMMIT")
-            .map_err(|e| format!("commit: {e}"))?;
+            .map_err(|e| format!("commit: {}", pg_message(&e)))?;
         let p = self.pointers()?;
         let end_lsn = p.insert;
-        let txn = walcheck_model::pg::Txn {
+        let mut txn = walcheck_model::pg::Txn {
             xid,
             first_lsn,
             commit_lsn,
@@ -233,7 +278,79 @@ impl Session {
             Self::pointer_vars(p),
         );
         self.last = Some(p);
+        if self.wal.is_some() {
+            self.unlogged.push((xid, first_lsn));
+            if sync {
+                self.find_commit_records(p.flush)?;
+                let (commit_lsn, end_lsn) = self.logged.get(&xid).copied().ok_or_else(|| {
+                    format!(
+                        "pg_waldump shows no commit record of xid {xid} up to {}",
+                        p.flush
+                    )
+                })?;
+                txn.commit_lsn = commit_lsn;
+                txn.end_lsn = end_lsn;
+            }
+        }
         Ok(txn)
+    }
+
+    /// Looks the commits not yet found up in the WAL up to `flush` (`pg_waldump`), and rewrites
+    /// their recorded `Commit{…}` steps with the records' real start and end.
+    fn find_commit_records(&mut self, flush: Lsn) -> Result<(), String> {
+        let (Some(wal), Some(from)) = (&self.wal, self.unlogged.iter().map(|u| u.1).min()) else {
+            return Ok(());
+        };
+        if from >= flush {
+            return Ok(());
+        }
+        let records = waldump::parse(&wal.waldump(from, flush)?);
+        let mut still = Vec::new();
+        for (xid, first_lsn) in std::mem::take(&mut self.unlogged) {
+            match waldump::commit_record(&records, xid) {
+                Some((commit_lsn, end_lsn)) => {
+                    self.logged.insert(xid, (commit_lsn, end_lsn));
+                    let prefix = format!("Commit{{xid: {xid}, ");
+                    for step in &mut self.steps {
+                        let Some(action) = step.action.as_mut() else {
+                            continue;
+                        };
+                        if let Some(rest) = action.strip_prefix(&prefix) {
+                            // `commit_lsn: …, end_lsn: …, ` is followed by what stays.
+                            let tail = rest
+                                .split_once("published_rows:")
+                                .map_or(String::new(), |(_, t)| t.to_owned());
+                            *action = format!(
+                                "{prefix}commit_lsn: {commit_lsn}, end_lsn: {end_lsn}, \
+                                 published_rows:{tail}"
+                            );
+                        }
+                    }
+                }
+                None => still.push((xid, first_lsn)),
+            }
+        }
+        self.unlogged = still;
+        Ok(())
+    }
+
+    /// `txns` with the commit records found in the WAL so far: an asynchronous commit's once a
+    /// later synchronous commit flushed it (the estimate from the insert pointers otherwise).
+    pub fn as_logged(
+        &mut self,
+        mut txns: Vec<walcheck_model::pg::Txn>,
+    ) -> Result<Vec<walcheck_model::pg::Txn>, String> {
+        if !self.unlogged.is_empty() {
+            let flush = self.pointers()?.flush;
+            self.find_commit_records(flush)?;
+        }
+        for txn in &mut txns {
+            if let Some(&(commit_lsn, end_lsn)) = self.logged.get(&txn.xid) {
+                txn.commit_lsn = commit_lsn;
+                txn.end_lsn = end_lsn;
+            }
+        }
+        Ok(txns)
     }
 
     /// `pg_ctl stop -m fast` and a start, then a new connection; records `CleanRestart` with the
@@ -270,7 +387,7 @@ impl Session {
                  pg_current_wal_insert_lsn()::text",
                 &[],
             )
-            .map_err(|e| format!("read WAL pointers: {e}"))?;
+            .map_err(|e| format!("read WAL pointers: {}", pg_message(&e)))?;
         Ok(Pointers {
             flush: parse_lsn(row.get(0))?,
             write: parse_lsn(row.get(1))?,
@@ -338,7 +455,7 @@ impl Session {
         if let Some(ms) = timeout_ms {
             self.client
                 .batch_execute(&format!("SET statement_timeout = {ms}"))
-                .map_err(|e| format!("SET statement_timeout: {e}"))?;
+                .map_err(|e| format!("SET statement_timeout: {}", pg_message(&e)))?;
         }
         let result = self
             .client
@@ -351,7 +468,7 @@ impl Session {
         if timeout_ms.is_some() {
             self.client
                 .batch_execute("RESET statement_timeout")
-                .map_err(|e| format!("RESET statement_timeout: {e}"))?;
+                .map_err(|e| format!("RESET statement_timeout: {}", pg_message(&e)))?;
             if matches!(&result, Err((code, _)) if code == QUERY_CANCELED) {
                 return Ok(None);
             }
@@ -413,7 +530,7 @@ impl Session {
     pub fn checkpoint(&mut self) -> Result<(), String> {
         self.client
             .execute("CHECKPOINT", &[])
-            .map_err(|e| format!("CHECKPOINT: {e}"))?;
+            .map_err(|e| format!("CHECKPOINT: {}", pg_message(&e)))?;
         let confirmed_flush = self.confirmed_flush()?;
         self.steps.push(Step {
             action: Some("Checkpoint".into()),
@@ -439,6 +556,10 @@ impl Session {
 
     /// The observations so far as an observed trace named after `rule`.
     pub fn trace(&self, rule: &str, version_num: u32) -> Trace {
+        Session::trace_of(rule, version_num, self.steps.clone())
+    }
+
+    fn trace_of(rule: &str, version_num: u32, steps: Vec<Step>) -> Trace {
         let mut config = BTreeMap::new();
         config.insert("rule".to_owned(), rule.to_owned());
         config.insert("server_version_num".to_owned(), version_num.to_string());
@@ -456,15 +577,38 @@ impl Session {
                 simulation: None,
                 source: None,
             },
-            steps: self.steps.clone(),
+            steps,
         }
     }
+}
+
+thread_local! {
+    /// The steps of the session last dropped on this thread, with its server's version: what a
+    /// rule that failed had observed ([`take_last_trace`]).
+    static LAST_STEPS: std::cell::RefCell<Option<(u32, Vec<Step>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The observed trace of the session last dropped on this thread (the one a failed rule's `?`
+/// dropped), named after `rule`: a failing rule's trace, for `walcheck replay`.
+pub fn take_last_trace(rule: &str) -> Option<Trace> {
+    let (version_num, steps) = LAST_STEPS.with(|last| last.borrow_mut().take())?;
+    let mut trace = Session::trace_of(rule, version_num, steps);
+    trace.header.verdict = "violated".to_owned();
+    Some(trace)
+}
+
+/// Forgets the steps [`take_last_trace`] would return (before a rule starts).
+pub fn forget_last_trace() {
+    LAST_STEPS.with(|last| last.borrow_mut().take());
 }
 
 impl Drop for Session {
     /// Drops the session's slot: a throwaway server's directory goes anyway, but a `--pg-url`
     /// server outlives the session and must not keep a slot (it would hold WAL back).
     fn drop(&mut self) {
+        let steps = std::mem::take(&mut self.steps);
+        let version_num = self.version_num;
+        LAST_STEPS.with(|last| *last.borrow_mut() = Some((version_num, steps)));
         let _ = self
             .client
             .execute("SELECT pg_drop_replication_slot($1)", &[&self.slot]);

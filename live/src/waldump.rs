@@ -80,6 +80,31 @@ pub fn parse_line(line: &str) -> Option<WalRecord> {
     })
 }
 
+/// The WAL page size of the servers walcheck starts (PostgreSQL's build default `XLOG_BLCKSZ`).
+pub const WAL_PAGE_BYTES: u64 = 8192;
+
+/// The start and end of transaction `xid`'s commit record among `records`: where the record
+/// really lies, whatever other backends logged around it.
+///
+/// PostgreSQL 15 `xlog.c:ReserveXLogInsertLocation` reserves `MAXALIGN(size)` usable bytes, so
+/// the record's end (`xlogreader.c` `EndRecPtr`, the decoded transaction's `end_lsn`) is its
+/// aligned length laid out past the page headers ([`WalRecord::end`]).
+pub fn commit_record(records: &[WalRecord], xid: u32) -> Option<(Lsn, Lsn)> {
+    records
+        .iter()
+        .find(|r| r.xid == xid && r.rmgr == "Transaction" && r.desc.starts_with("COMMIT"))
+        .map(|r| {
+            let aligned = WalRecord {
+                total_bytes: walcheck_model::pg::txn::maxalign(r.total_bytes),
+                ..r.clone()
+            };
+            (
+                r.lsn,
+                aligned.end(WAL_PAGE_BYTES, walcheck_model::pg::wal::WAL_SEGMENT_BYTES),
+            )
+        })
+}
+
 /// Every record line of `pg_waldump`'s output, in WAL order.
 pub fn parse(output: &str) -> Vec<WalRecord> {
     output.lines().filter_map(parse_line).collect()

@@ -488,7 +488,8 @@ fn recorded_trace_replays_and_an_edited_one_is_rejected() {
 }
 
 /// `--pg-url`: the rules run on an existing loopback server, those that restart it or build a
-/// standby skip, and no slot is left behind.
+/// standby skip, and nothing named `walcheck_*` is left behind (slot, publication, table); a
+/// server that has such objects is refused, with the statements that drop them.
 #[test]
 #[cfg_attr(
     no_postgres,
@@ -501,9 +502,9 @@ fn rules_on_an_existing_server_leave_no_slot() {
     let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
     let external = PgServer::external(&url).unwrap();
     assert!(!external.is_throwaway());
-    let results = conformance::run_all(&external);
-    for (rule, result) in &results {
-        match (rule.name, result) {
+    let runs = conformance::run_all(&external);
+    for run in &runs {
+        match (run.rule.name, &run.result) {
             (
                 "crash_before_checkpoint"
                 | "standby_wal_functions"
@@ -537,6 +538,29 @@ fn rules_on_an_existing_server_leave_no_slot() {
     assert!(
         server.postmaster_pid().is_some(),
         "an external server is not stopped"
+    );
+    let left: i64 = server
+        .connect()
+        .unwrap()
+        .query_one(
+            "SELECT (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'walcheck%') \
+             + (SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "walcheck's tables or publications left behind");
+    server
+        .connect()
+        .unwrap()
+        .batch_execute("CREATE TABLE walcheck_rows (id int)")
+        .unwrap();
+    let Err(e) = PgServer::external(&url) else {
+        panic!("a server with a walcheck_ table was accepted")
+    };
+    assert!(
+        e.contains("walcheck_rows") && e.contains("DROP TABLE IF EXISTS public.walcheck_rows"),
+        "{e}"
     );
     let Err(e) = PgServer::external("postgresql://postgres@192.0.2.1:5432/postgres") else {
         panic!("a non-loopback --pg-url was accepted")
@@ -713,4 +737,37 @@ fn replication_client_streams_a_transaction() {
         end_lsn
     );
     client.close().unwrap();
+}
+
+/// A rule that fails keeps what its session observed up to the failure, for `walcheck replay`.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn a_failed_rule_keeps_its_observed_trace() {
+    fn observe_then_fail(server: &PgServer) -> Result<Outcome, String> {
+        let mut session = Session::open(server, "walcheck_failing")?;
+        session.observe()?;
+        Err("made to fail".into())
+    }
+    static FAILING: conformance::Rule = conformance::Rule {
+        name: "made_to_fail",
+        source: "none",
+        check: observe_then_fail,
+    };
+    let Some(server) = primary("a_failed_rule_keeps_its_observed_trace") else {
+        return;
+    };
+    let run = conformance::run_rule(&FAILING, &server);
+    assert_eq!(run.result.unwrap_err(), "made to fail");
+    let trace = run.failed_trace.expect("the failed rule's trace");
+    assert_eq!(trace.header.config["rule"], "made_to_fail");
+    assert_eq!(trace.header.config["failure"], "made to fail");
+    assert_eq!(trace.header.verdict, "violated");
+    // The slot's first state and the Observe step.
+    assert_eq!(trace.steps.len(), 2);
+    assert_eq!(trace.steps[1].action.as_deref(), Some("Observe"));
+    // What it saw replays: the failure was the rule's, not the model's.
+    assert!(matches!(replay_observed(&trace), Ok(Ok(_))));
 }
