@@ -1143,7 +1143,6 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     let slot = slot_now(&mut session)?;
     let mut model = DurableSlot::created(slot);
     let sender = streamed.sender;
-    let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
     let (asked, ended) = std::thread::scope(|scope| -> Result<_, String> {
         let stopping = scope.spawn(|| server.stop("fast"));
         let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
@@ -1169,6 +1168,35 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         Ok((asked, ended))
     })?;
     let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
+    // A stopping walsender first reads every record flushed before the shutdown checkpoint
+    // (walsender.c:WalSndDone waits for WalSndCaughtUp; xlog.c:ShutdownXLOG writes the
+    // checkpoint only after WalSndWaitStopping). Records other backends logged after the stream
+    // was last read (the bgwriter's running-xacts record) are read from the stopped server's
+    // WAL, and the model's walsender reads them too.
+    let checkpoint = server
+        .wal_reader()
+        .ok_or("the shutdown rule needs a throwaway server")?
+        .latest_checkpoint()?;
+    let mut sender = sender;
+    if checkpoint > sender.read_to {
+        // Nothing between them (pg_waldump finds no record to start from) reads as no record.
+        let later = server
+            .waldump(sender.read_to, checkpoint)
+            .map(|out| waldump::parse(&out))
+            .unwrap_or_default();
+        if let Some(last) = later.last() {
+            let aligned = waldump::WalRecord {
+                total_bytes: walcheck_model::pg::txn::maxalign(last.total_bytes),
+                ..last.clone()
+            };
+            let end = aligned.end(
+                waldump::WAL_PAGE_BYTES,
+                walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+            );
+            sender.send_logical(&txns, end);
+        }
+    }
+    let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
     let reply = update(wal_end, wal_end, wal_end);
     let after_reply = sender.at_shutdown(reply.write, reply.flush);
     // The bgwriter logs a running-xacts record every 15 s of WAL activity

@@ -768,6 +768,43 @@ pub struct WalReader {
 }
 
 impl WalReader {
+    /// Where the last checkpoint record starts, from `pg_controldata` ("Latest checkpoint
+    /// location") of the stopped server: after a clean stop, its shutdown checkpoint.
+    ///
+    /// PostgreSQL 15 `xlog.c:CreateCheckPoint` writes `ControlFile->checkPoint`, the start of
+    /// the checkpoint record; `pg_controldata` prints it.
+    pub fn latest_checkpoint(&self) -> Result<Lsn, String> {
+        let binary = self.bindir.join("pg_controldata");
+        let data_dir = self
+            .wal_dir
+            .parent()
+            .ok_or("pg_controldata: the WAL folder has no data folder")?;
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&binary);
+            c
+        } else {
+            Command::new(&binary)
+        };
+        let out = command
+            .args(["-D", path_str(data_dir)?])
+            .current_dir(std::env::temp_dir())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("pg_controldata: {}", crate::session::pg_message(&e)))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find_map(|l| l.strip_prefix("Latest checkpoint location:"))
+            .and_then(|v| v.trim().parse::<Lsn>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "pg_controldata gave no latest checkpoint location ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )
+            })
+    }
+
     /// `pg_waldump` of the records starting in `start..end` (`end` at or below the flush
     /// pointer), as it prints them.
     pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
