@@ -257,20 +257,10 @@ pub fn clean_up_on_interrupt() {
             let servers = LIVE_SERVERS.lock().map(|s| s.clone()).unwrap_or_default();
             for (bindir, root, as_postgres) in servers {
                 let data = root.join("data");
-                let pg_ctl = bindir.join("pg_ctl");
-                let mut command = if as_postgres {
-                    let mut c = Command::new("runuser");
-                    c.args(["-u", "postgres", "--"]).arg(&pg_ctl);
-                    c
-                } else {
-                    Command::new(&pg_ctl)
-                };
-                let _ = command
+                let _ = pg_command(&bindir, as_postgres, "pg_ctl")
                     .arg("-D")
                     .arg(&data)
                     .args(["-m", "immediate", "-w", "-t", "30", "stop"])
-                    .current_dir(std::env::temp_dir())
-                    .stdin(std::process::Stdio::null())
                     .output();
                 let _ = std::fs::remove_dir_all(&root);
             }
@@ -694,19 +684,9 @@ impl PgServer {
         if !self.is_throwaway() {
             return Err(format!("{program} needs a throwaway server, not --pg-url"));
         }
-        let binary = self.bindir.join(program);
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&binary);
-            c
-        } else {
-            Command::new(&binary)
-        };
         // pg_ctl's children keep the pipes open: the server's output goes to its log file.
-        let out = command
+        let out = pg_command(&self.bindir, self.as_postgres, program)
             .args(args)
-            .current_dir(std::env::temp_dir())
-            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("{program}: {}", crate::session::pg_message(&e)))?;
         if out.status.success() {
@@ -758,6 +738,23 @@ impl Drop for PgServer {
     }
 }
 
+/// A PostgreSQL client program of `bindir` (`pg_ctl`, `pg_waldump`, `pg_controldata`), run as
+/// the `postgres` user when walcheck runs as root, from the temporary folder, with no input.
+fn pg_command(bindir: &Path, as_postgres: bool, program: &str) -> Command {
+    let binary = bindir.join(program);
+    let mut command = if as_postgres {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&binary);
+        c
+    } else {
+        Command::new(&binary)
+    };
+    command
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null());
+    command
+}
+
 /// Runs `pg_waldump` on a throwaway server's `pg_wal` ([`PgServer::wal_reader`]), for a session
 /// that finds its commit records there.
 #[derive(Clone, Debug)]
@@ -774,22 +771,12 @@ impl WalReader {
     /// PostgreSQL 15 `xlog.c:CreateCheckPoint` writes `ControlFile->checkPoint`, the start of
     /// the checkpoint record; `pg_controldata` prints it.
     pub fn latest_checkpoint(&self) -> Result<Lsn, String> {
-        let binary = self.bindir.join("pg_controldata");
         let data_dir = self
             .wal_dir
             .parent()
             .ok_or("pg_controldata: the WAL folder has no data folder")?;
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&binary);
-            c
-        } else {
-            Command::new(&binary)
-        };
-        let out = command
+        let out = pg_command(&self.bindir, self.as_postgres, "pg_controldata")
             .args(["-D", path_str(data_dir)?])
-            .current_dir(std::env::temp_dir())
-            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("pg_controldata: {}", crate::session::pg_message(&e)))?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -808,19 +795,9 @@ impl WalReader {
     /// `pg_waldump` of the records starting in `start..end` (`end` at or below the flush
     /// pointer), as it prints them.
     pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
-        let binary = self.bindir.join("pg_waldump");
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&binary);
-            c
-        } else {
-            Command::new(&binary)
-        };
-        let out = command
+        let out = pg_command(&self.bindir, self.as_postgres, "pg_waldump")
             .args(["-p", path_str(&self.wal_dir)?])
             .args(["-s", &start.to_string(), "-e", &end.to_string()])
-            .current_dir(std::env::temp_dir())
-            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("pg_waldump: {}", crate::session::pg_message(&e)))?;
         if out.status.success() {
