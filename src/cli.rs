@@ -827,6 +827,7 @@ fn run_options(
         },
         max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
         fingerprint_bits,
+        pack_above_bytes: walcheck_properties::compact::PACK_ABOVE_BYTES,
     }
 }
 

@@ -61,11 +61,15 @@ pub struct Options {
     /// for tests: [`compact::Narrow`] fingerprints of that many bits, every duplicate compared,
     /// so that collisions happen and are found.
     pub fingerprint_bits: u32,
+    /// A compact search packs a breadth-first level's states with the model's codec once they
+    /// would take more than this many bytes whole ([`compact::Options::pack_above_bytes`]; 0
+    /// packs every level). The results do not depend on it.
+    pub pack_above_bytes: usize,
 }
 
 impl Options {
     /// The default engine on `threads` threads within `budget`, 64-bit fingerprints, no memory
-    /// budget.
+    /// budget, levels packed above [`compact::PACK_ABOVE_BYTES`].
     pub fn new(threads: usize, budget: Budget) -> Options {
         Options {
             engine: Engine::default(),
@@ -73,6 +77,7 @@ impl Options {
             budget,
             max_memory_bytes: None,
             fingerprint_bits: 64,
+            pack_above_bytes: compact::PACK_ABOVE_BYTES,
         }
     }
 }
@@ -559,6 +564,7 @@ where
         },
         // A narrow test fingerprint is there to collide: compare every duplicate.
         verify_duplicates: group.options.fingerprint_bits < 64,
+        pack_above_bytes: group.options.pack_above_bytes,
         ..compact::Options::default()
     };
     let hooks = compact::Hooks {
@@ -581,6 +587,7 @@ where
         &options,
         &hooks,
         recording,
+        model.codec(),
         group.observe,
     )
     .map_err(|e| e.to_string())?;

@@ -131,16 +131,26 @@ impl FromStr for Lsn {
     }
 }
 
+/// As PostgreSQL prints it (`"0/153E240"`) in a human-readable format (JSON, traces); as its
+/// byte position, a `u64`, in a binary one (the checker's packed states).
 impl Serialize for Lsn {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        if serializer.is_human_readable() {
+            serializer.collect_str(self)
+        } else {
+            serializer.serialize_u64(self.0)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Lsn {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Lsn, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        if deserializer.is_human_readable() {
+            let text = String::deserialize(deserializer)?;
+            text.parse().map_err(serde::de::Error::custom)
+        } else {
+            u64::deserialize(deserializer).map(Lsn)
+        }
     }
 }
 

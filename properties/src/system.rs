@@ -2,6 +2,7 @@
 //! ranges, trace variables, sequence-diagram lanes and fairness, as the checkers, the catalogue
 //! and `walcheck list` read them.
 
+use crate::compact::Codec;
 use std::fmt;
 
 pub use walcheck_model::Lsn;
@@ -1025,9 +1026,11 @@ pub struct Liveness<M, S> {
     pub goal: fn(&M, &S) -> bool,
 }
 
-/// What the fair-liveness checker asks of a system: the fairness its `fairness` bound selects
-/// and its liveness properties. A system without liveness properties (olake-sync) takes the
-/// defaults: no fairness, no properties.
+/// What the checkers ask of a model besides stateright's `Model`: the fairness its `fairness`
+/// bound selects and its liveness properties (for the fair-liveness checker), and how its
+/// states may be packed (for the compact engine's largest levels). A system without liveness
+/// properties (olake-sync) takes the defaults: no fairness, no properties; a model without a
+/// codec has its states held whole.
 pub trait Live: stateright::Model + Sized {
     /// The fairness constraints in force for this configuration.
     fn fairness(&self) -> &'static [FairClass<Self::Action>] {
@@ -1037,6 +1040,14 @@ pub trait Live: stateright::Model + Sized {
     /// The liveness properties, by id.
     fn liveness(&self) -> Vec<Liveness<Self, Self::State>> {
         Vec::new()
+    }
+
+    /// How the compact engine may pack this model's states in a breadth-first level that would
+    /// otherwise hold more than [`crate::compact::Options::pack_above_bytes`] of them whole.
+    /// `None` by default: held whole. A state that serde serializes can take
+    /// [`Codec::postcard`].
+    fn codec(&self) -> Option<Codec<Self::State>> {
+        None
     }
 }
 

@@ -68,6 +68,11 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
 ];
 
 impl Live for OlakeBootstrap {
+    /// Packed with serde's derive in postcard's format (its LSNs as varints).
+    fn codec(&self) -> Option<walcheck_properties::compact::Codec<State>> {
+        Some(walcheck_properties::compact::Codec::postcard())
+    }
+
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
     fn fairness(&self) -> &'static [FairClass<Action>] {
         self.config.fairness.constraints(FAIRNESS)

@@ -40,8 +40,13 @@ walcheck_properties::checks! { OlakeSync:
     ]
 }
 
-/// No liveness property: the defaults (no fairness, no properties).
-impl walcheck_properties::system::Live for OlakeSync {}
+/// No liveness property: the defaults (no fairness, no properties); packed with serde's derive
+/// in postcard's format.
+impl walcheck_properties::system::Live for OlakeSync {
+    fn codec(&self) -> Option<walcheck_properties::compact::Codec<State>> {
+        Some(walcheck_properties::compact::Codec::postcard())
+    }
+}
 
 /// `no-lsn-mismatch`: `validateGlobalState` has not failed the run.
 pub fn no_lsn_mismatch(state: &State) -> bool {
