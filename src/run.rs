@@ -382,16 +382,7 @@ where
     M::Action: Clone + PartialEq + Display + 'static,
 {
     let properties = model.liveness();
-    let property = properties
-        .iter()
-        .find(|p| p.id == entry.property.id)
-        .unwrap_or_else(|| {
-            panic!(
-                "{} lists {} but its model does not",
-                entry.system(),
-                entry.property.id
-            )
-        });
+    let property = liveness_property(&properties, entry);
     let outcome = liveness::check_bounded(
         model,
         property,
@@ -519,6 +510,24 @@ impl WithModel for Group<'_> {
     }
 }
 
+/// `entry`'s liveness property among its model's `properties`; panics when the model does not
+/// list it (the catalogue and the model disagree).
+fn liveness_property<'a, M: Live>(
+    properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
+    entry: &Entry,
+) -> &'a walcheck_properties::system::Liveness<M, M::State> {
+    properties
+        .iter()
+        .find(|p| p.id == entry.property.id)
+        .unwrap_or_else(|| {
+            panic!(
+                "{} lists {} but its model does not",
+                entry.system(),
+                entry.property.id
+            )
+        })
+}
+
 /// The liveness rows of `entries` on `model`, each under its fairness.
 fn liveness_rows<'a, M: Live>(
     model: &'a M,
@@ -529,16 +538,7 @@ fn liveness_rows<'a, M: Live>(
         .iter()
         .map(|entry| liveness::Row {
             model,
-            property: properties
-                .iter()
-                .find(|p| p.id == entry.property.id)
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{} lists {} but its model does not",
-                        entry.system(),
-                        entry.property.id
-                    )
-                }),
+            property: liveness_property(properties, entry),
             fair: assumes_fairness(entry),
         })
         .collect()

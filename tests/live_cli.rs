@@ -14,6 +14,38 @@ fn walcheck(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A PostgreSQL server of the test's own, started from the installed binaries, for a `--pg-url`
+/// run, and that URL; `None`, after saying why on stderr, where PostgreSQL is missing and the
+/// test may skip (with `WALCHECK_REQUIRE_PG=1` it panics instead).
+fn external_server(test: &str) -> Option<(walcheck_live::PgServer, String)> {
+    use walcheck_live::conformance::skip_or_fail;
+    use walcheck_live::{find_bindir, PgServer};
+
+    let bindir = match find_bindir() {
+        Ok(dir) => dir,
+        Err(reason) => match skip_or_fail(&reason) {
+            Ok(skip) => {
+                eprintln!("{test}: {skip}");
+                return None;
+            }
+            Err(fail) => panic!("{fail}"),
+        },
+    };
+    let server = PgServer::start_primary(&bindir).unwrap();
+    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    Some((server, url))
+}
+
+/// The count `sql` selects on `server`.
+fn select_count(server: &walcheck_live::PgServer, sql: &str) -> i64 {
+    server
+        .connect()
+        .unwrap()
+        .query_one(sql, &[])
+        .unwrap()
+        .get(0)
+}
+
 #[test]
 fn live_rejects_bad_input_in_one_line() {
     for args in [
@@ -144,26 +176,11 @@ fn replay_checks_an_observed_trace() {
 )]
 fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
     use std::time::{Duration, Instant};
-    use walcheck_live::conformance::skip_or_fail;
-    use walcheck_live::{find_bindir, PgServer};
 
-    let bindir = match find_bindir() {
-        Ok(dir) => dir,
-        Err(reason) => match skip_or_fail(&reason) {
-            Ok(skip) => return eprintln!("an_interrupted_ladder: {skip}"),
-            Err(fail) => panic!("{fail}"),
-        },
+    let Some((server, url)) = external_server("an_interrupted_ladder") else {
+        return;
     };
-    let server = PgServer::start_primary(&bindir).unwrap();
-    let count = |sql: &str| -> i64 {
-        server
-            .connect()
-            .unwrap()
-            .query_one(sql, &[])
-            .unwrap()
-            .get(0)
-    };
-    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
+    let count = |sql: &str| select_count(&server, sql);
     let mut child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
         .args(["live", "ladder", "--pg-url", &url])
         .stdout(std::process::Stdio::null())
@@ -212,29 +229,14 @@ fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
 )]
 fn an_interrupted_conformance_run_leaves_nothing_on_an_existing_server() {
     use std::time::{Duration, Instant};
-    use walcheck_live::conformance::skip_or_fail;
-    use walcheck_live::{find_bindir, PgServer};
 
-    let bindir = match find_bindir() {
-        Ok(dir) => dir,
-        Err(reason) => match skip_or_fail(&reason) {
-            Ok(skip) => return eprintln!("an_interrupted_conformance_run: {skip}"),
-            Err(fail) => panic!("{fail}"),
-        },
+    let Some((server, url)) = external_server("an_interrupted_conformance_run") else {
+        return;
     };
-    let server = PgServer::start_primary(&bindir).unwrap();
-    let count = |sql: &str| -> i64 {
-        server
-            .connect()
-            .unwrap()
-            .query_one(sql, &[])
-            .unwrap()
-            .get(0)
-    };
+    let count = |sql: &str| select_count(&server, sql);
     let walcheck_objects = "SELECT (SELECT count(*) FROM pg_replication_slots) \
          + (SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%') \
          + (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'walcheck%')";
-    let url = format!("postgresql://postgres@127.0.0.1:{}/postgres", server.port());
     let child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
         .args(["live", "conformance", "--pg-url", &url])
         .stdout(std::process::Stdio::piped())

@@ -82,6 +82,24 @@ pub struct LevelReport {
 }
 
 impl LevelReport {
+    /// `level`'s results under either protocol, before any trace is written.
+    fn new(
+        options: &Options,
+        level: Level,
+        cycles: u64,
+        cycles_us: u64,
+        tallies: Vec<Tally>,
+    ) -> Self {
+        LevelReport {
+            statement_wal_bytes: level.wal_bytes + options.params.commit_record_bytes,
+            level,
+            cycles,
+            cycles_us,
+            traces: vec![Vec::new(); tallies.len()],
+            tallies,
+        }
+    }
+
     /// Statements per second the client achieved.
     pub fn statements_per_s(&self) -> f64 {
         self.cycles as f64 * 1e6 / self.cycles_us.max(1) as f64
@@ -181,14 +199,7 @@ fn run_level(
             }
             done += rounds;
         }
-        return Ok(LevelReport {
-            statement_wal_bytes: level.wal_bytes + options.params.commit_record_bytes,
-            level,
-            cycles,
-            cycles_us,
-            traces: vec![Vec::new(); tallies.len()],
-            tallies,
-        });
+        return Ok(LevelReport::new(options, level, cycles, cycles_us, tallies));
     }
     for attempt in 0..options.attempts {
         let id = AttemptId {
@@ -205,14 +216,7 @@ fn run_level(
             tally.add(attempt, outcome);
         }
     }
-    Ok(LevelReport {
-        statement_wal_bytes: level.wal_bytes + options.params.commit_record_bytes,
-        level,
-        cycles,
-        cycles_us,
-        traces: vec![Vec::new(); tallies.len()],
-        tallies,
-    })
+    Ok(LevelReport::new(options, level, cycles, cycles_us, tallies))
 }
 
 /// Re-runs the first violating attempts of each level and variant with recording on and writes
