@@ -112,10 +112,12 @@ enum Command {
             default_value_t = 64,
             allow_negative_numbers = true
         )]
-        fingerprint_bits: u32,
+        fingerprint_bits: i64,
         /// Stop a compact or liveness search before its own stored bytes (fingerprint table,
-        /// parent links, the levels held whole; the liveness graph) exceed this; its unfinished
-        /// checks are inconclusive (exit 3) [default: half the machine's memory].
+        /// parent links, the levels held; the liveness graph) exceed this; its unfinished
+        /// checks are inconclusive (exit 3). Per search: with --threads N up to N run at once.
+        /// --engine reference's always and sometimes searches are not held to it [default:
+        /// half the machine's memory].
         #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
         max_memory: Option<u64>,
         /// Stop searching after this many seconds; unfinished checks are inconclusive.
@@ -764,12 +766,18 @@ fn check(command: Command) -> ExitCode {
     else {
         unreachable!("main hands check its own command")
     };
-    let timeout = match check_limits(threads, timeout, max_states)
-        .and_then(|t| engine_limits(fingerprint_bits, max_memory).map(|()| t))
+    let (timeout, fingerprint_bits) = match check_limits(threads, timeout, max_states)
+        .and_then(|t| engine_limits(fingerprint_bits, max_memory).map(|bits| (t, bits)))
     {
-        Ok(timeout) => timeout,
+        Ok(limits) => limits,
         Err(err) => return usage_error(&err),
     };
+    if engine == run::Engine::Reference && (max_memory.is_some() || fingerprint_bits != 64) {
+        eprintln!(
+            "note: --engine reference stores states whole: --fingerprint-bits does not apply, \
+             and --max-memory bounds only its eventually checks"
+        );
+    }
     let selection = Selection {
         specs: crate::connector::specs(specs),
         faults,
@@ -873,17 +881,17 @@ fn engine_flags(
     flags
 }
 
-/// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0), or a one-line error.
-fn engine_limits(fingerprint_bits: u32, max_memory: Option<u64>) -> Result<(), String> {
-    if fingerprint_bits != 64 && fingerprint_bits != 128 {
-        return Err(format!(
-            "--fingerprint-bits takes 64 or 128, not {fingerprint_bits}"
-        ));
-    }
+/// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0): the width, or a
+/// one-line error.
+fn engine_limits(fingerprint_bits: i64, max_memory: Option<u64>) -> Result<u32, String> {
     if max_memory == Some(0) {
         return Err("--max-memory takes a whole number of bytes above 0".into());
     }
-    Ok(())
+    match fingerprint_bits {
+        64 => Ok(64),
+        128 => Ok(128),
+        other => Err(format!("--fingerprint-bits takes 64 or 128, not {other}")),
+    }
 }
 
 /// The entries `selection` names, and with --shard I/N only shard I's with what `merge` needs

@@ -10,7 +10,7 @@ use walcheck_traces::Trace;
 
 use crate::catalogue::{self, systems, Entry, SystemConfig};
 use crate::checker::Verdict;
-use crate::run::CheckResult;
+use crate::run::{self, CheckResult};
 use walcheck_properties::compact::CollisionEstimate;
 
 /// A configuration's bounds as a JSON object (numbers as numbers, named choices as strings).
@@ -450,7 +450,17 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
     let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
     let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
     let violated = count(&|r| r.verdict == Verdict::Violated);
-    let unique: u64 = results.iter().map(|r| r.unique_states).sum();
+    // Per configuration (the compact engine's search), the most any of its checks stored: its
+    // search's states, whatever the engine.
+    let mut searches: Vec<(SystemConfig, u64)> = Vec::new();
+    for r in results {
+        let key = run::search_key(&r.entry);
+        match searches.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, most)) => *most = (*most).max(r.unique_states),
+            None => searches.push((key, r.unique_states)),
+        }
+    }
+    let unique: u64 = searches.iter().map(|(_, most)| most).sum();
     let expecting: Vec<&CheckResult> = results
         .iter()
         .filter(|r| !checked_plainly(&r.entry))
@@ -489,12 +499,17 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
             plural(n, "violation", "violations")
         ),
     };
+    if parts.is_empty() {
+        // An empty selection: a shard of more shards than checks.
+        parts.push("nothing selected".to_owned());
+    }
     let all_as_expected = parts.len() == 1 && parts[0].starts_with("all as expected");
     format!(
-        "{}{}{}{strict}; {unique} distinct states over all searches in {:.2} s\n",
+        "{}{}{}{strict}; {} explored ({unique} distinct states) in {:.2} s\n",
         plural(results.len(), "check", "checks"),
         if all_as_expected { ", " } else { ": " },
         parts.join("; "),
+        plural(searches.len(), "configuration", "configurations"),
         wall.as_secs_f64(),
     )
 }

@@ -747,7 +747,7 @@ impl Job {
 
 /// The configuration whose search decides `entry` under the compact engine: its own, or for an
 /// `eventually` entry its [`liveness_key`].
-fn search_key(entry: &Entry) -> SystemConfig {
+pub fn search_key(entry: &Entry) -> SystemConfig {
     if entry.property.kind == Kind::Eventually {
         liveness_key(entry)
     } else {

@@ -224,9 +224,9 @@ fn normalised(lines: &[String]) -> Vec<String> {
     tidy(lines).iter().map(|line| mask_timing(line)).collect()
 }
 
-/// `... over all searches in 0.01 s` reads `... over all searches in … s`.
+/// `... distinct states) in 0.01 s` reads `... distinct states) in … s`.
 fn mask_timing(line: &str) -> String {
-    const MARK: &str = " over all searches in ";
+    const MARK: &str = " distinct states) in ";
     match line.find(MARK) {
         Some(at) => {
             let rest = &line[at + MARK.len()..];

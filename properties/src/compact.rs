@@ -1367,14 +1367,7 @@ where
         depth: 0,
         generated: &generated,
     };
-    let last = decide(
-        model,
-        &mut pending,
-        &mut status,
-        round,
-        marks,
-        &mut graph,
-    );
+    let last = decide(model, &mut pending, &mut status, round, marks, &mut graph);
     if let (Some(last), None) = (last, recording) {
         totals = generated[last];
         unique_states = next.start as u64 + last as u64 + 1;
@@ -1449,14 +1442,7 @@ where
                 depth,
                 generated: &generated,
             };
-            let last = decide(
-                model,
-                &mut pending,
-                &mut status,
-                round,
-                marks,
-                &mut graph,
-            );
+            let last = decide(model, &mut pending, &mut status, round, marks, &mut graph);
             if let (Some(last), None) = (last, recording) {
                 // The checker stops each property at its deciding state; the search ends where
                 // the last of them did, not at the end of the round.
