@@ -88,6 +88,63 @@ fn compact_and_reference_agree_on_every_catalogue_configuration() {
         .all(|c| c.collision.is_none()));
 }
 
+/// The entries `walcheck check connectors/` runs for the connector files but
+/// `olake-bootstrap-pr1084` (1.8 million states, too slow in a debug build), built from the
+/// loaded files without registering them (the other tests read the registry).
+fn connector_entries() -> Vec<Entry> {
+    let mut files: Vec<_> = std::fs::read_dir("connectors")
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+        .filter(|p| !p.ends_with("olake-bootstrap-pr1084.wal"))
+        .collect();
+    files.sort();
+    let mut entries = Vec::new();
+    for file in files {
+        let (system, _) = walcheck_lang::system::load(&file).unwrap();
+        let system: &'static dyn catalogue::AnySystem = Box::leak(Box::new(system));
+        for faults in system.info().faults {
+            let config =
+                catalogue::SystemConfig::new(system, walcheck_lang::system::VARIANT, faults)
+                    .unwrap();
+            for property in system.info().properties {
+                if config.applies(property) {
+                    let (expected, reason) = config.expected(property).unwrap();
+                    entries.push(Entry {
+                        config: config.clone(),
+                        property,
+                        expected,
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+    entries
+}
+
+#[test]
+fn connector_files_give_the_same_results_with_every_level_packed() {
+    let entries = connector_entries();
+    assert!(entries.len() > 20, "{} entries", entries.len());
+    let whole = run(&entries, Engine::Compact, 2, None);
+    // A connector file's model packs its states with its own program's codec: every level
+    // packed explores the same space and finds the same traces.
+    let packed = run::run_all_with(
+        &entries,
+        &Options {
+            pack_above_bytes: 0,
+            ..Options::new(2, Budget::default())
+        },
+        &Unobserved,
+    );
+    assert_eq!(whole.len(), packed.len());
+    for (w, p) in whole.iter().zip(&packed) {
+        assert!(w.error.is_none() && w.limit.is_none(), "{:?}", w.entry);
+        assert_eq!(essence(w), essence(p), "packed: {:?}", w.entry);
+    }
+}
+
 #[test]
 fn compact_results_are_the_same_at_any_thread_count_and_width() {
     let entries = select(&["electric-flush:head"], Some("all"), &[]);

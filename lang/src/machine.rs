@@ -3,6 +3,7 @@
 //! behaviour is a call into walcheck's model of PostgreSQL 15 (`walcheck_model::pg`), the same
 //! functions the built-in systems use and `walcheck live conformance` confirms.
 
+use serde::{Deserialize, Serialize};
 use smallvec::{smallvec, SmallVec};
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ pub const PAGE_BYTES: u64 = 8192;
 pub const TXNS_MAX: usize = 16;
 
 /// A value of the language.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Value {
     /// `none` before it meets a type.
     None,
@@ -49,7 +50,7 @@ pub enum Value {
 }
 
 /// What `for each message` receives: a whole transaction or a keepalive.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Message {
     /// The transaction, `None` for a keepalive.
     pub txn: Option<u8>,
@@ -119,7 +120,7 @@ pub fn txn_set(set: u16) -> String {
 }
 
 /// Where the connector is.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Status {
     /// Its next step is the instruction.
     Running(u16),
@@ -130,7 +131,7 @@ pub enum Status {
 }
 
 /// One state of the connector, PostgreSQL and the destination.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
     /// The WAL pointers (the primary's; `replay` a standby's).
     pub wal: Wal,
@@ -371,7 +372,7 @@ enum Stop {
 
 /// A PostgreSQL ERROR a call can meet; it ends the connector's run (a retryable error), and the
 /// trace's `error` column shows it at the step that met it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum PgError {
     /// A WAL function on a standby: `xlogfuncs.c:pg_current_wal_lsn` (15), SQLSTATE 55000.
     RecoveryInProgress,

@@ -14,6 +14,7 @@ use std::path::Path;
 use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::checker::Verdict;
+use walcheck_properties::compact::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
     choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live,
     Liveness, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
@@ -636,6 +637,19 @@ impl Live for FileModel {
             trigger: Some(|m, s| !m.machine.acknowledged(&s.state)),
             goal: |m, s| m.machine.acknowledged(&s.state),
         }]
+    }
+
+    /// The machine state serialized by serde in postcard's format; decoding gives it back with
+    /// this model's program, which every state of the model names.
+    fn codec(&self) -> Option<Codec<State>> {
+        let program = ProgramRef(self.machine.program);
+        Some(Codec::new(
+            |s: &State, out: &mut Vec<u8>| encode_postcard(&s.state, out),
+            move |bytes: &[u8]| State {
+                state: decode_postcard(bytes),
+                program,
+            },
+        ))
     }
 }
 

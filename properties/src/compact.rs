@@ -64,6 +64,7 @@
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
@@ -859,41 +860,65 @@ fn varint_len(value: u32) -> usize {
 /// How the engine may hold a model's states packed into bytes in a breadth-first level that
 /// would otherwise hold more than [`Options::pack_above_bytes`] of whole states: `encode`
 /// appends a state's bytes to a buffer, `decode` gives the state back from exactly those bytes.
+/// Both are shared closures, so that they may carry what a state's bytes leave out (a
+/// connector file's model restores the program its states name); cloning a codec clones the
+/// two `Arc`s.
 ///
 /// Equal states must encode to equal bytes, and `decode(encode(s)) == s`: the engine compares
 /// a new state with a packed one by its bytes, and expands the decoded state. [`Codec::postcard`]
 /// is one for any state that serde serializes; the built-in systems' models give it
-/// (`Live::codec`).
+/// (`Live::codec`); [`Codec::new`] takes any two functions.
 pub struct Codec<S> {
-    pub encode: fn(&S, &mut Vec<u8>),
-    pub decode: fn(&[u8]) -> S,
+    pub encode: Encode<S>,
+    pub decode: Decode<S>,
 }
+
+/// A [`Codec`]'s `encode`: appends a state's bytes to a buffer.
+pub type Encode<S> = Arc<dyn Fn(&S, &mut Vec<u8>) + Send + Sync>;
+
+/// A [`Codec`]'s `decode`: the state back from exactly the bytes `encode` appended.
+pub type Decode<S> = Arc<dyn Fn(&[u8]) -> S + Send + Sync>;
 
 impl<S> Clone for Codec<S> {
     fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for Codec<S> {}
-
-impl<S: serde::Serialize + serde::de::DeserializeOwned> Codec<S> {
-    /// serde's serialization in postcard's format: integers as varints (an LSN below 2^21
-    /// bytes takes 3 bytes), no field names, so about a quarter of the OLake state's 272 bytes.
-    pub fn postcard() -> Codec<S> {
         Codec {
-            encode: encode_postcard::<S>,
-            decode: decode_postcard::<S>,
+            encode: Arc::clone(&self.encode),
+            decode: Arc::clone(&self.decode),
         }
     }
 }
 
-fn encode_postcard<S: serde::Serialize>(state: &S, out: &mut Vec<u8>) {
+impl<S> Codec<S> {
+    /// The codec of `encode`, which appends a state's bytes to a buffer, and `decode`, which
+    /// gives the state back from exactly those bytes.
+    pub fn new(
+        encode: impl Fn(&S, &mut Vec<u8>) + Send + Sync + 'static,
+        decode: impl Fn(&[u8]) -> S + Send + Sync + 'static,
+    ) -> Codec<S> {
+        Codec {
+            encode: Arc::new(encode),
+            decode: Arc::new(decode),
+        }
+    }
+}
+
+impl<S: serde::Serialize + serde::de::DeserializeOwned + 'static> Codec<S> {
+    /// serde's serialization in postcard's format: integers as varints (an LSN below 2^21
+    /// bytes takes 3 bytes), no field names, so about a quarter of the OLake state's 272 bytes.
+    pub fn postcard() -> Codec<S> {
+        Codec::new(encode_postcard::<S>, decode_postcard::<S>)
+    }
+}
+
+/// Appends `state` serialized by serde in postcard's format to `out` ([`Codec::postcard`]'s
+/// `encode`).
+pub fn encode_postcard<S: serde::Serialize>(state: &S, out: &mut Vec<u8>) {
     let bytes = postcard::to_extend(state, std::mem::take(out));
     *out = bytes.expect("postcard serializes every state a model derives Serialize for");
 }
 
-fn decode_postcard<S: serde::de::DeserializeOwned>(bytes: &[u8]) -> S {
+/// The state `bytes` hold in postcard's format ([`Codec::postcard`]'s `decode`).
+pub fn decode_postcard<S: serde::de::DeserializeOwned>(bytes: &[u8]) -> S {
     postcard::from_bytes(bytes).expect("a state the engine packed decodes")
 }
 
@@ -945,7 +970,7 @@ impl<S> Level<S> {
 
     /// The next level, stored from index `start`: empty, packing as this one does.
     fn after(&self, start: usize) -> Level<S> {
-        Level::new(start, self.block, self.codec, self.pack_above)
+        Level::new(start, self.block, self.codec.clone(), self.pack_above)
     }
 
     /// Stores `state` at the level's end, in a block from `spare` when a new one is needed.
@@ -974,7 +999,7 @@ impl<S> Level<S> {
         match &self.blocks[b] {
             Block::Whole(states) => states,
             Block::Packed { bytes, ends } => {
-                let codec = self.codec.expect("a packed block has a codec");
+                let codec = self.codec.as_ref().expect("a packed block has a codec");
                 unpacked.clear();
                 let mut begin = 0;
                 for &end in ends {
@@ -1006,7 +1031,7 @@ impl<S> Level<S> {
     /// Packs the full blocks held whole, if the level has a codec and its states, whole, would
     /// take more than `pack_above` bytes; the emptied blocks go to `spare`.
     fn pack(&mut self, spare: &mut Vec<Vec<S>>) {
-        let Some(codec) = self.codec else {
+        let Some(codec) = &self.codec else {
             return;
         };
         if self.len.saturating_mul(size_of::<S>()) <= self.pack_above {
@@ -1312,7 +1337,7 @@ where
 
     // Level 0: the initial states, in order.
     let pack_above = options.pack_above_bytes;
-    let mut current: Level<M::State> = Level::new(0, chunk_states, codec, pack_above);
+    let mut current: Level<M::State> = Level::new(0, chunk_states, codec.clone(), pack_above);
     let mut next: Level<M::State> = Level::new(0, chunk_states, codec, pack_above);
     // A packed block being expanded, decoded.
     let mut unpacked = Vec::new();
@@ -2225,7 +2250,14 @@ mod tests {
     fn check_packed<M>(model: &M, options: &Options) -> Result<Report<M::State, M::Action>, Error>
     where
         M: Model + Sync,
-        M::State: Hash + Eq + Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned,
+        M::State: Hash
+            + Eq
+            + Clone
+            + Send
+            + Sync
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + 'static,
         M::Action: Clone,
     {
         let hooks = Hooks {
@@ -2248,7 +2280,7 @@ mod tests {
     where
         M: Model + Sync,
         M::State: Hash + Eq + Clone + Send + Sync + std::fmt::Debug,
-        M::State: serde::Serialize + serde::de::DeserializeOwned,
+        M::State: serde::Serialize + serde::de::DeserializeOwned + 'static,
         M::Action: Clone + PartialEq + std::fmt::Debug,
     {
         let mut reports = Vec::new();

@@ -1045,7 +1045,8 @@ pub trait Live: stateright::Model + Sized {
     /// How the compact engine may pack this model's states in a breadth-first level that would
     /// otherwise hold more than [`crate::compact::Options::pack_above_bytes`] of them whole.
     /// `None` by default: held whole. A state that serde serializes can take
-    /// [`Codec::postcard`].
+    /// [`Codec::postcard`]; one whose bytes leave part of it out, [`Codec::new`] with a
+    /// `decode` that restores it.
     fn codec(&self) -> Option<Codec<Self::State>> {
         None
     }
