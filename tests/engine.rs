@@ -33,6 +33,16 @@ fn run(
     run::run_all_with(entries, &options, &Unobserved)
 }
 
+/// `entries` checked by the compact engine on 2 threads with every level packed by its model's
+/// codec (by default only levels past 64 MiB are).
+fn run_packed(entries: &[Entry]) -> Vec<CheckResult> {
+    let options = Options {
+        pack_above_bytes: 0,
+        ..Options::new(2, Budget::default())
+    };
+    run::run_all_with(entries, &options, &Unobserved)
+}
+
 /// What `check --json` reports of a result apart from timings and the compact engine's own
 /// fields, with its trace.
 fn essence(r: &CheckResult) -> String {
@@ -55,14 +65,7 @@ fn compact_and_reference_agree_on_every_catalogue_configuration() {
     // Every level packed with the models' codecs (by default only levels past 64 MiB are,
     // which no catalogue configuration reaches): states decoded from their bytes explore the
     // same space.
-    let packed = run::run_all_with(
-        &entries,
-        &Options {
-            pack_above_bytes: 0,
-            ..Options::new(2, Budget::default())
-        },
-        &Unobserved,
-    );
+    let packed = run_packed(&entries);
     assert_eq!(reference.len(), compact.len());
     for ((r, c), p) in reference.iter().zip(&compact).zip(&packed) {
         assert_eq!(essence(r), essence(c), "{:?}", r.entry);
@@ -130,14 +133,7 @@ fn connector_files_give_the_same_results_with_every_level_packed() {
     let whole = run(&entries, Engine::Compact, 2, None);
     // A connector file's model packs its states with its own program's codec: every level
     // packed explores the same space and finds the same traces.
-    let packed = run::run_all_with(
-        &entries,
-        &Options {
-            pack_above_bytes: 0,
-            ..Options::new(2, Budget::default())
-        },
-        &Unobserved,
-    );
+    let packed = run_packed(&entries);
     assert_eq!(whole.len(), packed.len());
     for (w, p) in whole.iter().zip(&packed) {
         assert!(w.error.is_none() && w.limit.is_none(), "{:?}", w.entry);
