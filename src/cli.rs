@@ -772,12 +772,7 @@ fn check(command: Command) -> ExitCode {
         Ok(limits) => limits,
         Err(err) => return usage_error(&err),
     };
-    if engine == run::Engine::Reference && (max_memory.is_some() || fingerprint_bits != 64) {
-        eprintln!(
-            "note: --engine reference stores states whole: --fingerprint-bits does not apply, \
-             and --max-memory bounds only its eventually checks"
-        );
-    }
+    note_reference_limits(engine, fingerprint_bits, max_memory);
     let selection = Selection {
         specs: crate::connector::specs(specs),
         faults,
@@ -879,6 +874,16 @@ fn engine_flags(
         flags.push(format!("--max-memory {bytes}"));
     }
     flags
+}
+
+/// A `note:` on stderr when --engine reference is given flags it does not fully apply.
+fn note_reference_limits(engine: run::Engine, fingerprint_bits: u32, max_memory: Option<u64>) {
+    if engine == run::Engine::Reference && (max_memory.is_some() || fingerprint_bits != 64) {
+        eprintln!(
+            "note: --engine reference stores states whole: --fingerprint-bits does not apply, \
+             and --max-memory bounds only its eventually checks"
+        );
+    }
 }
 
 /// `check`'s --fingerprint-bits (64 or 128) and --max-memory (above 0): the width, or a
