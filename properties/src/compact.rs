@@ -6,8 +6,9 @@
 //! and the level being built), whole, or packed by the model's [`Codec`] once a level would take
 //! more than [`Options::pack_above_bytes`] whole; every state ever reached is otherwise a
 //! fingerprint in an open-addressing table plus the index of its parent and the position of the
-//! action that first reached it. A counterexample or witness is rebuilt at the end by re-executing those actions
-//! from the initial state, checking each state reached against its stored fingerprint.
+//! action that first reached it. A counterexample or witness is rebuilt at the end by
+//! re-executing those actions from the initial state, checking each state reached against its
+//! stored fingerprint.
 //!
 //! Not for: `eventually` properties (fair liveness is [`crate::liveness`]'s). `walcheck check`
 //! runs it by default (`--engine compact`), one search per configuration for the properties its
@@ -79,7 +80,8 @@ pub const CHUNK_STATES: usize = 4096;
 
 /// Bytes of whole states a level being built holds before it packs them, when the model has a
 /// [`Codec`]: below it a search pays nothing for packing (the whole catalogue is below it);
-/// above it each state is encoded once and decoded once more, and compared by its bytes.
+/// above it each state is encoded once and decoded once more to be expanded, and a packed
+/// state is not compared with a duplicate of its fingerprint.
 pub const PACK_ABOVE_BYTES: usize = 64 << 20;
 
 /// The fewest items a piece of a round has; smaller pieces cost more to hand out than they save.
@@ -864,8 +866,8 @@ fn varint_len(value: u32) -> usize {
 /// connector file's model restores the program its states name); cloning a codec clones the
 /// two `Arc`s.
 ///
-/// Equal states must encode to equal bytes, and `decode(encode(s)) == s`: the engine compares
-/// a new state with a packed one by its bytes, and expands the decoded state. [`Codec::postcard`]
+/// Equal states must encode to equal bytes, and `decode(encode(s)) == s`: the engine expands
+/// the decoded state in place of the one it packed. [`Codec::postcard`]
 /// is one for any state that serde serializes; the built-in systems' models give it
 /// (`Live::codec`); [`Codec::new`] takes any two functions.
 pub struct Codec<S> {
@@ -1053,12 +1055,8 @@ impl<S> Level<S> {
             bytes.shrink_to_fit();
             self.whole -= states.len();
             self.packed_bytes += bytes.len() + 4 * ends.len();
-            let mut states = std::mem::replace(held, Block::Packed { bytes, ends });
-            if let Block::Whole(states) = &mut states {
-                states.clear();
-                if spare.len() < 2 {
-                    spare.push(std::mem::take(states));
-                }
+            if let Block::Whole(states) = std::mem::replace(held, Block::Packed { bytes, ends }) {
+                recycle(states, spare);
             }
         }
     }
@@ -1073,17 +1071,22 @@ impl<S> Level<S> {
     /// for the next level's blocks.
     fn release(&mut self, b: usize, spare: &mut Vec<Vec<S>>) {
         match std::mem::take(&mut self.blocks[b]) {
-            Block::Whole(mut states) => {
+            Block::Whole(states) => {
                 self.whole -= states.len();
-                states.clear();
-                if spare.len() < 2 {
-                    spare.push(states);
-                }
+                recycle(states, spare);
             }
             Block::Packed { bytes, ends } => {
                 self.packed_bytes -= bytes.len() + 4 * ends.len();
             }
         }
+    }
+}
+
+/// Keeps a block's allocation, emptied, in `spare` for the next blocks (two at most).
+fn recycle<S>(mut states: Vec<S>, spare: &mut Vec<Vec<S>>) {
+    states.clear();
+    if spare.len() < 2 {
+        spare.push(states);
     }
 }
 
@@ -2101,8 +2104,7 @@ fn decide<M>(
     graph: &mut Option<Graph<M::State>>,
 ) -> Option<usize>
 where
-    M: Model + Sync,
-    M::State: Sync,
+    M: Model,
 {
     let Round {
         next,
