@@ -821,16 +821,15 @@ fn run_options(
     max_memory: Option<u64>,
     fingerprint_bits: u32,
 ) -> run::Options {
+    let budget = Budget {
+        max_states,
+        deadline: timeout.map(|t| Instant::now() + t),
+    };
     run::Options {
         engine,
-        threads,
-        budget: Budget {
-            max_states,
-            deadline: timeout.map(|t| Instant::now() + t),
-        },
         max_memory_bytes: Some(max_memory.unwrap_or_else(run::default_max_memory_bytes)),
         fingerprint_bits,
-        pack_above_bytes: walcheck_properties::compact::PACK_ABOVE_BYTES,
+        ..run::Options::new(threads, budget)
     }
 }
 
