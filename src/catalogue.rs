@@ -676,7 +676,7 @@ fn parse_bounds(given: &[String]) -> Result<Vec<(String, String)>, String> {
 /// The entries of one configuration: each property that applies, with what is expected of it.
 /// A property's own knobs (those `bounds` does not set) make it a configuration of its own,
 /// and its `also` knob one more; those entries come after the configuration's own.
-fn config_entries(
+pub fn config_entries(
     config: &SystemConfig,
     bounds: &[(String, String)],
 ) -> Result<Vec<Entry>, String> {

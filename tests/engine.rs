@@ -110,17 +110,7 @@ fn connector_entries() -> Vec<Entry> {
             let config =
                 catalogue::SystemConfig::new(system, walcheck_lang::system::VARIANT, faults)
                     .unwrap();
-            for property in system.info().properties {
-                if config.applies(property) {
-                    let (expected, reason) = config.expected(property).unwrap();
-                    entries.push(Entry {
-                        config: config.clone(),
-                        property,
-                        expected,
-                        reason,
-                    });
-                }
-            }
+            entries.extend(catalogue::config_entries(&config, &[]).unwrap());
         }
     }
     entries
