@@ -69,6 +69,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
+use xxhash_rust::xxh3;
 
 use crate::checker::{self, Outcome, Path, Progress, Verdict};
 use crate::liveness::{self, Graph};
@@ -386,31 +387,42 @@ pub trait Fingerprinter<S>: Sync {
     fn fingerprint(&self, state: &S) -> Self::Print;
 }
 
-/// 64-bit fingerprints of a state's `Hash`, with a fixed seed (never std's `RandomState`).
+/// 64-bit fingerprints: XXH3 of the bytes a state's `Hash` writes (never std's `RandomState`).
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Fold64;
 
-/// 128-bit fingerprints: two 64-bit lanes with different seeds and multipliers, fed the same
-/// words. For spaces where 64 bits' [`CollisionEstimate`] is too high.
+/// 128-bit fingerprints: XXH3's 128-bit digest of the same bytes. For spaces where 64 bits'
+/// [`CollisionEstimate`] is too high.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Fold128;
 
 impl<S: Hash> Fingerprinter<S> for Fold64 {
     type Print = u64;
     fn fingerprint(&self, state: &S) -> u64 {
-        let mut hasher = Fold::<1>::new();
-        state.hash(&mut hasher);
-        hasher.finish()
+        let mut bytes = Bytes::new();
+        state.hash(&mut bytes);
+        match bytes.spilled.take() {
+            None => xxh3::xxh3_64(bytes.held()),
+            Some(mut stream) => {
+                stream.update(bytes.held());
+                stream.digest()
+            }
+        }
     }
 }
 
 impl<S: Hash> Fingerprinter<S> for Fold128 {
     type Print = u128;
     fn fingerprint(&self, state: &S) -> u128 {
-        let mut hasher = Fold::<2>::new();
-        state.hash(&mut hasher);
-        let [low, high] = hasher.lanes.map(avalanche);
-        u128::from(high) << 64 | u128::from(low)
+        let mut bytes = Bytes::new();
+        state.hash(&mut bytes);
+        match bytes.spilled.take() {
+            None => xxh3::xxh3_128(bytes.held()),
+            Some(mut stream) => {
+                stream.update(bytes.held());
+                stream.digest128()
+            }
+        }
     }
 }
 
@@ -430,78 +442,110 @@ impl<S: Hash> Fingerprinter<S> for Narrow {
     }
 }
 
-const SEEDS: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344];
-const MULTIPLIERS: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
+/// Bytes a [`Bytes`] holds before it passes them on to a stream.
+const HELD_BYTES: usize = 256;
 
-/// A streaming hash for fingerprints. Each word goes through a bijective step (xor into the
-/// lane, multiply by an odd constant, fold the high half into the low), so a change in any bit of
-/// any word reaches every bit of the lane; `finish` ends with an avalanche. rustc's Fx hash is
-/// not used here: its low bits depend only on the inputs' low bits, which is harmless for table
-/// placement but not for a digest that must stand for the state.
-struct Fold<const LANES: usize> {
-    lanes: [u64; LANES],
+/// The bytes a state's `Hash` writes, in order, as std's `Hasher` defines them (each integer
+/// as its little-endian bytes, `usize` as 8). `Hash` implementations write a prefix-free
+/// sequence, so distinct states write distinct bytes, and a fingerprint is a digest of them.
+/// Writing into a buffer and hashing it at the end costs a store a field, where a hash
+/// mixed field by field waits on a multiply for each.
+struct Bytes {
+    held: [u8; HELD_BYTES],
+    len: usize,
+    /// The stream that the bytes before `held` went to, once there were more than it holds.
+    spilled: Option<Box<xxh3::Xxh3>>,
 }
 
-impl<const LANES: usize> Fold<LANES> {
-    fn new() -> Fold<LANES> {
-        Fold {
-            lanes: std::array::from_fn(|i| SEEDS[i]),
+impl Bytes {
+    #[inline]
+    fn new() -> Bytes {
+        Bytes {
+            held: [0; HELD_BYTES],
+            len: 0,
+            spilled: None,
         }
     }
 
-    fn word(&mut self, word: u64) {
-        for (lane, multiplier) in self.lanes.iter_mut().zip(MULTIPLIERS) {
-            let mixed = (*lane ^ word).wrapping_mul(multiplier);
-            *lane = mixed ^ (mixed >> 32);
+    #[inline]
+    fn held(&self) -> &[u8] {
+        &self.held[..self.len]
+    }
+
+    #[inline(always)]
+    fn push<const N: usize>(&mut self, bytes: [u8; N]) {
+        if self.len + N > HELD_BYTES {
+            self.spill();
         }
+        self.held[self.len..self.len + N].copy_from_slice(&bytes);
+        self.len += N;
+    }
+
+    fn write_varint(&mut self, mut i: u64) {
+        while i >= 0x80 {
+            self.push([i as u8 | 0x80]);
+            i >>= 7;
+        }
+        self.push([i as u8]);
+    }
+
+    #[cold]
+    fn spill(&mut self) {
+        let stream = self.spilled.get_or_insert_with(Default::default);
+        stream.update(&self.held[..self.len]);
+        self.len = 0;
     }
 }
 
-/// MurmurHash3's 64-bit finaliser (public domain): every input bit affects every output bit.
-fn avalanche(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
-impl<const LANES: usize> Hasher for Fold<LANES> {
+impl Hasher for Bytes {
+    /// Only for `Hasher`'s contract: fingerprints are taken from the bytes by [`Fold64`] and
+    /// [`Fold128`].
     fn finish(&self) -> u64 {
-        avalanche(self.lanes[0])
+        let mut stream = self.spilled.as_deref().cloned().unwrap_or_default();
+        stream.update(self.held());
+        stream.digest()
     }
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            self.word(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        if self.len + bytes.len() > HELD_BYTES {
+            self.spill();
+            if bytes.len() > HELD_BYTES {
+                self.spilled.as_mut().expect("spilled").update(bytes);
+                return;
+            }
         }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut last = [0; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(last));
-        }
-        // The length tells a trailing zero byte from the padding.
-        self.word(bytes.len() as u64);
+        self.held[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
     }
+    #[inline]
     fn write_u8(&mut self, i: u8) {
-        self.word(i.into());
+        self.push(i.to_le_bytes());
     }
+    #[inline]
     fn write_u16(&mut self, i: u16) {
-        self.word(i.into());
+        self.push(i.to_le_bytes());
     }
+    #[inline]
     fn write_u32(&mut self, i: u32) {
-        self.word(i.into());
+        self.push(i.to_le_bytes());
     }
+    #[inline]
     fn write_u64(&mut self, i: u64) {
-        self.word(i);
+        self.push(i.to_le_bytes());
     }
+    #[inline]
     fn write_u128(&mut self, i: u128) {
-        self.word(i as u64);
-        self.word((i >> 64) as u64);
+        self.push(i.to_le_bytes());
     }
+    #[inline]
+    /// As LEB128, so that the discriminants and lengths that most `usize`s are take a byte:
+    /// still prefix-free, since each is self-delimiting.
     fn write_usize(&mut self, i: usize) {
-        self.word(i as u64);
+        if i < 0x80 {
+            self.push([i as u8]);
+        } else {
+            self.write_varint(i as u64);
+        }
     }
 }
 
@@ -1807,6 +1851,10 @@ const PREFETCH_ABOVE_BYTES: usize = 8 << 20;
 /// [`expand`] and [`merge`] in one pass on one thread, for block `b` of the level being
 /// expanded: each new state is stored as it is generated, in the same order and with the same
 /// counts. Returns the limit that stopped it, if one did.
+///
+/// In a table larger than the caches each look-up waits for memory, so a parent's successors
+/// are then fingerprinted and their slots fetched ahead, and looked up only once the next
+/// parent's successors have been made: each fetch has that long to arrive.
 fn expand_store<M, P>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
@@ -1823,19 +1871,26 @@ where
 {
     let mut actions = Vec::new();
     let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
+    let mut ahead = Ahead::default();
     for (offset, state) in parents.iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
         actions.clear();
         space.model.actions(state, &mut actions);
+        // The unit tests' tables are small: they take both ways, a parent each.
+        let table_bytes = space.visited.table.slot_count() * Table::<P::Print>::SLOT_BYTES;
+        let batch = table_bytes > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 2 == 1);
+        if !batch || actions.len() > usize::from(u16::MAX) + 1 {
+            let levels = (current, &mut *next, &mut *spare);
+            if let Some(limit) = ahead.settle(space, levels, verify, &mut merging, totals)? {
+                return Ok(Some(limit));
+            }
+        }
         if actions.len() > usize::from(u16::MAX) + 1 {
             return Err(Error::TooManyActions {
                 index: parent.into(),
                 actions: actions.len(),
             });
         }
-        // The unit tests' tables are small: they take both ways, a parent each.
-        let table_bytes = space.visited.table.slot_count() * Table::<P::Print>::SLOT_BYTES;
-        let batch = table_bytes > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 2 == 1);
         let mut enabled = 0;
         for (position, action) in actions.drain(..).enumerate() {
             let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
@@ -1854,9 +1909,6 @@ where
                 state: successor,
             };
             if batch {
-                // In a table larger than the caches each look-up waits for memory: all of the
-                // parent's successors are fingerprinted first, and their slots fetched ahead, so
-                // that they wait together.
                 if let Some(print) = print {
                     space.visited.table.prefetch(print);
                 }
@@ -1869,18 +1921,69 @@ where
                 return Ok(Some(limit));
             }
         }
-        for made_one in made.drain(..) {
+        if batch {
             let levels = (current, &mut *next, &mut *spare);
-            let at = (parent, verify);
-            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
+            if let Some(limit) = ahead.settle(space, levels, verify, &mut merging, totals)? {
+                return Ok(Some(limit));
+            }
+            std::mem::swap(&mut made, &mut ahead.made);
+            ahead.parent = Some((parent, enabled));
+        } else if let Some(graph) = merging.graph.as_deref_mut() {
+            graph.end_state(enabled);
+        }
+    }
+    let levels = (current, &mut *next, &mut *spare);
+    ahead.settle(space, levels, verify, &mut merging, totals)
+}
+
+/// A parent's successors made, fingerprinted and fetched ahead, waiting to be looked up.
+struct Ahead<S, F> {
+    made: Vec<Made<S, F>>,
+    /// The parent's index and its enabled classes, while there are successors waiting.
+    parent: Option<(u32, u32)>,
+}
+
+impl<S, F> Default for Ahead<S, F> {
+    fn default() -> Self {
+        Ahead {
+            made: Vec::new(),
+            parent: None,
+        }
+    }
+}
+
+impl<S, F> Ahead<S, F> {
+    /// Looks up the waiting successors in order, as [`settle`] does, and ends their parent's
+    /// edges in a graph. Returns the limit that stopped it, if one did.
+    fn settle<M, P>(
+        &mut self,
+        space: &mut Space<'_, M, P>,
+        (current, next, spare): Levels<'_, S>,
+        verify: bool,
+        merging: &mut Merge<'_, S>,
+        totals: &mut Totals,
+    ) -> Result<Option<Limit>, Error>
+    where
+        M: Model<State = S>,
+        S: Eq + Clone,
+        M::Action: Clone,
+        P: Fingerprinter<S, Print = F>,
+    {
+        let Some((parent, enabled)) = self.parent.take() else {
+            return Ok(None);
+        };
+        for made_one in self.made.drain(..) {
+            let levels = (current, &mut *next, &mut *spare);
+            if let Some(limit) = settle(space, levels, (parent, verify), made_one, merging, totals)?
+            {
                 return Ok(Some(limit));
             }
         }
         if let Some(graph) = merging.graph.as_deref_mut() {
             graph.end_state(enabled);
         }
+        Ok(None)
     }
-    Ok(None)
 }
 
 /// One successor `made` of state `parent` looked up: compared with the state its fingerprint
