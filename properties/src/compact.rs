@@ -792,6 +792,45 @@ impl<F: Fingerprint> Visited<F> {
     }
 }
 
+/// Slots in [`Recent`]: 12 bytes each with 64-bit fingerprints, 384 KiB, within a core's
+/// second-level cache.
+const RECENT_SLOTS: usize = 1 << 15;
+
+/// Fingerprints looked up or stored lately, with their states' indices, in a direct-mapped
+/// array that stays in the processor's caches. Most duplicates are of a state met shortly
+/// before (two parents in a level reach one state); found here, they cost no fetch from a
+/// table larger than the caches. It only repeats what the table holds, so no result depends
+/// on it.
+struct Recent<F> {
+    slots: Vec<Slot<F>>,
+}
+
+impl<F: Fingerprint> Recent<F> {
+    fn new() -> Recent<F> {
+        let empty = Slot {
+            print: F::default(),
+            index: NONE,
+        };
+        Recent {
+            slots: vec![empty; RECENT_SLOTS],
+        }
+    }
+
+    fn place(print: F) -> usize {
+        (print.slot_bits() >> 32) as usize & (RECENT_SLOTS - 1)
+    }
+
+    /// The index stored with `print`, if it was met lately.
+    fn get(&self, print: F) -> Option<u32> {
+        let Slot { print: held, index } = self.slots[Self::place(print)];
+        (index != NONE && held == print).then_some(index)
+    }
+
+    fn put(&mut self, print: F, index: u32) {
+        self.slots[Self::place(print)] = Slot { print, index };
+    }
+}
+
 /// States per run of [`Links`]: reading a link decodes at most this many.
 const LINK_RUN: usize = 64;
 
@@ -1205,6 +1244,8 @@ struct Space<'a, M: Model, P: Fingerprinter<M::State>> {
     model: &'a M,
     fingerprinter: &'a P,
     visited: Visited<P::Print>,
+    /// Fingerprints met lately, for the search's one-thread rounds.
+    recent: Recent<P::Print>,
     /// Each initial state's position in `init_states()`; they are stored first, at `0..`.
     roots: Vec<u32>,
 }
@@ -1373,6 +1414,7 @@ where
         model,
         fingerprinter,
         visited: Visited::new(),
+        recent: Recent::new(),
         roots: Vec::new(),
     };
     let mut graph = recording.map(|_| Graph::default());
@@ -1909,7 +1951,7 @@ where
                 state: successor,
             };
             if batch {
-                if let Some(print) = print {
+                if let Some(print) = print.filter(|&print| space.recent.get(print).is_none()) {
                     space.visited.table.prefetch(print);
                 }
                 made.push(made_one);
@@ -2015,8 +2057,13 @@ where
         return Ok(None);
     };
     totals.lookups += 1;
-    let target = match space.visited.find(print) {
+    let found = match space.recent.get(print) {
+        Some(stored) => Ok(stored),
+        None => space.visited.find(print),
+    };
+    let target = match found {
         Ok(stored) => {
+            space.recent.put(print, stored);
             let held = current.matches(stored, &successor);
             let same = match held.or_else(|| next.matches(stored, &successor)) {
                 Some(same) => same,
@@ -2041,6 +2088,7 @@ where
                 return Ok(Some(limit));
             }
             let index = space.visited.insert(slot, print, parent, position as u16);
+            space.recent.put(print, index);
             next.push(successor, spare);
             totals.max_depth = merging.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
@@ -2099,7 +2147,9 @@ where
                 let prints: Vec<P::Print> = news.as_slice().iter().map(|n| n.print).collect();
                 for (i, new) in news.enumerate() {
                     if let Some(&ahead) = prints.get(i + MERGE_LOOKAHEAD) {
-                        space.visited.table.prefetch(ahead);
+                        if space.recent.get(ahead).is_none() {
+                            space.visited.table.prefetch(ahead);
+                        }
                     }
                     if let Err(limit) = store(space, &mut levels, new, &mut merging, totals)? {
                         return Ok(Some(limit));
@@ -2153,8 +2203,13 @@ where
 {
     totals.states += new.skipped.outside + new.skipped.known + 1;
     totals.lookups += new.skipped.known + 1;
-    match space.visited.find(new.print) {
+    let found = match space.recent.get(new.print) {
+        Some(stored) => Ok(stored),
+        None => space.visited.find(new.print),
+    };
+    match found {
         Ok(stored) => {
+            space.recent.put(new.print, stored);
             // Stored earlier in this round, so held whole in `next`.
             if next.matches(stored, &new.state) != Some(true) {
                 return Err(Error::Collision {
@@ -2176,6 +2231,7 @@ where
             let index = space
                 .visited
                 .insert(slot, new.print, new.parent, new.action);
+            space.recent.put(new.print, index);
             next.push(new.state, spare);
             totals.max_depth = merging.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
