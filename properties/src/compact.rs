@@ -399,30 +399,14 @@ pub struct Fold128;
 impl<S: Hash> Fingerprinter<S> for Fold64 {
     type Print = u64;
     fn fingerprint(&self, state: &S) -> u64 {
-        let mut bytes = Bytes::new();
-        state.hash(&mut bytes);
-        match bytes.spilled.take() {
-            None => xxh3::xxh3_64(bytes.held()),
-            Some(mut stream) => {
-                stream.update(bytes.held());
-                stream.digest()
-            }
-        }
+        Bytes::of(state).digest(xxh3::xxh3_64, xxh3::Xxh3::digest)
     }
 }
 
 impl<S: Hash> Fingerprinter<S> for Fold128 {
     type Print = u128;
     fn fingerprint(&self, state: &S) -> u128 {
-        let mut bytes = Bytes::new();
-        state.hash(&mut bytes);
-        match bytes.spilled.take() {
-            None => xxh3::xxh3_128(bytes.held()),
-            Some(mut stream) => {
-                stream.update(bytes.held());
-                stream.digest128()
-            }
-        }
+        Bytes::of(state).digest(xxh3::xxh3_128, xxh3::Xxh3::digest128)
     }
 }
 
@@ -464,6 +448,27 @@ impl Bytes {
             held: [0; HELD_BYTES],
             len: 0,
             spilled: None,
+        }
+    }
+
+    /// The bytes `state`'s `Hash` writes.
+    #[inline]
+    fn of<S: Hash>(state: &S) -> Bytes {
+        let mut bytes = Bytes::new();
+        state.hash(&mut bytes);
+        bytes
+    }
+
+    /// The digest of all the bytes: `whole`'s of the buffer when they fit in it, else `end`'s of
+    /// the stream they went to.
+    #[inline]
+    fn digest<T>(mut self, whole: fn(&[u8]) -> T, end: fn(&xxh3::Xxh3) -> T) -> T {
+        match self.spilled.take() {
+            None => whole(self.held()),
+            Some(mut stream) => {
+                stream.update(self.held());
+                end(&stream)
+            }
         }
     }
 
@@ -2771,6 +2776,27 @@ mod tests {
         let high: u64 = Fold64.fingerprint(&(1u64 << 40));
         let low: u64 = Fold64.fingerprint(&0u64);
         assert_ne!(high & 0xffff_ffff, low & 0xffff_ffff);
+    }
+
+    #[test]
+    fn fingerprints_digest_every_byte_past_the_buffer() {
+        // 600 pairs write 1 + 600 * 9 bytes, through the buffer twenty times.
+        let long: Vec<(u64, u8)> = (0..600).map(|i| (i * 0x0101_0101, i as u8)).collect();
+        let mut bytes = vec![0xd8, 0x04]; // 600 as LEB128
+        for &(word, byte) in &long {
+            bytes.extend(word.to_le_bytes());
+            bytes.push(byte);
+        }
+        assert_eq!(Fold64.fingerprint(&long), xxh3::xxh3_64(&bytes));
+        assert_eq!(Fold128.fingerprint(&long), xxh3::xxh3_128(&bytes));
+        // One write longer than the buffer.
+        let text = "x".repeat(3 * HELD_BYTES);
+        let mut bytes = text.clone().into_bytes();
+        bytes.push(0xff); // `str`'s end marker
+        assert_eq!(Fold64.fingerprint(&text), xxh3::xxh3_64(&bytes));
+        let mut changed = long.clone();
+        changed[599].1 ^= 1;
+        assert_ne!(Fold64.fingerprint(&long), Fold64.fingerprint(&changed));
     }
 
     /// Gives two chosen counter states one fingerprint, and every other state its own.
