@@ -64,10 +64,13 @@ fn v1_4_15_loses_shape_0s_notification_by_the_4064_mechanism() {
     // Shape 0's :flushed (1:1) is handled at step 7, before its commit is delivered at step 8.
     let before_commit = &path.steps[6].1;
     assert!(before_commit.shapes[0].mapping.is_empty());
-    assert_eq!(before_commit.collector.mailbox, [(0, Offset::new(1, 1))]);
+    assert_eq!(
+        before_commit.collector.mailbox[..],
+        [(0, Offset::new(1, 1))]
+    );
     let after_commit = &path.steps[7].1;
     assert_eq!(
-        after_commit.shapes[0].mapping,
+        after_commit.shapes[0].mapping[..],
         [(Offset::new(1, 1), Offset::new(1, 5))]
     );
     // The end: quiescent, shape 0's entry pinned at its partial flush, nothing left to send it.
@@ -144,7 +147,7 @@ fn pr4064_defers_the_early_flush_and_releases_it_aligned() {
     assert!(state.collector.mailbox.is_empty());
     let state = model.next_state(&state, Deliver(0)).unwrap();
     assert_eq!(
-        state.collector.mailbox,
+        state.collector.mailbox[..],
         [(0, Offset::new(1, 5))],
         "released at the commit, aligned"
     );

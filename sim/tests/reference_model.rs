@@ -144,7 +144,7 @@ fn observe_model(state: &State, acknowledged_lsn: u64) -> Observed {
                         Msg::SuspendTimer => unreachable!("no suspension without faults"),
                     })
                     .collect(),
-                mapping: c.mapping.clone(),
+                mapping: c.mapping.to_vec(),
                 pending_txn: c.pending_txn.map(|p| (p.tx, p.num_changes)),
                 latest_offset: c.latest_offset,
                 pending_flush_offset: c.pending_flush_offset,

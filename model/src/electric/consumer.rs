@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::storage::{self, WriteTimer};
 use super::write_loop::WriteLoop;
-use super::{Fragment, Offset, Variant};
+use super::{Fragment, Inline, Offset, Variant};
 
 /// Where the consumer process is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -41,14 +41,18 @@ impl Status {
     }
 }
 
-/// A message in the consumer's mailbox.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A message in the consumer's mailbox. Its `Default` only fills an [`Inline`] list's unused
+/// places.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub enum Msg {
     /// `{Storage, :flushed, offset}`, sent by `flush_buffer` to its own process.
     Flushed(Offset),
     /// `{Storage, {PFS, :perform_scheduled_flush, [n]}}` from the flush timer.
     TimerFire(u8),
     /// HEAD's suspend timer, armed after hibernating.
+    #[default]
     SuspendTimer,
 }
 
@@ -81,14 +85,14 @@ pub struct Consumer {
     /// The offset of the last change this shape wrote.
     pub latest_offset: Offset,
     /// `txn_offset_mapping`: `(shape log key, txn boundary)` pairs in increasing order.
-    pub mapping: Vec<(Offset, Offset)>,
+    pub mapping: Inline<(Offset, Offset), 4>,
     /// #4064's deferred `:flushed` offset.
     pub pending_flush_offset: Option<Offset>,
     /// The last offset this consumer passed to `notify_flushed` (fixes 1 and 3 compare with it).
     pub last_notified: Option<Offset>,
     /// HEAD: the suspend timer is armed and has not fired.
     pub suspend_timer_armed: bool,
-    pub mailbox: Vec<Msg>,
+    pub mailbox: Inline<Msg, 4>,
 }
 
 /// What a consumer step tells the rest of the system.
@@ -123,11 +127,11 @@ impl Consumer {
             write_timer: None,
             pending_txn: None,
             latest_offset: Offset::BEFORE_ALL,
-            mapping: Vec::new(),
+            mapping: Inline::new(),
             pending_flush_offset: None,
             last_notified: None,
             suspend_timer_armed: false,
-            mailbox: Vec::new(),
+            mailbox: Inline::new(),
         }
     }
 
@@ -390,7 +394,7 @@ mod tests {
 
     fn with_mapping(mapping: &[(Offset, Offset)]) -> Consumer {
         Consumer {
-            mapping: mapping.to_vec(),
+            mapping: mapping.iter().copied().collect(),
             ..Consumer::new()
         }
     }
@@ -399,7 +403,7 @@ mod tests {
     fn align_returns_the_boundary_of_an_exact_key() {
         let mut c = with_mapping(&[(o(1, 1), o(1, 3)), (o(2, 1), o(2, 3))]);
         assert_eq!(c.align_offset_to_txn_boundary(o(1, 1)), (o(1, 3), false));
-        assert_eq!(c.mapping, [(o(2, 1), o(2, 3))]);
+        assert_eq!(c.mapping[..], [(o(2, 1), o(2, 3))]);
     }
 
     #[test]
@@ -413,7 +417,7 @@ mod tests {
     fn align_without_an_exact_key_returns_the_offset_unaligned() {
         let mut c = with_mapping(&[(o(2, 1), o(2, 3))]);
         assert_eq!(c.align_offset_to_txn_boundary(o(1, 2)), (o(1, 2), false));
-        assert_eq!(c.mapping, [(o(2, 1), o(2, 3))], "a higher key stays");
+        assert_eq!(c.mapping[..], [(o(2, 1), o(2, 3))], "a higher key stays");
         let mut empty = Consumer::new();
         assert_eq!(
             empty.align_offset_to_txn_boundary(o(1, 1)),
@@ -425,7 +429,7 @@ mod tests {
     fn align_between_keys_drops_the_lower_and_returns_the_offset() {
         let mut c = with_mapping(&[(o(1, 1), o(1, 3)), (o(2, 1), o(2, 3))]);
         assert_eq!(c.align_offset_to_txn_boundary(o(1, 5)), (o(1, 5), true));
-        assert_eq!(c.mapping, [(o(2, 1), o(2, 3))]);
+        assert_eq!(c.mapping[..], [(o(2, 1), o(2, 3))]);
     }
 
     #[test]
@@ -438,11 +442,11 @@ mod tests {
         let mut effects = Effects::default();
         c.consider_flushed(o(2, 5), &mut effects);
         assert!(effects.notified.is_empty());
-        assert_eq!(c.mapping, [(o(1, 1), o(2, 5))]);
+        assert_eq!(c.mapping[..], [(o(1, 1), o(2, 5))]);
         let mut c = with_mapping(&[(o(2, 1), o(2, 7))]);
         c.consider_flushed(o(2, 5), &mut effects);
         assert_eq!(
-            c.mapping,
+            c.mapping[..],
             [(o(2, 1), o(2, 7))],
             "no lower boundary: unchanged"
         );

@@ -151,6 +151,11 @@ pub struct Fragment {
 /// The most shapes a workload has.
 pub const MAX_SHAPES: usize = 2;
 
+/// A list in a model state, held inline up to `N` items and on the heap only past them, so that
+/// cloning a state (every successor starts as a clone) allocates nothing. It hashes, orders,
+/// prints and serializes as a `Vec` does.
+pub type Inline<T, const N: usize> = tinyvec::TinyVec<[T; N]>;
+
 impl Fragment {
     /// The offset of shape `s`'s `i`-th line in this fragment: shapes' lines come first, in shape
     /// order, numbered from `first_op`.

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::pg::stream::{confirmed_flush_after_reply, sent_ptr_after_read};
 use crate::pg::StandbyStatusUpdate;
 
+use super::Inline;
+
 /// The client's WAL positions and the slot's `confirmed_flush` they lead to.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ReplicationClient {
@@ -22,7 +24,7 @@ pub struct ReplicationClient {
     /// The message converter is inside a transaction (a non-commit fragment was the last).
     pub in_transaction: bool,
     /// `{:flush_boundary_updated, lsn}` messages not yet handled.
-    pub mailbox: Vec<u8>,
+    pub mailbox: Inline<u8, 4>,
     /// PostgreSQL's end of WAL as the walsender reports it: its `sentPtr`, the end of the last
     /// transaction it sent, which keepalives carry as `ServerWALEnd`.
     pub wal_end: u8,

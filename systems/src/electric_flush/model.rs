@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use walcheck_model::electric::consumer::{Consumer, Effects, Msg, Status};
 use walcheck_model::electric::flush_tracker::{FlushTracker, TrackerEffects};
 use walcheck_model::electric::replication_client::ReplicationClient;
-use walcheck_model::electric::{Fragment, Offset, MAX_SHAPES};
+use walcheck_model::electric::{Fragment, Inline, Offset, MAX_SHAPES};
 
 /// The ShapeLogCollector: which fragment it publishes next, where a publish is, and its mailbox.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -15,7 +15,7 @@ pub struct Collector {
     /// Inside a publish: the next shape to call, and which shapes took the fragment.
     pub delivering: Option<Delivery>,
     /// `notify_flushed` casts: `(shape, offset)`.
-    pub mailbox: Vec<(u8, Offset)>,
+    pub mailbox: Inline<(u8, Offset), 4>,
 }
 
 /// A publish in progress (`ConsumerRegistry.publish`, synchronous calls in shape order).
@@ -47,7 +47,7 @@ pub mod seen {
 /// stateright's Explorer shows it.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct State {
-    pub shapes: Vec<Consumer>,
+    pub shapes: Inline<Consumer, MAX_SHAPES>,
     pub collector: Collector,
     pub tracker: FlushTracker,
     pub client: ReplicationClient,
