@@ -430,8 +430,9 @@ impl<S: Hash> Fingerprinter<S> for Narrow {
 const HELD_BYTES: usize = 256;
 
 /// The bytes a state's `Hash` writes, in order, as std's `Hasher` defines them (each integer
-/// as its little-endian bytes, `usize` as 8). `Hash` implementations write a prefix-free
-/// sequence, so distinct states write distinct bytes, and a fingerprint is a digest of them.
+/// as its little-endian bytes), except that a `usize` is LEB128. `Hash` implementations write a
+/// prefix-free sequence, so distinct states write distinct bytes, and a fingerprint is a digest
+/// of them.
 /// Writing into a buffer and hashing it at the end costs a store a field, where a hash
 /// mixed field by field waits on a multiply for each.
 struct Bytes {
@@ -593,6 +594,11 @@ impl<F: Fingerprint> Table<F> {
     }
 
     /// Slots in the table.
+    /// Bytes its slots take.
+    pub(crate) fn bytes(&self) -> usize {
+        self.slots * Self::SLOT_BYTES
+    }
+
     pub(crate) fn slot_count(&self) -> usize {
         self.slots
     }
@@ -797,27 +803,33 @@ impl<F: Fingerprint> Visited<F> {
     }
 }
 
-/// Slots in [`Recent`]: 12 bytes each with 64-bit fingerprints, 384 KiB, within a core's
-/// second-level cache.
+/// Slots in [`Recent`]: 12 bytes each with 64-bit fingerprints (384 KiB, within a core's
+/// second-level cache), 20 with 128-bit ones (640 KiB).
 const RECENT_SLOTS: usize = 1 << 15;
 
 /// Fingerprints looked up or stored lately, with their states' indices, in a direct-mapped
 /// array that stays in the processor's caches. Most duplicates are of a state met shortly
 /// before (two parents in a level reach one state); found here, they cost no fetch from a
 /// table larger than the caches. It only repeats what the table holds, so no result depends
-/// on it.
+/// on it. It holds nothing, and takes no memory, until [`Recent::start`]: a table within the
+/// caches gains nothing from it.
 struct Recent<F> {
     slots: Vec<Slot<F>>,
 }
 
 impl<F: Fingerprint> Recent<F> {
     fn new() -> Recent<F> {
-        let empty = Slot {
-            print: F::default(),
-            index: NONE,
-        };
-        Recent {
-            slots: vec![empty; RECENT_SLOTS],
+        Recent { slots: Vec::new() }
+    }
+
+    /// Makes room for [`RECENT_SLOTS`] fingerprints, if it has not yet.
+    fn start(&mut self) {
+        if self.slots.is_empty() {
+            let empty = Slot {
+                print: F::default(),
+                index: NONE,
+            };
+            self.slots = vec![empty; RECENT_SLOTS];
         }
     }
 
@@ -827,12 +839,14 @@ impl<F: Fingerprint> Recent<F> {
 
     /// The index stored with `print`, if it was met lately.
     fn get(&self, print: F) -> Option<u32> {
-        let Slot { print: held, index } = self.slots[Self::place(print)];
+        let &Slot { print: held, index } = self.slots.get(Self::place(print))?;
         (index != NONE && held == print).then_some(index)
     }
 
     fn put(&mut self, print: F, index: u32) {
-        self.slots[Self::place(print)] = Slot { print, index };
+        if let Some(slot) = self.slots.get_mut(Self::place(print)) {
+            *slot = Slot { print, index };
+        }
     }
 }
 
@@ -1523,6 +1537,10 @@ where
                 generated: &mut generated,
                 graph: graph.as_mut(),
             };
+            // Past the caches, duplicates are looked up first among the fingerprints met lately.
+            if cfg!(test) || space.visited.table.bytes() > PREFETCH_ABOVE_BYTES {
+                space.recent.start();
+            }
             let round_threads = threads();
             let first = b * chunk_states;
             let parents = current.block(b, &mut unpacked);
@@ -1923,9 +1941,10 @@ where
         let parent = current.start + (first + offset) as u32;
         actions.clear();
         space.model.actions(state, &mut actions);
-        // The unit tests' tables are small: they take both ways, a parent each.
-        let table_bytes = space.visited.table.slot_count() * Table::<P::Print>::SLOT_BYTES;
-        let batch = table_bytes > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 2 == 1);
+        // The unit tests' tables are small: they take both ways, three parents batched in a
+        // row, then one not.
+        let batch =
+            space.visited.table.bytes() > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 4 != 0);
         if !batch || actions.len() > usize::from(u16::MAX) + 1 {
             let levels = (current, &mut *next, &mut *spare);
             if let Some(limit) = ahead.settle(space, levels, verify, &mut merging, totals)? {
@@ -2780,7 +2799,7 @@ mod tests {
 
     #[test]
     fn fingerprints_digest_every_byte_past_the_buffer() {
-        // 600 pairs write 1 + 600 * 9 bytes, through the buffer twenty times.
+        // 600 pairs write 2 + 600 * 9 bytes, through the buffer twenty-one times.
         let long: Vec<(u64, u8)> = (0..600).map(|i| (i * 0x0101_0101, i as u8)).collect();
         let mut bytes = vec![0xd8, 0x04]; // 600 as LEB128
         for &(word, byte) in &long {
@@ -2797,6 +2816,22 @@ mod tests {
         let mut changed = long.clone();
         changed[599].1 ^= 1;
         assert_ne!(Fold64.fingerprint(&long), Fold64.fingerprint(&changed));
+    }
+
+    #[test]
+    fn recent_fingerprints_keep_the_last_of_each_place() {
+        let mut recent = Recent::<u64>::new();
+        recent.put(5 << 32, 1);
+        assert_eq!(recent.get(5 << 32), None, "not started: it holds nothing");
+        recent.start();
+        assert_eq!(recent.get(0), None, "an empty slot is not fingerprint 0's");
+        let (first, second) = (7u64 << 32, (7 + RECENT_SLOTS as u64) << 32);
+        recent.put(first, 1);
+        assert_eq!(recent.get(first), Some(1));
+        assert_eq!(recent.get(second), None);
+        recent.put(second, 2);
+        assert_eq!(recent.get(second), Some(2));
+        assert_eq!(recent.get(first), None, "the place's last fingerprint only");
     }
 
     /// Gives two chosen counter states one fingerprint, and every other state its own.
