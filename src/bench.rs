@@ -22,7 +22,7 @@ use walcheck_properties::system::Kind;
 
 use crate::catalogue::{self, Entry, Selection, SystemConfig, WithModel};
 use crate::checker::{self, Budget, Verdict};
-use crate::compact::{self, Fold64};
+use crate::compact::{self, Xxh64};
 use crate::run::{self, CheckResult, Engine, Options, Unobserved};
 
 /// One configuration of the catalogue and what it expects of its `always` properties.
@@ -174,7 +174,7 @@ where
                 select: &|name| name == proof.name,
                 threads: &|| threads,
             };
-            let report = compact::check_hooked(&model, &Fold64, &options, &hooks, &mut |_| {})
+            let report = compact::check_hooked(&model, &Xxh64, &options, &hooks, &mut |_| {})
                 .unwrap_or_else(|e| panic!("{e}"));
             let verdict = report.outcome(proof.name).map(|o| o.verdict);
             assert_eq!(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use stateright::{Model, Property};
 use walcheck_properties::compact::{
-    self, CollisionEstimate, Fingerprint, Fingerprinter, Fold128, Fold64,
+    self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
 use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
@@ -503,9 +503,9 @@ impl WithModel for Group<'_> {
         M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
     {
         match self.options.fingerprint_bits {
-            128 => search_group(&model, &Fold128, self),
+            128 => search_group(&model, &Xxh128, self),
             bits if bits < 64 => search_group(&model, &compact::Narrow { bits }, self),
-            _ => search_group(&model, &Fold64, self),
+            _ => search_group(&model, &Xxh64, self),
         }
     }
 }

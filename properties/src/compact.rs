@@ -389,28 +389,28 @@ pub trait Fingerprinter<S>: Sync {
 
 /// 64-bit fingerprints: XXH3 of the bytes a state's `Hash` writes (never std's `RandomState`).
 #[derive(Copy, Clone, Debug, Default)]
-pub struct Fold64;
+pub struct Xxh64;
 
 /// 128-bit fingerprints: XXH3's 128-bit digest of the same bytes. For spaces where 64 bits'
 /// [`CollisionEstimate`] is too high.
 #[derive(Copy, Clone, Debug, Default)]
-pub struct Fold128;
+pub struct Xxh128;
 
-impl<S: Hash> Fingerprinter<S> for Fold64 {
+impl<S: Hash> Fingerprinter<S> for Xxh64 {
     type Print = u64;
     fn fingerprint(&self, state: &S) -> u64 {
         Bytes::of(state).digest(xxh3::xxh3_64, xxh3::Xxh3::digest)
     }
 }
 
-impl<S: Hash> Fingerprinter<S> for Fold128 {
+impl<S: Hash> Fingerprinter<S> for Xxh128 {
     type Print = u128;
     fn fingerprint(&self, state: &S) -> u128 {
         Bytes::of(state).digest(xxh3::xxh3_128, xxh3::Xxh3::digest128)
     }
 }
 
-/// [`Fold64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
+/// [`Xxh64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
 /// for tests of what a collision does (run with [`Options::verify_duplicates`] to have every one
 /// found).
 #[derive(Copy, Clone, Debug)]
@@ -421,7 +421,7 @@ pub struct Narrow {
 impl<S: Hash> Fingerprinter<S> for Narrow {
     type Print = u64;
     fn fingerprint(&self, state: &S) -> u64 {
-        let print: u64 = Fold64.fingerprint(state);
+        let print: u64 = Xxh64.fingerprint(state);
         print & (u64::MAX >> 64u32.saturating_sub(self.bits).min(63))
     }
 }
@@ -504,8 +504,8 @@ impl Bytes {
 }
 
 impl Hasher for Bytes {
-    /// Only for `Hasher`'s contract: fingerprints are taken from the bytes by [`Fold64`] and
-    /// [`Fold128`].
+    /// Only for `Hasher`'s contract: fingerprints are taken from the bytes by [`Xxh64`] and
+    /// [`Xxh128`].
     fn finish(&self) -> u64 {
         let mut stream = self.spilled.as_deref().cloned().unwrap_or_default();
         stream.update(self.held());
@@ -1312,14 +1312,14 @@ struct Sizes {
     graph: Option<(usize, usize)>,
 }
 
-/// [`check_with`] with 64-bit [`Fold64`] fingerprints and no progress reports.
+/// [`check_with`] with 64-bit [`Xxh64`] fingerprints and no progress reports.
 pub fn check<M>(model: &M, options: &Options) -> Result<Report<M::State, M::Action>, Error>
 where
     M: Model + Sync,
     M::State: Hash + Eq + Clone + Send + Sync,
     M::Action: Clone,
 {
-    check_with(model, &Fold64, options, &mut |_| {})
+    check_with(model, &Xxh64, options, &mut |_| {})
 }
 
 /// Searches `model` breadth-first once, deciding all its `always` and `sometimes` properties,
@@ -2454,7 +2454,7 @@ mod tests {
             ..*options
         };
         let codec = Some(Codec::postcard());
-        explore_hooked(model, &Fold64, &options, &hooks, None, codec, &mut |_| {})
+        explore_hooked(model, &Xxh64, &options, &hooks, None, codec, &mut |_| {})
             .map(|(report, _)| report)
     }
 
@@ -2778,7 +2778,7 @@ mod tests {
     fn fingerprints_of_128_bits_give_the_same_outcomes() {
         let options = Options::default();
         let narrow = check(&Grid, &options).expect("no collision");
-        let wide = check_with(&Grid, &Fold128, &options, &mut |_| {}).expect("no collision");
+        let wide = check_with(&Grid, &Xxh128, &options, &mut |_| {}).expect("no collision");
         for (n, w) in narrow.properties.iter().zip(&wide.properties) {
             assert_eq!(format!("{:?}", n.outcome), format!("{:?}", w.outcome));
         }
@@ -2788,12 +2788,12 @@ mod tests {
 
     #[test]
     fn fingerprints_are_fixed_and_spread() {
-        let a: u64 = Fold64.fingerprint(&(1u8, 2u8));
-        assert_eq!(a, Fold64.fingerprint(&(1u8, 2u8)), "no random seed");
-        assert_ne!(a, Fold64.fingerprint(&(2u8, 1u8)));
+        let a: u64 = Xxh64.fingerprint(&(1u8, 2u8));
+        assert_eq!(a, Xxh64.fingerprint(&(1u8, 2u8)), "no random seed");
+        assert_ne!(a, Xxh64.fingerprint(&(2u8, 1u8)));
         // Inputs that differ only in their high bits still differ in the low ones.
-        let high: u64 = Fold64.fingerprint(&(1u64 << 40));
-        let low: u64 = Fold64.fingerprint(&0u64);
+        let high: u64 = Xxh64.fingerprint(&(1u64 << 40));
+        let low: u64 = Xxh64.fingerprint(&0u64);
         assert_ne!(high & 0xffff_ffff, low & 0xffff_ffff);
     }
 
@@ -2806,16 +2806,16 @@ mod tests {
             bytes.extend(word.to_le_bytes());
             bytes.push(byte);
         }
-        assert_eq!(Fold64.fingerprint(&long), xxh3::xxh3_64(&bytes));
-        assert_eq!(Fold128.fingerprint(&long), xxh3::xxh3_128(&bytes));
+        assert_eq!(Xxh64.fingerprint(&long), xxh3::xxh3_64(&bytes));
+        assert_eq!(Xxh128.fingerprint(&long), xxh3::xxh3_128(&bytes));
         // One write longer than the buffer.
         let text = "x".repeat(3 * HELD_BYTES);
         let mut bytes = text.clone().into_bytes();
         bytes.push(0xff); // `str`'s end marker
-        assert_eq!(Fold64.fingerprint(&text), xxh3::xxh3_64(&bytes));
+        assert_eq!(Xxh64.fingerprint(&text), xxh3::xxh3_64(&bytes));
         let mut changed = long.clone();
         changed[599].1 ^= 1;
-        assert_ne!(Fold64.fingerprint(&long), Fold64.fingerprint(&changed));
+        assert_ne!(Xxh64.fingerprint(&long), Xxh64.fingerprint(&changed));
     }
 
     #[test]
@@ -2989,7 +2989,7 @@ mod tests {
     #[test]
     fn progress_is_observed_without_changing_the_outcome() {
         let mut seen = Vec::new();
-        let observed = check_with(&Grid, &Fold64, &Options::default(), &mut |p| seen.push(p))
+        let observed = check_with(&Grid, &Xxh64, &Options::default(), &mut |p| seen.push(p))
             .expect("no collision");
         let plain = check(&Grid, &Options::default()).expect("no collision");
         assert_eq!(format!("{observed:?}"), format!("{plain:?}"));

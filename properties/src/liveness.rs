@@ -32,7 +32,7 @@ use crate::system::{FairClass, Fairness, Liveness};
 use stateright::Model;
 
 use crate::checker::{Budget, Path, Progress, Verdict, OBSERVE_EVERY};
-use crate::compact::{Fingerprinter, Fold64, Limit, Table};
+use crate::compact::{Fingerprinter, Limit, Table, Xxh64};
 
 /// The most fairness classes a system may declare (they are bits of a `u32`).
 pub const MAX_CLASSES: usize = 32;
@@ -381,9 +381,9 @@ where
     check_rows_printed(rows, fairness, (budget, max_memory_bytes), observe, fold64)
 }
 
-/// 64-bit fingerprints ([`Fold64`]) as a function.
+/// 64-bit fingerprints ([`Xxh64`]) as a function.
 fn fold64<S: Hash>(state: &S) -> u64 {
-    Fold64.fingerprint(state)
+    Xxh64.fingerprint(state)
 }
 
 /// [`check_rows`] with states fingerprinted by `print`: for tests of what a collision does
