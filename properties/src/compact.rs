@@ -543,9 +543,9 @@ impl Hasher for Bytes {
     fn write_u128(&mut self, i: u128) {
         self.push(i.to_le_bytes());
     }
-    #[inline]
     /// As LEB128, so that the discriminants and lengths that most `usize`s are take a byte:
     /// still prefix-free, since each is self-delimiting.
+    #[inline]
     fn write_usize(&mut self, i: usize) {
         if i < 0x80 {
             self.push([i as u8]);
@@ -593,12 +593,12 @@ impl<F: Fingerprint> Table<F> {
         }
     }
 
-    /// Slots in the table.
     /// Bytes its slots take.
     pub(crate) fn bytes(&self) -> usize {
         self.slots * Self::SLOT_BYTES
     }
 
+    /// Slots in the table.
     pub(crate) fn slot_count(&self) -> usize {
         self.slots
     }
@@ -1263,7 +1263,7 @@ struct Space<'a, M: Model, P: Fingerprinter<M::State>> {
     model: &'a M,
     fingerprinter: &'a P,
     visited: Visited<P::Print>,
-    /// Fingerprints met lately, for the search's one-thread rounds.
+    /// Fingerprints met lately, for the look-ups of one-thread rounds and of the merge.
     recent: Recent<P::Print>,
     /// Each initial state's position in `init_states()`; they are stored first, at `0..`.
     roots: Vec<u32>,
@@ -1975,8 +1975,8 @@ where
                 state: successor,
             };
             if batch {
-                if let Some(print) = print.filter(|&print| space.recent.get(print).is_none()) {
-                    space.visited.table.prefetch(print);
+                if let Some(print) = print {
+                    space.fetch_ahead(print);
                 }
                 made.push(made_one);
                 continue;
@@ -2081,13 +2081,8 @@ where
         return Ok(None);
     };
     totals.lookups += 1;
-    let found = match space.recent.get(print) {
-        Some(stored) => Ok(stored),
-        None => space.visited.find(print),
-    };
-    let target = match found {
+    let target = match space.find(print) {
         Ok(stored) => {
-            space.recent.put(print, stored);
             let held = current.matches(stored, &successor);
             let same = match held.or_else(|| next.matches(stored, &successor)) {
                 Some(same) => same,
@@ -2111,8 +2106,7 @@ where
             if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
                 return Ok(Some(limit));
             }
-            let index = space.visited.insert(slot, print, parent, position as u16);
-            space.recent.put(print, index);
+            let index = space.insert(slot, print, parent, position as u16);
             next.push(successor, spare);
             totals.max_depth = merging.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
@@ -2171,9 +2165,7 @@ where
                 let prints: Vec<P::Print> = news.as_slice().iter().map(|n| n.print).collect();
                 for (i, new) in news.enumerate() {
                     if let Some(&ahead) = prints.get(i + MERGE_LOOKAHEAD) {
-                        if space.recent.get(ahead).is_none() {
-                            space.visited.table.prefetch(ahead);
-                        }
+                        space.fetch_ahead(ahead);
                     }
                     if let Err(limit) = store(space, &mut levels, new, &mut merging, totals)? {
                         return Ok(Some(limit));
@@ -2227,13 +2219,8 @@ where
 {
     totals.states += new.skipped.outside + new.skipped.known + 1;
     totals.lookups += new.skipped.known + 1;
-    let found = match space.recent.get(new.print) {
-        Some(stored) => Ok(stored),
-        None => space.visited.find(new.print),
-    };
-    match found {
+    match space.find(new.print) {
         Ok(stored) => {
-            space.recent.put(new.print, stored);
             // Stored earlier in this round, so held whole in `next`.
             if next.matches(stored, &new.state) != Some(true) {
                 return Err(Error::Collision {
@@ -2252,10 +2239,7 @@ where
             if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
                 return Ok(Err(limit));
             }
-            let index = space
-                .visited
-                .insert(slot, new.print, new.parent, new.action);
-            space.recent.put(new.print, index);
+            let index = space.insert(slot, new.print, new.parent, new.action);
             next.push(new.state, spare);
             totals.max_depth = merging.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
@@ -2338,6 +2322,38 @@ where
     let mut decided = decided.into_iter();
     pending.retain(|_| !decided.next().expect("one flag per pending property"));
     pending.is_empty().then_some(last)
+}
+
+impl<M: Model, P: Fingerprinter<M::State>> Space<'_, M, P> {
+    /// The index stored with `print`, looked up first among the fingerprints met lately, or the
+    /// table slot to store it at (as [`Visited::find`]). A fingerprint found is met again.
+    #[inline]
+    fn find(&mut self, print: P::Print) -> Result<u32, usize> {
+        let found = match self.recent.get(print) {
+            Some(stored) => Ok(stored),
+            None => self.visited.find(print),
+        };
+        if let Ok(stored) = found {
+            self.recent.put(print, stored);
+        }
+        found
+    }
+
+    /// Stores `print` at `slot` (from [`Space::find`]) with its parent link; its index.
+    #[inline]
+    fn insert(&mut self, slot: usize, print: P::Print, parent: u32, action: u16) -> u32 {
+        let index = self.visited.insert(slot, print, parent, action);
+        self.recent.put(print, index);
+        index
+    }
+
+    /// Fetches `print`'s table slot ahead of its look-up, unless it was met lately.
+    #[inline]
+    fn fetch_ahead(&self, print: P::Print) {
+        if self.recent.get(print).is_none() {
+            self.visited.table.prefetch(print);
+        }
+    }
 }
 
 impl<M, P> Space<'_, M, P>
