@@ -65,7 +65,7 @@
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
@@ -1087,9 +1087,14 @@ impl<S> Level<S> {
         match open {
             Some(states) => states.push(state),
             None => {
-                let mut states = spare
-                    .pop()
-                    .unwrap_or_else(|| Vec::with_capacity(block.min(64)));
+                // A level's first block grows as a small search needs; once a level has filled
+                // one, its next blocks are taken whole, not grown by copying.
+                let capacity = if self.blocks.is_empty() {
+                    block.min(64)
+                } else {
+                    block
+                };
+                let mut states = spare.pop().unwrap_or_else(|| Vec::with_capacity(capacity));
                 states.push(state);
                 self.blocks.push(Block::Whole(states));
             }
@@ -1238,7 +1243,9 @@ struct Link {
     classes: u32,
 }
 
-/// One thread's share of a round, in parent order then action order.
+/// One thread's share of a round, in parent order then action order. Its vectors keep their
+/// allocations from round to round ([`Expanded::clear`]): a share is hundreds of kilobytes,
+/// which the allocator would otherwise give back to the system and fault in again each round.
 struct Expanded<S, F> {
     news: Vec<New<S, F>>,
     trailing: Skipped,
@@ -1246,6 +1253,31 @@ struct Expanded<S, F> {
     parents: Vec<(u32, u32)>,
     /// When recording a graph: the parents' edges, in order.
     links: Vec<Link>,
+    /// A parent's successors, made and waiting to be looked up (empty between parents).
+    made: Vec<Made<S, F>>,
+}
+
+impl<S, F> Default for Expanded<S, F> {
+    fn default() -> Self {
+        Expanded {
+            news: Vec::new(),
+            trailing: Skipped::default(),
+            parents: Vec::new(),
+            links: Vec::new(),
+            made: Vec::new(),
+        }
+    }
+}
+
+impl<S, F> Expanded<S, F> {
+    /// Empties it, keeping its vectors' allocations.
+    fn clear(&mut self) {
+        self.news.clear();
+        self.trailing = Skipped::default();
+        self.parents.clear();
+        self.links.clear();
+        self.made.clear();
+    }
 }
 
 /// What the compact engine records for the liveness checker while it explores (see
@@ -1440,6 +1472,8 @@ where
     let mut totals = Totals::default();
     let mut stop = None;
     let mut spare = Vec::new();
+    // The threads' shares of a round, emptied, for the next round's.
+    let mut spare_shares = Vec::new();
     // Per new state of the round being checked: the totals once it was stored.
     let mut generated: Vec<Totals> = Vec::new();
 
@@ -1557,17 +1591,33 @@ where
             } else {
                 let space_ref = &space;
                 let (current_ref, next_ref) = (&current, &next);
+                let shares = Mutex::new(std::mem::take(&mut spare_shares));
                 let pieces = in_parallel(round_threads, parents, &|offset, piece| {
                     let at = (first + offset, verify);
-                    expand(space_ref, (current_ref, next_ref), at, piece, recording)
+                    let share = shares.lock().map(|mut s| s.pop()).ok().flatten();
+                    let share = share.unwrap_or_default();
+                    expand(
+                        space_ref,
+                        (current_ref, next_ref),
+                        at,
+                        piece,
+                        recording,
+                        share,
+                    )
                 });
+                spare_shares = shares.into_inner().unwrap_or_default();
                 let mut expanded = Vec::with_capacity(pieces.len());
                 for piece in pieces {
                     // The first error in parent order, whatever the thread count.
                     expanded.push(piece?);
                 }
                 let levels = (&current, &mut next, &mut spare);
-                merge(&mut space, levels, expanded, merging, &mut totals)?
+                let limit = merge(&mut space, levels, &mut expanded, merging, &mut totals)?;
+                for mut share in expanded {
+                    share.clear();
+                    spare_shares.push(share);
+                }
+                limit
             };
             if let Some(limit) = limit {
                 stop = Some(Stop::Limit(limit));
@@ -1791,15 +1841,16 @@ fn in_parallel<T: Sync, R: Send>(
         .collect()
 }
 
-/// Generates the successors of `parents` (at position `first` on of `current`), dropping those
-/// outside the boundary or already stored and comparing those with a state held whole; with a
-/// `recording`, keeping each parent's edges and enabled classes.
+/// Generates the successors of `parents` (at position `first` on of `current`) into `expanded`
+/// (empty), dropping those outside the boundary or already stored and comparing those with a
+/// state held whole; with a `recording`, keeping each parent's edges and enabled classes.
 fn expand<M, P>(
     space: &Space<'_, M, P>,
     (current, next): (&Level<M::State>, &Level<M::State>),
     (first, verify): (usize, bool),
     parents: &[M::State],
     recording: Option<&Recording<'_, M>>,
+    mut expanded: Expanded<M::State, P::Print>,
 ) -> Result<Expanded<M::State, P::Print>, Error>
 where
     M: Model,
@@ -1807,14 +1858,8 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let mut expanded = Expanded {
-        news: Vec::with_capacity(parents.len()),
-        trailing: Skipped::default(),
-        parents: Vec::new(),
-        links: Vec::new(),
-    };
     let mut actions = Vec::new();
-    let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
+    let mut made = std::mem::take(&mut expanded.made);
     for (offset, state) in parents.iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
         actions.clear();
@@ -1906,6 +1951,7 @@ where
             expanded.parents.push((enabled, edges));
         }
     }
+    expanded.made = made;
     Ok(expanded)
 }
 
@@ -2146,7 +2192,7 @@ struct Merge<'a, S> {
 fn merge<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
-    expanded: Vec<Expanded<M::State, P::Print>>,
+    expanded: &mut [Expanded<M::State, P::Print>],
     mut merging: Merge<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
@@ -2157,7 +2203,7 @@ where
 {
     let (current, next, spare) = levels;
     for piece in expanded {
-        let mut news = piece.news.into_iter();
+        let mut news = piece.news.drain(..);
         let mut levels = (current, &mut *next, &mut *spare);
         match merging.graph.as_deref_mut() {
             None => {
