@@ -1645,7 +1645,7 @@ where
             }
         }
     }
-    drop((current, next, spare));
+    drop((current, next, spare, spare_shares));
     let stop = stop.expect("the loop ends with a reason");
     let mut checked = Vec::with_capacity(properties.len());
     for (property, status) in properties.iter().zip(status) {
