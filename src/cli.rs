@@ -95,9 +95,10 @@ enum Command {
         /// sometimes checks and records the graph its eventually checks are decided on (their
         /// fairness=declared and fairness=none rows on one graph); with --engine reference, one
         /// search per check. min(N, searches) workers take the searches in catalogue order; a
-        /// compact search splits each round of its breadth-first levels over N / (searches
+        /// compact search shares each round of its breadth-first levels with N / (searches
         /// running) threads, asked again each round, so one configuration checked alone, or the
-        /// last still running, gets all N. Reference searches use one thread each.
+        /// last still running, gets all N: they make successors, while one thread looks them up
+        /// and stores them in order. Reference searches use one thread each.
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
         /// The checker of always and sometimes checks; both give the same verdicts, counts and

@@ -39,14 +39,20 @@
 //!
 //! # Threads
 //!
-//! A level is expanded in rounds of [`Options::chunk_states`] parents. Each round splits its
-//! parents into contiguous pieces, one per thread (`std::thread::scope`); the threads generate
-//! and fingerprint successors and drop those already stored, reading the table but never writing
-//! it. One thread then merges the pieces in order — parent position, then action position — into
-//! the table, so the stored order, and with it every count, path and verdict, is the same at any
-//! thread count. The new states of the round are then checked against the undecided properties
-//! on one thread (the conditions are cheap), keeping the first hit of each property in stored
-//! order.
+//! A level is expanded in rounds of [`Options::chunk_states`] parents. On one thread a round
+//! makes each parent's successors and looks them up in order, storing each new one as it is met
+//! ([`expand_store`]). On N threads the round is *helped* ([`expand_store_helped`]): its parents
+//! are cut into runs of 16, which all N threads take in turn to make their successors (actions,
+//! `next_state`, fingerprint), while the thread that owns the round looks the runs up and stores
+//! them, run after run in order, as one thread does. Only that thread touches the table and the
+//! level being built, so the stored order, and with it every count, path and verdict, is the
+//! same at any thread count; there is no merge and no barrier within a round. The new states of
+//! the round are then checked against the undecided properties on that thread (the conditions
+//! are cheap), keeping the first hit of each property in stored order.
+//!
+//! The storing thread is what limits it: looking successors up and storing them is about two
+//! fifths of a one-thread search on the large OLake configurations, so one search gains at most
+//! about 2–2.5× from any number of threads (docs/checker.md, "Threads").
 //!
 //! # Across machines (design, not built)
 //!
@@ -64,8 +70,8 @@
 
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
@@ -76,7 +82,8 @@ use crate::liveness::{self, Graph};
 use crate::system::FairClass;
 
 /// Parents expanded per round when [`Options::chunk_states`] is left at its default. It bounds
-/// the successors a round holds whole before they are merged.
+/// the successors a round holds whole, made and waiting to be looked up (on several threads,
+/// helpers may make a whole round ahead of the thread storing it).
 pub const CHUNK_STATES: usize = 4096;
 
 /// Bytes of whole states a level being built holds before it packs them, when the model has a
@@ -84,13 +91,6 @@ pub const CHUNK_STATES: usize = 4096;
 /// above it each state is encoded once and decoded once more to be expanded, and a packed
 /// state is not compared with a duplicate of its fingerprint.
 pub const PACK_ABOVE_BYTES: usize = 64 << 20;
-
-/// The fewest items a piece of a round has; smaller pieces cost more to hand out than they save.
-/// Tests split even the smallest levels, to exercise the merge.
-const MIN_PIECE: usize = if cfg!(test) { 1 } else { 64 };
-
-/// Pieces a round is cut into per thread (see [`in_parallel`]).
-const PIECES_PER_THREAD: usize = 8;
 
 /// A table slot's index when the slot is empty, and a root's parent.
 const NONE: u32 = u32::MAX;
@@ -144,7 +144,7 @@ pub struct Options {
     pub threads: usize,
     pub budget: Budget,
     /// Parents expanded per round (at least 1). The results do not depend on it; it bounds the
-    /// successors held whole between expansion and merge.
+    /// successors held whole, made and waiting to be looked up.
     pub chunk_states: usize,
     /// Also compare a new state with an older stored state whose fingerprint it shares, by
     /// rebuilding the older one from the initial state (one re-execution of its path per such
@@ -269,7 +269,7 @@ pub struct Report<S, A> {
     /// rule of [`Budget::max_memory_bytes`]: table slots × (fingerprint + 4), the parent links
     /// packed (parent index, action position: about 2 bytes a state), states held whole ×
     /// `size_of` the state, states held packed at their bytes + 4. Heap memory a state owns,
-    /// and a round's own buffers (successors waiting to be merged, a packed block decoded to be
+    /// and a round's own buffers (successors made and waiting to be looked up, a packed block decoded to be
     /// expanded, the counts of its new states), are not counted.
     pub memory_bytes: u64,
     pub collision: CollisionEstimate,
@@ -1216,70 +1216,6 @@ type Levels<'a, S> = (&'a Level<S>, &'a mut Level<S>, &'a mut Vec<Vec<S>>);
 /// A stored state's marks for the liveness checker (each row's goal and trigger).
 pub type Marks<'a, S> = &'a (dyn Fn(&S) -> u32 + Sync);
 
-/// What one thread found stored and already known since its previous new state.
-#[derive(Copy, Clone, Debug, Default)]
-struct Skipped {
-    /// Generated outside the boundary.
-    outside: u64,
-    /// Generated inside the boundary with a fingerprint already stored.
-    known: u64,
-}
-
-/// A successor whose fingerprint was not stored when its round began.
-struct New<S, F> {
-    skipped: Skipped,
-    parent: u32,
-    action: u16,
-    print: F,
-    state: S,
-}
-
-/// An edge of the graph being recorded, from the parent being expanded.
-#[derive(Copy, Clone)]
-struct Link {
-    /// The target's index; when `fresh`, its place in the piece's new states instead.
-    target: u32,
-    fresh: bool,
-    classes: u32,
-}
-
-/// One thread's share of a round, in parent order then action order. Its vectors keep their
-/// allocations from round to round ([`Expanded::clear`]): a share is hundreds of kilobytes,
-/// which the allocator would otherwise give back to the system and fault in again each round.
-struct Expanded<S, F> {
-    news: Vec<New<S, F>>,
-    trailing: Skipped,
-    /// When recording a graph: per parent, its enabled fairness classes and its edge count.
-    parents: Vec<(u32, u32)>,
-    /// When recording a graph: the parents' edges, in order.
-    links: Vec<Link>,
-    /// A parent's successors, made and waiting to be looked up (empty between parents).
-    made: Vec<Made<S, F>>,
-}
-
-impl<S, F> Default for Expanded<S, F> {
-    fn default() -> Self {
-        Expanded {
-            news: Vec::new(),
-            trailing: Skipped::default(),
-            parents: Vec::new(),
-            links: Vec::new(),
-            made: Vec::new(),
-        }
-    }
-}
-
-impl<S, F> Expanded<S, F> {
-    /// Empties it, keeping its vectors' allocations.
-    fn clear(&mut self) {
-        self.news.clear();
-        self.trailing = Skipped::default();
-        self.parents.clear();
-        self.links.clear();
-        self.made.clear();
-    }
-}
-
 /// What the compact engine records for the liveness checker while it explores (see
 /// [`explore_hooked`]): each state's edges with their fairness classes, the classes enabled in
 /// it, and its marks.
@@ -1295,7 +1231,7 @@ struct Space<'a, M: Model, P: Fingerprinter<M::State>> {
     model: &'a M,
     fingerprinter: &'a P,
     visited: Visited<P::Print>,
-    /// Fingerprints met lately, for the look-ups of one-thread rounds and of the merge.
+    /// Fingerprints met lately, looked up before the table (see [`Recent`]).
     recent: Recent<P::Print>,
     /// Each initial state's position in `init_states()`; they are stored first, at `0..`.
     roots: Vec<u32>,
@@ -1472,8 +1408,6 @@ where
     let mut totals = Totals::default();
     let mut stop = None;
     let mut spare = Vec::new();
-    // The threads' shares of a round, emptied, for the next round's.
-    let mut spare_shares = Vec::new();
     // Per new state of the round being checked: the totals once it was stored.
     let mut generated: Vec<Totals> = Vec::new();
 
@@ -1565,7 +1499,7 @@ where
             let round_start = next.len;
             generated.clear();
             let verify = options.verify_duplicates;
-            let merging = Merge {
+            let storing = Storing {
                 budget,
                 depth,
                 generated: &mut generated,
@@ -1585,39 +1519,14 @@ where
                     levels,
                     (first, parents, verify),
                     recording,
-                    merging,
+                    storing,
                     &mut totals,
                 )?
             } else {
-                let space_ref = &space;
-                let (current_ref, next_ref) = (&current, &next);
-                let shares = Mutex::new(std::mem::take(&mut spare_shares));
-                let pieces = in_parallel(round_threads, parents, &|offset, piece| {
-                    let at = (first + offset, verify);
-                    let share = shares.lock().map(|mut s| s.pop()).ok().flatten();
-                    let share = share.unwrap_or_default();
-                    expand(
-                        space_ref,
-                        (current_ref, next_ref),
-                        at,
-                        piece,
-                        recording,
-                        share,
-                    )
-                });
-                spare_shares = shares.into_inner().unwrap_or_default();
-                let mut expanded = Vec::with_capacity(pieces.len());
-                for piece in pieces {
-                    // The first error in parent order, whatever the thread count.
-                    expanded.push(piece?);
-                }
                 let levels = (&current, &mut next, &mut spare);
-                let limit = merge(&mut space, levels, &mut expanded, merging, &mut totals)?;
-                for mut share in expanded {
-                    share.clear();
-                    spare_shares.push(share);
-                }
-                limit
+                let at = (first, parents, verify);
+                let sharing = (&mut totals, round_threads);
+                expand_store_helped(&mut space, levels, at, recording, storing, sharing)?
             };
             if let Some(limit) = limit {
                 stop = Some(Stop::Limit(limit));
@@ -1645,7 +1554,7 @@ where
             }
         }
     }
-    drop((current, next, spare, spare_shares));
+    drop((current, next, spare));
     let stop = stop.expect("the loop ends with a reason");
     let mut checked = Vec::with_capacity(properties.len());
     for (property, status) in properties.iter().zip(status) {
@@ -1790,188 +1699,24 @@ fn admit<F: Fingerprint, S>(
     None
 }
 
-/// Runs `work` on contiguous pieces of `items` on `threads` threads and returns the results in
-/// piece order; `work` is told each piece's offset in `items`.
-///
-/// Pieces are about eight per thread, taken in turn by whichever thread is free: on a shared
-/// machine a thread that is descheduled holds up the round by one small piece, not by a share
-/// of it. Which thread ran a piece never shows in the results.
-fn in_parallel<T: Sync, R: Send>(
-    threads: usize,
-    items: &[T],
-    work: &(dyn Fn(usize, &[T]) -> R + Sync),
-) -> Vec<R> {
-    let size = items
-        .len()
-        .div_ceil(threads * PIECES_PER_THREAD)
-        .max(MIN_PIECE);
-    let pieces = items.len().div_ceil(size);
-    if threads <= 1 || pieces <= 1 {
-        return vec![work(0, items)];
-    }
-    let next = AtomicUsize::new(0);
-    let run = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= pieces {
-                return done;
-            }
-            let start = i * size;
-            let piece = &items[start..(start + size).min(items.len())];
-            done.push((i, work(start, piece)));
-        }
-    };
-    let mut results: Vec<Option<R>> = (0..pieces).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads.min(pieces)).map(|_| scope.spawn(run)).collect();
-        let mine = run();
-        let theirs = others.into_iter().flat_map(|other| {
-            other
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        });
-        for (i, result) in mine.into_iter().chain(theirs) {
-            results[i] = Some(result);
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.expect("every piece ran"))
-        .collect()
-}
-
-/// Generates the successors of `parents` (at position `first` on of `current`) into `expanded`
-/// (empty), dropping those outside the boundary or already stored and comparing those with a
-/// state held whole; with a `recording`, keeping each parent's edges and enabled classes.
-fn expand<M, P>(
-    space: &Space<'_, M, P>,
-    (current, next): (&Level<M::State>, &Level<M::State>),
-    (first, verify): (usize, bool),
-    parents: &[M::State],
-    recording: Option<&Recording<'_, M>>,
-    mut expanded: Expanded<M::State, P::Print>,
-) -> Result<Expanded<M::State, P::Print>, Error>
-where
-    M: Model,
-    M::State: Eq + Clone,
-    M::Action: Clone,
-    P: Fingerprinter<M::State>,
-{
-    let mut actions = Vec::new();
-    let mut made = std::mem::take(&mut expanded.made);
-    for (offset, state) in parents.iter().enumerate() {
-        let parent = current.start + (first + offset) as u32;
-        actions.clear();
-        space.model.actions(state, &mut actions);
-        if actions.len() > usize::from(u16::MAX) + 1 {
-            return Err(Error::TooManyActions {
-                index: parent.into(),
-                actions: actions.len(),
-            });
-        }
-        let mut enabled = 0;
-        let links_before = expanded.links.len();
-        // The parent's successors are fingerprinted first and their slots fetched ahead, so
-        // that their look-ups wait for memory together.
-        for (position, action) in actions.drain(..).enumerate() {
-            let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
-            let Some(successor) = space.model.next_state(state, action) else {
-                continue;
-            };
-            enabled |= classes;
-            let print = space.model.within_boundary(&successor).then(|| {
-                let print = space.fingerprinter.fingerprint(&successor);
-                space.visited.table.prefetch(print);
-                print
-            });
-            made.push(Made {
-                position,
-                classes,
-                print,
-                state: successor,
-            });
-        }
-        for Made {
-            position,
-            classes,
-            print,
-            state: successor,
-        } in made.drain(..)
-        {
-            let Some(print) = print else {
-                expanded.trailing.outside += 1;
-                continue;
-            };
-            match space.visited.find(print) {
-                Ok(stored) => {
-                    let held = current.matches(stored, &successor);
-                    let same = match held.or_else(|| next.matches(stored, &successor)) {
-                        Some(same) => same,
-                        None if verify => *space.rebuild(stored)?.last_state() == successor,
-                        None => true,
-                    };
-                    if !same {
-                        return Err(Error::Collision {
-                            print: print.widen(),
-                            stored: stored.into(),
-                            parent: Some(parent.into()),
-                            action: Some(position as u64),
-                        });
-                    }
-                    expanded.trailing.known += 1;
-                    if recording.is_some() {
-                        expanded.links.push(Link {
-                            target: stored,
-                            fresh: false,
-                            classes,
-                        });
-                    }
-                }
-                Err(_) => {
-                    if recording.is_some() {
-                        expanded.links.push(Link {
-                            target: expanded.news.len() as u32,
-                            fresh: true,
-                            classes,
-                        });
-                    }
-                    expanded.news.push(New {
-                        skipped: std::mem::take(&mut expanded.trailing),
-                        parent,
-                        action: position as u16,
-                        print,
-                        state: successor,
-                    });
-                }
-            }
-        }
-        if recording.is_some() {
-            let edges = (expanded.links.len() - links_before) as u32;
-            expanded.parents.push((enabled, edges));
-        }
-    }
-    expanded.made = made;
-    Ok(expanded)
-}
-
 /// Tables larger than this (in bytes) are past the processor's caches: successors are then
 /// looked up a parent's worth at a time, their slots fetched ahead together.
 const PREFETCH_ABOVE_BYTES: usize = 8 << 20;
 
-/// [`expand`] and [`merge`] in one pass on one thread, for block `b` of the level being
-/// expanded: each new state is stored as it is generated, in the same order and with the same
+/// Round `b` of the level being expanded, on one thread: each parent's successors are made
+/// ([`make`]) and looked up in order, and each new one is stored as it is met, so a round stores
+/// what a helped round ([`expand_store_helped`]) stores, in the same order and with the same
 /// counts. Returns the limit that stopped it, if one did.
 ///
 /// In a table larger than the caches each look-up waits for memory, so a parent's successors
-/// are then fingerprinted and their slots fetched ahead, and looked up only once the next
+/// then have their slots fetched ahead as they are made, and are looked up only once the next
 /// parent's successors have been made: each fetch has that long to arrive.
 fn expand_store<M, P>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
     (first, parents, verify): (usize, &[M::State], bool),
     recording: Option<&Recording<'_, M>>,
-    mut merging: Merge<'_, M::State>,
+    mut storing: Storing<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
 where
@@ -1985,67 +1730,295 @@ where
     let mut ahead = Ahead::default();
     for (offset, state) in parents.iter().enumerate() {
         let parent = current.start + (first + offset) as u32;
-        actions.clear();
-        space.model.actions(state, &mut actions);
         // The unit tests' tables are small: they take both ways, three parents batched in a
         // row, then one not.
         let batch =
             space.visited.table.bytes() > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 4 != 0);
-        if !batch || actions.len() > usize::from(u16::MAX) + 1 {
-            let levels = (current, &mut *next, &mut *spare);
-            if let Some(limit) = ahead.settle(space, levels, verify, &mut merging, totals)? {
-                return Ok(Some(limit));
-            }
-        }
-        if actions.len() > usize::from(u16::MAX) + 1 {
-            return Err(Error::TooManyActions {
-                index: parent.into(),
-                actions: actions.len(),
-            });
-        }
-        let mut enabled = 0;
-        for (position, action) in actions.drain(..).enumerate() {
-            let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
-            let Some(successor) = space.model.next_state(state, action) else {
-                continue;
-            };
-            enabled |= classes;
-            let print = space
-                .model
-                .within_boundary(&successor)
-                .then(|| space.fingerprinter.fingerprint(&successor));
-            let made_one = Made {
-                position,
-                classes,
-                print,
-                state: successor,
-            };
+        let fetch = |print| {
             if batch {
-                if let Some(print) = print {
-                    space.fetch_ahead(print);
-                }
-                made.push(made_one);
-                continue;
+                space.fetch_ahead(print);
             }
-            let levels = (current, &mut *next, &mut *spare);
-            let at = (parent, verify);
-            if let Some(limit) = settle(space, levels, at, made_one, &mut merging, totals)? {
-                return Ok(Some(limit));
-            }
+        };
+        let machine = (space.model, space.fingerprinter);
+        let making = make(
+            machine,
+            (parent, state),
+            recording,
+            &mut actions,
+            &mut made,
+            fetch,
+        );
+        // The previous parent's successors are looked up before this parent's error, if any.
+        let levels = (current, &mut *next, &mut *spare);
+        if let Some(limit) = ahead.settle(space, levels, verify, &mut storing, totals)? {
+            return Ok(Some(limit));
         }
-        if batch {
+        std::mem::swap(&mut made, &mut ahead.made);
+        ahead.parent = Some((parent, making?));
+        if !batch {
             let levels = (current, &mut *next, &mut *spare);
-            if let Some(limit) = ahead.settle(space, levels, verify, &mut merging, totals)? {
+            if let Some(limit) = ahead.settle(space, levels, verify, &mut storing, totals)? {
                 return Ok(Some(limit));
             }
-            std::mem::swap(&mut made, &mut ahead.made);
-            ahead.parent = Some((parent, enabled));
-        } else if let Some(graph) = merging.graph.as_deref_mut() {
-            graph.end_state(enabled);
         }
     }
     let levels = (current, &mut *next, &mut *spare);
-    ahead.settle(space, levels, verify, &mut merging, totals)
+    ahead.settle(space, levels, verify, &mut storing, totals)
+}
+
+/// Makes the successors of `state`, stored at index `parent`, into `made` (empty), each
+/// fingerprinted (`None` outside the boundary) and handed to `fetch` (to fetch its table slot
+/// ahead, or not); returns the fairness classes enabled in it.
+///
+/// An error: more than 65,536 actions ([`Error::TooManyActions`]: an action's position is
+/// stored in 16 bits).
+fn make<M, P>(
+    (model, fingerprinter): (&M, &P),
+    (parent, state): (u32, &M::State),
+    recording: Option<&Recording<'_, M>>,
+    actions: &mut Vec<M::Action>,
+    made: &mut Vec<Made<M::State, P::Print>>,
+    fetch: impl Fn(P::Print),
+) -> Result<u32, Error>
+where
+    M: Model,
+    P: Fingerprinter<M::State>,
+{
+    actions.clear();
+    model.actions(state, actions);
+    if actions.len() > usize::from(u16::MAX) + 1 {
+        return Err(Error::TooManyActions {
+            index: parent.into(),
+            actions: actions.len(),
+        });
+    }
+    let mut enabled = 0;
+    for (position, action) in actions.drain(..).enumerate() {
+        let classes = recording.map_or(0, |r| liveness::classes_of(r.fairness, &action));
+        let Some(successor) = model.next_state(state, action) else {
+            continue;
+        };
+        enabled |= classes;
+        let print = model.within_boundary(&successor).then(|| {
+            let print = fingerprinter.fingerprint(&successor);
+            fetch(print);
+            print
+        });
+        made.push(Made {
+            position,
+            classes,
+            print,
+            state: successor,
+        });
+    }
+    Ok(enabled)
+}
+
+/// Parents whose successors one thread makes at a time in a helped round ([`expand_store_helped`]).
+/// Tests make runs of two, so that even their smallest rounds are helped.
+const RUN_PARENTS: usize = if cfg!(test) { 2 } else { 16 };
+
+/// The successors of a run of parents, made by whichever thread took the run.
+struct Run<S, F> {
+    /// Per parent: its index, the fairness classes enabled in it, and how many successors it made.
+    parents: Vec<(u32, u32, usize)>,
+    made: Vec<Made<S, F>>,
+    /// What stopped the making at the parent after the last one, if anything did.
+    error: Option<Error>,
+}
+
+impl<S, F> Default for Run<S, F> {
+    fn default() -> Self {
+        Run {
+            parents: Vec::new(),
+            made: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+/// The runs of a helped round: made ones waiting to be stored, in order, and emptied ones for
+/// the threads to fill again (made on one thread and freed on another, each run would
+/// otherwise go back to the system and be faulted in again).
+struct Runs<S, F> {
+    made: Vec<Option<Run<S, F>>>,
+    emptied: Vec<Run<S, F>>,
+    /// A helping thread panicked: its run will never come.
+    lost: bool,
+}
+
+/// Makes the successors of run `r` of `parents` (the round's first stored at index `first`).
+fn make_run<M, P>(
+    (model, fingerprinter): (&M, &P),
+    (first, parents): (u32, &[M::State]),
+    r: usize,
+    recording: Option<&Recording<'_, M>>,
+    mut run: Run<M::State, P::Print>,
+) -> Run<M::State, P::Print>
+where
+    M: Model,
+    P: Fingerprinter<M::State>,
+{
+    let mut actions = Vec::new();
+    let start = r * RUN_PARENTS;
+    let end = (start + RUN_PARENTS).min(parents.len());
+    for (offset, state) in parents[start..end].iter().enumerate() {
+        let parent = first + (start + offset) as u32;
+        let before = run.made.len();
+        let making = make(
+            (model, fingerprinter),
+            (parent, state),
+            recording,
+            &mut actions,
+            &mut run.made,
+            |_| {},
+        );
+        match making {
+            Ok(enabled) => run.parents.push((parent, enabled, run.made.len() - before)),
+            Err(error) => {
+                run.error = Some(error);
+                break;
+            }
+        }
+    }
+    run
+}
+
+/// [`expand_store`] with helpers, for a round given `threads` threads: the threads take runs of
+/// [`RUN_PARENTS`] parents in turn and make their successors, and this thread alone looks them
+/// up and stores them, run after run in order, as [`expand_store`] does. The table and the level
+/// being built are only ever touched by this thread, so what is stored, and every count, is
+/// what one thread stores. Returns the limit that stopped it, if one did.
+fn expand_store_helped<M, P>(
+    space: &mut Space<'_, M, P>,
+    levels: Levels<'_, M::State>,
+    (first, parents, verify): (usize, &[M::State], bool),
+    recording: Option<&Recording<'_, M>>,
+    storing: Storing<'_, M::State>,
+    (totals, threads): (&mut Totals, usize),
+) -> Result<Option<Limit>, Error>
+where
+    M: Model + Sync,
+    M::State: Eq + Clone + Send + Sync,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    let first = levels.0.start + first as u32;
+    let count = parents.len().div_ceil(RUN_PARENTS);
+    let runs = Mutex::new(Runs {
+        made: (0..count).map(|_| None).collect(),
+        emptied: Vec::new(),
+        lost: false,
+    });
+    let (ready, claimed, done) = (Condvar::new(), AtomicUsize::new(0), AtomicBool::new(false));
+    let machine = (space.model, space.fingerprinter);
+    let lock = || {
+        runs.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    // Takes the next run not yet taken and makes it; false once there is none.
+    let make_next = || {
+        let r = claimed.fetch_add(1, Ordering::Relaxed);
+        if r >= count || done.load(Ordering::Relaxed) {
+            return false;
+        }
+        let run = lock().emptied.pop().unwrap_or_default();
+        let run = make_run(machine, (first, parents), r, recording, run);
+        lock().made[r] = Some(run);
+        ready.notify_all();
+        true
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(count) {
+            scope.spawn(|| {
+                let made =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while make_next() {}));
+                if let Err(panic) = made {
+                    lock().lost = true;
+                    ready.notify_all();
+                    std::panic::resume_unwind(panic);
+                }
+            });
+        }
+        let next_run = |r: usize| loop {
+            let mut held = lock();
+            if let Some(run) = held.made[r].take() {
+                return Some(run);
+            }
+            if held.lost {
+                return None;
+            }
+            if claimed.load(Ordering::Relaxed) < count {
+                drop(held);
+                make_next();
+                continue;
+            }
+            drop(ready.wait_while(held, |held| held.made[r].is_none() && !held.lost));
+        };
+        let taking = (&next_run, &lock);
+        let stored = store_runs(space, levels, (verify, count), taking, storing, totals);
+        done.store(true, Ordering::Relaxed);
+        stored
+    })
+}
+
+/// Stores runs `0..count` of a helped round, taken in order from `next_run`, each parent's
+/// successors as [`settle`] does, with the next parent's slots fetched ahead while a parent's
+/// successors are looked up; emptied runs go back through `lock`. Returns the limit that
+/// stopped it, if one did.
+fn store_runs<'r, M, P, N, L>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): Levels<'_, M::State>,
+    (verify, count): (bool, usize),
+    (next_run, lock): (&N, &L),
+    mut storing: Storing<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone + 'r,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+    P::Print: 'r,
+    N: Fn(usize) -> Option<Run<M::State, P::Print>>,
+    L: Fn() -> MutexGuard<'r, Runs<M::State, P::Print>>,
+{
+    for r in 0..count {
+        // None: a helping thread panicked, and its panic follows once the round's scope ends.
+        let Some(mut run) = next_run(r) else {
+            return Ok(None);
+        };
+        let fetch = |made: &[Made<M::State, P::Print>], space: &Space<'_, M, P>| {
+            for print in made.iter().filter_map(|one| one.print) {
+                space.fetch_ahead(print);
+            }
+        };
+        let sizes = run.parents.iter().map(|&(_, _, n)| n);
+        fetch(&run.made[..sizes.clone().next().unwrap_or(0)], space);
+        let mut from = 0;
+        for (&(parent, enabled, n), following) in run.parents.iter().zip(sizes.skip(1).chain([0])) {
+            let (made, ahead) = run.made[from..].split_at(n);
+            fetch(&ahead[..following], space);
+            for one in made {
+                let levels = (current, &mut *next, &mut *spare);
+                let at = (parent, verify);
+                if let Some(limit) = settle(space, levels, at, one, &mut storing, totals)? {
+                    return Ok(Some(limit));
+                }
+            }
+            if let Some(graph) = storing.graph.as_deref_mut() {
+                graph.end_state(enabled);
+            }
+            from += n;
+        }
+        run.made.clear();
+        if let Some(error) = run.error.take() {
+            return Err(error);
+        }
+        run.parents.clear();
+        lock().emptied.push(run);
+    }
+    Ok(None)
 }
 
 /// A parent's successors made, fingerprinted and fetched ahead, waiting to be looked up.
@@ -2072,7 +2045,7 @@ impl<S, F> Ahead<S, F> {
         space: &mut Space<'_, M, P>,
         (current, next, spare): Levels<'_, S>,
         verify: bool,
-        merging: &mut Merge<'_, S>,
+        storing: &mut Storing<'_, S>,
         totals: &mut Totals,
     ) -> Result<Option<Limit>, Error>
     where
@@ -2084,14 +2057,15 @@ impl<S, F> Ahead<S, F> {
         let Some((parent, enabled)) = self.parent.take() else {
             return Ok(None);
         };
-        for made_one in self.made.drain(..) {
+        for made_one in &self.made {
             let levels = (current, &mut *next, &mut *spare);
-            if let Some(limit) = settle(space, levels, (parent, verify), made_one, merging, totals)?
+            if let Some(limit) = settle(space, levels, (parent, verify), made_one, storing, totals)?
             {
                 return Ok(Some(limit));
             }
         }
-        if let Some(graph) = merging.graph.as_deref_mut() {
+        self.made.clear();
+        if let Some(graph) = storing.graph.as_deref_mut() {
             graph.end_state(enabled);
         }
         Ok(None)
@@ -2106,8 +2080,8 @@ fn settle<M, P>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
     (parent, verify): (u32, bool),
-    made: Made<M::State, P::Print>,
-    merging: &mut Merge<'_, M::State>,
+    made: &Made<M::State, P::Print>,
+    storing: &mut Storing<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
 where
@@ -2116,11 +2090,11 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let Made {
+    let &Made {
         position,
         classes,
         print,
-        state: successor,
+        state: ref successor,
     } = made;
     totals.states += 1;
     let Some(print) = print else {
@@ -2129,10 +2103,10 @@ where
     totals.lookups += 1;
     let target = match space.find(print) {
         Ok(stored) => {
-            let held = current.matches(stored, &successor);
-            let same = match held.or_else(|| next.matches(stored, &successor)) {
+            let held = current.matches(stored, successor);
+            let same = match held.or_else(|| next.matches(stored, successor)) {
                 Some(same) => same,
-                None if verify => *space.rebuild(stored)?.last_state() == successor,
+                None if verify => space.rebuild(stored)?.last_state() == successor,
                 None => true,
             };
             if !same {
@@ -2146,22 +2120,22 @@ where
             stored
         }
         Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.counted());
-            let (levels, budget) = ((current, &*next), merging.budget);
+            let edges = storing.graph.as_ref().map(|g| g.counted());
+            let (levels, budget) = ((current, &*next), storing.budget);
             let link = (edges, print, (parent, position as u16));
             if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
                 return Ok(Some(limit));
             }
             let index = space.insert(slot, print, parent, position as u16);
-            next.push(successor, spare);
-            totals.max_depth = merging.depth;
+            next.push(successor.clone(), spare);
+            totals.max_depth = storing.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
             totals.memory_bytes = totals.memory_bytes.max(bytes);
-            merging.generated.push(*totals);
+            storing.generated.push(*totals);
             index
         }
     };
-    if let Some(graph) = merging.graph.as_deref_mut() {
+    if let Some(graph) = storing.graph.as_deref_mut() {
         graph.push_edge(target, classes);
     }
     Ok(None)
@@ -2175,125 +2149,13 @@ struct Made<S, F> {
     state: S,
 }
 
-/// How many new states ahead a merge fetches a slot.
-const MERGE_LOOKAHEAD: usize = 8;
-
-/// What a round's merge is bound by and fills in besides the search.
-struct Merge<'a, S> {
+/// What storing a round's new states is bound by and fills in besides the search.
+struct Storing<'a, S> {
     budget: &'a Budget,
     depth: u64,
     /// Per new state stored, the totals once it was.
     generated: &'a mut Vec<Totals>,
     graph: Option<&'a mut Graph<S>>,
-}
-
-/// Stores a round's new states in order, counting every generated state as it goes, and with
-/// a graph its parents' edges. Returns the limit that stopped it, if one did.
-fn merge<M, P>(
-    space: &mut Space<'_, M, P>,
-    levels: Levels<'_, M::State>,
-    expanded: &mut [Expanded<M::State, P::Print>],
-    mut merging: Merge<'_, M::State>,
-    totals: &mut Totals,
-) -> Result<Option<Limit>, Error>
-where
-    M: Model,
-    M::State: Eq,
-    P: Fingerprinter<M::State>,
-{
-    let (current, next, spare) = levels;
-    for piece in expanded {
-        let mut news = piece.news.drain(..);
-        let mut levels = (current, &mut *next, &mut *spare);
-        match merging.graph.as_deref_mut() {
-            None => {
-                // Each new state's slot is fetched ahead, a few new states before its turn.
-                let prints: Vec<P::Print> = news.as_slice().iter().map(|n| n.print).collect();
-                for (i, new) in news.enumerate() {
-                    if let Some(&ahead) = prints.get(i + MERGE_LOOKAHEAD) {
-                        space.fetch_ahead(ahead);
-                    }
-                    if let Err(limit) = store(space, &mut levels, new, &mut merging, totals)? {
-                        return Ok(Some(limit));
-                    }
-                }
-            }
-            Some(graph) => {
-                let mut links = piece.links.iter();
-                for &(enabled, edges) in &piece.parents {
-                    for link in links.by_ref().take(edges as usize) {
-                        let target = if link.fresh {
-                            let new = news.next().expect("one new state per fresh link");
-                            let mut merged = Merge {
-                                budget: merging.budget,
-                                depth: merging.depth,
-                                generated: &mut *merging.generated,
-                                graph: Some(&mut *graph),
-                            };
-                            match store(space, &mut levels, new, &mut merged, totals)? {
-                                Ok(index) => index,
-                                Err(limit) => return Ok(Some(limit)),
-                            }
-                        } else {
-                            link.target
-                        };
-                        graph.push_edge(target, link.classes);
-                    }
-                    graph.end_state(enabled);
-                }
-            }
-        }
-        totals.states += piece.trailing.outside + piece.trailing.known;
-        totals.lookups += piece.trailing.known;
-    }
-    Ok(None)
-}
-
-/// Stores `new` unless it was stored earlier in its round, counting the states generated since
-/// the one before it; its index, or the limit that storing it would exceed.
-fn store<M, P>(
-    space: &mut Space<'_, M, P>,
-    (current, next, spare): &mut Levels<'_, M::State>,
-    new: New<M::State, P::Print>,
-    merging: &mut Merge<'_, M::State>,
-    totals: &mut Totals,
-) -> Result<Result<u32, Limit>, Error>
-where
-    M: Model,
-    M::State: Eq,
-    P: Fingerprinter<M::State>,
-{
-    totals.states += new.skipped.outside + new.skipped.known + 1;
-    totals.lookups += new.skipped.known + 1;
-    match space.find(new.print) {
-        Ok(stored) => {
-            // Stored earlier in this round, so held whole in `next`.
-            if next.matches(stored, &new.state) != Some(true) {
-                return Err(Error::Collision {
-                    print: new.print.widen(),
-                    stored: stored.into(),
-                    parent: Some(new.parent.into()),
-                    action: Some(new.action.into()),
-                });
-            }
-            Ok(Ok(stored))
-        }
-        Err(slot) => {
-            let edges = merging.graph.as_ref().map(|g| g.counted());
-            let (levels, budget) = ((*current, &**next), merging.budget);
-            let link = (edges, new.print, (new.parent, new.action));
-            if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
-                return Ok(Err(limit));
-            }
-            let index = space.insert(slot, new.print, new.parent, new.action);
-            next.push(new.state, spare);
-            totals.max_depth = merging.depth;
-            let bytes = counted_bytes(&space.visited, current, next, edges);
-            totals.memory_bytes = totals.memory_bytes.max(bytes);
-            merging.generated.push(*totals);
-            Ok(Ok(index))
-        }
-    }
 }
 
 /// The new states of a round, to check: `next`'s from position `from` on, at `depth`, with
@@ -3132,6 +2994,130 @@ mod tests {
                     )
                 })
         })
+    }
+
+    /// From 0, one level of `width` states, 1 to `width`; each of them steps to itself plus
+    /// 1,000, but for those in `crowded`, which have 65,537 actions.
+    struct Fan {
+        width: u32,
+        crowded: &'static [u32],
+    }
+
+    impl Model for Fan {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            vec![0]
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            if *state == 0 {
+                actions.extend(1..=self.width);
+            } else if self.crowded.contains(state) {
+                actions.extend(0..65_537);
+            } else {
+                actions.push(state + 1_000);
+            }
+        }
+        fn next_state(&self, _: &u32, action: u32) -> Option<u32> {
+            Some(action)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::always("true", |_, _| true)]
+        }
+    }
+
+    #[test]
+    fn too_many_actions_is_the_first_parent_s_error_at_any_thread_count() {
+        let fan = Fan {
+            width: 200,
+            crowded: &[150, 190],
+        };
+        for threads in [1, 2, 4] {
+            let options = Options {
+                threads,
+                ..Options::default()
+            };
+            assert_eq!(
+                check(&fan, &options).expect_err("too many actions"),
+                Error::TooManyActions {
+                    index: 150,
+                    actions: 65_537,
+                },
+                "{threads} threads"
+            );
+        }
+    }
+
+    /// Which thread's successor making panics in [`Panicky`].
+    #[derive(Copy, Clone, PartialEq)]
+    enum Panics {
+        /// The thread that called the search.
+        Caller,
+        /// A helping thread.
+        Helper,
+    }
+
+    /// [`Fan`]'s first level, whose expansion panics on one kind of thread once it has begun
+    /// on the other: the other kind waits (up to ten seconds) for that panic.
+    struct Panicky {
+        caller: std::thread::ThreadId,
+        panics: Panics,
+        panicked: std::sync::atomic::AtomicBool,
+    }
+
+    impl Model for Panicky {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            vec![0]
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            actions.push(if *state == 0 { 1 } else { state + 1_000 });
+            if *state == 0 {
+                actions.extend(2..=64);
+            }
+        }
+        fn next_state(&self, state: &u32, action: u32) -> Option<u32> {
+            if *state != 0 {
+                let on_caller = std::thread::current().id() == self.caller;
+                if on_caller == (self.panics == Panics::Caller) {
+                    self.panicked.store(true, Ordering::SeqCst);
+                    panic!("a model's panic while making successors");
+                }
+                let waited = Instant::now();
+                while !self.panicked.load(Ordering::SeqCst)
+                    && waited.elapsed() < std::time::Duration::from_secs(10)
+                {
+                    std::thread::yield_now();
+                }
+            }
+            Some(action)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::always("true", |_, _| true)]
+        }
+    }
+
+    #[test]
+    fn a_panic_while_making_successors_ends_the_search_on_any_thread() {
+        for panics in [Panics::Caller, Panics::Helper] {
+            let model = Panicky {
+                caller: std::thread::current().id(),
+                panics,
+                panicked: std::sync::atomic::AtomicBool::new(false),
+            };
+            let options = Options {
+                threads: 2,
+                ..Options::default()
+            };
+            let search =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&model, &options)));
+            assert!(search.is_err(), "the panic reaches the caller");
+            assert!(
+                model.panicked.load(Ordering::SeqCst),
+                "the panic was the model's"
+            );
+        }
     }
 
     proptest! {
