@@ -42,7 +42,7 @@
 //! A level is expanded in rounds of [`Options::chunk_states`] parents. On one thread a round
 //! makes each parent's successors and looks them up in order, storing each new one as it is met
 //! ([`expand_store`]). On N threads the round is *helped* ([`expand_store_helped`]): its parents
-//! are cut into runs of 16, which all N threads take in turn to make their successors (actions,
+//! are cut into runs of 64, which all N threads take in turn to make their successors (actions,
 //! `next_state`, fingerprint), while the thread that owns the round looks the runs up and stores
 //! them, run after run in order, as one thread does. Only that thread touches the table and the
 //! level being built, so the stored order, and with it every count, path and verdict, is the
@@ -1816,7 +1816,7 @@ where
 
 /// Parents whose successors one thread makes at a time in a helped round ([`expand_store_helped`]).
 /// Tests make runs of two, so that even their smallest rounds are helped.
-const RUN_PARENTS: usize = if cfg!(test) { 2 } else { 16 };
+const RUN_PARENTS: usize = if cfg!(test) { 2 } else { 64 };
 
 /// The successors of a run of parents, made by whichever thread took the run.
 struct Run<S, F> {
