@@ -70,6 +70,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -1734,55 +1735,66 @@ where
         // row, then one not.
         let batch =
             space.visited.table.bytes() > PREFETCH_ABOVE_BYTES || (cfg!(test) && parent % 4 != 0);
-        let fetch = |print| {
-            if batch {
-                space.fetch_ahead(print);
-            }
-        };
-        let machine = (space.model, space.fingerprinter);
-        let making = make(
-            machine,
-            (parent, state),
-            recording,
-            &mut actions,
-            &mut made,
-            fetch,
-        );
-        // The previous parent's successors are looked up before this parent's error, if any.
-        let levels = (current, &mut *next, &mut *spare);
-        if let Some(limit) = ahead.settle(space, levels, verify, &mut storing, totals)? {
-            return Ok(Some(limit));
-        }
-        std::mem::swap(&mut made, &mut ahead.made);
-        ahead.parent = Some((parent, making?));
         if !batch {
             let levels = (current, &mut *next, &mut *spare);
             if let Some(limit) = ahead.settle(space, levels, verify, &mut storing, totals)? {
                 return Ok(Some(limit));
             }
         }
+        let machine = (space.model, space.fingerprinter);
+        let each = |one: Made<M::State, P::Print>| {
+            if batch {
+                if let Some(print) = one.print {
+                    space.fetch_ahead(print);
+                }
+                made.push(one);
+                return Ok(ControlFlow::Continue(()));
+            }
+            let levels = (current, &mut *next, &mut *spare);
+            let at = (parent, verify);
+            let limit = settle(space, levels, at, one, &mut storing, totals)?;
+            Ok(limit.map_or(ControlFlow::Continue(()), ControlFlow::Break))
+        };
+        let making = make(machine, (parent, state), recording, &mut actions, each);
+        if batch {
+            // The previous parent's successors are looked up before this parent's error, if any.
+            let levels = (current, &mut *next, &mut *spare);
+            if let Some(limit) = ahead.settle(space, levels, verify, &mut storing, totals)? {
+                return Ok(Some(limit));
+            }
+        }
+        let enabled = match making? {
+            ControlFlow::Continue(enabled) => enabled,
+            ControlFlow::Break(limit) => return Ok(Some(limit)),
+        };
+        if batch {
+            std::mem::swap(&mut made, &mut ahead.made);
+            ahead.parent = Some((parent, enabled));
+        } else if let Some(graph) = storing.graph.as_deref_mut() {
+            graph.end_state(enabled);
+        }
     }
     let levels = (current, &mut *next, &mut *spare);
     ahead.settle(space, levels, verify, &mut storing, totals)
 }
 
-/// Makes the successors of `state`, stored at index `parent`, into `made` (empty), each
-/// fingerprinted (`None` outside the boundary) and handed to `fetch` (to fetch its table slot
-/// ahead, or not); returns the fairness classes enabled in it.
+/// Makes the successors of `state`, stored at index `parent`, in action order, each
+/// fingerprinted (`None` outside the boundary) and handed to `each`, which may end the making
+/// (with a limit, say). Returns the fairness classes enabled in `state`, or what ended it.
 ///
-/// An error: more than 65,536 actions ([`Error::TooManyActions`]: an action's position is
-/// stored in 16 bits).
-fn make<M, P>(
+/// Errors: more than 65,536 actions ([`Error::TooManyActions`]: an action's position is stored
+/// in 16 bits), before any successor is made; or an error of `each`.
+fn make<M, P, E, B>(
     (model, fingerprinter): (&M, &P),
     (parent, state): (u32, &M::State),
     recording: Option<&Recording<'_, M>>,
     actions: &mut Vec<M::Action>,
-    made: &mut Vec<Made<M::State, P::Print>>,
-    fetch: impl Fn(P::Print),
-) -> Result<u32, Error>
+    mut each: E,
+) -> Result<ControlFlow<B, u32>, Error>
 where
     M: Model,
     P: Fingerprinter<M::State>,
+    E: FnMut(Made<M::State, P::Print>) -> Result<ControlFlow<B>, Error>,
 {
     actions.clear();
     model.actions(state, actions);
@@ -1799,19 +1811,20 @@ where
             continue;
         };
         enabled |= classes;
-        let print = model.within_boundary(&successor).then(|| {
-            let print = fingerprinter.fingerprint(&successor);
-            fetch(print);
-            print
-        });
-        made.push(Made {
+        let print = model
+            .within_boundary(&successor)
+            .then(|| fingerprinter.fingerprint(&successor));
+        let made = Made {
             position,
             classes,
             print,
             state: successor,
-        });
+        };
+        if let ControlFlow::Break(stop) = each(made)? {
+            return Ok(ControlFlow::Break(stop));
+        }
     }
-    Ok(enabled)
+    Ok(ControlFlow::Continue(enabled))
 }
 
 /// Parents whose successors one thread makes at a time in a helped round ([`expand_store_helped`]).
@@ -1865,16 +1878,21 @@ where
     for (offset, state) in parents[start..end].iter().enumerate() {
         let parent = first + (start + offset) as u32;
         let before = run.made.len();
-        let making = make(
+        let each = |one| {
+            run.made.push(one);
+            Ok(ControlFlow::<std::convert::Infallible>::Continue(()))
+        };
+        match make(
             (model, fingerprinter),
             (parent, state),
             recording,
             &mut actions,
-            &mut run.made,
-            |_| {},
-        );
-        match making {
-            Ok(enabled) => run.parents.push((parent, enabled, run.made.len() - before)),
+            each,
+        ) {
+            Ok(ControlFlow::Continue(enabled)) => {
+                run.parents.push((parent, enabled, run.made.len() - before));
+            }
+            Ok(ControlFlow::Break(never)) => match never {},
             Err(error) => {
                 run.error = Some(error);
                 break;
@@ -1994,12 +2012,11 @@ where
             }
         };
         let sizes = run.parents.iter().map(|&(_, _, n)| n);
-        fetch(&run.made[..sizes.clone().next().unwrap_or(0)], space);
-        let mut from = 0;
+        let mut made = run.made.drain(..);
+        fetch(&made.as_slice()[..sizes.clone().next().unwrap_or(0)], space);
         for (&(parent, enabled, n), following) in run.parents.iter().zip(sizes.skip(1).chain([0])) {
-            let (made, ahead) = run.made[from..].split_at(n);
-            fetch(&ahead[..following], space);
-            for one in made {
+            fetch(&made.as_slice()[n..n + following], space);
+            for one in made.by_ref().take(n) {
                 let levels = (current, &mut *next, &mut *spare);
                 let at = (parent, verify);
                 if let Some(limit) = settle(space, levels, at, one, &mut storing, totals)? {
@@ -2009,9 +2026,8 @@ where
             if let Some(graph) = storing.graph.as_deref_mut() {
                 graph.end_state(enabled);
             }
-            from += n;
         }
-        run.made.clear();
+        drop(made);
         if let Some(error) = run.error.take() {
             return Err(error);
         }
@@ -2057,14 +2073,13 @@ impl<S, F> Ahead<S, F> {
         let Some((parent, enabled)) = self.parent.take() else {
             return Ok(None);
         };
-        for made_one in &self.made {
+        for made_one in self.made.drain(..) {
             let levels = (current, &mut *next, &mut *spare);
             if let Some(limit) = settle(space, levels, (parent, verify), made_one, storing, totals)?
             {
                 return Ok(Some(limit));
             }
         }
-        self.made.clear();
         if let Some(graph) = storing.graph.as_deref_mut() {
             graph.end_state(enabled);
         }
@@ -2080,7 +2095,7 @@ fn settle<M, P>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
     (parent, verify): (u32, bool),
-    made: &Made<M::State, P::Print>,
+    made: Made<M::State, P::Print>,
     storing: &mut Storing<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
@@ -2090,11 +2105,11 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let &Made {
+    let Made {
         position,
         classes,
         print,
-        state: ref successor,
+        state: successor,
     } = made;
     totals.states += 1;
     let Some(print) = print else {
@@ -2103,10 +2118,10 @@ where
     totals.lookups += 1;
     let target = match space.find(print) {
         Ok(stored) => {
-            let held = current.matches(stored, successor);
-            let same = match held.or_else(|| next.matches(stored, successor)) {
+            let held = current.matches(stored, &successor);
+            let same = match held.or_else(|| next.matches(stored, &successor)) {
                 Some(same) => same,
-                None if verify => space.rebuild(stored)?.last_state() == successor,
+                None if verify => *space.rebuild(stored)?.last_state() == successor,
                 None => true,
             };
             if !same {
@@ -2127,7 +2142,7 @@ where
                 return Ok(Some(limit));
             }
             let index = space.insert(slot, print, parent, position as u16);
-            next.push(successor.clone(), spare);
+            next.push(successor, spare);
             totals.max_depth = storing.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
             totals.memory_bytes = totals.memory_bytes.max(bytes);
