@@ -52,7 +52,7 @@
 //!
 //! The storing thread is what limits it: looking successors up and storing them is about two
 //! fifths of a one-thread search on the large OLake configurations, so one search gains at most
-//! about 2–2.5× from any number of threads (docs/checker.md, "Threads").
+//! about 2–3× from any number of threads (docs/checker.md, "Threads").
 //!
 //! # Across machines (design, not built)
 //!
@@ -140,8 +140,9 @@ impl From<checker::Budget> for Budget {
 /// How to run one search.
 #[derive(Copy, Clone, Debug)]
 pub struct Options {
-    /// Threads that expand and check each round (at least 1; 0 is taken as 1). The results do
-    /// not depend on it. [`check_hooked`] asks its [`Hooks::threads`] instead.
+    /// Threads that make each round's successors (at least 1; 0 is taken as 1; one of them
+    /// stores them and checks the round). The results do not depend on it. [`check_hooked`]
+    /// asks its [`Hooks::threads`] instead.
     pub threads: usize,
     pub budget: Budget,
     /// Parents expanded per round (at least 1). The results do not depend on it; it bounds the
