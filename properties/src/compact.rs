@@ -1412,6 +1412,8 @@ where
     let mut spare = Vec::new();
     // Per new state of the round being checked: the totals once it was stored.
     let mut generated: Vec<Totals> = Vec::new();
+    // Helped rounds' emptied runs, kept for the next round.
+    let mut runs = Vec::new();
 
     // Level 0: the initial states, in order.
     let pack_above = options.pack_above_bytes;
@@ -1528,7 +1530,8 @@ where
                 let levels = (&current, &mut next, &mut spare);
                 let at = (first, parents, verify);
                 let sharing = (&mut totals, round_threads);
-                expand_store_helped(&mut space, levels, at, recording, storing, sharing)?
+                let runs = &mut runs;
+                expand_store_helped(&mut space, levels, at, recording, runs, storing, sharing)?
             };
             if let Some(limit) = limit {
                 stop = Some(Stop::Limit(limit));
@@ -1837,8 +1840,21 @@ struct Run<S, F> {
     /// Per parent: its index, the fairness classes enabled in it, and how many successors it made.
     parents: Vec<(u32, u32, usize)>,
     made: Vec<Made<S, F>>,
-    /// What stopped the making at the parent after the last one, if anything did.
-    error: Option<Error>,
+    /// What stopped the making at the parent after the last one, if anything did: an error, or
+    /// the model's panic, raised again by the storing thread once it has stored the parents
+    /// before it, where one thread would have met it.
+    ended: Option<Ended>,
+}
+
+/// Why the making of a run's successors ended before its last parent.
+enum Ended {
+    Error(Error),
+    /// The model panicked while making the successors of state `parent`, after those the run
+    /// ends with.
+    Panic {
+        parent: u32,
+        payload: Box<dyn std::any::Any + Send>,
+    },
 }
 
 impl<S, F> Default for Run<S, F> {
@@ -1846,22 +1862,41 @@ impl<S, F> Default for Run<S, F> {
         Run {
             parents: Vec::new(),
             made: Vec::new(),
-            error: None,
+            ended: None,
         }
+    }
+}
+
+impl<S, F> Run<S, F> {
+    /// Empties the run, keeping its buffers for the next one.
+    fn emptied(mut self) -> Self {
+        self.parents.clear();
+        self.made.clear();
+        self.ended = None;
+        self
     }
 }
 
 /// The runs of a helped round: made ones waiting to be stored, in order, and emptied ones for
 /// the threads to fill again (made on one thread and freed on another, each run would
-/// otherwise go back to the system and be faulted in again).
+/// otherwise go back to the system and be faulted in again). The emptied ones outlive the round.
 struct Runs<S, F> {
     made: Vec<Option<Run<S, F>>>,
     emptied: Vec<Run<S, F>>,
-    /// A helping thread panicked: its run will never come.
-    lost: bool,
 }
 
-/// Makes the successors of run `r` of `parents` (the round's first stored at index `first`).
+/// Sets its flag when dropped: the storing thread's way to tell the helpers to stop taking runs,
+/// whether it returned or panicked.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Makes the successors of run `r` of `parents` (the round's first stored at index `first`). A
+/// panic of the model ends the run, as an error does, with the successors made before it kept.
 fn make_run<M, P>(
     (model, fingerprinter): (&M, &P),
     (first, parents): (u32, &[M::State]),
@@ -1883,19 +1918,21 @@ where
             run.made.push(one);
             Ok(ControlFlow::<std::convert::Infallible>::Continue(()))
         };
-        match make(
-            (model, fingerprinter),
-            (parent, state),
-            recording,
-            &mut actions,
-            each,
-        ) {
-            Ok(ControlFlow::Continue(enabled)) => {
+        let machine = (model, fingerprinter);
+        let making = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            make(machine, (parent, state), recording, &mut actions, each)
+        }));
+        match making {
+            Ok(Ok(ControlFlow::Continue(enabled))) => {
                 run.parents.push((parent, enabled, run.made.len() - before));
             }
-            Ok(ControlFlow::Break(never)) => match never {},
-            Err(error) => {
-                run.error = Some(error);
+            Ok(Ok(ControlFlow::Break(never))) => match never {},
+            Ok(Err(error)) => {
+                run.ended = Some(Ended::Error(error));
+                break;
+            }
+            Err(payload) => {
+                run.ended = Some(Ended::Panic { parent, payload });
                 break;
             }
         }
@@ -1907,12 +1944,21 @@ where
 /// [`RUN_PARENTS`] parents in turn and make their successors, and this thread alone looks them
 /// up and stores them, run after run in order, as [`expand_store`] does. The table and the level
 /// being built are only ever touched by this thread, so what is stored, and every count, is
-/// what one thread stores. Returns the limit that stopped it, if one did.
+/// what one thread stores. Returns the limit that stopped it, if one did; `pool` holds emptied
+/// runs from one round to the next.
+///
+/// A panic of the model while making a parent's successors reaches this thread's caller, with
+/// its payload, once every successor made before it is looked up; a limit or an error they meet
+/// comes first, as on one thread. (One exception: once the table is past the caches, one
+/// thread makes a parent's successors before it looks up the previous parent's, so its panic
+/// comes before a limit those, or the successors made before the panic, would meet; a helped
+/// round meets the limit.)
 fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
     (first, parents, verify): (usize, &[M::State], bool),
     recording: Option<&Recording<'_, M>>,
+    pool: &mut Vec<Run<M::State, P::Print>>,
     storing: Storing<'_, M::State>,
     (totals, threads): (&mut Totals, usize),
 ) -> Result<Option<Limit>, Error>
@@ -1926,8 +1972,7 @@ where
     let count = parents.len().div_ceil(RUN_PARENTS);
     let runs = Mutex::new(Runs {
         made: (0..count).map(|_| None).collect(),
-        emptied: Vec::new(),
-        lost: false,
+        emptied: std::mem::take(pool),
     });
     let (ready, claimed, done) = (Condvar::new(), AtomicUsize::new(0), AtomicBool::new(false));
     let machine = (space.model, space.fingerprinter);
@@ -1947,44 +1992,41 @@ where
         ready.notify_all();
         true
     };
-    std::thread::scope(|scope| {
+    let stored = std::thread::scope(|scope| {
         for _ in 1..threads.min(count) {
-            scope.spawn(|| {
-                let made =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while make_next() {}));
-                if let Err(panic) = made {
-                    lock().lost = true;
-                    ready.notify_all();
-                    std::panic::resume_unwind(panic);
-                }
-            });
+            scope.spawn(|| while make_next() {});
         }
+        // Every run taken is made and handed over, a model's panic included, so the run this
+        // thread waits for always comes.
         let next_run = |r: usize| loop {
-            let mut held = lock();
-            if let Some(run) = held.made[r].take() {
-                return Some(run);
-            }
-            if held.lost {
-                return None;
-            }
-            if claimed.load(Ordering::Relaxed) < count {
+            let held = lock();
+            if claimed.load(Ordering::Relaxed) < count && held.made[r].is_none() {
                 drop(held);
                 make_next();
                 continue;
             }
-            drop(ready.wait_while(held, |held| held.made[r].is_none() && !held.lost));
+            let mut held = ready
+                .wait_while(held, |held| held.made[r].is_none())
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            return held.made[r].take().expect("waited for");
         };
+        let _done = SetOnDrop(&done);
         let taking = (&next_run, &lock);
-        let stored = store_runs(space, levels, (verify, count), taking, storing, totals);
-        done.store(true, Ordering::Relaxed);
-        stored
-    })
+        store_runs(space, levels, (verify, count), taking, storing, totals)
+    });
+    let Runs { made, mut emptied } = runs
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    emptied.extend(made.into_iter().flatten().map(Run::emptied));
+    *pool = emptied;
+    stored
 }
 
 /// Stores runs `0..count` of a helped round, taken in order from `next_run`, each parent's
 /// successors as [`settle`] does, with the next parent's slots fetched ahead while a parent's
 /// successors are looked up; emptied runs go back through `lock`. Returns the limit that
-/// stopped it, if one did.
+/// stopped it, if one did, or the error that ended a run's making; raises again the model's
+/// panic that ended one.
 fn store_runs<'r, M, P, N, L>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
@@ -1999,14 +2041,11 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
     P::Print: 'r,
-    N: Fn(usize) -> Option<Run<M::State, P::Print>>,
+    N: Fn(usize) -> Run<M::State, P::Print>,
     L: Fn() -> MutexGuard<'r, Runs<M::State, P::Print>>,
 {
     for r in 0..count {
-        // None: a helping thread panicked, and its panic follows once the round's scope ends.
-        let Some(mut run) = next_run(r) else {
-            return Ok(None);
-        };
+        let mut run = next_run(r);
         let fetch = |made: &[Made<M::State, P::Print>], space: &Space<'_, M, P>| {
             for print in made.iter().filter_map(|one| one.print) {
                 space.fetch_ahead(print);
@@ -2028,12 +2067,25 @@ where
                 graph.end_state(enabled);
             }
         }
-        drop(made);
-        if let Some(error) = run.error.take() {
-            return Err(error);
+        match run.ended.take() {
+            Some(Ended::Error(error)) => return Err(error),
+            Some(Ended::Panic { parent, payload }) => {
+                // The successors made before the panic are looked up first, as on one thread.
+                for one in made {
+                    let levels = (current, &mut *next, &mut *spare);
+                    if let Some(limit) =
+                        settle(space, levels, (parent, verify), one, &mut storing, totals)?
+                    {
+                        return Ok(Some(limit));
+                    }
+                }
+                std::panic::resume_unwind(payload)
+            }
+            None => {
+                drop(made);
+                lock().emptied.push(run.emptied());
+            }
         }
-        run.parents.clear();
-        lock().emptied.push(run);
     }
     Ok(None)
 }
@@ -3128,11 +3180,98 @@ mod tests {
             };
             let search =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&model, &options)));
-            assert!(search.is_err(), "the panic reaches the caller");
+            let panic = search.expect_err("the panic reaches the caller");
             assert!(
                 model.panicked.load(Ordering::SeqCst),
                 "the panic was the model's"
             );
+            assert_eq!(
+                panic.downcast_ref::<&str>(),
+                Some(&"a model's panic while making successors"),
+                "with the model's own payload"
+            );
+        }
+    }
+
+    /// [`Fan`] but for state `panics_at`, which has five actions and panics making its third
+    /// successor.
+    struct PanicsAt {
+        fan: Fan,
+        panics_at: u32,
+    }
+
+    impl Model for PanicsAt {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            self.fan.init_states()
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            if *state == self.panics_at {
+                actions.extend(2_000..2_005);
+            } else {
+                self.fan.actions(state, actions);
+            }
+        }
+        fn next_state(&self, state: &u32, action: u32) -> Option<u32> {
+            if action == 2_002 {
+                std::panic::panic_any(format!("the model panics at {state}"));
+            }
+            Some(action)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::always("true", |_, _| true)]
+        }
+    }
+
+    #[test]
+    fn a_model_s_panic_surfaces_where_one_thread_meets_it() {
+        // Parent 152 is expanded alone in the unit tests: each successor is looked up once
+        // made, so a helped round raises the panic exactly where one thread does. Parent 150 is
+        // batched with 149, whose successors one thread looks up only after making 150's: there
+        // the two agree but for limits met by 149's successor or 150's first two.
+        for (panics_at, window) in [(152, 0..0), (150, 349..352)] {
+            let model = PanicsAt {
+                fan: Fan {
+                    width: 200,
+                    crowded: &[],
+                },
+                panics_at,
+            };
+            let search = |threads, max_states| {
+                let options = Options {
+                    threads,
+                    budget: Budget {
+                        max_states,
+                        ..Budget::default()
+                    },
+                    ..Options::default()
+                };
+                let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check(&model, &options).map(|report| report.unique_states)
+                }));
+                search.map_err(|panic| panic.downcast_ref::<String>().cloned())
+            };
+            let mut seen = (false, false);
+            // Limits that stop the search before the parent that panics, among the successors
+            // it makes before it panics, and after.
+            let limits = (346..360).filter(|limit| !window.contains(limit));
+            for max_states in [None].into_iter().chain(limits.map(Some)) {
+                let one = search(1, max_states);
+                match &one {
+                    Ok(_) => seen.0 = true,
+                    Err(panic) => {
+                        let expected = format!("the model panics at {panics_at}");
+                        assert_eq!(panic.as_deref(), Some(expected.as_str()));
+                        seen.1 = true;
+                    }
+                }
+                for threads in [2, 4] {
+                    let at = (threads, max_states);
+                    assert_eq!(search(threads, max_states), one, "threads, limit: {at:?}");
+                }
+            }
+            assert_eq!(seen, (true, true), "limits before the panic and after");
         }
     }
 
