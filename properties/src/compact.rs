@@ -1841,8 +1841,8 @@ struct Run<S, F> {
     parents: Vec<(u32, u32, usize)>,
     made: Vec<Made<S, F>>,
     /// What stopped the making at the parent after the last one, if anything did: an error, or
-    /// the model's panic, raised again by the storing thread once it has stored the parents
-    /// before it, where one thread would have met it.
+    /// the model's panic, raised again by the storing thread once it has looked up the
+    /// successors made before it.
     ended: Option<Ended>,
 }
 
@@ -1948,11 +1948,13 @@ where
 /// runs from one round to the next.
 ///
 /// A panic of the model while making a parent's successors reaches this thread's caller, with
-/// its payload, once every successor made before it is looked up; a limit or an error they meet
-/// comes first, as on one thread. (One exception: once the table is past the caches, one
-/// thread makes a parent's successors before it looks up the previous parent's, so its panic
-/// comes before a limit those, or the successors made before the panic, would meet; a helped
-/// round meets the limit.)
+/// its payload, once every successor made before it is looked up; a limit or an error (a
+/// collision, say) they meet comes first, as on one thread. One exception: once the table is
+/// past the caches, one thread makes a parent's successors before it looks up the previous
+/// parent's, so its panic comes before a limit or an error that those, or the successors made
+/// before the panic, would meet, where a helped round meets the limit or error. No run after
+/// one whose making a panic or an error ended is made; runs past a limit may already be, and a
+/// panic there is dropped (though the panic hook has printed its message).
 fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
@@ -1980,14 +1982,20 @@ where
         runs.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     };
-    // Takes the next run not yet taken and makes it; false once there is none.
+    // The first run whose making an error or a panic of the model ended: no run after it is
+    // stored, so none after it is made (nor calls the model again).
+    let ended_at = AtomicUsize::new(usize::MAX);
+    // Takes the next run not yet taken and makes it; false once there is none to make.
     let make_next = || {
         let r = claimed.fetch_add(1, Ordering::Relaxed);
-        if r >= count || done.load(Ordering::Relaxed) {
+        if r >= count || done.load(Ordering::Relaxed) || r > ended_at.load(Ordering::Relaxed) {
             return false;
         }
         let run = lock().emptied.pop().unwrap_or_default();
         let run = make_run(machine, (first, parents), r, recording, run);
+        if run.ended.is_some() {
+            ended_at.fetch_min(r, Ordering::Relaxed);
+        }
         lock().made[r] = Some(run);
         ready.notify_all();
         true
@@ -1996,19 +2004,24 @@ where
         for _ in 1..threads.min(count) {
             scope.spawn(|| while make_next() {});
         }
-        // Every run taken is made and handed over, a model's panic included, so the run this
-        // thread waits for always comes.
+        // Every run taken is made and handed over, a model's panic included, up to the first
+        // whose making ended early, past which this thread asks for none: the run it waits for
+        // always comes.
         let next_run = |r: usize| loop {
-            let held = lock();
+            let mut held = lock();
             if claimed.load(Ordering::Relaxed) < count && held.made[r].is_none() {
                 drop(held);
                 make_next();
                 continue;
             }
-            let mut held = ready
-                .wait_while(held, |held| held.made[r].is_none())
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            return held.made[r].take().expect("waited for");
+            loop {
+                if let Some(run) = held.made[r].take() {
+                    return run;
+                }
+                held = ready
+                    .wait(held)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
         };
         let _done = SetOnDrop(&done);
         let taking = (&next_run, &lock);
@@ -3221,6 +3234,74 @@ mod tests {
         }
         fn properties(&self) -> Vec<Property<Self>> {
             vec![Property::always("true", |_, _| true)]
+        }
+    }
+
+    /// [`Fan`] whose states from `from` on panic making their successor.
+    struct PanicsFrom {
+        fan: Fan,
+        from: u32,
+    }
+
+    impl Model for PanicsFrom {
+        type State = u32;
+        type Action = u32;
+        fn init_states(&self) -> Vec<u32> {
+            self.fan.init_states()
+        }
+        fn actions(&self, state: &u32, actions: &mut Vec<u32>) {
+            self.fan.actions(state, actions);
+        }
+        fn next_state(&self, state: &u32, action: u32) -> Option<u32> {
+            if (self.from..=self.fan.width).contains(state) {
+                std::panic::panic_any(format!("the model panics at {state}"));
+            }
+            Some(action)
+        }
+        fn properties(&self) -> Vec<Property<Self>> {
+            vec![Property::always("true", |_, _| true)]
+        }
+    }
+
+    #[test]
+    fn the_first_panic_in_order_is_raised_at_any_thread_count() {
+        for from in [4, 1_000, 1_996] {
+            let model = PanicsFrom {
+                fan: Fan {
+                    width: 2_000,
+                    crowded: &[],
+                },
+                from,
+            };
+            let search = |threads, max_states| {
+                let options = Options {
+                    threads,
+                    budget: Budget {
+                        max_states,
+                        ..Budget::default()
+                    },
+                    ..Options::default()
+                };
+                let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check(&model, &options).map(|report| report.unique_states)
+                }));
+                search.map_err(|panic| panic.downcast_ref::<String>().cloned())
+            };
+            let at = u64::from(from);
+            for max_states in [None, Some(2_000 + at), Some(2_001 + at)] {
+                let one = search(1, max_states);
+                if max_states.is_none() {
+                    let expected = format!("the model panics at {from}");
+                    assert_eq!(one, Err(Some(expected)));
+                }
+                // Which thread makes which run varies from one search to the next.
+                for _ in 0..3 {
+                    for threads in [2, 3, 4] {
+                        let case = (from, threads, max_states);
+                        assert_eq!(search(threads, max_states), one, "{case:?}");
+                    }
+                }
+            }
         }
     }
 
