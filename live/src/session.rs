@@ -255,7 +255,11 @@ impl Session {
             .batch_execute("COMMIT")
             .map_err(|e| format!("commit: {}", pg_message(&e)))?;
         let p = self.pointers()?;
-        let end_lsn = p.insert;
+        let end_lsn = crate::waldump::record_end(
+            p.insert,
+            crate::waldump::WAL_PAGE_BYTES,
+            walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+        );
         let mut txn = walcheck_model::pg::Txn {
             xid,
             first_lsn,

@@ -83,6 +83,28 @@ pub fn parse_line(line: &str) -> Option<WalRecord> {
 /// The WAL page size of the servers walcheck starts (PostgreSQL's build default `XLOG_BLCKSZ`).
 pub const WAL_PAGE_BYTES: u64 = 8192;
 
+/// The end of the last record inserted (the reader's `EndRecPtr` after it: a decoded
+/// transaction's `end_lsn`), from the insert pointer read once it was inserted, on a server of
+/// `page_bytes` pages and `segment_bytes` segments.
+///
+/// PostgreSQL 15 `xlog.c:GetXLogInsertRecPtr` (`pg_current_wal_insert_lsn()`) converts the
+/// insert position with `XLogBytePosToRecPtr`, which puts a position at a page boundary past
+/// the next page's header, where the next record would start; the end of a record that fills
+/// its page to the boundary is the boundary itself (`XLogBytePosToEndRecPtr`, as
+/// `xlogreader.c` reports it).
+pub fn record_end(insert: Lsn, page_bytes: u64, segment_bytes: u64) -> Lsn {
+    let at = insert.bytes();
+    if at % segment_bytes == LONG_PAGE_HEADER_BYTES {
+        Lsn(at - LONG_PAGE_HEADER_BYTES)
+    } else if at % segment_bytes > LONG_PAGE_HEADER_BYTES
+        && at % page_bytes == SHORT_PAGE_HEADER_BYTES
+    {
+        Lsn(at - SHORT_PAGE_HEADER_BYTES)
+    } else {
+        insert
+    }
+}
+
 /// The start and end of transaction `xid`'s commit record among `records`: where the record
 /// really lies, whatever other backends logged around it.
 ///
@@ -131,6 +153,22 @@ pg_waldump: error: error in WAL record at 0/151FB00: invalid record length at 0/
         assert_eq!(records[1].lsn, Lsn(0x151_FA60));
         assert_eq!(records[1].total_bytes, 46);
         assert!(records[1].desc.starts_with("COMMIT"));
+    }
+
+    #[test]
+    fn a_record_ending_at_a_page_boundary_ends_at_it_not_past_the_next_header() {
+        const PAGE: u64 = 8192;
+        const SEGMENT: u64 = 16 * 1024 * 1024;
+        // The failure this mends: a commit record ending at 0/8802000, the insert pointer then
+        // reading 0/8802018.
+        assert_eq!(record_end(Lsn(0x880_2018), PAGE, SEGMENT), Lsn(0x880_2000));
+        // At a segment's start the header is the long one.
+        assert_eq!(record_end(Lsn(0x900_0028), PAGE, SEGMENT), Lsn(0x900_0000));
+        // Anywhere else the insert pointer is the end.
+        assert_eq!(record_end(Lsn(0x880_1FD0), PAGE, SEGMENT), Lsn(0x880_1FD0));
+        assert_eq!(record_end(Lsn(0x880_2030), PAGE, SEGMENT), Lsn(0x880_2030));
+        // 24 bytes into a segment's first page is inside its long header: no record ends there.
+        assert_eq!(record_end(Lsn(0x900_0018), PAGE, SEGMENT), Lsn(0x900_0018));
     }
 
     #[test]
