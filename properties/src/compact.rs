@@ -3263,6 +3263,32 @@ mod tests {
         }
     }
 
+    /// The unique states of `model`'s search on `threads` threads under `max_states`, or the
+    /// message of the panic that ended it (`None` if it was not a `String`).
+    fn search_caught<M>(
+        model: &M,
+        threads: usize,
+        max_states: Option<u64>,
+    ) -> Result<Result<u64, Error>, Option<String>>
+    where
+        M: Model + Sync,
+        M::State: Hash + Eq + Clone + Send + Sync,
+        M::Action: Clone,
+    {
+        let options = Options {
+            threads,
+            budget: Budget {
+                max_states,
+                ..Budget::default()
+            },
+            ..Options::default()
+        };
+        let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check(model, &options).map(|report| report.unique_states)
+        }));
+        search.map_err(|panic| panic.downcast_ref::<String>().cloned())
+    }
+
     #[test]
     fn the_first_panic_in_order_is_raised_at_any_thread_count() {
         for from in [4, 1_000, 1_996] {
@@ -3273,20 +3299,7 @@ mod tests {
                 },
                 from,
             };
-            let search = |threads, max_states| {
-                let options = Options {
-                    threads,
-                    budget: Budget {
-                        max_states,
-                        ..Budget::default()
-                    },
-                    ..Options::default()
-                };
-                let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    check(&model, &options).map(|report| report.unique_states)
-                }));
-                search.map_err(|panic| panic.downcast_ref::<String>().cloned())
-            };
+            let search = |threads, max_states| search_caught(&model, threads, max_states);
             let at = u64::from(from);
             for max_states in [None, Some(2_000 + at), Some(2_001 + at)] {
                 let one = search(1, max_states);
@@ -3319,20 +3332,7 @@ mod tests {
                 },
                 panics_at,
             };
-            let search = |threads, max_states| {
-                let options = Options {
-                    threads,
-                    budget: Budget {
-                        max_states,
-                        ..Budget::default()
-                    },
-                    ..Options::default()
-                };
-                let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    check(&model, &options).map(|report| report.unique_states)
-                }));
-                search.map_err(|panic| panic.downcast_ref::<String>().cloned())
-            };
+            let search = |threads, max_states| search_caught(&model, threads, max_states);
             let mut seen = (false, false);
             // Limits that stop the search before the parent that panics, among the successors
             // it makes before it panics, and after.
