@@ -2065,11 +2065,14 @@ where
             }
         };
         let sizes = run.parents.iter().map(|&(_, _, n)| n);
-        let mut made = run.made.drain(..);
-        fetch(&made.as_slice()[..sizes.clone().next().unwrap_or(0)], space);
+        let made = &run.made[..];
+        fetch(&made[..sizes.clone().next().unwrap_or(0)], space);
+        let mut at = 0;
         for (&(parent, enabled, n), following) in run.parents.iter().zip(sizes.skip(1).chain([0])) {
-            fetch(&made.as_slice()[n..n + following], space);
-            for one in made.by_ref().take(n) {
+            fetch(&made[at + n..at + n + following], space);
+            let these = &made[at..at + n];
+            at += n;
+            for one in these {
                 let levels = (current, &mut *next, &mut *spare);
                 let at = (parent, verify);
                 if let Some(limit) = settle(space, levels, at, one, &mut storing, totals)? {
@@ -2084,7 +2087,7 @@ where
             Some(Ended::Error(error)) => return Err(error),
             Some(Ended::Panic { parent, payload }) => {
                 // The successors made before the panic are looked up first, as on one thread.
-                for one in made {
+                for one in &made[at..] {
                     let levels = (current, &mut *next, &mut *spare);
                     if let Some(limit) =
                         settle(space, levels, (parent, verify), one, &mut storing, totals)?
@@ -2095,7 +2098,6 @@ where
                 std::panic::resume_unwind(payload)
             }
             None => {
-                drop(made);
                 lock().emptied.push(run.emptied());
             }
         }
@@ -2139,13 +2141,14 @@ impl<S, F> Ahead<S, F> {
         let Some((parent, enabled)) = self.parent.take() else {
             return Ok(None);
         };
-        for made_one in self.made.drain(..) {
+        for made_one in &self.made {
             let levels = (current, &mut *next, &mut *spare);
             if let Some(limit) = settle(space, levels, (parent, verify), made_one, storing, totals)?
             {
                 return Ok(Some(limit));
             }
         }
+        self.made.clear();
         if let Some(graph) = storing.graph.as_deref_mut() {
             graph.end_state(enabled);
         }
@@ -2155,13 +2158,14 @@ impl<S, F> Ahead<S, F> {
 
 /// One successor `made` of state `parent` looked up: compared with the state its fingerprint
 /// names when that is held whole (or, `verify`ing, rebuilt), or else stored, and with a graph
-/// its edge added. Returns the limit that storing it would exceed, if one would.
+/// its edge added. Returns the limit that storing it would exceed, if one would. Only a new
+/// successor is moved (or, borrowed, cloned) into the level: a duplicate is read in place.
 #[inline(always)]
-fn settle<M, P>(
+fn settle<M, P, D>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
     (parent, verify): (u32, bool),
-    made: Made<M::State, P::Print>,
+    made: D,
     storing: &mut Storing<'_, M::State>,
     totals: &mut Totals,
 ) -> Result<Option<Limit>, Error>
@@ -2170,24 +2174,22 @@ where
     M::State: Eq + Clone,
     M::Action: Clone,
     P: Fingerprinter<M::State>,
+    D: Successor<M::State, P::Print>,
 {
-    let Made {
-        position,
-        classes,
-        print,
-        state: successor,
-    } = made;
+    let one = made.made();
+    let (position, classes) = (one.position, one.classes);
     totals.states += 1;
-    let Some(print) = print else {
+    let Some(print) = one.print else {
         return Ok(None);
     };
     totals.lookups += 1;
     let target = match space.find(print) {
         Ok(stored) => {
-            let held = current.matches(stored, &successor);
-            let same = match held.or_else(|| next.matches(stored, &successor)) {
+            let successor = &one.state;
+            let held = current.matches(stored, successor);
+            let same = match held.or_else(|| next.matches(stored, successor)) {
                 Some(same) => same,
-                None if verify => *space.rebuild(stored)?.last_state() == successor,
+                None if verify => space.rebuild(stored)?.last_state() == successor,
                 None => true,
             };
             if !same {
@@ -2208,7 +2210,7 @@ where
                 return Ok(Some(limit));
             }
             let index = space.insert(slot, print, parent, position as u16);
-            next.push(successor, spare);
+            next.push(made.into_state(), spare);
             totals.max_depth = storing.depth;
             let bytes = counted_bytes(&space.visited, current, next, edges);
             totals.memory_bytes = totals.memory_bytes.max(bytes);
@@ -2228,6 +2230,36 @@ struct Made<S, F> {
     classes: u32,
     print: Option<F>,
     state: S,
+}
+
+/// A made successor as [`settle`] takes it: owned, and moved into the level if it is new, or
+/// borrowed from the run or batch that holds it, and cloned into the level if it is new. Either
+/// way a duplicate, most successors, is never copied.
+trait Successor<S, F> {
+    fn made(&self) -> &Made<S, F>;
+    fn into_state(self) -> S;
+}
+
+impl<S, F> Successor<S, F> for Made<S, F> {
+    #[inline(always)]
+    fn made(&self) -> &Made<S, F> {
+        self
+    }
+    #[inline(always)]
+    fn into_state(self) -> S {
+        self.state
+    }
+}
+
+impl<S: Clone, F> Successor<S, F> for &Made<S, F> {
+    #[inline(always)]
+    fn made(&self) -> &Made<S, F> {
+        self
+    }
+    #[inline(always)]
+    fn into_state(self) -> S {
+        self.state.clone()
+    }
 }
 
 /// What storing a round's new states is bound by and fills in besides the search.
