@@ -50,9 +50,9 @@
 //! the round are then checked against the undecided properties on that thread (the conditions
 //! are cheap), keeping the first hit of each property in stored order.
 //!
-//! The storing thread is what limits it: looking successors up and storing them is about two
-//! fifths of a one-thread search on the large OLake configurations, so one search gains at most
-//! about 2–3× from any number of threads (docs/checker.md, "Threads").
+//! The storing thread is what limits it: looking successors up and storing them is about 45 %
+//! of one core's work on the large OLake configurations, so one search gains at most about 2.2×
+//! from any number of threads (docs/checker.md, "Threads").
 //!
 //! # Across machines (design, not built)
 //!
