@@ -1772,6 +1772,10 @@ where
             ControlFlow::Break(limit) => return Ok(Some(limit)),
         };
         if batch {
+            debug_assert!(
+                ahead.made.is_empty(),
+                "the previous parent's successors are looked up"
+            );
             std::mem::swap(&mut made, &mut ahead.made);
             ahead.parent = Some((parent, enabled));
         } else if let Some(graph) = storing.graph.as_deref_mut() {
@@ -2067,15 +2071,17 @@ where
         let sizes = run.parents.iter().map(|&(_, _, n)| n);
         let made = &run.made[..];
         fetch(&made[..sizes.clone().next().unwrap_or(0)], space);
-        let mut at = 0;
+        // The successors of the parents before this one.
+        let mut before = 0;
         for (&(parent, enabled, n), following) in run.parents.iter().zip(sizes.skip(1).chain([0])) {
-            fetch(&made[at + n..at + n + following], space);
-            let these = &made[at..at + n];
-            at += n;
+            fetch(&made[before + n..before + n + following], space);
+            let these = &made[before..before + n];
+            before += n;
             for one in these {
                 let levels = (current, &mut *next, &mut *spare);
-                let at = (parent, verify);
-                if let Some(limit) = settle(space, levels, at, one, &mut storing, totals)? {
+                if let Some(limit) =
+                    settle(space, levels, (parent, verify), one, &mut storing, totals)?
+                {
                     return Ok(Some(limit));
                 }
             }
@@ -2087,7 +2093,7 @@ where
             Some(Ended::Error(error)) => return Err(error),
             Some(Ended::Panic { parent, payload }) => {
                 // The successors made before the panic are looked up first, as on one thread.
-                for one in &made[at..] {
+                for one in &made[before..] {
                     let levels = (current, &mut *next, &mut *spare);
                     if let Some(limit) =
                         settle(space, levels, (parent, verify), one, &mut storing, totals)?
@@ -2098,7 +2104,10 @@ where
                 std::panic::resume_unwind(payload)
             }
             None => {
-                lock().emptied.push(run.emptied());
+                // Emptied (its successors dropped) before the lock is taken: the helpers take
+                // and hand over runs under it.
+                let run = run.emptied();
+                lock().emptied.push(run);
             }
         }
     }
@@ -2108,7 +2117,8 @@ where
 /// A parent's successors made, fingerprinted and fetched ahead, waiting to be looked up.
 struct Ahead<S, F> {
     made: Vec<Made<S, F>>,
-    /// The parent's index and its enabled classes, while there are successors waiting.
+    /// The parent's index and its enabled classes, while there are successors waiting (once a
+    /// limit or an error ends their look-up, `made` may keep the rest: the round is over).
     parent: Option<(u32, u32)>,
 }
 
