@@ -2077,13 +2077,11 @@ where
             fetch(&made[before + n..before + n + following], space);
             let these = &made[before..before + n];
             before += n;
-            for one in these {
-                let levels = (current, &mut *next, &mut *spare);
-                if let Some(limit) =
-                    settle(space, levels, (parent, verify), one, &mut storing, totals)?
-                {
-                    return Ok(Some(limit));
-                }
+            let levels = (current, &mut *next, &mut *spare);
+            if let Some(limit) =
+                settle_all(space, levels, (parent, verify), these, &mut storing, totals)?
+            {
+                return Ok(Some(limit));
             }
             if let Some(graph) = storing.graph.as_deref_mut() {
                 graph.end_state(enabled);
@@ -2093,13 +2091,12 @@ where
             Some(Ended::Error(error)) => return Err(error),
             Some(Ended::Panic { parent, payload }) => {
                 // The successors made before the panic are looked up first, as on one thread.
-                for one in &made[before..] {
-                    let levels = (current, &mut *next, &mut *spare);
-                    if let Some(limit) =
-                        settle(space, levels, (parent, verify), one, &mut storing, totals)?
-                    {
-                        return Ok(Some(limit));
-                    }
+                let levels = (current, &mut *next, &mut *spare);
+                let rest = &made[before..];
+                if let Some(limit) =
+                    settle_all(space, levels, (parent, verify), rest, &mut storing, totals)?
+                {
+                    return Ok(Some(limit));
                 }
                 std::panic::resume_unwind(payload)
             }
@@ -2151,12 +2148,11 @@ impl<S, F> Ahead<S, F> {
         let Some((parent, enabled)) = self.parent.take() else {
             return Ok(None);
         };
-        for made_one in &self.made {
-            let levels = (current, &mut *next, &mut *spare);
-            if let Some(limit) = settle(space, levels, (parent, verify), made_one, storing, totals)?
-            {
-                return Ok(Some(limit));
-            }
+        let levels = (current, &mut *next, &mut *spare);
+        if let Some(limit) =
+            settle_all(space, levels, (parent, verify), &self.made, storing, totals)?
+        {
+            return Ok(Some(limit));
         }
         self.made.clear();
         if let Some(graph) = storing.graph.as_deref_mut() {
@@ -2230,6 +2226,32 @@ where
     };
     if let Some(graph) = storing.graph.as_deref_mut() {
         graph.push_edge(target, classes);
+    }
+    Ok(None)
+}
+
+/// Each of `made`, successors of state `parent`, looked up in order as [`settle`] does, a new
+/// one cloned into the level. Returns the limit that stopped it, if one did.
+#[inline(always)]
+fn settle_all<M, P>(
+    space: &mut Space<'_, M, P>,
+    (current, next, spare): Levels<'_, M::State>,
+    at: (u32, bool),
+    made: &[Made<M::State, P::Print>],
+    storing: &mut Storing<'_, M::State>,
+    totals: &mut Totals,
+) -> Result<Option<Limit>, Error>
+where
+    M: Model,
+    M::State: Eq + Clone,
+    M::Action: Clone,
+    P: Fingerprinter<M::State>,
+{
+    for one in made {
+        let levels = (current, &mut *next, &mut *spare);
+        if let Some(limit) = settle(space, levels, at, one, storing, totals)? {
+            return Ok(Some(limit));
+        }
     }
     Ok(None)
 }
