@@ -42,8 +42,8 @@
 //! A level is expanded in rounds of [`Options::chunk_states`] parents. On one thread a round
 //! makes each parent's successors and looks them up in order, storing each new one as it is met
 //! ([`expand_store`]). On N threads the round is *helped* ([`expand_store_helped`]): its parents
-//! are cut into runs of 64, which all N threads take in turn to make their successors (actions,
-//! `next_state`, fingerprint), while the thread that owns the round looks the runs up and stores
+//! are cut into runs of 64, which all N threads take in turn to make their successors (decoding
+//! each parent first when its block is packed; actions, `next_state`, fingerprint), while the thread that owns the round looks the runs up and stores
 //! them, run after run in order, as one thread does. Only that thread touches the table and the
 //! level being built, so the stored order, and with it every count, path and verdict, is the
 //! same at any thread count; there is no merge and no barrier within a round. The new states of
@@ -1035,6 +1035,41 @@ enum Block<S> {
     Packed { bytes: Vec<u8>, ends: Vec<u32> },
 }
 
+/// A block of the level being expanded, as the threads of a helped round read its parents.
+enum Parents<'a, S> {
+    Whole(&'a [S]),
+    /// Packed: parent `i` is `decode(&bytes[ends[i - 1]..ends[i]])`.
+    Packed {
+        bytes: &'a [u8],
+        ends: &'a [u32],
+        decode: &'a Decode<S>,
+    },
+}
+
+impl<S> Parents<'_, S> {
+    fn len(&self) -> usize {
+        match self {
+            Parents::Whole(states) => states.len(),
+            Parents::Packed { ends, .. } => ends.len(),
+        }
+    }
+
+    /// `f` of parent `i`: read where it is held whole, or decoded first.
+    fn with<R>(&self, i: usize, f: impl FnOnce(&S) -> R) -> R {
+        match self {
+            Parents::Whole(states) => f(&states[i]),
+            Parents::Packed {
+                bytes,
+                ends,
+                decode,
+            } => {
+                let begin = i.checked_sub(1).map_or(0, |before| ends[before] as usize);
+                f(&decode(&bytes[begin..ends[i] as usize]))
+            }
+        }
+    }
+}
+
 impl<S> Default for Block<S> {
     fn default() -> Self {
         Block::Whole(Vec::new())
@@ -1118,6 +1153,22 @@ impl<S> Level<S> {
                     begin = end as usize;
                 }
                 unpacked
+            }
+        }
+    }
+
+    /// The states of block `b` as a helped round's threads read them: whole, or packed, each
+    /// decoded by the thread that needs it.
+    fn parents(&self, b: usize) -> Parents<'_, S> {
+        match &self.blocks[b] {
+            Block::Whole(states) => Parents::Whole(states),
+            Block::Packed { bytes, ends } => {
+                let codec = self.codec.as_ref().expect("a packed block has a codec");
+                Parents::Packed {
+                    bytes,
+                    ends,
+                    decode: &codec.decode,
+                }
             }
         }
     }
@@ -1515,8 +1566,8 @@ where
             }
             let round_threads = threads();
             let first = b * chunk_states;
-            let parents = current.block(b, &mut unpacked);
             let limit = if round_threads <= 1 {
+                let parents = current.block(b, &mut unpacked);
                 let levels = (&current, &mut next, &mut spare);
                 expand_store(
                     &mut space,
@@ -1527,6 +1578,9 @@ where
                     &mut totals,
                 )?
             } else {
+                // A packed block is decoded a parent at a time by the thread that makes its
+                // successors, not by this one before the round.
+                let parents = current.parents(b);
                 let levels = (&current, &mut next, &mut spare);
                 let at = (first, parents, verify);
                 let sharing = (&mut totals, round_threads);
@@ -1903,7 +1957,7 @@ impl Drop for SetOnDrop<'_> {
 /// panic of the model ends the run, as an error does, with the successors made before it kept.
 fn make_run<M, P>(
     (model, fingerprinter): (&M, &P),
-    (first, parents): (u32, &[M::State]),
+    (first, parents): (u32, &Parents<'_, M::State>),
     r: usize,
     recording: Option<&Recording<'_, M>>,
     mut run: Run<M::State, P::Print>,
@@ -1915,8 +1969,8 @@ where
     let mut actions = Vec::new();
     let start = r * RUN_PARENTS;
     let end = (start + RUN_PARENTS).min(parents.len());
-    for (offset, state) in parents[start..end].iter().enumerate() {
-        let parent = first + (start + offset) as u32;
+    for offset in start..end {
+        let parent = first + offset as u32;
         let before = run.made.len();
         let each = |one| {
             run.made.push(one);
@@ -1924,7 +1978,9 @@ where
         };
         let machine = (model, fingerprinter);
         let making = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            make(machine, (parent, state), recording, &mut actions, each)
+            parents.with(offset, |state| {
+                make(machine, (parent, state), recording, &mut actions, each)
+            })
         }));
         match making {
             Ok(Ok(ControlFlow::Continue(enabled))) => {
@@ -1959,10 +2015,14 @@ where
 /// before the panic, would meet, where a helped round meets the limit or error. No run after
 /// one whose making a panic or an error ended is made; runs past a limit may already be, and a
 /// panic there is dropped (though the panic hook has printed its message).
+///
+/// A packed block's parents are decoded by the threads that make their successors, a parent at a
+/// time, not by this thread before the round (as one thread does): a panic of the codec's
+/// `decode` is then met as the model's would be, at that parent.
 fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
-    (first, parents, verify): (usize, &[M::State], bool),
+    (first, parents, verify): (usize, Parents<'_, M::State>, bool),
     recording: Option<&Recording<'_, M>>,
     pool: &mut Vec<Run<M::State, P::Print>>,
     storing: Storing<'_, M::State>,
@@ -1996,7 +2056,7 @@ where
             return false;
         }
         let run = lock().emptied.pop().unwrap_or_default();
-        let run = make_run(machine, (first, parents), r, recording, run);
+        let run = make_run(machine, (first, &parents), r, recording, run);
         if run.ended.is_some() {
             ended_at.fetch_min(r, Ordering::Relaxed);
         }
