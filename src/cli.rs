@@ -86,7 +86,8 @@ enum Command {
         #[arg(long)]
         faults: Option<String>,
         /// Set a bound or knob, NAME=VALUE (see `walcheck list`); repeatable, or several at
-        /// once as reports write them, NAME=VALUE,NAME=VALUE.
+        /// once as reports write them, NAME=VALUE,NAME=VALUE. Without a SPEC, only the systems
+        /// that have every bound given (and the --faults set) are checked.
         #[arg(long = "bound", value_name = "NAME=VALUE")]
         bounds: Vec<String>,
         /// Threads (1 to 64), shared by the run's searches; results are the same at any count.
@@ -102,11 +103,13 @@ enum Command {
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
         /// The checker of always and sometimes checks; both give the same verdicts, counts and
-        /// traces.
+        /// traces, except where --max-memory stops a compact search (it does not bound the
+        /// reference engine's).
         #[arg(long, value_enum, default_value_t = run::Engine::Compact)]
         engine: run::Engine,
-        /// Fingerprint width of the compact engine: 64 or 128. After an exhaustive proof the
-        /// report gives the chance that a collision hid a state, and advises 128 above 1e-6.
+        /// Fingerprint width of the compact engine: 64 or 128. After an exhaustive proof (an
+        /// always or eventually check that holds, a sometimes check violated) the report gives
+        /// the chance that a collision hid a state, and advises 128 above 1e-6.
         #[arg(
             long,
             value_name = "BITS",
@@ -121,10 +124,12 @@ enum Command {
         /// half the machine's memory].
         #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
         max_memory: Option<u64>,
-        /// Stop searching after this many seconds; unfinished checks are inconclusive.
+        /// Stop searching this many seconds after the run starts (one clock for the whole run);
+        /// unfinished checks are inconclusive (exit 3).
         #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
         timeout: Option<f64>,
-        /// Stop a search once it has stored this many distinct states.
+        /// Stop each search once it has stored this many distinct states; its unfinished
+        /// checks are inconclusive (exit 3).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         max_states: Option<u64>,
         /// Fail (exit 1) on any violated property, expected or not.
@@ -569,7 +574,8 @@ fn faults_help() -> String {
         .map(|(names, faults)| format!("{} {}", and_list(names), faults.join(", ")))
         .collect();
     format!(
-        "Only this fault set: {} (see `{} list`)",
+        "Only this fault set: {} (see `{} list`); without a SPEC, only the systems that have it \
+         are checked",
         groups.join("; "),
         program()
     )
@@ -880,8 +886,9 @@ fn engine_flags(
 fn note_reference_limits(engine: run::Engine, fingerprint_bits: u32, max_memory: Option<u64>) {
     if engine == run::Engine::Reference && (max_memory.is_some() || fingerprint_bits != 64) {
         eprintln!(
-            "note: --engine reference stores states whole: --fingerprint-bits does not apply, \
-             and --max-memory bounds only its eventually checks"
+            "note: --engine reference stores states whole, and its eventually checks' graphs with \
+             64-bit fingerprints: --fingerprint-bits does not apply, and --max-memory bounds only \
+             its eventually checks"
         );
     }
 }

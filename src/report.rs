@@ -505,11 +505,12 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
     }
     let all_as_expected = parts.len() == 1 && parts[0].starts_with("all as expected");
     format!(
-        "{}{}{}{strict}; {} explored ({unique} distinct states) in {:.2} s\n",
+        "{}{}{}{strict}; {} explored ({}) in {:.2} s\n",
         plural(results.len(), "check", "checks"),
         if all_as_expected { ", " } else { ": " },
         parts.join("; "),
         plural(searches.len(), "configuration", "configurations"),
+        plural(unique as usize, "distinct state", "distinct states"),
         wall.as_secs_f64(),
     )
 }
@@ -937,18 +938,17 @@ pub fn budget_text(limit: &str) -> String {
 /// After exhaustive proofs over fingerprints: how many, and the largest estimated chance that a
 /// collision hid a state, with advice above [`crate::run::COLLISION_ADVICE_ABOVE`].
 fn collision_text(results: &[CheckResult]) -> String {
-    let mut searches: Vec<(&SystemConfig, CollisionEstimate)> = Vec::new();
+    // An `eventually` row's search is its configuration's with fairness declared.
+    let mut searches: Vec<(SystemConfig, CollisionEstimate)> = Vec::new();
     for r in results {
         if let Some(c) = r.collision {
-            if !searches
-                .iter()
-                .any(|(config, _)| **config == r.entry.config)
-            {
-                searches.push((&r.entry.config, c));
+            let key = crate::run::search_key(&r.entry);
+            if !searches.iter().any(|(config, _)| *config == key) {
+                searches.push((key, c));
             }
         }
     }
-    let Some((config, worst)) = searches.iter().copied().reduce(|a, b| {
+    let Some((config, worst)) = searches.iter().reduce(|a, b| {
         if b.1.optimistic > a.1.optimistic {
             b
         } else {

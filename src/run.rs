@@ -126,8 +126,9 @@ pub struct CheckResult {
     pub trace_path: Option<PathBuf>,
     /// The search that decided the entry, when it decided others too.
     pub search: Option<SearchFigures>,
-    /// For a verdict reached by exhausting a space of fingerprints (`always` holds, `sometimes`
-    /// violated under the compact engine): the chance that a collision hid a state.
+    /// For a verdict reached by exhausting a space of fingerprints under the compact engine
+    /// (`always` or `eventually` holds, `sometimes` violated): the chance that a collision hid a
+    /// state.
     pub collision: Option<CollisionEstimate>,
     /// For an inconclusive verdict: the budget that ran out (`max-states`, `timeout`,
     /// `max-memory`, `state-indices`), or `None` when the search failed ([`CheckResult::error`]).
@@ -598,7 +599,13 @@ where
         let outcomes =
             liveness::decide_rows(&rows, &graph, &explored, fairness, max_memory_bytes, &print);
         for (entry, outcome) in group.liveness.iter().zip(outcomes) {
-            searched.push((liveness_searched(entry, outcome), None));
+            // Holding, the check saw every state the search stored: a collision could have hid
+            // a state, and with it a lasso, as it could for an `always` check that holds.
+            let exhausted = outcome.verdict == Verdict::Holds
+                && outcome.limit.is_none()
+                && outcome.collision.is_none();
+            let collision = exhausted.then_some(report.collision);
+            searched.push((liveness_searched(entry, outcome), collision));
         }
     }
     Ok((searched, report.unique_states, report.memory_bytes))
