@@ -84,6 +84,24 @@ fn compact_and_reference_agree_on_every_catalogue_configuration() {
     let collision = proved.collision.expect("an exhaustive proof");
     assert_eq!(collision.fingerprint_bits, 64);
     assert!(collision.optimistic > 0.0 && collision.optimistic < run::COLLISION_ADVICE_ABOVE);
+    // A holding `eventually` rests on the same fingerprints, through the graph its search
+    // recorded: it carries that search's estimate, even where no `always` or `sometimes` check
+    // shares the search.
+    let alone = compact
+        .iter()
+        .filter(|c| c.verdict == Verdict::Holds && c.entry.property.kind.name() == "eventually")
+        .find(|c| {
+            let key = run::search_key(&c.entry);
+            !compact
+                .iter()
+                .any(|o| o.entry.property.kind.name() != "eventually" && o.entry.config == key)
+        })
+        .expect("the catalogue proves an eventually property searched for alone");
+    assert!(
+        alone.collision.is_some_and(|c| c.optimistic > 0.0),
+        "{:?}",
+        alone.entry
+    );
     // Counterexamples and witnesses are real paths: no estimate.
     assert!(compact
         .iter()
