@@ -201,7 +201,7 @@ fn a_broken_declaration_is_a_one_line_error() {
     let cases: [Case; 5] = [
         (|i| i.name = "count:er", "system \"count:er\": a system's name is a word without ':' or spaces"),
         (|i| i.bounds = Box::leak(Box::new([number("steps", 2, 1, 3, "", ""), number("steps", 1, 1, 3, "", "")])), "system \"counter\": bound \"steps\" is declared twice"),
-        (|i| i.bounds = Box::leak(Box::new([number("steps", 9, 1, 3, "steps", "")])), "system \"counter\": the default of steps: bound steps=9 is outside its range 1..=3 (steps)"),
+        (|i| i.bounds = Box::leak(Box::new([number("steps", 9, 1, 3, "steps", "")])), "system \"counter\": the default of steps: bound steps=9 is outside its range, 1 to 3 (steps)"),
         (|i| i.properties = Box::leak(Box::new([i.properties[0].needs("fault:typo")])), "system \"counter\": property within-limit: needs fault \"typo\", not one of its fault sets"),
         (|i| i.properties = Box::leak(Box::new([i.properties[0], PropertyInfo::always("phantom", "")])), "system \"counter\": property phantom is declared but its model's properties() does not check it"),
     ];

@@ -372,13 +372,13 @@ impl BoundInfo {
         }
         let n: u64 = text.parse().map_err(|_| {
             format!(
-                "bound {}={text} is outside its range {min}..={max} ({})",
+                "bound {}={text} is outside its range, {min} to {max} ({})",
                 self.name, self.unit
             )
         })?;
         if n < min || n > max {
             return Err(format!(
-                "bound {}={n} is outside its range {min}..={max} ({})",
+                "bound {}={n} is outside its range, {min} to {max} ({})",
                 self.name, self.unit
             ));
         }
