@@ -779,7 +779,6 @@ fn check(command: Command) -> ExitCode {
         Ok(limits) => limits,
         Err(err) => return usage_error(&err),
     };
-    note_reference_limits(engine, fingerprint_bits, max_memory);
     let selection = Selection {
         specs: crate::connector::specs(specs),
         faults,
@@ -796,6 +795,8 @@ fn check(command: Command) -> ExitCode {
         Ok(selected) => selected,
         Err(err) => return usage_error(&err),
     };
+    // Only for a run that goes ahead: bad usage stays one line.
+    note_reference_limits(engine, fingerprint_bits, max_memory);
     let options = run_options(engine, threads, budgets, max_memory, fingerprint_bits);
     let (mut results, wall) = run_checks(&entries, &options, json);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then

@@ -69,6 +69,15 @@ fn bad_input_is_one_line_and_exit_2() {
         &["check", "--timeout", "-1"],
         &["check", "--max-states", "0"],
         &["check", "--no-such-flag"],
+        // The reference engine's note on the flags it ignores is for a run that goes ahead.
+        &[
+            "check",
+            "--engine",
+            "reference",
+            "--max-memory",
+            "5",
+            "no-such-system",
+        ],
         &["frobnicate"],
     ];
     for args in cases {
