@@ -102,9 +102,10 @@ enum Command {
         /// and stores them in order. Reference searches use one thread each.
         #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
         threads: usize,
-        /// The checker of always and sometimes checks; both give the same verdicts, counts and
-        /// traces, except where --max-memory stops a compact search (it does not bound the
-        /// reference engine's).
+        /// How checks are searched: compact, one search per configuration over fingerprints;
+        /// reference, one search per check, its always and sometimes checks storing states
+        /// whole. Both give the same verdicts, counts and traces, except where --max-memory
+        /// stops a search (it bounds only the reference engine's eventually checks).
         #[arg(long, value_enum, default_value_t = run::Engine::Compact)]
         engine: run::Engine,
         /// Fingerprint width of the compact engine: 64 or 128. After an exhaustive proof (an
@@ -119,17 +120,18 @@ enum Command {
         fingerprint_bits: i64,
         /// Stop a compact or liveness search before its own stored bytes (fingerprint table,
         /// parent links, the levels held; the liveness graph) exceed this; its unfinished
-        /// checks are inconclusive (exit 3). Per search: with --threads N up to N run at once.
+        /// checks are inconclusive (exit 3 unless a verdict differs). Per search: with --threads
+        /// N up to N run at once.
         /// --engine reference's always and sometimes searches are not held to it [default:
         /// half the machine's memory].
         #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
         max_memory: Option<u64>,
         /// Stop searching this many seconds after the run starts (one clock for the whole run);
-        /// unfinished checks are inconclusive (exit 3).
+        /// unfinished checks are inconclusive (exit 3 unless a verdict differs).
         #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
         timeout: Option<f64>,
         /// Stop each search once it has stored this many distinct states; its unfinished
-        /// checks are inconclusive (exit 3).
+        /// checks are inconclusive (exit 3 unless a verdict differs).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         max_states: Option<u64>,
         /// Fail (exit 1) on any violated property, expected or not.

@@ -1055,6 +1055,42 @@ mod tests {
     }
 
     #[test]
+    fn an_eventually_row_s_search_is_its_configuration_s_counted_once() {
+        let estimate = CollisionEstimate {
+            fingerprint_bits: 64,
+            lookups: 3,
+            distinct: 2,
+            optimistic: 1e-9,
+            birthday: 0.0,
+        };
+        // One configuration's rows: its always and sometimes checks, and its eventually check
+        // under fairness=declared and fairness=none, all decided by one search.
+        let entries = catalogue::select(&Selection {
+            specs: vec!["olake-bootstrap:pr1084".into()],
+            faults: Some("none".into()),
+            bounds: vec!["server=primary".into()],
+        })
+        .unwrap();
+        let kinds: Vec<&str> = entries.iter().map(|e| e.property.kind.name()).collect();
+        assert!(
+            kinds.contains(&"always") && kinds.iter().filter(|k| **k == "eventually").count() == 2
+        );
+        let results: Vec<CheckResult> = entries
+            .into_iter()
+            .map(|entry| CheckResult {
+                entry,
+                collision: Some(estimate),
+                ..result(Verdict::Holds, Verdict::Holds)
+            })
+            .collect();
+        let text = check_text(&results, false, Duration::ZERO, true);
+        assert!(
+            text.contains("\n1 exhaustive search over 64-bit fingerprints"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_differing_verdict_is_flagged_in_the_table() {
         let text = check_text(
             &[result(Verdict::Holds, Verdict::Violated)],

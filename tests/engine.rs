@@ -102,11 +102,53 @@ fn compact_and_reference_agree_on_every_catalogue_configuration() {
         "{:?}",
         alone.entry
     );
+    // The rows of one search that carry an estimate carry the same one: an `eventually` row's
+    // search is its configuration's with fairness declared, its `fairness=none` row included.
+    let mut searches: Vec<(catalogue::SystemConfig, _)> = Vec::new();
+    for c in compact.iter().filter(|c| c.collision.is_some()) {
+        let key = run::search_key(&c.entry);
+        match searches.iter().find(|(k, _)| *k == key) {
+            Some((_, estimate)) => assert_eq!(c.collision, *estimate, "{:?}", c.entry),
+            None => searches.push((key, c.collision)),
+        }
+    }
+    let unfair = |c: &CheckResult| {
+        let bounds = c.entry.config.bounds();
+        bounds
+            .into_iter()
+            .any(|(name, value)| name == "fairness" && value.to_string() == "none")
+    };
+    assert!(
+        compact.iter().any(|c| c.collision.is_some()
+            && c.entry.property.kind.name() == "eventually"
+            && unfair(c)),
+        "a holding eventually row under fairness=none carries its search's estimate"
+    );
     // Counterexamples and witnesses are real paths: no estimate.
     assert!(compact
         .iter()
         .filter(|c| c.trace.is_some())
         .all(|c| c.collision.is_none()));
+}
+
+/// A search stopped by a budget exhausted nothing: none of its rows, `eventually` ones
+/// included, carries a collision estimate.
+#[test]
+fn a_search_a_budget_stopped_carries_no_collision_estimate() {
+    let entries = select(&["electric-flush:head"], Some("all"), &["timer_order=any"]);
+    let budget = Budget {
+        max_states: Some(1000),
+        deadline: None,
+    };
+    let results = run::run_all_with(&entries, &Options::new(2, budget), &Unobserved);
+    assert!(results
+        .iter()
+        .any(|r| r.entry.property.kind.name() == "eventually" && r.limit == Some("max-states")));
+    for r in &results {
+        if r.verdict == Verdict::Inconclusive {
+            assert!(r.collision.is_none(), "{:?}", r.entry);
+        }
+    }
 }
 
 /// The entries `walcheck check connectors/` runs for the connector files but

@@ -43,12 +43,13 @@
 //! makes each parent's successors and looks them up in order, storing each new one as it is met
 //! ([`expand_store`]). On N threads the round is *helped* ([`expand_store_helped`]): its parents
 //! are cut into runs of 64, which all N threads take in turn to make their successors (decoding
-//! each parent first when its block is packed; actions, `next_state`, fingerprint), while the thread that owns the round looks the runs up and stores
-//! them, run after run in order, as one thread does. Only that thread touches the table and the
-//! level being built, so the stored order, and with it every count, path and verdict, is the
-//! same at any thread count; there is no merge and no barrier within a round. The new states of
-//! the round are then checked against the undecided properties on that thread (the conditions
-//! are cheap), keeping the first hit of each property in stored order.
+//! each parent first when its block is packed; actions, `next_state`, fingerprint), while the
+//! thread that owns the round looks the runs up and stores them, run after run in order, as one
+//! thread does. Only that thread touches the table and the level being built, so the stored
+//! order, and with it every count, path and verdict, is the same at any thread count; there is
+//! no merge and no barrier within a round. The new states of the round are then checked against
+//! the undecided properties on that thread (the conditions are cheap), keeping the first hit of
+//! each property in stored order.
 //!
 //! The storing thread is what limits it: looking successors up and storing them is about 45 %
 //! of one core's work on the large OLake configurations, so one search gains at most about 2.2×
@@ -1035,7 +1036,7 @@ enum Block<S> {
     Packed { bytes: Vec<u8>, ends: Vec<u32> },
 }
 
-/// A block of the level being expanded, as the threads of a helped round read its parents.
+/// A block of the level being expanded, as the threads of a round read its parents.
 enum Parents<'a, S> {
     Whole(&'a [S]),
     /// Packed: parent `i` is `decode(&bytes[ends[i - 1]..ends[i]])`.
@@ -1140,25 +1141,8 @@ impl<S> Level<S> {
         self.whole += 1;
     }
 
-    /// The states of block `b`, decoded into `unpacked` if the block is packed.
-    fn block<'a>(&'a self, b: usize, unpacked: &'a mut Vec<S>) -> &'a [S] {
-        match &self.blocks[b] {
-            Block::Whole(states) => states,
-            Block::Packed { bytes, ends } => {
-                let codec = self.codec.as_ref().expect("a packed block has a codec");
-                unpacked.clear();
-                let mut begin = 0;
-                for &end in ends {
-                    unpacked.push((codec.decode)(&bytes[begin..end as usize]));
-                    begin = end as usize;
-                }
-                unpacked
-            }
-        }
-    }
-
-    /// The states of block `b` as a helped round's threads read them: whole, or packed, each
-    /// decoded by the thread that needs it.
+    /// The states of block `b` as a round's threads read them: whole, or packed, each decoded
+    /// by the thread that needs it.
     fn parents(&self, b: usize) -> Parents<'_, S> {
         match &self.blocks[b] {
             Block::Whole(states) => Parents::Whole(states),
@@ -1470,8 +1454,6 @@ where
     let pack_above = options.pack_above_bytes;
     let mut current: Level<M::State> = Level::new(0, chunk_states, codec.clone(), pack_above);
     let mut next: Level<M::State> = Level::new(0, chunk_states, codec, pack_above);
-    // A packed block being expanded, decoded.
-    let mut unpacked = Vec::new();
     let inits = model.init_states();
     if let Some(graph) = &mut graph {
         assert!(
@@ -1566,8 +1548,10 @@ where
             }
             let round_threads = threads();
             let first = b * chunk_states;
+            // A packed block is decoded a parent at a time, by the thread that makes that
+            // parent's successors.
+            let parents = current.parents(b);
             let limit = if round_threads <= 1 {
-                let parents = current.block(b, &mut unpacked);
                 let levels = (&current, &mut next, &mut spare);
                 expand_store(
                     &mut space,
@@ -1578,9 +1562,6 @@ where
                     &mut totals,
                 )?
             } else {
-                // A packed block is decoded a parent at a time by the thread that makes its
-                // successors, not by this one before the round.
-                let parents = current.parents(b);
                 let levels = (&current, &mut next, &mut spare);
                 let at = (first, parents, verify);
                 let sharing = (&mut totals, round_threads);
@@ -1773,7 +1754,7 @@ const PREFETCH_ABOVE_BYTES: usize = 8 << 20;
 fn expand_store<M, P>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
-    (first, parents, verify): (usize, &[M::State], bool),
+    (first, parents, verify): (usize, Parents<'_, M::State>, bool),
     recording: Option<&Recording<'_, M>>,
     mut storing: Storing<'_, M::State>,
     totals: &mut Totals,
@@ -1787,7 +1768,7 @@ where
     let mut actions = Vec::new();
     let mut made: Vec<Made<M::State, P::Print>> = Vec::new();
     let mut ahead = Ahead::default();
-    for (offset, state) in parents.iter().enumerate() {
+    for offset in 0..parents.len() {
         let parent = current.start + (first + offset) as u32;
         // The unit tests' tables are small: they take both ways, three parents batched in a
         // row, then one not.
@@ -1813,7 +1794,9 @@ where
             let limit = settle(space, levels, at, one, &mut storing, totals)?;
             Ok(limit.map_or(ControlFlow::Continue(()), ControlFlow::Break))
         };
-        let making = make(machine, (parent, state), recording, &mut actions, each);
+        let making = parents.with(offset, |state| {
+            make(machine, (parent, state), recording, &mut actions, each)
+        });
         if batch {
             // The previous parent's successors are looked up before this parent's error, if any.
             let levels = (current, &mut *next, &mut *spare);
@@ -2017,8 +2000,8 @@ where
 /// panic there is dropped (though the panic hook has printed its message).
 ///
 /// A packed block's parents are decoded by the threads that make their successors, a parent at a
-/// time, not by this thread before the round (as one thread does): a panic of the codec's
-/// `decode` is then met as the model's would be, at that parent.
+/// time, as on one thread: a panic of the codec's `decode` is met as the model's would be, at
+/// that parent.
 fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
@@ -3440,6 +3423,74 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_codec_s_panic_decoding_a_parent_surfaces_where_the_model_s_would() {
+        // Levels packed in blocks of 64 states: parent 152, in a full block, is decoded when its
+        // round expands it, on one thread as on several. Its index is a multiple of 4, so one
+        // thread looks it up alone (see the test below), and the same limits stop all.
+        let fan = Fan {
+            width: 200,
+            crowded: &[],
+        };
+        let codec = || {
+            Codec::new(
+                |state: &u32, bytes: &mut Vec<u8>| bytes.extend(state.to_le_bytes()),
+                |bytes: &[u8]| {
+                    let state = u32::from_le_bytes(bytes.try_into().expect("four bytes"));
+                    if state == 152 {
+                        std::panic::panic_any(format!("the codec panics at {state}"));
+                    }
+                    state
+                },
+            )
+        };
+        let search = |threads: usize, max_states| {
+            let options = Options {
+                threads,
+                chunk_states: 64,
+                pack_above_bytes: 0,
+                budget: Budget {
+                    max_states,
+                    ..Budget::default()
+                },
+                ..Options::default()
+            };
+            let hooks = Hooks {
+                select: &|_| true,
+                threads: &|| threads,
+            };
+            let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                explore_hooked(
+                    &fan,
+                    &Xxh64,
+                    &options,
+                    &hooks,
+                    None,
+                    Some(codec()),
+                    &mut |_| {},
+                )
+                .map(|(report, _)| report.unique_states)
+            }));
+            search.map_err(|panic| panic.downcast_ref::<String>().cloned())
+        };
+        let mut seen = (false, false);
+        for max_states in [None].into_iter().chain((346..360).map(Some)) {
+            let one = search(1, max_states);
+            match &one {
+                Ok(_) => seen.0 = true,
+                Err(panic) => {
+                    assert_eq!(panic.as_deref(), Some("the codec panics at 152"));
+                    seen.1 = true;
+                }
+            }
+            for threads in [2, 4] {
+                let at = (threads, max_states);
+                assert_eq!(search(threads, max_states), one, "threads, limit: {at:?}");
+            }
+        }
+        assert_eq!(seen, (true, true), "limits before the panic and after");
     }
 
     #[test]
