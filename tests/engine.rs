@@ -9,6 +9,7 @@ use walcheck::catalogue::{self, Entry, Selection};
 use walcheck::checker::{Budget, Verdict};
 use walcheck::run::{self, CheckResult, Engine, Options, Unobserved};
 use walcheck::{ci, report};
+use walcheck_properties::system::FairnessChoice;
 
 fn select(specs: &[&str], faults: Option<&str>, bounds: &[&str]) -> Vec<Entry> {
     catalogue::select(&Selection {
@@ -112,12 +113,8 @@ fn compact_and_reference_agree_on_every_catalogue_configuration() {
             None => searches.push((key, c.collision)),
         }
     }
-    let unfair = |c: &CheckResult| {
-        let bounds = c.entry.config.bounds();
-        bounds
-            .into_iter()
-            .any(|(name, value)| name == "fairness" && value.to_string() == "none")
-    };
+    let unfair =
+        |c: &CheckResult| FairnessChoice::of(&c.entry.config.config) == FairnessChoice::None;
     assert!(
         compact.iter().any(|c| c.collision.is_some()
             && c.entry.property.kind.name() == "eventually"

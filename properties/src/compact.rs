@@ -2557,6 +2557,20 @@ mod tests {
             + 'static,
         M::Action: Clone,
     {
+        check_packed_by(model, options, Codec::postcard())
+    }
+
+    /// [`check`] with every level packed by `codec`.
+    fn check_packed_by<M>(
+        model: &M,
+        options: &Options,
+        codec: Codec<M::State>,
+    ) -> Result<Report<M::State, M::Action>, Error>
+    where
+        M: Model + Sync,
+        M::State: Hash + Eq + Clone + Send + Sync,
+        M::Action: Clone,
+    {
         let hooks = Hooks {
             select: &|_| true,
             threads: &|| options.threads,
@@ -2565,9 +2579,16 @@ mod tests {
             pack_above_bytes: 0,
             ..*options
         };
-        let codec = Some(Codec::postcard());
-        explore_hooked(model, &Xxh64, &options, &hooks, None, codec, &mut |_| {})
-            .map(|(report, _)| report)
+        explore_hooked(
+            model,
+            &Xxh64,
+            &options,
+            &hooks,
+            None,
+            Some(codec),
+            &mut |_| {},
+        )
+        .map(|(report, _)| report)
     }
 
     /// Runs the compact engine at 1, 2 and 4 threads and several round sizes, its levels held
@@ -3390,8 +3411,16 @@ mod tests {
             },
             ..Options::default()
         };
+        caught(|| check(model, &options))
+    }
+
+    /// The unique states of `search`'s report, or the message of the panic that ended it
+    /// (`None` if it was not a `String`).
+    fn caught<S, A>(
+        search: impl FnOnce() -> Result<Report<S, A>, Error>,
+    ) -> Result<Result<u64, Error>, Option<String>> {
         let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check(model, &options).map(|report| report.unique_states)
+            search().map(|report| report.unique_states)
         }));
         search.map_err(|panic| panic.downcast_ref::<String>().cloned())
     }
@@ -3446,34 +3475,17 @@ mod tests {
                 },
             )
         };
-        let search = |threads: usize, max_states| {
+        let search = |threads, max_states| {
             let options = Options {
                 threads,
                 chunk_states: 64,
-                pack_above_bytes: 0,
                 budget: Budget {
                     max_states,
                     ..Budget::default()
                 },
                 ..Options::default()
             };
-            let hooks = Hooks {
-                select: &|_| true,
-                threads: &|| threads,
-            };
-            let search = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                explore_hooked(
-                    &fan,
-                    &Xxh64,
-                    &options,
-                    &hooks,
-                    None,
-                    Some(codec()),
-                    &mut |_| {},
-                )
-                .map(|(report, _)| report.unique_states)
-            }));
-            search.map_err(|panic| panic.downcast_ref::<String>().cloned())
+            caught(|| check_packed_by(&fan, &options, codec()))
         };
         let mut seen = (false, false);
         for max_states in [None].into_iter().chain((346..360).map(Some)) {
