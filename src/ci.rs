@@ -506,7 +506,8 @@ fn fails(r: &CheckResult, strict: bool) -> bool {
 /// The JUnit XML file of `walcheck check --junit`: one `<testsuite>` per system, one
 /// `<testcase>` per entry named `variant/faults[/bounds]/property`. A verdict that fails the run
 /// is a `<failure>` whose text gives the mismatch and the trace's path; an inconclusive one is
-/// `<skipped>` with the states reached.
+/// `<skipped>` with the states reached; an expected counterexample whose trace could not be
+/// written ([`CheckResult::trace_error`]) is an `<error>`, since the run exits 2.
 pub fn junit(results: &[CheckResult], strict: bool) -> String {
     let mut systems: Vec<&'static str> = Vec::new();
     for r in results {
@@ -520,13 +521,13 @@ pub fn junit(results: &[CheckResult], strict: bool) -> String {
         &mut w,
         Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
     );
-    let (tests, failures, _) = junit_counts(&all, strict);
+    let (tests, failures, errors, _) = junit_counts(&all, strict);
     // Jenkins' junit-10 schema has no `skipped` count on <testsuites>: the suites carry it.
     let suites = BytesStart::new("testsuites").with_attributes([
         ("name", "walcheck check"),
         ("tests", tests.as_str()),
         ("failures", failures.as_str()),
-        ("errors", "0"),
+        ("errors", errors.as_str()),
         ("time", junit_seconds(&all).as_str()),
     ]);
     emit(&mut w, Event::Start(suites));
@@ -557,12 +558,18 @@ fn junit_seconds(rs: &[&CheckResult]) -> String {
     )
 }
 
-/// How many of `rs` there are, fail the run, and are inconclusive, as JUnit's `tests`,
-/// `failures` and `skipped`.
-fn junit_counts(rs: &[&CheckResult], strict: bool) -> (String, String, String) {
+/// Whether `r` is a JUnit `<error>`: its verdict passes, but its trace could not be written.
+fn errs(r: &CheckResult, strict: bool) -> bool {
+    r.trace_error.is_some() && !fails(r, strict)
+}
+
+/// How many of `rs` there are, fail the run, could not write their trace ([`errs`]), and are
+/// inconclusive, as JUnit's `tests`, `failures`, `errors` and `skipped`.
+fn junit_counts(rs: &[&CheckResult], strict: bool) -> (String, String, String, String) {
     (
         rs.len().to_string(),
         rs.iter().filter(|r| fails(r, strict)).count().to_string(),
+        rs.iter().filter(|r| errs(r, strict)).count().to_string(),
         rs.iter()
             .filter(|r| r.verdict == Verdict::Inconclusive)
             .count()
@@ -572,12 +579,12 @@ fn junit_counts(rs: &[&CheckResult], strict: bool) -> (String, String, String) {
 
 /// One system's `<testsuite>`: a `<testcase>` per entry of `rs`.
 fn junit_suite(w: &mut Writer<Vec<u8>>, system: &str, rs: &[&CheckResult], strict: bool) {
-    let (tests, failures, skipped) = junit_counts(rs, strict);
+    let (tests, failures, errors, skipped) = junit_counts(rs, strict);
     let suite = BytesStart::new("testsuite").with_attributes([
         ("name", system),
         ("tests", tests.as_str()),
         ("failures", failures.as_str()),
-        ("errors", "0"),
+        ("errors", errors.as_str()),
         ("skipped", skipped.as_str()),
         ("time", junit_seconds(rs).as_str()),
     ]);
@@ -588,8 +595,8 @@ fn junit_suite(w: &mut Writer<Vec<u8>>, system: &str, rs: &[&CheckResult], stric
     emit(w, Event::End(BytesEnd::new("testsuite")));
 }
 
-/// One entry's `<testcase>`: with a `<failure>` when it fails the run, `<skipped>` when it is
-/// inconclusive, empty when it passes.
+/// One entry's `<testcase>`: with a `<failure>` when it fails the run, an `<error>` when its
+/// trace could not be written, `<skipped>` when it is inconclusive, empty when it passes.
 fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
     let e = &r.entry;
     let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
@@ -625,6 +632,16 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
             ))),
         );
         emit(w, Event::End(BytesEnd::new("failure")));
+        emit(w, Event::End(BytesEnd::new("testcase")));
+    } else if let Some(error) = r.trace_error.as_deref().filter(|_| errs(r, strict)) {
+        emit(w, Event::Start(case));
+        emit(
+            w,
+            Event::Empty(
+                BytesStart::new("error")
+                    .with_attributes([("message", error), ("type", "trace-not-written")]),
+            ),
+        );
         emit(w, Event::End(BytesEnd::new("testcase")));
     } else if r.verdict == Verdict::Inconclusive {
         emit(w, Event::Start(case));
@@ -689,12 +706,13 @@ fn junit_failure(r: &CheckResult) -> (String, String) {
         e.reason
     );
     let trace = r.trace_path.as_ref().map(|p| p.display().to_string());
-    match (&trace, &r.trace) {
-        (Some(path), Some(t)) => text.push_str(&format!(
+    match (&trace, &r.trace, &r.trace_error) {
+        (Some(path), Some(t), _) => text.push_str(&format!(
             "trace: {path} ({}); review with {} show {path}\n",
             crate::report::steps(t.len_actions()),
             crate::cli::program()
         )),
+        (None, Some(_), Some(error)) => text.push_str(&format!("trace: not written: {error}\n")),
         _ => text.push_str("trace: none (no counterexample or witness was found)\n"),
     }
     (message, text)

@@ -1005,6 +1005,7 @@ mod tests {
             peak_heap_bytes: None,
             trace: None,
             trace_path: None,
+            trace_error: None,
             search: None,
             collision: None,
             limit: None,

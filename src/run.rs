@@ -124,6 +124,9 @@ pub struct CheckResult {
     pub trace: Option<Trace>,
     /// Where the counterexample was written, once it is.
     pub trace_path: Option<PathBuf>,
+    /// Why the counterexample could not be written, when [`write_traces`] failed for it: a
+    /// one-line error naming the file or directory.
+    pub trace_error: Option<String>,
     /// The search that decided the entry, when it decided others too.
     pub search: Option<SearchFigures>,
     /// For a verdict reached by exhausting a space of fingerprints under the compact engine
@@ -253,6 +256,7 @@ pub fn run_entry_observed(
         peak_heap_bytes,
         trace,
         trace_path: None,
+        trace_error: None,
         search: None,
         collision: None,
         limit,
@@ -938,6 +942,7 @@ fn inconclusive(entry: &Entry, elapsed: Duration) -> CheckResult {
         peak_heap_bytes: None,
         trace: None,
         trace_path: None,
+        trace_error: None,
         search: None,
         collision: None,
         limit: None,
@@ -1000,17 +1005,19 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 /// Writes every counterexample under `dir` (created if missing) and records its path; removes the
 /// file of every checked entry that no longer has a counterexample, so no stale trace stays
 /// beside fresh ones. Carries on past a failed write and returns the first error, so that the
-/// caller can still report every verdict.
+/// caller can still report every verdict; each counterexample not written keeps its own error
+/// in [`CheckResult::trace_error`].
 pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), String> {
-    let mut first_error = None;
     if results.iter().any(CheckResult::is_counterexample) {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            return Err(format!(
-                "cannot create trace directory {}: {e}",
-                dir.display()
-            ));
+            let error = format!("cannot create trace directory {}: {e}", dir.display());
+            for result in results.iter_mut().filter(|r| r.is_counterexample()) {
+                result.trace_error = Some(error.clone());
+            }
+            return Err(error);
         }
     }
+    let mut first_error = None;
     for result in results.iter_mut() {
         let path = dir.join(trace_file_name(&result.entry));
         if !result.is_counterexample() {
@@ -1023,8 +1030,9 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
         match trace.write(&path) {
             Ok(()) => result.trace_path = Some(path),
             Err(e) => {
-                first_error
-                    .get_or_insert_with(|| format!("cannot write trace {}: {e}", path.display()));
+                let error = format!("cannot write trace {}: {e}", path.display());
+                first_error.get_or_insert_with(|| error.clone());
+                result.trace_error = Some(error);
             }
         }
     }

@@ -388,7 +388,7 @@ fn no_progress_lines_off_a_terminal() {
 /// The JUnit XML schema CI tools read: Jenkins xunit-plugin's `junit-10.xsd` (Surefire's format,
 /// which GitLab and the GitHub JUnit reporters also take), as data: each element with the
 /// elements it may appear under, its required and its optional attributes. Elements walcheck
-/// never writes (`error`, `properties`, `system-out`, reruns) are left out, so they fail too.
+/// never writes (`properties`, `system-out`, reruns) are left out, so they fail too.
 struct Rule {
     element: &'static str,
     parents: &'static [&'static str],
@@ -434,6 +434,12 @@ const JUNIT_SCHEMA: &[Rule] = &[
     },
     Rule {
         element: "skipped",
+        parents: &["testcase"],
+        required: &[],
+        optional: &["type", "message"],
+    },
+    Rule {
+        element: "error",
         parents: &["testcase"],
         required: &[],
         optional: &["type", "message"],
@@ -507,6 +513,7 @@ fn validate_junit(xml: &str) -> Result<(), String> {
             for (attribute, count) in [
                 ("tests", cases.len().to_string()),
                 ("failures", with("failure")),
+                ("errors", with("error")),
                 ("skipped", with("skipped")),
             ] {
                 if node.attribute(attribute).is_some_and(|v| v != count) {
@@ -520,14 +527,64 @@ fn validate_junit(xml: &str) -> Result<(), String> {
         if name == "testcase"
             && node
                 .children()
-                .filter(|n| n.has_tag_name("failure") || n.has_tag_name("skipped"))
+                .filter(|n| {
+                    n.has_tag_name("failure")
+                        || n.has_tag_name("skipped")
+                        || n.has_tag_name("error")
+                })
                 .count()
                 > 1
         {
-            return Err("a testcase is both failed and skipped".into());
+            return Err("a testcase has more than one of failure, error and skipped".into());
         }
     }
     Ok(())
+}
+
+/// A counterexample whose trace cannot be written (here a directory stands where its file goes)
+/// is an `<error>` of the JUnit file, counted in `errors`, as the run exits 2; the other
+/// counterexamples are written.
+#[test]
+fn a_trace_not_written_is_a_junit_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("traces");
+    let blocked = out.join("olake-bootstrap__master__all__no-lsn-mismatch.itf.json");
+    std::fs::create_dir_all(&blocked).unwrap();
+    let junit = dir.path().join("walcheck.xml");
+    let output = walcheck(&[
+        "check",
+        "olake-bootstrap:master",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    validate_junit(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("an error");
+    assert_eq!(
+        error.parent_element().unwrap().attribute("name"),
+        Some("master/all/no-lsn-mismatch")
+    );
+    assert_eq!(error.attribute("type"), Some("trace-not-written"));
+    let message = error.attribute("message").unwrap();
+    assert!(
+        message.starts_with("cannot write trace ")
+            && message.ends_with("Is a directory (os error 21)"),
+        "{message}"
+    );
+    let written = std::fs::read_dir(&out).unwrap().count();
+    assert_eq!(
+        written, 14,
+        "the 13 other counterexamples are written beside the directory"
+    );
 }
 
 #[test]
@@ -609,6 +666,11 @@ fn the_junit_file_validates_with_a_testcase_per_entry() {
     assert!(std::path::Path::new(trace).is_file(), "{text}");
 
     // The validator itself rejects what consumers reject.
+    assert!(validate_junit(
+        "<testsuites><testsuite name='s' tests='1' failures='0' errors='0'>\
+         <testcase name='x'><error/></testcase></testsuite></testsuites>"
+    )
+    .is_err());
     assert!(validate_junit("<testsuites><testcase name='x'/></testsuites>").is_err());
     assert!(validate_junit(
         "<testsuites><testsuite name='s' tests='2'><testcase name='x'/></testsuite></testsuites>"
