@@ -461,18 +461,6 @@ fn declares_fairness(entry: &Entry) -> bool {
     bounds.iter().any(|b| b.name == FAIRNESS_BOUND.name)
 }
 
-/// The configuration whose explored graph decides `entry`, an `eventually` entry: its own with
-/// the `fairness` knob at `declared`. The knob chooses only the fairness the check assumes,
-/// never a transition, so the configurations it tells apart have one graph.
-fn liveness_key(entry: &Entry) -> SystemConfig {
-    let mut key = entry.config.clone();
-    if declares_fairness(entry) {
-        key.set_knob(FAIRNESS_BOUND.name, FairnessChoice::Declared.name())
-            .expect("the fairness knob takes declared");
-    }
-    key
-}
-
 /// A compact or liveness search's limit by the flag that sets it.
 fn limit_name(limit: compact::Limit) -> &'static str {
     match limit {
@@ -730,9 +718,9 @@ pub fn run_all_observed(
 /// One unit of work: the entries (indices into the run's) that one search decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Job {
-    /// The entries of one configuration, decided by one compact search: its `always` and
-    /// `sometimes` entries, and the `eventually` entries whose [`liveness_key`] it is (on the
-    /// graph the search records).
+    /// The entries of one configuration up to its `fairness` knob ([`search_key`]), decided by
+    /// one compact search: its `always` and `sometimes` entries, and its `eventually` entries
+    /// (on the graph the search records).
     Configuration {
         safety: Vec<usize>,
         liveness: Vec<usize>,
@@ -756,14 +744,19 @@ impl Job {
     }
 }
 
-/// The configuration whose search decides `entry` under the compact engine: its own, or for an
-/// `eventually` entry its [`liveness_key`].
+/// The configuration whose search decides `entry` under the compact engine: its own with the
+/// `fairness` knob at `declared`, whatever its kind. The knob chooses only the fairness an
+/// `eventually` check assumes, never a transition, so the configurations it tells apart have
+/// one graph: a configuration's `always` and `sometimes` entries and its `eventually` rows of
+/// either fairness are one search. That search's model is built from this configuration, so it
+/// records the declared fairness an `eventually` row may assume.
 pub fn search_key(entry: &Entry) -> SystemConfig {
-    if entry.property.kind == Kind::Eventually {
-        liveness_key(entry)
-    } else {
-        entry.config.clone()
+    let mut key = entry.config.clone();
+    if declares_fairness(entry) {
+        key.set_knob(FAIRNESS_BOUND.name, FairnessChoice::Declared.name())
+            .expect("the fairness knob takes declared");
     }
+    key
 }
 
 /// The searches `entries` take under `engine`, in the order of their first entry.
@@ -799,8 +792,8 @@ fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
 /// Runs `entries` as `options` says, with `observer` watching each entry. Results come back in
 /// `entries` order and are the same at any thread count.
 ///
-/// Threads: the run's searches are one per configuration's `always` and `sometimes` entries and
-/// one per configuration's `eventually` entries up to its `fairness` knob (compact), or one per
+/// Threads: the run's searches are one per configuration up to its `fairness` knob, for its
+/// `always`, `sometimes` and `eventually` entries together ([`search_key`], compact), or one per
 /// entry (reference).
 /// `min(threads, searches)` workers take them in catalogue order. A compact search spreads
 /// each round over `threads / searches running` threads (at least 1), asked again every round,
@@ -878,9 +871,7 @@ fn run_group(
         most_threads.fetch_max(threads, Ordering::Relaxed);
         threads
     };
-    let key = safety
-        .first()
-        .map_or_else(|| liveness_key(liveness[0]), |e| e.config.clone());
+    let key = search_key(safety.first().unwrap_or_else(|| &liveness[0]));
     let (grouped, heap) = crate::heap::measure(|| {
         key.with_model(Group {
             safety: &safety,
@@ -1214,4 +1205,35 @@ where
         walcheck_traces::replay::replay_fair(model, &property, model.fairness(), trace)
             .map(|actions| actions.len()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{self, Selection};
+
+    /// `fairness=none` chooses only what an `eventually` check assumes: a configuration's
+    /// `always`, `sometimes` and `eventually` entries under it are still one compact search.
+    #[test]
+    fn a_fairness_none_configuration_is_one_search() {
+        let entries = catalogue::select(&Selection {
+            specs: vec!["olake-bootstrap:pr1084".into()],
+            faults: Some("none".into()),
+            bounds: vec!["server=primary".into(), "fairness=none".into()],
+        })
+        .unwrap();
+        let kinds: std::collections::BTreeSet<&str> =
+            entries.iter().map(|e| e.property.kind.name()).collect();
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            ["always", "eventually", "sometimes"]
+        );
+        let jobs_of = |engine| jobs(&entries, engine);
+        let compact = jobs_of(Engine::Compact);
+        assert_eq!(compact.len(), 1, "{compact:?}");
+        let mut decided = compact[0].entries();
+        decided.sort_unstable();
+        assert_eq!(decided, (0..entries.len()).collect::<Vec<_>>());
+        assert_eq!(jobs_of(Engine::Reference).len(), entries.len());
+    }
 }
