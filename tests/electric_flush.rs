@@ -201,6 +201,50 @@ fn electric_catalogue_verdicts_and_witnesses() {
     );
 }
 
+/// With `fairness=none` no step need ever be taken, so `eventually-acknowledged` is violated
+/// even in HEAD's design, by a lasso whose cycle repeats Publish; the table expects it, and the
+/// `always` and `sometimes` verdicts are those under the declared fairness.
+#[test]
+fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
+    let selection = |bounds: &[&str]| {
+        let entries = catalogue::select(&Selection {
+            specs: vec!["electric-flush:head".into()],
+            faults: Some("none".into()),
+            bounds: bounds.iter().map(|b| b.to_string()).collect(),
+        })
+        .unwrap();
+        run::run_all(&entries, 2, &Budget::default())
+    };
+    let unfair = selection(&["fairness=none"]);
+    let eventually: Vec<_> = unfair
+        .iter()
+        .filter(|r| r.entry.property.id == "eventually-acknowledged")
+        .collect();
+    assert!(!eventually.is_empty());
+    for r in &unfair {
+        assert!(
+            r.matches_expectation(),
+            "{}: {}",
+            r.entry.property.id,
+            r.entry.reason
+        );
+    }
+    for r in eventually {
+        assert_eq!(r.verdict, Verdict::Violated);
+        let trace = r.trace.as_ref().expect("a lasso");
+        assert_eq!(trace.actions().last(), Some("Publish"));
+    }
+    let fair = selection(&[]);
+    let verdicts = |results: &[run::CheckResult]| -> Vec<(String, Verdict)> {
+        results
+            .iter()
+            .filter(|r| r.entry.property.id != "eventually-acknowledged")
+            .map(|r| (r.entry.property.id.to_owned(), r.verdict))
+            .collect()
+    };
+    assert_eq!(verdicts(&unfair), verdicts(&fair));
+}
+
 #[test]
 fn head_removes_a_dead_consumers_shape() {
     let model = ElectricFlush::new(Config::new(Variant::Head, Faults::ConsumerKill));

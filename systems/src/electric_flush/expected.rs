@@ -3,6 +3,7 @@
 
 use walcheck_model::electric;
 use walcheck_properties::checker::Verdict;
+use walcheck_properties::system::FairnessChoice;
 
 use super::Config;
 
@@ -38,6 +39,10 @@ pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     const DEAD_PINS: &str = "#3975: a dead consumer's entry pins the global offset until a publish finds it undeliverable (#4011); HEAD's monitor removes it (#4730)";
     const KEEPALIVE: &str = "#4731: outside a transaction a keepalive acknowledges wal_end while flush_up_to_date? is still true from the previous transaction";
     match property {
+        "eventually-acknowledged" if c.fairness == FairnessChoice::None => (
+            Violated,
+            "no fairness: once every transaction is sent, Publish may repeat forever while an armed flush timer never fires, so confirmed_flush never reaches the last commit",
+        ),
         "no-lost-flush-notification" | "wal-retention-bounded" | "eventually-acknowledged" => {
             if head {
                 (Holds, "HEAD: #4064 plus the suspend guards (#4503) and the watchdog (#4730)")
