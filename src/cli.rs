@@ -1015,13 +1015,20 @@ fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, Str
 /// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
 /// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
 /// writing, untouched; any other path by a probe file created and removed beside it, where the
-/// report is written before it is renamed into place.
+/// report is written before it is renamed into place. A path ending in a separator, or in `..`,
+/// names no file.
 fn junit_writable(path: &Path) -> std::io::Result<()> {
     let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
     if special {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
-    let Some(name) = path.file_name() else {
+    // `file_name` reads past a trailing separator: `nodir/` would probe beside `nodir`.
+    let a_directory = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    let name = path.file_name().filter(|_| !a_directory);
+    let Some(name) = name else {
         let not_a_file = "not a file's path";
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,

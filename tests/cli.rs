@@ -108,12 +108,18 @@ fn unwritable_output_targets_fail_before_the_search() {
     let in_file = file.join("j.xml");
     let (in_file, a_dir) = (in_file.to_str().unwrap(), dir.path().to_str().unwrap());
     let dotdot = format!("{a_dir}/missing/..");
+    let slashed = format!("{a_dir}/missing/");
     let not_a_dir = format!("cannot write {in_file}: Not a directory (os error 20)");
-    let cases: [(&str, &str, String); 7] = [
+    let cases: [(&str, &str, String); 8] = [
         (
             "--junit",
             &dotdot,
             format!("cannot write {dotdot}: not a file's path"),
+        ),
+        (
+            "--junit",
+            &slashed,
+            format!("cannot write {slashed}: not a file's path"),
         ),
         (
             "--out",
