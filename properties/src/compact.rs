@@ -2001,7 +2001,8 @@ where
 ///
 /// A packed block's parents are decoded by the threads that make their successors, a parent at a
 /// time, as on one thread: a panic of the codec's `decode` is met as the model's would be, at
-/// that parent.
+/// that parent, and one thread's exception above holds for it too: levels are packed only in
+/// large searches, whose table is mostly past the caches.
 fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
