@@ -587,6 +587,33 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
                     .iter()
                     .all(|(name, _)| info.bounds.iter().any(|b| b.name == name))
         };
+        // A fault set or bound no system has is named, not lost in the combination.
+        let infos: Vec<&SystemInfo> = wanted.iter().map(|(system, _)| system.info()).collect();
+        if let Some(f) = selection.faults.as_deref() {
+            if !infos.iter().any(|info| info.faults.contains(&f)) {
+                let mut sets: Vec<&str> = infos
+                    .iter()
+                    .flat_map(|i| i.faults.iter().copied())
+                    .collect();
+                sets.sort_unstable();
+                sets.dedup();
+                return Err(format!(
+                    "no system has the fault set {f}; fault sets: {}",
+                    sets.join(", ")
+                ));
+            }
+        }
+        for (name, _) in &bounds {
+            if !infos
+                .iter()
+                .any(|info| info.bounds.iter().any(|b| b.name == name))
+            {
+                return Err(format!(
+                    "no system has a bound named {name} (see {} list)",
+                    crate::cli::program()
+                ));
+            }
+        }
         wanted.retain(|(system, _)| fits(system.info()));
         if wanted.is_empty() {
             return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::cli::program()));

@@ -99,13 +99,15 @@ enum Command {
         /// compact search shares each round of its breadth-first levels with N / (searches
         /// running) threads, asked again each round, so one configuration checked alone, or the
         /// last still running, gets all N: they make successors, while one thread looks them up
-        /// and stores them in order. Reference searches use one thread each.
-        #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+        /// and stores them in order. Reference searches use one thread each. More threads than
+        /// the machine has cores slow a search down: its round's threads take turns on them.
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<usize>)]
         threads: usize,
         /// How checks are searched: compact, one search per configuration over fingerprints;
         /// reference, one search per check, its always and sometimes checks storing states
         /// whole. Both give the same verdicts, counts and traces, except where --max-memory
-        /// stops a search (it bounds only the reference engine's eventually checks).
+        /// stops a search: it bounds every compact search, but of the reference engine's
+        /// searches only those of eventually checks.
         #[arg(long, value_enum, default_value_t = run::Engine::Compact)]
         engine: run::Engine,
         /// Fingerprint width of the compact engine: 64 or 128. After an exhaustive proof (an
@@ -124,15 +126,15 @@ enum Command {
         /// N up to N run at once.
         /// --engine reference's always and sometimes searches are not held to it [default:
         /// half the machine's memory].
-        #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
+        #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = count::<u64>)]
         max_memory: Option<u64>,
         /// Stop searching this many seconds after the run starts (one clock for the whole run);
         /// unfinished checks are inconclusive (exit 3 unless a verdict differs).
-        #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+        #[arg(long, value_name = "SECS", allow_hyphen_values = true)]
         timeout: Option<f64>,
         /// Stop each search once it has stored this many distinct states; its unfinished
         /// checks are inconclusive (exit 3 unless a verdict differs).
-        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>)]
         max_states: Option<u64>,
         /// Fail (exit 1) on any violated property, expected or not.
         #[arg(long)]
@@ -148,7 +150,7 @@ enum Command {
         junit: Option<PathBuf>,
         /// Run only shard I of N (every N-th entry from the I-th): N jobs with 1/N to N/N check
         /// each entry once; `walcheck merge` joins their --json reports.
-        #[arg(long, value_name = "I/N")]
+        #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
         shard: Option<String>,
     },
     /// Join the --json reports of `walcheck check --shard 1/N ... N/N` into the unsharded report.
@@ -214,7 +216,7 @@ enum Command {
         plot: Option<PathBuf>,
         /// Swarm mode: run only shard I of N of the seeds (every N-th from the I-th); `walcheck
         /// merge` joins the N --json reports.
-        #[arg(long, value_name = "I/N")]
+        #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
         shard: Option<String>,
         /// Write ITF traces of violating attempts here (walcheck replay takes them).
         #[arg(long, value_name = "DIR")]
@@ -1133,6 +1135,15 @@ struct SimulateArgs {
     protocol: Option<String>,
     level_rounds: Option<String>,
     params: ParamArgs,
+}
+
+/// clap's parser of a count flag (`--threads`, `--max-states`, `--max-memory`): digits only, so
+/// that `-1` or `1e9` are refused as what they are, not with the standard library's wording.
+fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("not a whole number (digits only)".into());
+    }
+    text.parse().map_err(|_| "too large".into())
 }
 
 /// A whole number for `flag` from `min` to `max`, or a one-line error.

@@ -85,6 +85,49 @@ fn bad_input_is_one_line_and_exit_2() {
     }
 }
 
+/// Bad values are refused in the project's words, naming what was wrong: not the standard
+/// library's parse error, nor a negative number taken for a flag.
+#[test]
+fn bad_values_are_named_in_the_project_s_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["check", "--threads", "-1"],
+            "invalid value '-1' for '--threads <THREADS>': not a whole number (digits only)",
+        ),
+        (
+            &["check", "--max-memory", "1e9"],
+            "invalid value '1e9' for '--max-memory <BYTES>': not a whole number (digits only)",
+        ),
+        (
+            &["check", "--max-states", "-5"],
+            "invalid value '-5' for '--max-states <N>': not a whole number (digits only)",
+        ),
+        (
+            &["check", "--shard", "-1/3"],
+            "--shard takes I/N with 1 <= I <= N <= 1000, e.g. 2/3, not \"-1/3\"",
+        ),
+        (
+            &["check", "--timeout", "-inf"],
+            "--timeout takes seconds above 0 and at most 1000000",
+        ),
+        (
+            &["check", "--faults", "bogus"],
+            "no system has the fault set bogus; fault sets: all, connector-crash,",
+        ),
+        (
+            &["check", "--bound", "nosuch=1"],
+            "no system has a bound named nosuch (see walcheck list)",
+        ),
+    ];
+    for (args, says) in cases {
+        let output = walcheck(args, dir.path());
+        assert_usage_error(args, &output);
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn an_unwritable_out_dir_is_exit_2() {
     let dir = tempfile::tempdir().unwrap();
