@@ -938,18 +938,19 @@ pub fn budget_text(limit: &str) -> String {
 /// After exhaustive proofs over fingerprints: how many, and the largest estimated chance that a
 /// collision hid a state, with advice above [`crate::run::COLLISION_ADVICE_ABOVE`].
 fn collision_text(results: &[CheckResult]) -> String {
-    // An `eventually` row's search is its configuration's with fairness declared.
-    let mut searches: Vec<(SystemConfig, CollisionEstimate)> = Vec::new();
+    // A search is keyed by its configuration with fairness declared ([`crate::run::search_key`]),
+    // and named by the configuration of its first row, as the run selected it.
+    let mut searches: Vec<(SystemConfig, &SystemConfig, CollisionEstimate)> = Vec::new();
     for r in results {
         if let Some(c) = r.collision {
             let key = crate::run::search_key(&r.entry);
-            if !searches.iter().any(|(config, _)| *config == key) {
-                searches.push((key, c));
+            if !searches.iter().any(|(k, _, _)| *k == key) {
+                searches.push((key, &r.entry.config, c));
             }
         }
     }
-    let Some((config, worst)) = searches.iter().reduce(|a, b| {
-        if b.1.optimistic > a.1.optimistic {
+    let Some((_, config, worst)) = searches.iter().reduce(|a, b| {
+        if b.2.optimistic > a.2.optimistic {
             b
         } else {
             a
