@@ -550,12 +550,22 @@ fn emit(w: &mut Writer<Vec<u8>>, event: Event) {
         .expect("writing XML to memory cannot fail");
 }
 
-/// The seconds `rs` took in all, as JUnit's `time`.
+/// The seconds `rs` took in all, as JUnit's `time`: each search once, though a compact search
+/// decides several entries and each carries its time.
 fn junit_seconds(rs: &[&CheckResult]) -> String {
-    format!(
-        "{:.3}",
-        rs.iter().map(|r| r.elapsed.as_secs_f64()).sum::<f64>()
-    )
+    let mut searches = Vec::new();
+    let mut seconds = 0.0;
+    for r in rs {
+        if r.search.is_some() {
+            let key = crate::run::search_key(&r.entry);
+            if searches.contains(&key) {
+                continue;
+            }
+            searches.push(key);
+        }
+        seconds += r.elapsed.as_secs_f64();
+    }
+    format!("{seconds:.3}")
 }
 
 /// Whether `r` is a JUnit `<error>`: its verdict passes, but its trace could not be written.
@@ -617,6 +627,7 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
     if fails(r, strict) {
         emit(w, Event::Start(case));
         let (message, text) = junit_failure(r);
+        let (message, text) = (xml_chars(&message), xml_chars(&text));
         emit(
             w,
             Event::Start(
@@ -635,11 +646,12 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
         emit(w, Event::End(BytesEnd::new("testcase")));
     } else if let Some(error) = r.trace_error.as_deref().filter(|_| errs(r, strict)) {
         emit(w, Event::Start(case));
+        let error = xml_chars(error);
         emit(
             w,
             Event::Empty(
                 BytesStart::new("error")
-                    .with_attributes([("message", error), ("type", "trace-not-written")]),
+                    .with_attributes([("message", error.as_str()), ("type", "trace-not-written")]),
             ),
         );
         emit(w, Event::End(BytesEnd::new("testcase")));
@@ -664,6 +676,18 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
     } else {
         emit(w, Event::Empty(case));
     }
+}
+
+/// `text` with the characters XML 1.0 cannot hold (control characters other than tab, line
+/// feed and carriage return, as a path given to `--out` may have) replaced by U+FFFD.
+fn xml_chars(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if c < ' ' => '\u{fffd}',
+            c => c,
+        })
+        .collect()
 }
 
 /// A failing entry's `<failure>`: its one-line message, and its text (the mismatch, the reason

@@ -585,6 +585,75 @@ fn a_trace_not_written_is_a_junit_error() {
         written, 14,
         "the 13 other counterexamples are written beside the directory"
     );
+    // The suite's time counts each of the 8 searches once, not once per testcase.
+    let seconds = |n: roxmltree::Node| n.attribute("time").unwrap().parse::<f64>().unwrap();
+    let per_case: f64 = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(seconds)
+        .sum();
+    let suites = seconds(doc.root_element());
+    assert!(suites < per_case / 2.0, "{suites} {per_case}");
+
+    // Two traces not written: the error line says how many more.
+    let second = out.join("olake-bootstrap__master__none__no-lsn-mismatch.itf.json");
+    std::fs::remove_file(&second).unwrap();
+    std::fs::create_dir(&second).unwrap();
+    let args = [
+        "--junit",
+        junit.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = walcheck(&[&["check", "olake-bootstrap:master"][..], &args].concat());
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.ends_with(" (and 1 more traces not written)\n"),
+        "{stderr}"
+    );
+    std::fs::remove_dir(&second).unwrap();
+
+    // With --strict the violation is a failure; its text says the trace was not written.
+    let output = walcheck(&[&["check", "olake-bootstrap:master", "--strict"][..], &args].concat());
+    assert_eq!(output.status.code(), Some(2));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    validate_junit(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("0"));
+    let text = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .filter_map(|n| n.text())
+        .find(|t| t.contains("no-lsn-mismatch on olake-bootstrap:master faults=all"))
+        .expect("the blocked entry's failure");
+    assert!(
+        text.contains("trace: not written: cannot write trace "),
+        "{text}"
+    );
+}
+
+/// A control character in the `--out` path, which reaches the JUnit file through the error of a
+/// trace not written, is replaced there: the file stays well-formed XML.
+#[test]
+fn a_control_character_in_a_path_keeps_the_junit_file_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o\u{1b}x");
+    std::fs::create_dir_all(out.join("olake-bootstrap__master__all__no-lsn-mismatch.itf.json"))
+        .unwrap();
+    let junit = dir.path().join("walcheck.xml");
+    let output = walcheck(&[
+        "check",
+        "olake-bootstrap:master",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    validate_junit(&xml).unwrap();
+    assert!(xml.contains("o\u{fffd}x"));
 }
 
 #[test]
