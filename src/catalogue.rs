@@ -591,14 +591,14 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
         let infos: Vec<&SystemInfo> = wanted.iter().map(|(system, _)| system.info()).collect();
         if let Some(f) = selection.faults.as_deref() {
             if !infos.iter().any(|info| info.faults.contains(&f)) {
-                let mut sets: Vec<&str> = infos
-                    .iter()
-                    .flat_map(|i| i.faults.iter().copied())
-                    .collect();
-                sets.sort_unstable();
-                sets.dedup();
+                let mut sets: Vec<&str> = Vec::new();
+                for set in infos.iter().flat_map(|i| i.faults.iter().copied()) {
+                    if !sets.contains(&set) {
+                        sets.push(set);
+                    }
+                }
                 return Err(format!(
-                    "no system has the fault set {f}; fault sets: {}",
+                    "no system has the fault set {f:?}; fault sets: {}",
                     sets.join(", ")
                 ));
             }
@@ -609,7 +609,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
                 .any(|info| info.bounds.iter().any(|b| b.name == name))
             {
                 return Err(format!(
-                    "no system has a bound named {name} (see {} list)",
+                    "no system has a bound named {name:?} (see {} list)",
                     crate::cli::program()
                 ));
             }

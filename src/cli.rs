@@ -203,7 +203,7 @@ enum Command {
         seed: Option<String>,
         /// Swarm mode: one run per seed in A..B (or A..=B), parameters not given here drawn per
         /// seed; reports each seed's worst level.
-        #[arg(long, value_name = "A..B")]
+        #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
         seeds: Option<String>,
         /// Bootstraps per level and variant [default: 200; 20 per seed in swarm mode].
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -237,7 +237,7 @@ enum Command {
         /// With --protocol back-to-back: rounds per run of a level, each run a fresh level, as
         /// `walcheck live ladder --attempts N` runs N rounds a level [default: all attempts in one
         /// run].
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
         level_rounds: Option<String>,
         #[command(flatten)]
         params: ParamArgs,
@@ -1017,18 +1017,18 @@ fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, Str
 /// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
 /// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
 /// writing, untouched; any other path by a probe file created and removed beside it, where the
-/// report is written before it is renamed into place. A path ending in a separator, or in `..`,
+/// report is written before it is renamed into place. A path ending in a separator, `.` or `..`
 /// names no file.
 fn junit_writable(path: &Path) -> std::io::Result<()> {
     let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
     if special {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
-    // `file_name` reads past a trailing separator: `nodir/` would probe beside `nodir`.
-    let a_directory = path
-        .as_os_str()
-        .to_string_lossy()
-        .ends_with(std::path::is_separator);
+    // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would probe
+    // beside `nodir`.
+    let text = path.as_os_str().to_string_lossy();
+    let a_directory = text.ends_with(std::path::is_separator)
+        || text.rsplit(std::path::is_separator).next() == Some(".");
     let name = path.file_name().filter(|_| !a_directory);
     let Some(name) = name else {
         let not_a_file = "not a file's path";

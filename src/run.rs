@@ -995,9 +995,9 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 
 /// Writes every counterexample under `dir` (created if missing) and records its path; removes the
 /// file of every checked entry that no longer has a counterexample, so no stale trace stays
-/// beside fresh ones. Carries on past a failed write and returns the first error, so that the
-/// caller can still report every verdict; each counterexample not written keeps its own error
-/// in [`CheckResult::trace_error`].
+/// beside fresh ones. Carries on past a failed write and returns the first error, with how many
+/// more traces were not written, so that the caller can still report every verdict; each
+/// counterexample not written keeps its own error in [`CheckResult::trace_error`].
 pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), String> {
     if results.iter().any(CheckResult::is_counterexample) {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -1008,7 +1008,7 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
             return Err(error);
         }
     }
-    let mut first_error = None;
+    let (mut first_error, mut more) = (None, 0);
     for result in results.iter_mut() {
         let path = dir.join(trace_file_name(&result.entry));
         if !result.is_counterexample() {
@@ -1022,12 +1022,18 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
             Ok(()) => result.trace_path = Some(path),
             Err(e) => {
                 let error = format!("cannot write trace {}: {e}", path.display());
-                first_error.get_or_insert_with(|| error.clone());
+                match first_error {
+                    None => first_error = Some(error.clone()),
+                    Some(_) => more += 1,
+                }
                 result.trace_error = Some(error);
             }
         }
     }
-    first_error.map_or(Ok(()), Err)
+    first_error.map_or(Ok(()), |first| match more {
+        0 => Err(first),
+        n => Err(format!("{first} (and {n} more traces not written)")),
+    })
 }
 
 /// Replays `trace` against the model its header names (an observed trace of a live run against

@@ -113,11 +113,11 @@ fn bad_values_are_named_in_the_project_s_words() {
         ),
         (
             &["check", "--faults", "bogus"],
-            "no system has the fault set bogus; fault sets: all, connector-crash,",
+            "no system has the fault set \"bogus\"; fault sets: none, connector-crash,",
         ),
         (
             &["check", "--bound", "nosuch=1"],
-            "no system has a bound named nosuch (see walcheck list)",
+            "no system has a bound named \"nosuch\" (see walcheck list)",
         ),
     ];
     for (args, says) in cases {
@@ -152,8 +152,9 @@ fn unwritable_output_targets_fail_before_the_search() {
     let (in_file, a_dir) = (in_file.to_str().unwrap(), dir.path().to_str().unwrap());
     let dotdot = format!("{a_dir}/missing/..");
     let slashed = format!("{a_dir}/missing/");
+    let dotted = format!("{a_dir}/missing/.");
     let not_a_dir = format!("cannot write {in_file}: Not a directory (os error 20)");
-    let cases: [(&str, &str, String); 8] = [
+    let cases: [(&str, &str, String); 9] = [
         (
             "--junit",
             &dotdot,
@@ -163,6 +164,11 @@ fn unwritable_output_targets_fail_before_the_search() {
             "--junit",
             &slashed,
             format!("cannot write {slashed}: not a file's path"),
+        ),
+        (
+            "--junit",
+            &dotted,
+            format!("cannot write {dotted}: not a file's path"),
         ),
         (
             "--out",

@@ -41,7 +41,7 @@ pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     match property {
         "eventually-acknowledged" if c.fairness == FairnessChoice::None => (
             Violated,
-            "no fairness: once every transaction is sent, Publish may repeat forever while an armed flush timer never fires, so confirmed_flush never reaches the last commit",
+            "no fairness: a cycle that never acknowledges the last commit need not be left (Publish repeating while an armed flush timer never fires, say), so confirmed_flush may never reach it",
         ),
         "no-lost-flush-notification" | "wal-retention-bounded" | "eventually-acknowledged" => {
             if head {
