@@ -578,19 +578,19 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
     let bounds = parse_bounds(&selection.bounds)?;
     // Without a SPEC, --faults and --bound apply to the systems that have them.
     if selection.specs.is_empty() {
+        let has_faults = |info: &SystemInfo, f: &str| info.faults.contains(&f);
+        let has_bound = |info: &SystemInfo, name: &str| info.bounds.iter().any(|b| b.name == name);
         let fits = |info: &SystemInfo| {
             selection
                 .faults
                 .as_deref()
-                .is_none_or(|f| info.faults.contains(&f))
-                && bounds
-                    .iter()
-                    .all(|(name, _)| info.bounds.iter().any(|b| b.name == name))
+                .is_none_or(|f| has_faults(info, f))
+                && bounds.iter().all(|(name, _)| has_bound(info, name))
         };
         // A fault set or bound no system has is named, not lost in the combination.
         let infos: Vec<&SystemInfo> = wanted.iter().map(|(system, _)| system.info()).collect();
         if let Some(f) = selection.faults.as_deref() {
-            if !infos.iter().any(|info| info.faults.contains(&f)) {
+            if !infos.iter().any(|info| has_faults(info, f)) {
                 let mut sets: Vec<&str> = Vec::new();
                 for set in infos.iter().flat_map(|i| i.faults.iter().copied()) {
                     if !sets.contains(&set) {
@@ -604,10 +604,7 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             }
         }
         for (name, _) in &bounds {
-            if !infos
-                .iter()
-                .any(|info| info.bounds.iter().any(|b| b.name == name))
-            {
+            if !infos.iter().any(|info| has_bound(info, name)) {
                 return Err(format!(
                     "no system has a bound named {name:?} (see {} list)",
                     crate::cli::program()

@@ -3,6 +3,7 @@
 //! against the JUnit schema, and bad flags refused with exit 2.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -541,6 +542,21 @@ fn validate_junit(xml: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `walcheck check olake-bootstrap:master FLAGS --junit JUNIT --out OUT`: its output, and the
+/// JUnit file it wrote, checked against the schema.
+fn master_with_junit(flags: &[&str], junit: &Path, out: &Path) -> (Output, String) {
+    let paths = [
+        "--junit",
+        junit.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = walcheck(&[&["check", "olake-bootstrap:master"], flags, &paths].concat());
+    let xml = std::fs::read_to_string(junit).unwrap();
+    validate_junit(&xml).unwrap();
+    (output, xml)
+}
+
 /// A counterexample whose trace cannot be written (here a directory stands where its file goes)
 /// is an `<error>` of the JUnit file, counted in `errors`, as the run exits 2; the other
 /// counterexamples are written.
@@ -551,17 +567,8 @@ fn a_trace_not_written_is_a_junit_error() {
     let blocked = out.join("olake-bootstrap__master__all__no-lsn-mismatch.itf.json");
     std::fs::create_dir_all(&blocked).unwrap();
     let junit = dir.path().join("walcheck.xml");
-    let output = walcheck(&[
-        "check",
-        "olake-bootstrap:master",
-        "--junit",
-        junit.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (output, xml) = master_with_junit(&[], &junit, &out);
     assert_eq!(output.status.code(), Some(2));
-    let xml = std::fs::read_to_string(&junit).unwrap();
-    validate_junit(&xml).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert_eq!(doc.root_element().attribute("errors"), Some("1"));
     assert_eq!(doc.root_element().attribute("failures"), Some("0"));
@@ -599,13 +606,7 @@ fn a_trace_not_written_is_a_junit_error() {
     let second = out.join("olake-bootstrap__master__none__no-lsn-mismatch.itf.json");
     std::fs::remove_file(&second).unwrap();
     std::fs::create_dir(&second).unwrap();
-    let args = [
-        "--junit",
-        junit.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let output = walcheck(&[&["check", "olake-bootstrap:master"][..], &args].concat());
+    let (output, _) = master_with_junit(&[], &junit, &out);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
@@ -615,10 +616,8 @@ fn a_trace_not_written_is_a_junit_error() {
     std::fs::remove_dir(&second).unwrap();
 
     // With --strict the violation is a failure; its text says the trace was not written.
-    let output = walcheck(&[&["check", "olake-bootstrap:master", "--strict"][..], &args].concat());
+    let (output, xml) = master_with_junit(&["--strict"], &junit, &out);
     assert_eq!(output.status.code(), Some(2));
-    let xml = std::fs::read_to_string(&junit).unwrap();
-    validate_junit(&xml).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert_eq!(doc.root_element().attribute("errors"), Some("0"));
     let text = doc
@@ -642,17 +641,8 @@ fn a_control_character_in_a_path_keeps_the_junit_file_xml() {
     std::fs::create_dir_all(out.join("olake-bootstrap__master__all__no-lsn-mismatch.itf.json"))
         .unwrap();
     let junit = dir.path().join("walcheck.xml");
-    let output = walcheck(&[
-        "check",
-        "olake-bootstrap:master",
-        "--junit",
-        junit.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (output, xml) = master_with_junit(&[], &junit, &out);
     assert_eq!(output.status.code(), Some(2));
-    let xml = std::fs::read_to_string(&junit).unwrap();
-    validate_junit(&xml).unwrap();
     assert!(xml.contains("o\u{fffd}x"));
 }
 
