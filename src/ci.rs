@@ -608,16 +608,8 @@ fn junit_suite(w: &mut Writer<Vec<u8>>, system: &str, rs: &[&CheckResult], stric
 /// One entry's `<testcase>`: with a `<failure>` when it fails the run, an `<error>` when its
 /// trace could not be written, `<skipped>` when it is inconclusive, empty when it passes.
 fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
-    let e = &r.entry;
-    let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
-    let bounds = e.config.non_default_bounds();
-    if !bounds.is_empty() {
-        name.push('/');
-        name.push_str(&bounds.join(","));
-    }
-    name.push('/');
-    name.push_str(e.property.id);
-    let classname = format!("walcheck.{}", e.system());
+    let name = junit_case_name(&r.entry);
+    let classname = format!("walcheck.{}", r.entry.system());
     let time = junit_seconds(&[r]);
     let case = BytesStart::new("testcase").with_attributes([
         ("name", name.as_str()),
@@ -677,6 +669,19 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
     } else {
         emit(w, Event::Empty(case));
     }
+}
+
+/// An entry's `<testcase>` name: `variant/faults[/bounds]/property`.
+fn junit_case_name(e: &crate::catalogue::Entry) -> String {
+    let mut name = format!("{}/{}", e.config.variant(), e.config.faults());
+    let bounds = e.config.non_default_bounds();
+    if !bounds.is_empty() {
+        name.push('/');
+        name.push_str(&bounds.join(","));
+    }
+    name.push('/');
+    name.push_str(e.property.id);
+    name
 }
 
 /// `text` with the characters XML 1.0 cannot hold (control characters other than tab, line
