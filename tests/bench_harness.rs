@@ -7,9 +7,6 @@ use walcheck::bench::{self, Search};
 use walcheck::catalogue::{self, Selection};
 use walcheck::checker::{self, Budget, Verdict};
 
-#[global_allocator]
-static ALLOC: walcheck::heap::Counting = walcheck::heap::Counting;
-
 #[test]
 fn heap_bytes_are_counted_per_thread() {
     let ((), held) = walcheck::heap::measure(|| {

@@ -4,38 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use walcheck::catalogue::{self, Selection};
 use walcheck::run;
 
-fn walcheck(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).expect("the report is JSON")
-}
-
-fn without_measurements(mut report: Value) -> Value {
-    report.as_object_mut().unwrap().remove("peak_rss_bytes");
-    for row in report["results"].as_array_mut().unwrap() {
-        for key in [
-            "elapsed_ms",
-            "states_per_s",
-            "peak_heap_bytes",
-            "bytes_per_state",
-        ] {
-            row.as_object_mut().unwrap().remove(key);
-        }
-    }
-    report
-}
+use crate::util::{json, walcheck, without_measurements};
 
 /// The identity of a catalogue entry in a report row.
 fn key(row: &Value) -> String {

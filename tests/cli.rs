@@ -1,13 +1,15 @@
 //! The `walcheck` binary as users and CI scripts call it: exit codes, one-line errors, JSON
 //! contracts, determinism across runs and thread counts.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+use crate::util::{json, stdout, walcheck_command, without_measurements, MEASUREMENTS};
+
+/// `walcheck ARGS`, with `--out OUT` for a `check`.
 fn walcheck(args: &[&str], out: &std::path::Path) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_walcheck"));
-    command.args(args);
+    let mut command = walcheck_command(args);
     if args.first() == Some(&"check") {
         command.arg("--out").arg(out);
     }
@@ -25,30 +27,6 @@ fn assert_usage_error(args: &[&str], output: &Output) {
     );
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     assert!(output.stdout.is_empty(), "{args:?}");
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// The per-result keys that are measurements of this run, not outcomes.
-const MEASUREMENTS: [&str; 4] = [
-    "elapsed_ms",
-    "states_per_s",
-    "peak_heap_bytes",
-    "bytes_per_state",
-];
-
-fn without_timings(json: &str) -> Value {
-    let mut value: Value = serde_json::from_str(json).unwrap();
-    // Peak memory is a measurement, like the timings.
-    value.as_object_mut().unwrap().remove("peak_rss_bytes");
-    for row in value["results"].as_array_mut().unwrap() {
-        for key in MEASUREMENTS {
-            row.as_object_mut().unwrap().remove(key);
-        }
-    }
-    value
 }
 
 #[test]
@@ -208,10 +186,7 @@ fn unwritable_output_targets_fail_before_the_search() {
             if *flag == "--junit" {
                 args.extend(["--out", good_out.to_str().unwrap()]);
             }
-            let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-                .args(&args)
-                .output()
-                .unwrap();
+            let output = walcheck_command(&args).output().unwrap();
             assert_usage_error(&args, &output);
             let stderr = String::from_utf8(output.stderr).unwrap();
             assert!(stderr.contains(says.as_str()), "{args:?}: {stderr}");
@@ -267,9 +242,9 @@ fn check_json_is_the_same_bytes_across_runs_and_threads() {
     for output in &runs {
         assert_eq!(output.status.code(), Some(0));
     }
-    let first = without_timings(&stdout(&runs[0]));
-    assert_eq!(first, without_timings(&stdout(&runs[1])));
-    assert_eq!(first, without_timings(&stdout(&runs[2])));
+    let first = without_measurements(json(&runs[0]));
+    assert_eq!(first, without_measurements(json(&runs[1])));
+    assert_eq!(first, without_measurements(json(&runs[2])));
     // Only the measurements differ: the rest of the text is byte-identical too.
     let strip = |s: String| {
         s.lines()
@@ -297,7 +272,7 @@ fn check_json_follows_the_contract() {
         dir.path(),
     );
     assert_eq!(output.status.code(), Some(0));
-    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let report = json(&output);
     assert_eq!(report["schema"], "walcheck.check/1");
     let rows = report["results"].as_array().unwrap();
     let keys = [
@@ -429,7 +404,7 @@ fn exhausted_budget_is_exit_3() {
         dir.path(),
     );
     assert_eq!(output.status.code(), Some(3));
-    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let report = json(&output);
     assert!(report["results"]
         .as_array()
         .unwrap()
@@ -442,7 +417,7 @@ fn list_json_follows_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let output = walcheck(&["list", "--json"], dir.path());
     assert_eq!(output.status.code(), Some(0));
-    let list: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let list = json(&output);
     assert_eq!(list["schema"], "walcheck.list/1");
     let olake = &list["systems"][0];
     assert_eq!(olake["name"], "olake-bootstrap");
@@ -909,7 +884,7 @@ fn simulate_json_is_the_same_bytes_for_the_same_seed() {
             .join("\n")
     };
     assert_eq!(strip(stdout(&runs[0])), strip(stdout(&runs[1])));
-    let report: Value = serde_json::from_str(&stdout(&runs[0])).unwrap();
+    let report = json(&runs[0]);
     assert_eq!(report["schema"], "walcheck.simulate/1");
     assert_eq!(report["seed"], 3);
     assert!(report["elapsed_ms"].is_u64());
@@ -1039,7 +1014,7 @@ fn swarm_reports_each_seeds_worst_level() {
     ];
     let output = walcheck(&args, dir.path());
     assert_eq!(output.status.code(), Some(0), "{:?}", output.stderr);
-    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let report = json(&output);
     assert_eq!(report["schema"], "walcheck.swarm/1");
     let results = report["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
@@ -1066,14 +1041,14 @@ fn swarm_reports_each_seeds_worst_level() {
 #[test]
 fn overlapping_specs_check_each_entry_once() {
     let dir = tempfile::tempdir().unwrap();
-    let json = |args: &[&str]| -> usize {
+    let rows = |args: &[&str]| -> usize {
         let mut all = vec!["check", "--json"];
         all.extend_from_slice(args);
         let output = walcheck(&all, dir.path());
-        let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        let report = json(&output);
         report["results"].as_array().unwrap().len()
     };
-    let whole = json(&["olake-bootstrap"]);
-    assert_eq!(json(&["olake-bootstrap:master", "olake-bootstrap"]), whole);
-    assert_eq!(json(&["olake-bootstrap", "olake-bootstrap:master"]), whole);
+    let whole = rows(&["olake-bootstrap"]);
+    assert_eq!(rows(&["olake-bootstrap:master", "olake-bootstrap"]), whole);
+    assert_eq!(rows(&["olake-bootstrap", "olake-bootstrap:master"]), whole);
 }

@@ -4,17 +4,9 @@
 //! system at the bounds each file's mapping names: two independent models of the same code,
 //! the same verdicts, counterexamples of the lengths the mappings explain.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn walcheck(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("walcheck runs")
-}
+use crate::util::{walcheck, walcheck_command};
 
 /// `check --json` of `args`: `(property, verdict, trace_steps)` of each row, and the report.
 fn verdicts(args: &[&str]) -> (Vec<(String, String, Option<u64>)>, Value) {
@@ -418,8 +410,7 @@ fn a_moved_project_still_shows_and_replays_its_traces() {
     .unwrap();
     std::fs::write(first.join("connectors/ack-on-receipt.wal"), text).unwrap();
     let run = |dir: &std::path::Path, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_walcheck"))
-            .args(args)
+        walcheck_command(args)
             .current_dir(dir)
             .output()
             .expect("walcheck runs")

@@ -20,7 +20,7 @@
 //! under `traces/out/`, or a golden one. Mark only commands that are quick and whose output is
 //! deterministic; the one timing they may print, the `check` summary's `in 0.01 s`, is masked.
 //!
-//! `WALCHECK_BLESS=1 cargo test --test doc_blocks` rewrites, in place, each checked block that
+//! `WALCHECK_BLESS=1 cargo test --test tests doc_blocks::` rewrites, in place, each checked block that
 //! differs with what its commands print now; review the diff and commit it.
 //!
 //! A second test checks that every relative link of these files names a file that exists (and,
@@ -29,11 +29,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
-use serde_json::Value;
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::util::{textbook_connector, ROOT};
 
 /// README.md and docs/*.md, in a fixed order.
 fn documents() -> Vec<PathBuf> {
@@ -159,34 +156,12 @@ fn words(command: &str) -> Vec<String> {
     words
 }
 
-/// The example crate's binary, built on first use (cargo names its path).
-fn textbook_connector() -> &'static PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let output = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "textbook-connector"])
-            .arg("--message-format=json")
-            .current_dir(ROOT)
-            .output()
-            .expect("cargo runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "cargo build failed: {stderr}");
-        String::from_utf8(output.stdout)
-            .expect("cargo's messages are UTF-8")
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|message| message["target"]["name"] == "textbook-connector")
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the example's executable")
-    })
-}
-
 /// Runs one command in `dir`; its output as a block shows it.
 fn run(command: &str, dir: &Path, transcript: bool) -> Vec<String> {
     let words = words(command);
     let program = match words.first().map(String::as_str) {
         Some("walcheck") => PathBuf::from(env!("CARGO_BIN_EXE_walcheck")),
-        Some("textbook-connector") => textbook_connector().clone(),
+        Some("textbook-connector") => textbook_connector().to_path_buf(),
         _ => panic!("`{command}`: a checked command runs walcheck or textbook-connector"),
     };
     let output = Command::new(program)
@@ -360,7 +335,7 @@ fn printed_blocks_are_what_the_commands_print() {
         assert!(
             differences.is_empty(),
             "{}\n{} of {checked} checked blocks differ; after reviewing the change, \
-             `WALCHECK_BLESS=1 cargo test --test doc_blocks` rewrites them",
+             `WALCHECK_BLESS=1 cargo test --test tests doc_blocks::` rewrites them",
             differences.join("\n"),
             differences.len()
         );

@@ -3,23 +3,17 @@
 //! and the triage's conclusions.
 
 use stateright::Model;
-use walcheck::catalogue::{self, Selection};
 use walcheck::checker::{self, Budget, Verdict};
 use walcheck::run;
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Offset, Variant};
 use walcheck_systems::electric_flush::{Action, Action::*, Config, ElectricFlush, Faults, State};
 
+use crate::util::{checked_as_expected, select};
+
 fn counterexample(config: Config, property: &str) -> Vec<Action> {
-    let model = ElectricFlush::new(config);
-    let property = model
-        .properties()
-        .into_iter()
-        .find(|p| p.name == property)
-        .unwrap();
-    let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
-    assert_eq!(outcome.verdict, Verdict::Violated);
-    outcome.path.unwrap().actions().copied().collect()
+    let path = crate::util::counterexample(&ElectricFlush::new(config), property);
+    path.actions().copied().collect()
 }
 
 /// The #4064 mechanism, step by step: shape 0's one line in T1's first fragment is flushed by the
@@ -156,25 +150,7 @@ fn pr4064_defers_the_early_flush_and_releases_it_aligned() {
 
 #[test]
 fn electric_catalogue_verdicts_and_witnesses() {
-    let entries = catalogue::select(&Selection {
-        specs: vec!["electric-flush".into()],
-        ..Selection::default()
-    })
-    .unwrap();
-    let results = run::run_all(&entries, 2, &Budget::default());
-    for r in &results {
-        assert_eq!(
-            r.verdict,
-            r.entry.expected,
-            "{}:{} faults={} {:?}: {} ({})",
-            r.entry.system(),
-            r.entry.config.variant(),
-            r.entry.config.faults(),
-            r.entry.config.non_default_bounds(),
-            r.entry.property.id,
-            r.entry.reason
-        );
-    }
+    let results = checked_as_expected("electric-flush");
     // pr4064 with no faults: both headline properties hold, and every witness is reached.
     let pr4064: Vec<_> = results
         .iter()
@@ -207,12 +183,7 @@ fn electric_catalogue_verdicts_and_witnesses() {
 #[test]
 fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
     let selection = |bounds: &[&str]| {
-        let entries = catalogue::select(&Selection {
-            specs: vec!["electric-flush:head".into()],
-            faults: Some("none".into()),
-            bounds: bounds.iter().map(|b| b.to_string()).collect(),
-        })
-        .unwrap();
+        let entries = select(&["electric-flush:head"], Some("none"), bounds);
         run::run_all(&entries, 2, &Budget::default())
     };
     let unfair = selection(&["fairness=none"]);
@@ -306,11 +277,7 @@ fn triage_settles_the_hypotheses_and_fixes() {
 /// step or removes the violation.
 #[test]
 fn every_electric_counterexample_is_minimal() {
-    let entries = catalogue::select(&Selection {
-        specs: vec!["electric-flush".into()],
-        ..Selection::default()
-    })
-    .unwrap();
+    let entries = select(&["electric-flush"], None, &[]);
     let mut checked = 0;
     for e in entries.iter().filter(|e| {
         e.expected == Verdict::Violated

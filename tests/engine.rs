@@ -3,22 +3,13 @@
 //! at any thread count; the memory budget ends a search inconclusive; a fingerprint collision is
 //! an error, never a counterexample.
 
-use std::process::Command;
-
 use walcheck::catalogue::{self, Entry, Selection};
 use walcheck::checker::{Budget, Verdict};
 use walcheck::run::{self, CheckResult, Engine, Options, Unobserved};
 use walcheck::{ci, report};
 use walcheck_properties::system::FairnessChoice;
 
-fn select(specs: &[&str], faults: Option<&str>, bounds: &[&str]) -> Vec<Entry> {
-    catalogue::select(&Selection {
-        specs: specs.iter().map(|s| (*s).to_owned()).collect(),
-        faults: faults.map(str::to_owned),
-        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
-    })
-    .unwrap()
-}
+use crate::util::{select, walcheck, walcheck_command, without_measurements};
 
 fn run(
     entries: &[Entry],
@@ -192,21 +183,8 @@ fn connector_files_give_the_same_results_with_every_level_packed() {
 fn compact_results_are_the_same_at_any_thread_count_and_width() {
     let entries = select(&["electric-flush:head"], Some("all"), &[]);
     let one = run(&entries, Engine::Compact, 1, None);
-    let json = |results: &[CheckResult]| {
-        let mut value = report::check_json(results);
-        for row in value["results"].as_array_mut().unwrap() {
-            let row = row.as_object_mut().unwrap();
-            for timing in [
-                "elapsed_ms",
-                "states_per_s",
-                "peak_heap_bytes",
-                "bytes_per_state",
-            ] {
-                row.remove(timing);
-            }
-        }
-        value.to_string()
-    };
+    let json =
+        |results: &[CheckResult]| without_measurements(report::check_json(results)).to_string();
     for threads in [2, 4] {
         assert_eq!(
             json(&one),
@@ -270,29 +248,25 @@ fn the_memory_budget_ends_a_run_inconclusive() {
 #[test]
 fn check_exits_3_naming_the_memory_budget() {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args([
-            "check",
-            "electric-flush:head",
-            "--faults",
-            "all",
-            "--max-memory",
-            "200000",
-            "--out",
-        ])
-        .arg(out.path())
-        .output()
-        .unwrap();
+    let output = walcheck_command(&[
+        "check",
+        "electric-flush:head",
+        "--faults",
+        "all",
+        "--max-memory",
+        "200000",
+        "--out",
+    ])
+    .arg(out.path())
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(3));
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         stdout.contains(": the memory budget (--max-memory) ran out first: "),
         "{stdout}"
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(["check", "electric-flush:head", "--fingerprint-bits", "32"])
-        .output()
-        .unwrap();
+    let output = walcheck(&["check", "electric-flush:head", "--fingerprint-bits", "32"]);
     assert_eq!(output.status.code(), Some(2));
 }
 

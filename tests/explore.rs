@@ -7,15 +7,16 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use stateright::Model;
-use walcheck::catalogue::{self, Selection};
 use walcheck::checker::{Budget, Verdict};
 use walcheck::run;
 use walcheck_systems::electric_flush::ElectricFlush;
+
+use crate::util::{chromium, headless, select, walcheck_command};
 
 /// A child process killed (and reaped) when dropped, so no test leaves a server behind.
 struct Killed(Child);
@@ -25,26 +26,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn chromium() -> Option<PathBuf> {
-    let required = std::env::var("WALCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-    let chromium = std::env::var_os("WALCHECK_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("chromium"));
-    if Command::new(&chromium)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_err()
-    {
-        let why = format!("no Chromium ({})", chromium.display());
-        assert!(!required, "WALCHECK_REQUIRE_BROWSER=1 but {why}");
-        eprintln!("skipping the Explorer browser test: {why}");
-        return None;
-    }
-    Some(chromium)
 }
 
 fn free_port() -> u16 {
@@ -79,19 +60,7 @@ fn wait_for_server(port: u16) {
 fn dump_dom(chromium: &Path, url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = tempfile::NamedTempFile::new().unwrap();
-    let child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--virtual-time-budget=15000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
+    let child = headless(chromium, profile.path(), 15_000)
         .arg(url)
         .stdout(out.reopen().unwrap())
         .stderr(Stdio::null())
@@ -119,10 +88,15 @@ fn escaped(text: &str) -> String {
     ignore = "needs Chromium: apt-get install chromium (or set WALCHECK_CHROMIUM to its path)"
 )]
 fn the_explorer_lists_properties_and_deep_links_open_the_violating_state() {
-    let Some(chromium) = chromium() else { return };
+    let chromium = match chromium() {
+        Ok(chromium) => chromium,
+        Err(why) => {
+            eprintln!("skipping the Explorer browser test: {why}");
+            return;
+        }
+    };
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(["explore", "electric-flush:v1.4.15", "--faults", "none"])
+    let child = walcheck_command(&["explore", "electric-flush:v1.4.15", "--faults", "none"])
         .arg("--addr")
         .arg(format!("127.0.0.1:{port}"))
         .stdout(Stdio::piped())
@@ -152,15 +126,10 @@ fn the_explorer_lists_properties_and_deep_links_open_the_violating_state() {
     wait_for_server(port);
 
     // The configuration explored: the catalogue's, every bound at its default.
-    let entry = catalogue::select(&Selection {
-        specs: vec!["electric-flush:v1.4.15".into()],
-        faults: Some("none".into()),
-        bounds: vec![],
-    })
-    .unwrap()
-    .into_iter()
-    .find(|e| e.property.id == property && e.config.non_default_bounds().is_empty())
-    .unwrap();
+    let entry = select(&["electric-flush:v1.4.15"], Some("none"), &[])
+        .into_iter()
+        .find(|e| e.property.id == property && e.config.non_default_bounds().is_empty())
+        .unwrap();
     let config = walcheck_systems::electric_flush::Config::of(&entry.config.config);
 
     // The front page lists every property of the system.

@@ -3,36 +3,14 @@
 //! from `walcheck::cli::main`. The example's binary runs as a subprocess; its discoveries are
 //! asserted as data, the counterexample's exact action sequence included.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// The example's binary, built once for all the tests here (cargo names its path).
-fn binary() -> &'static PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let output = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "textbook-connector"])
-            .arg("--message-format=json")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "cargo build failed: {stderr}");
-        let stdout = String::from_utf8(output.stdout).expect("cargo's messages are UTF-8");
-        stdout
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|message| message["target"]["name"] == "textbook-connector")
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reports the example's executable")
-    })
-}
+use crate::util::textbook_connector;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(binary())
+    Command::new(textbook_connector())
         .args(args)
         .output()
         .expect("the example runs")

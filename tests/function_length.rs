@@ -4,27 +4,11 @@
 //! The code is rustfmt-formatted (CI checks it), so a body ends at the first line after the
 //! `fn` line that is a `}` at the `fn` line's indentation.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::util::rust_files;
 
 const MAX_LINES: usize = 70;
-
-/// Every `.rs` file under `dir`, in name order.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a directory entry").path())
-        .collect();
-    entries.sort();
-    let mut files = Vec::new();
-    for path in entries {
-        if path.is_dir() {
-            files.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            files.push(path);
-        }
-    }
-    files
-}
 
 /// Whether `line` starts a function item: its qualifiers (`pub(crate)`, `const`, `async`,
 /// `unsafe`, `extern "C"`), then `fn`.
@@ -106,7 +90,7 @@ impl S {
 fn no_function_in_src_is_over_70_lines() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut too_long = Vec::new();
-    for file in rust_files(&src) {
+    for file in rust_files(&src, &[]) {
         let source = std::fs::read_to_string(&file).expect("a source file");
         let shown = file
             .strip_prefix(env!("CARGO_MANIFEST_DIR"))

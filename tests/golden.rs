@@ -1,6 +1,7 @@
 //! `traces/golden/`: one committed trace per expected counterexample of the catalogue. This test
 //! regenerates them all and fails on any byte difference, so a model change that alters a
-//! counterexample shows up in review. `WALCHECK_BLESS=1 cargo test --test golden` rewrites them.
+//! counterexample shows up in review. `WALCHECK_BLESS=1 cargo test --test tests golden::`
+//! rewrites them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -77,7 +78,7 @@ fn golden_traces_parse_as_itf_and_replay() {
     let golden = committed();
     assert!(
         !golden.is_empty(),
-        "no golden traces: run WALCHECK_BLESS=1 cargo test --test golden"
+        "no golden traces: run WALCHECK_BLESS=1 cargo test --test tests golden::"
     );
     for (name, text) in &golden {
         let parsed: itf::Trace<itf::Value> =

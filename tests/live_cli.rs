@@ -2,11 +2,11 @@
 
 use std::process::Command;
 
+use crate::util::walcheck_command;
+
+/// `walcheck ARGS`: its exit code, stdout and stderr.
 fn walcheck(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(args)
-        .output()
-        .expect("walcheck runs");
+    let out = crate::util::walcheck(args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -181,8 +181,7 @@ fn an_interrupted_ladder_leaves_nothing_on_an_existing_server() {
         return;
     };
     let count = |sql: &str| select_count(&server, sql);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(["live", "ladder", "--pg-url", &url])
+    let mut child = walcheck_command(&["live", "ladder", "--pg-url", &url])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -237,8 +236,7 @@ fn an_interrupted_conformance_run_leaves_nothing_on_an_existing_server() {
     let walcheck_objects = "SELECT (SELECT count(*) FROM pg_replication_slots) \
          + (SELECT count(*) FROM pg_publication WHERE pubname LIKE 'walcheck%') \
          + (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'walcheck%')";
-    let child = Command::new(env!("CARGO_BIN_EXE_walcheck"))
-        .args(["live", "conformance", "--pg-url", &url])
+    let child = walcheck_command(&["live", "conformance", "--pg-url", &url])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

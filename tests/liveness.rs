@@ -3,7 +3,7 @@
 //! through replay.
 
 use stateright::Model;
-use walcheck::catalogue::{self, Entry, Selection};
+use walcheck::catalogue::Entry;
 use walcheck::checker::{Budget, Verdict};
 use walcheck::liveness;
 use walcheck::run;
@@ -14,6 +14,8 @@ use walcheck_properties::system::{FairClass, Fairness, FairnessChoice, Live, Liv
 use walcheck_systems::electric_flush::{self, ElectricFlush};
 use walcheck_systems::olake_bootstrap::{self, Action::*, Config, Faults, OlakeBootstrap};
 use walcheck_traces::replay::Mismatch;
+
+use crate::util::select;
 
 fn pr1084(fairness: FairnessChoice) -> OlakeBootstrap {
     let mut config = Config::new(Variant::Pr1084, Faults::None);
@@ -406,15 +408,10 @@ fn electric_pr4064_eventually_acknowledges() {
 }
 
 fn electric_entries(property: &str, bounds: &[&str]) -> Vec<Entry> {
-    catalogue::select(&Selection {
-        specs: vec!["electric-flush".into()],
-        faults: None,
-        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
-    })
-    .unwrap()
-    .into_iter()
-    .filter(|e| e.property.id == property)
-    .collect()
+    select(&["electric-flush"], None, bounds)
+        .into_iter()
+        .filter(|e| e.property.id == property)
+        .collect()
 }
 
 /// On every catalogue configuration of electric-flush, the fair-liveness verdict of
@@ -471,12 +468,11 @@ fn a_budget_makes_a_liveness_check_inconclusive() {
 }
 
 fn unfair_pr1084_entry() -> Entry {
-    let mut found: Vec<Entry> = catalogue::select(&Selection {
-        specs: vec!["olake-bootstrap:pr1084".into()],
-        faults: Some("none".into()),
-        bounds: vec!["server=primary".into(), "fairness=none".into()],
-    })
-    .unwrap();
+    let mut found = select(
+        &["olake-bootstrap:pr1084"],
+        Some("none"),
+        &["server=primary", "fairness=none"],
+    );
     found.retain(|e| e.property.id == "bootstrap-eventually-completes");
     assert_eq!(found.len(), 1);
     found.remove(0)

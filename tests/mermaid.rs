@@ -8,36 +8,28 @@
 //! .ci/run), which makes it run and fail.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use walcheck::catalogue::{self, Selection};
 use walcheck::checker::Budget;
 use walcheck::run;
 use walcheck_traces::render;
 
-fn find_tools() -> Option<(PathBuf, PathBuf)> {
-    let required = std::env::var("WALCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-    let skip = |why: String| {
-        assert!(!required, "WALCHECK_REQUIRE_BROWSER=1 but {why}");
-        eprintln!("skipping the Mermaid check: {why}");
-        None
-    };
+use crate::util::{chromium, headless, missing, ROOT};
+
+/// Chromium and the Mermaid bundle, or `Err` saying which is missing.
+fn find_tools() -> Result<(PathBuf, PathBuf), String> {
     let bundle = std::env::var_os("WALCHECK_MERMAID_JS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("target/mermaid/node_modules/mermaid/dist/mermaid.min.js")
+            Path::new(ROOT).join("target/mermaid/node_modules/mermaid/dist/mermaid.min.js")
         });
     if !bundle.is_file() {
-        return skip(format!("no Mermaid bundle at {}", bundle.display()));
+        return Err(missing(format!(
+            "no Mermaid bundle at {}",
+            bundle.display()
+        )));
     }
-    let chromium = std::env::var_os("WALCHECK_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("chromium"));
-    if Command::new(&chromium).arg("--version").output().is_err() {
-        return skip(format!("no Chromium ({})", chromium.display()));
-    }
-    Some((chromium, bundle.canonicalize().unwrap()))
+    Ok((chromium()?, bundle.canonicalize().unwrap()))
 }
 
 /// Runs `mermaid.parse` on each diagram in headless Chromium; returns `ok` or the error for each.
@@ -62,23 +54,7 @@ const diagrams = {diagrams};
         diagrams = serde_json::to_string(diagrams).unwrap()
     );
     std::fs::write(&page, html).unwrap();
-    let output = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=20000",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg("--dump-dom")
+    let output = headless(chromium, &dir.path().join("profile"), 20_000)
         .arg(format!("file://{}", page.display()))
         .output()
         .expect("chromium runs");
@@ -117,8 +93,12 @@ const diagrams = {diagrams};
     ignore = "needs Chromium and the mermaid bundle: apt-get install chromium, npm install --prefix target/mermaid mermaid@11.17.2 and export WALCHECK_MERMAID_JS=$PWD/target/mermaid/node_modules/mermaid/dist/mermaid.min.js"
 )]
 fn mermaid_accepts_every_counterexample_diagram() {
-    let Some((chromium, bundle)) = find_tools() else {
-        return;
+    let (chromium, bundle) = match find_tools() {
+        Ok(tools) => tools,
+        Err(why) => {
+            eprintln!("skipping the Mermaid check: {why}");
+            return;
+        }
     };
     let entries = catalogue::select(&Selection::default()).unwrap();
     let results = run::run_all(&entries, 1, &Budget::default());

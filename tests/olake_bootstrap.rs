@@ -9,13 +9,10 @@ use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
 use walcheck_systems::olake_bootstrap::{Action, Action::*, Config, Faults, OlakeBootstrap, State};
 
+use crate::util::{checked_as_expected, select};
+
 fn entries(spec: &str, faults: &str, bounds: &[&str]) -> Vec<Entry> {
-    catalogue::select(&Selection {
-        specs: vec![spec.to_owned()],
-        faults: Some(faults.to_owned()),
-        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
-    })
-    .unwrap()
+    select(&[spec], Some(faults), bounds)
 }
 
 fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
@@ -37,15 +34,8 @@ fn model_of(entry: &Entry) -> OlakeBootstrap {
 
 /// The counterexample the checker finds for `entry`, as actions.
 fn counterexample(entry: &Entry) -> Vec<Action> {
-    let model = model_of(entry);
-    let property = model
-        .properties()
-        .into_iter()
-        .find(|p| p.name == entry.property.id)
-        .unwrap();
-    let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
-    assert_eq!(outcome.verdict, Verdict::Violated, "{}", entry.property.id);
-    outcome.path.unwrap().actions().copied().collect()
+    let path = crate::util::counterexample(&model_of(entry), entry.property.id);
+    path.actions().copied().collect()
 }
 
 fn holds_everywhere(
@@ -244,24 +234,7 @@ fn every_counterexample_is_minimal() {
 /// configuration reached (the proofs are not vacuous).
 #[test]
 fn catalogue_verdicts_and_witnesses() {
-    let all = catalogue::select(&Selection {
-        specs: vec!["olake-bootstrap".into()],
-        ..Selection::default()
-    })
-    .unwrap();
-    let results = run::run_all(&all, 2, &Budget::default());
-    for r in &results {
-        assert_eq!(
-            r.verdict,
-            r.entry.expected,
-            "{}:{} faults={} {:?}: {}",
-            r.entry.system(),
-            r.entry.config.variant(),
-            r.entry.config.faults(),
-            r.entry.config.non_default_bounds(),
-            r.entry.property.id
-        );
-    }
+    let results = checked_as_expected("olake-bootstrap");
     for r in results
         .iter()
         .filter(|r| r.entry.config.variant() == "pr1084" && r.entry.config.faults() == "none")

@@ -3,7 +3,7 @@
 //! #998 and #862, and the size of the default search.
 
 use stateright::Model;
-use walcheck::catalogue::{self, Entry, Selection};
+use walcheck::catalogue::Entry;
 use walcheck::checker::{self, Budget, Verdict};
 use walcheck::run;
 use walcheck_model::olake::sync::{SyncFailure, SyncPhase};
@@ -11,13 +11,10 @@ use walcheck_model::Lsn;
 use walcheck_properties::system::Kind;
 use walcheck_systems::olake_sync::{Action, Action::*, OlakeSync, State};
 
+use crate::util::{checked_as_expected, select};
+
 fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
-    let mut found = catalogue::select(&Selection {
-        specs: vec![spec.to_owned()],
-        faults: Some(faults.to_owned()),
-        bounds: bounds.iter().map(|b| (*b).to_owned()).collect(),
-    })
-    .unwrap();
+    let mut found = select(&[spec], Some(faults), bounds);
     let keepalive_given = bounds.iter().any(|b| b.starts_with("keepalive="));
     found.retain(|e| {
         e.property.id == property
@@ -39,15 +36,7 @@ fn model_of(entry: &Entry) -> OlakeSync {
 
 /// The counterexample the checker finds for `entry`, as actions, and its last state.
 fn counterexample(entry: &Entry) -> (Vec<Action>, State) {
-    let model = model_of(entry);
-    let property = model
-        .properties()
-        .into_iter()
-        .find(|p| p.name == entry.property.id)
-        .unwrap();
-    let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
-    assert_eq!(outcome.verdict, Verdict::Violated, "{}", entry.property.id);
-    let path = outcome.path.unwrap();
+    let path = crate::util::counterexample(&model_of(entry), entry.property.id);
     let last = path.last_state().clone();
     (path.actions().copied().collect(), last)
 }
@@ -243,23 +232,9 @@ fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
 /// violation, and a search small enough for the whole system to stay well under 10 s.
 #[test]
 fn catalogue_verdicts_witnesses_and_size() {
-    let all = catalogue::select(&Selection {
-        specs: vec!["olake-sync".into()],
-        ..Selection::default()
-    })
-    .unwrap();
-    assert_eq!(all.len(), 288);
-    let results = run::run_all(&all, 2, &Budget::default());
+    let results = checked_as_expected("olake-sync");
+    assert_eq!(results.len(), 288);
     for r in &results {
-        assert_eq!(
-            r.verdict,
-            r.entry.expected,
-            "{} faults={} {:?}: {}",
-            r.entry.config.variant(),
-            r.entry.config.faults(),
-            r.entry.config.non_default_bounds(),
-            r.entry.property.id
-        );
         if r.is_counterexample() {
             let trace = r.trace.as_ref().unwrap();
             assert_eq!(run::replay_trace(trace).unwrap(), Ok(trace.steps.len() - 1));
@@ -388,11 +363,7 @@ fn every_violated_entry_is_a_known_minimal_sequence() {
             other => panic!("no counterexample expected for {other:?}"),
         }
     };
-    let all = catalogue::select(&Selection {
-        specs: vec!["olake-sync".into()],
-        ..Selection::default()
-    })
-    .unwrap();
+    let all = select(&["olake-sync"], None, &[]);
     let mut seen = 0;
     for e in all
         .iter()

@@ -7,18 +7,12 @@ use std::path::{Path, PathBuf};
 use walcheck::catalogue;
 use walcheck_systems::electric_flush::TRIAGE_PROPERTIES;
 
+use crate::util::{rust_files, ROOT};
+
+/// The code files under `dir` but the expectation tables (`expected.rs`).
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !["target", "tests", "benches", ".git", "traces"].contains(&name.as_str()) {
-                sources(&path, out);
-            }
-        } else if name.ends_with(".rs") && name != "expected.rs" {
-            out.push(path);
-        }
-    }
+    let files = rust_files(dir, &["target", "tests", "benches", "traces"]);
+    out.extend(files.into_iter().filter(|f| !f.ends_with("expected.rs")));
 }
 
 /// Code lines: comments left out, and `#[cfg(test)]` modules from their start to the end of the
@@ -36,7 +30,7 @@ fn code(text: &str) -> String {
 
 #[test]
 fn each_property_id_is_written_once() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(ROOT);
     let mut files = Vec::new();
     for dir in [
         "src",
@@ -74,7 +68,7 @@ fn each_property_id_is_written_once() {
             .iter()
             .filter_map(|(f, t)| {
                 let n = t.matches(&quoted).count();
-                (n > 0).then(|| format!("{} ({n})", f.strip_prefix(&root).unwrap().display()))
+                (n > 0).then(|| format!("{} ({n})", f.strip_prefix(root).unwrap().display()))
             })
             .collect();
         let total: usize = texts.iter().map(|(_, t)| t.matches(&quoted).count()).sum();
