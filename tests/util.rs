@@ -110,12 +110,18 @@ where
 
 /// The example crate's binary (`examples/textbook-connector`), built once for all the tests that
 /// run it; cargo names its path.
+///
+/// It is built as `cargo test --workspace` builds the rest: every package of the workspace with its
+/// tests. That selection resolves the dependencies' features as the test build did, so the
+/// build finds every library already compiled and only links the example; `-p
+/// textbook-connector` alone resolves them without the dev-dependencies' features and compiled
+/// a second copy of walcheck and much of what it depends on, minutes of every cold test run.
 pub fn textbook_connector() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         let output = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "textbook-connector"])
-            .arg("--message-format=json")
+            .args(["build", "-q", "--workspace", "--tests"])
+            .args(["--bin", "textbook-connector", "--message-format=json"])
             .current_dir(ROOT)
             .output()
             .expect("cargo runs");
