@@ -1,8 +1,6 @@
 //! Every file under `connectors/` parses and passes the static checks with no diagnostic.
 
-mod common;
-
-use common::{connectors_dir, wal_files};
+use crate::common::{connectors_dir, wal_files};
 
 #[test]
 fn every_connector_file_checks_clean() {

@@ -4,14 +4,12 @@
 //! of them shows up in review. `WALCHECK_BLESS=1 cargo test -p walcheck-lang` rewrites the
 //! `.out` files that differ.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The case files, in name order.
 fn cases() -> Vec<PathBuf> {
-    common::wal_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics"))
+    crate::common::wal_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diagnostics"))
 }
 
 /// The rendered diagnostics of one case file, named as a user would give its path.

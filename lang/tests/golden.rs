@@ -2,12 +2,10 @@
 //! `tests/golden/NAME.outline` (each statement's line, kind, label and text). A parser change
 //! that moves a statement, a span or a nesting shows up here. `WALCHECK_BLESS=1` rewrites them.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::{connectors_dir, wal_files};
+use crate::common::{connectors_dir, wal_files};
 
 #[test]
 fn example_trees_match_their_golden_outlines() {

@@ -3,14 +3,12 @@
 //! strings, strings made of the grammar's own words and symbols, and mutations of the example
 //! files under `connectors/` (deleted, repeated and swapped lines, inserted words, cut text).
 
-mod common;
-
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
 /// The example files, read once per case (small).
 fn examples() -> Vec<String> {
-    common::wal_files(&common::connectors_dir())
+    crate::common::wal_files(&crate::common::connectors_dir())
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect()

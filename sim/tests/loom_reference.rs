@@ -6,7 +6,7 @@
 //! the last commit and nothing pending.
 //!
 //! Run with (a separate target directory: `--cfg loom` rebuilds every dependency):
-//! `LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p walcheck-sim --release --test loom_reference`
+//! `LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p walcheck-sim --release --test tests loom_reference`
 #![cfg(loom)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,8 +1,5 @@
 //! What the tests share: where the files they read are.
 
-// Each test crate includes this module and uses a part of it.
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 
 /// The repository's `connectors/` folder, the example designs.
