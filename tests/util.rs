@@ -131,7 +131,11 @@ pub fn textbook_connector() -> &'static Path {
             .expect("cargo's messages are UTF-8")
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|message| message["target"]["name"] == "textbook-connector")
+            // The binary itself, not its unit tests' harness (`--tests` builds both).
+            .filter(|message| {
+                message["target"]["name"] == "textbook-connector"
+                    && message["profile"]["test"] == false
+            })
             .find_map(|message| message["executable"].as_str().map(PathBuf::from))
             .expect("cargo reports the example's executable")
     })
