@@ -18,7 +18,7 @@ use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};
 
-use crate::checker::Verdict;
+use crate::search::Verdict;
 
 /// A checkable system behind a trait object: what the registry holds. Every [`System`] is one;
 /// a crate never implements it by hand.

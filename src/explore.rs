@@ -14,7 +14,8 @@ use stateright::{Checker, Expectation, Model};
 use walcheck_properties::system::{Live, Variables};
 
 use crate::catalogue::{self, SystemConfig, WithModel};
-use crate::checker::{self, Budget, Path, Verdict};
+use crate::reference;
+use crate::search::{Budget, Path, Verdict};
 
 /// What a deep link leads to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +110,7 @@ where
             Expectation::Sometimes => ("sometimes", Verdict::Holds, "example"),
             Expectation::Eventually => continue,
         };
-        let Ok(outcome) = checker::check(model, &property, budget) else {
+        let Ok(outcome) = reference::check(model, &property, budget) else {
             continue;
         };
         if outcome.verdict != found {

@@ -5,9 +5,10 @@
 //! system is built from is re-exported here, so that such a crate depends on `walcheck` alone:
 //! [`pg`] (PostgreSQL 15's WAL pointers and slots), [`Lsn`], [`stateright`], and the vocabulary of
 //! [`system`]. Not for: models (`walcheck-model`, `walcheck-systems`), the
-//! checkers (`walcheck-properties`), traces on disk (`walcheck-traces`), timed simulation
+//! engines (`walcheck-engine`), traces on disk (`walcheck-traces`), timed simulation
 //! (`walcheck-sim`) or the live server (`walcheck-live`).
 
+pub use walcheck_engine::{compact, liveness, reference, search};
 pub use walcheck_model::pg;
 pub use walcheck_model::{Lsn, ParseLsnError};
 pub use walcheck_properties::system;
@@ -18,7 +19,7 @@ pub use walcheck_properties::system::{
 pub use walcheck_properties::{
     actions, actions_plumbing, debug_as_variables, display_as_debug, fault_sets,
 };
-pub use walcheck_properties::{checker, compact, liveness, pg_view};
+pub use walcheck_properties::{codec, pg_view, verdict};
 pub use walcheck_properties::{model_plumbing, variables};
 pub use {serde, stateright};
 

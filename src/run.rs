@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::{Model, Property};
-use walcheck_properties::compact::{
+use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
 use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
@@ -19,8 +19,9 @@ use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::catalogue::{Entry, SystemConfig, WithModel};
-use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
 use crate::liveness;
+use crate::reference;
+use crate::search::{Budget, Path as ModelPath, Progress, Verdict};
 
 /// Above this estimated probability that a fingerprint collision hid a state, the report
 /// advises rerunning with 128-bit fingerprints: one in a million.
@@ -357,7 +358,7 @@ where
     M::Action: Clone + PartialEq + std::fmt::Display,
 {
     let property = property_of(model, entry);
-    let outcome = checker::check_observed(model, &property, budget, observe)
+    let outcome = reference::check_observed(model, &property, budget, observe)
         .unwrap_or_else(|e| panic!("{e}"));
     let trace = outcome
         .path

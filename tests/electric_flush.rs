@@ -4,8 +4,9 @@
 
 use stateright::Model;
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Offset, Variant};
 use walcheck_systems::electric_flush::{Action, Action::*, Config, ElectricFlush, Faults, State};
@@ -17,7 +18,7 @@ fn counterexample(config: Config, property: &str) -> Vec<Action> {
         .into_iter()
         .find(|p| p.name == property)
         .unwrap();
-    let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+    let outcome = reference::check(&model, &property, &Budget::default()).unwrap();
     assert_eq!(outcome.verdict, Verdict::Violated);
     outcome.path.unwrap().actions().copied().collect()
 }
@@ -60,7 +61,7 @@ fn v1_4_15_loses_shape_0s_notification_by_the_4064_mechanism() {
     );
 
     let model = ElectricFlush::new(config);
-    let path = checker::replay(&model, &V1_4_15_LOST).unwrap();
+    let path = reference::replay(&model, &V1_4_15_LOST).unwrap();
     // Shape 0's :flushed (1:1) is handled at step 7, before its commit is delivered at step 8.
     let before_commit = &path.steps[6].1;
     assert!(before_commit.shapes[0].mapping.is_empty());
@@ -114,7 +115,7 @@ fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned()
             txns,
             ..Config::new(Variant::V1_4_15, Faults::None)
         });
-        let path = checker::replay(&model, &V1_4_15_LOST[..13]).unwrap();
+        let path = reference::replay(&model, &V1_4_15_LOST[..13]).unwrap();
         let last = settle(&model, path.last_state().clone());
         assert!(model.quiescent(&last), "txns={txns}");
         assert_eq!(
@@ -135,7 +136,7 @@ fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned()
 #[test]
 fn pr4064_defers_the_early_flush_and_releases_it_aligned() {
     let model = ElectricFlush::new(Config::new(Variant::Pr4064, Faults::None));
-    let state = checker::replay(&model, &V1_4_15_LOST[..7])
+    let state = reference::replay(&model, &V1_4_15_LOST[..7])
         .unwrap()
         .last_state()
         .clone();
@@ -248,7 +249,7 @@ fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
 #[test]
 fn head_removes_a_dead_consumers_shape() {
     let model = ElectricFlush::new(Config::new(Variant::Head, Faults::ConsumerKill));
-    let state = checker::replay(&model, &[Publish, Deliver(0), Deliver(1), Kill(0)])
+    let state = reference::replay(&model, &[Publish, Deliver(0), Deliver(1), Kill(0)])
         .unwrap()
         .last_state()
         .clone();

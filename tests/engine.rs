@@ -6,8 +6,8 @@
 use std::process::Command;
 
 use walcheck::catalogue::{self, Entry, Selection};
-use walcheck::checker::{Budget, Verdict};
 use walcheck::run::{self, CheckResult, Engine, Options, Unobserved};
+use walcheck::search::{Budget, Verdict};
 use walcheck::{ci, report};
 use walcheck_properties::system::FairnessChoice;
 

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use stateright::Model;
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::{Budget, Verdict};
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_systems::electric_flush::ElectricFlush;
 
 /// A child process killed (and reaped) when dropped, so no test leaves a server behind.

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::Budget;
 use walcheck::run;
+use walcheck::search::Budget;
 use walcheck_traces::render;
 
 fn find_tools() -> Option<(PathBuf, PathBuf)> {

@@ -4,8 +4,9 @@
 
 use stateright::Model;
 use walcheck::catalogue::{self, Entry, Selection};
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::olake::sync::{SyncFailure, SyncPhase};
 use walcheck_model::Lsn;
 use walcheck_properties::system::Kind;
@@ -45,7 +46,7 @@ fn counterexample(entry: &Entry) -> (Vec<Action>, State) {
         .into_iter()
         .find(|p| p.name == entry.property.id)
         .unwrap();
-    let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+    let outcome = reference::check(&model, &property, &Budget::default()).unwrap();
     assert_eq!(outcome.verdict, Verdict::Violated, "{}", entry.property.id);
     let path = outcome.path.unwrap();
     let last = path.last_state().clone();
@@ -424,7 +425,7 @@ fn the_lost_ack_witness_needs_a_confirmed_ack() {
             .into_iter()
             .find(|p| p.name == e.property.id)
             .unwrap();
-        let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+        let outcome = reference::check(&model, &property, &Budget::default()).unwrap();
         assert_eq!(outcome.verdict, Verdict::Holds, "{spec}");
         let actions: Vec<Action> = outcome.path.unwrap().actions().copied().collect();
         let ack = actions.iter().position(|a| matches!(a, Ack { .. }));

@@ -4,7 +4,7 @@
 //! registry's `&'static` references ask — and the system is checked like a built-in one.
 
 use walcheck::catalogue::{self, AnySystem, Selection};
-use walcheck::checker::{Budget, Verdict};
+use walcheck::search::{Budget, Verdict};
 use walcheck::stateright::{Model, Property};
 use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo};
 use walcheck::{run, Var, Variables};

@@ -2,7 +2,7 @@
 //! ranges, trace variables, sequence-diagram lanes and fairness, as the checkers, the catalogue
 //! and `walcheck list` read them.
 
-use crate::compact::Codec;
+use crate::codec::Codec;
 use std::fmt;
 
 pub use walcheck_model::Lsn;
@@ -1043,7 +1043,7 @@ pub trait Live: stateright::Model + Sized {
     }
 
     /// How the compact engine may pack this model's states in a breadth-first level that would
-    /// otherwise hold more than [`crate::compact::Options::pack_above_bytes`] of them whole.
+    /// otherwise hold more than the compact engine's `Options::pack_above_bytes` of them whole.
     /// `None` by default: held whole. A state that serde serializes can take
     /// [`Codec::postcard`]; one whose bytes leave part of it out, [`Codec::new`] with a
     /// `decode` that restores it.
@@ -1515,7 +1515,7 @@ pub trait System: Send + Sync + 'static {
         &self,
         config: &Config,
         property: &PropertyInfo,
-    ) -> Option<Result<(crate::checker::Verdict, &'static str), String>> {
+    ) -> Option<Result<(crate::verdict::Verdict, &'static str), String>> {
         let _ = (config, property);
         None
     }

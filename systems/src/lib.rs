@@ -67,7 +67,7 @@ macro_rules! built_in_system {
                 &self,
                 config: &walcheck_properties::system::Config,
                 property: &walcheck_properties::system::PropertyInfo,
-            ) -> Option<Result<(walcheck_properties::checker::Verdict, &'static str), String>> {
+            ) -> Option<Result<(walcheck_properties::verdict::Verdict, &'static str), String>> {
                 let row = expected::ROWS
                     .contains(&property.id)
                     .then(|| expected::verdict(&Config::of(config), property.id));

@@ -1,7 +1,7 @@
 //! A compact breadth-first engine: one search decides every `always` and `sometimes` property of a
 //! model, storing a fingerprint and a parent link per state instead of the state itself.
 //!
-//! [`crate::checker`] stores every distinct state whole and searches once per property. This
+//! [`crate::reference`] stores every distinct state whole and searches once per property. This
 //! engine keeps states only for the two levels it is working on (the frontier being expanded
 //! and the level being built), whole, or packed by the model's [`Codec`] once a level would take
 //! more than [`Options::pack_above_bytes`] whole; every state ever reached is otherwise a
@@ -14,11 +14,11 @@
 //! runs it by default (`--engine compact`), one search per configuration for the properties its
 //! selected entries name.
 //!
-//! # Same answers as [`crate::checker`]
+//! # Same answers as [`crate::reference`]
 //!
 //! Breadth-first order does not depend on the property: level by level, and within a level in
 //! the order states were generated (parent order, then action order). So the first state that
-//! decides a property here is the one [`crate::checker::check`] stops at, the path to it is the
+//! decides a property here is the one [`crate::reference::check`] stops at, the path to it is the
 //! same, and so are the counts, by this rule:
 //!
 //! - `states` counts every state the model generates: each of `init_states()` in order, and each
@@ -69,19 +69,25 @@
 //! link. Deciding a property is a reduction over workers of the first hit in global order at the
 //! end of a level.
 
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::mem::size_of;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use stateright::{Expectation, Model, Property};
-use xxhash_rust::xxh3;
 
-use crate::checker::{self, Outcome, Path, Progress, Verdict};
-use crate::liveness::{self, Graph};
-use crate::system::FairClass;
+use walcheck_properties::codec::{Codec, Decode};
+use walcheck_properties::system::FairClass;
+
+pub use crate::fingerprint::{Fingerprint, Fingerprinter, Narrow, Xxh128, Xxh64};
+use crate::graph::{push_lean, Graph, MAX_EDGES};
+use crate::liveness;
+
+pub use crate::search::Limit;
+use crate::search::{self, Outcome, Path, Progress, Verdict};
+use crate::table::{Slot, Table, NONE};
 
 /// Parents expanded per round when [`Options::chunk_states`] is left at its default. It bounds
 /// the successors a round holds whole, made and waiting to be looked up (on several threads,
@@ -93,24 +99,6 @@ pub const CHUNK_STATES: usize = 4096;
 /// above it each state is encoded once and decoded once more to be expanded, and a packed
 /// state is not compared with a duplicate of its fingerprint.
 pub const PACK_ABOVE_BYTES: usize = 64 << 20;
-
-/// A table slot's index when the slot is empty, and a root's parent.
-const NONE: u32 = u32::MAX;
-
-/// The fingerprint table's segments are picked by this many of a fingerprint's top bits: few
-/// enough that a large table's segments are megabytes, backed by huge pages, and enough that
-/// the one segment moving while it grows is a small part of the table.
-const SEGMENT_BITS: u32 = 6;
-
-/// Segments in the fingerprint table.
-const SEGMENTS: usize = 1 << SEGMENT_BITS;
-
-/// Slots in an empty segment.
-const SEGMENT_SLOTS: usize = 8;
-
-/// Segments at least this large grow by a quarter when more than 85 % full; smaller ones
-/// double when more than 3/4 full.
-const LARGE_SEGMENT_SLOTS: usize = 1 << 14;
 
 /// Limits on one search. Exceeding one is an outcome ([`Verdict::Inconclusive`]), never a hang.
 #[derive(Copy, Clone, Debug, Default)]
@@ -128,8 +116,8 @@ pub struct Budget {
     pub max_memory_bytes: Option<u64>,
 }
 
-impl From<checker::Budget> for Budget {
-    fn from(budget: checker::Budget) -> Budget {
+impl From<search::Budget> for Budget {
+    fn from(budget: search::Budget) -> Budget {
         Budget {
             max_states: budget.max_states,
             deadline: budget.deadline,
@@ -168,31 +156,6 @@ impl Default for Options {
             chunk_states: CHUNK_STATES,
             verify_duplicates: false,
             pack_above_bytes: PACK_ABOVE_BYTES,
-        }
-    }
-}
-
-/// Which limit ended a search.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Limit {
-    /// [`Budget::max_states`].
-    States,
-    /// [`Budget::deadline`].
-    Time,
-    /// [`Budget::max_memory_bytes`].
-    Memory,
-    /// The table's 32-bit state indices: `u32::MAX` states are stored.
-    Indices,
-}
-
-impl Limit {
-    /// The name of the limit, as the budget spells it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Limit::States => "max_states",
-            Limit::Time => "deadline",
-            Limit::Memory => "max_memory_bytes",
-            Limit::Indices => "32-bit state indices",
         }
     }
 }
@@ -353,427 +316,6 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A fixed-size digest of a state, as stored in the table.
-pub trait Fingerprint: Copy + Eq + Default + Send + Sync + 'static {
-    /// Bits in the digest, for [`CollisionEstimate`].
-    const BITS: u32;
-    /// The bits that pick the digest's table slot.
-    fn slot_bits(self) -> u64;
-    /// The digest, widened for error messages.
-    fn widen(self) -> u128;
-}
-
-impl Fingerprint for u64 {
-    const BITS: u32 = 64;
-    fn slot_bits(self) -> u64 {
-        self
-    }
-    fn widen(self) -> u128 {
-        self.into()
-    }
-}
-
-impl Fingerprint for u128 {
-    const BITS: u32 = 128;
-    fn slot_bits(self) -> u64 {
-        self as u64
-    }
-    fn widen(self) -> u128 {
-        self
-    }
-}
-
-/// Computes states' fingerprints. Must be deterministic: the same state gives the same
-/// fingerprint on every call, on every thread, and the rebuild of a path relies on it.
-pub trait Fingerprinter<S>: Sync {
-    type Print: Fingerprint;
-    fn fingerprint(&self, state: &S) -> Self::Print;
-}
-
-/// 64-bit fingerprints: XXH3 of the bytes a state's `Hash` writes (never std's `RandomState`).
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Xxh64;
-
-/// 128-bit fingerprints: XXH3's 128-bit digest of the same bytes. For spaces where 64 bits'
-/// [`CollisionEstimate`] is too high.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Xxh128;
-
-impl<S: Hash> Fingerprinter<S> for Xxh64 {
-    type Print = u64;
-    fn fingerprint(&self, state: &S) -> u64 {
-        Bytes::of(state).digest(xxh3::xxh3_64, xxh3::Xxh3::digest)
-    }
-}
-
-impl<S: Hash> Fingerprinter<S> for Xxh128 {
-    type Print = u128;
-    fn fingerprint(&self, state: &S) -> u128 {
-        Bytes::of(state).digest(xxh3::xxh3_128, xxh3::Xxh3::digest128)
-    }
-}
-
-/// [`Xxh64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
-/// for tests of what a collision does (run with [`Options::verify_duplicates`] to have every one
-/// found).
-#[derive(Copy, Clone, Debug)]
-pub struct Narrow {
-    pub bits: u32,
-}
-
-impl<S: Hash> Fingerprinter<S> for Narrow {
-    type Print = u64;
-    fn fingerprint(&self, state: &S) -> u64 {
-        let print: u64 = Xxh64.fingerprint(state);
-        print & (u64::MAX >> 64u32.saturating_sub(self.bits).min(63))
-    }
-}
-
-/// Bytes a [`Bytes`] holds before it passes them on to a stream.
-const HELD_BYTES: usize = 256;
-
-/// The bytes a state's `Hash` writes, in order, as std's `Hasher` defines them (each integer
-/// as its little-endian bytes), except that a `usize` is LEB128. `Hash` implementations write a
-/// prefix-free sequence, so distinct states write distinct bytes, and a fingerprint is a digest
-/// of them.
-/// Writing into a buffer and hashing it at the end costs a store a field, where a hash
-/// mixed field by field waits on a multiply for each.
-struct Bytes {
-    held: [u8; HELD_BYTES],
-    len: usize,
-    /// The stream that the bytes before `held` went to, once there were more than it holds.
-    spilled: Option<Box<xxh3::Xxh3>>,
-}
-
-impl Bytes {
-    #[inline]
-    fn new() -> Bytes {
-        Bytes {
-            held: [0; HELD_BYTES],
-            len: 0,
-            spilled: None,
-        }
-    }
-
-    /// The bytes `state`'s `Hash` writes.
-    #[inline]
-    fn of<S: Hash>(state: &S) -> Bytes {
-        let mut bytes = Bytes::new();
-        state.hash(&mut bytes);
-        bytes
-    }
-
-    /// The digest of all the bytes: `whole`'s of the buffer when they fit in it, else `end`'s of
-    /// the stream they went to.
-    #[inline]
-    fn digest<T>(mut self, whole: fn(&[u8]) -> T, end: fn(&xxh3::Xxh3) -> T) -> T {
-        match self.spilled.take() {
-            None => whole(self.held()),
-            Some(mut stream) => {
-                stream.update(self.held());
-                end(&stream)
-            }
-        }
-    }
-
-    #[inline]
-    fn held(&self) -> &[u8] {
-        &self.held[..self.len]
-    }
-
-    #[inline(always)]
-    fn push<const N: usize>(&mut self, bytes: [u8; N]) {
-        if self.len + N > HELD_BYTES {
-            self.spill();
-        }
-        self.held[self.len..self.len + N].copy_from_slice(&bytes);
-        self.len += N;
-    }
-
-    fn write_varint(&mut self, mut i: u64) {
-        while i >= 0x80 {
-            self.push([i as u8 | 0x80]);
-            i >>= 7;
-        }
-        self.push([i as u8]);
-    }
-
-    #[cold]
-    fn spill(&mut self) {
-        let stream = self.spilled.get_or_insert_with(Default::default);
-        stream.update(&self.held[..self.len]);
-        self.len = 0;
-    }
-}
-
-impl Hasher for Bytes {
-    /// Only for `Hasher`'s contract: fingerprints are taken from the bytes by [`Xxh64`] and
-    /// [`Xxh128`].
-    fn finish(&self) -> u64 {
-        let mut stream = self.spilled.as_deref().cloned().unwrap_or_default();
-        stream.update(self.held());
-        stream.digest()
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        if self.len + bytes.len() > HELD_BYTES {
-            self.spill();
-            if bytes.len() > HELD_BYTES {
-                self.spilled.as_mut().expect("spilled").update(bytes);
-                return;
-            }
-        }
-        self.held[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-        self.len += bytes.len();
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.push(i.to_le_bytes());
-    }
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.push(i.to_le_bytes());
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.push(i.to_le_bytes());
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.push(i.to_le_bytes());
-    }
-    #[inline]
-    fn write_u128(&mut self, i: u128) {
-        self.push(i.to_le_bytes());
-    }
-    /// As LEB128, so that the discriminants and lengths that most `usize`s are take a byte:
-    /// still prefix-free, since each is self-delimiting.
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        if i < 0x80 {
-            self.push([i as u8]);
-        } else {
-            self.write_varint(i as u64);
-        }
-    }
-}
-
-/// One slot of the fingerprint table: a fingerprint and the index of its state, side by side so
-/// that a probe reads one cache line, and packed to 4-byte alignment so that a 64-bit
-/// fingerprint's slot is 12 bytes, not 16.
-#[derive(Copy, Clone)]
-#[repr(C, packed(4))]
-struct Slot<F> {
-    print: F,
-    /// The stored index, or [`NONE`] in an empty slot.
-    index: u32,
-}
-
-/// An open-addressing table from fingerprints to the indices of their states, in
-/// [`SEGMENTS`] segments picked by a fingerprint's top bits, each probed linearly from a place
-/// its low 32 bits pick, and each grown when it would be more than 3/4 full (more than 85 %, and
-/// then by a quarter, once it is large: see [`grows`]). A table of one array that doubles holds
-/// its old array and its new one at once while it moves, and is between 3/8 and 3/4 full;
-/// segments move one at a time (1/64 of the table), and large ones stay between 68 % and 85 %
-/// full.
-pub(crate) struct Table<F> {
-    segments: Vec<Vec<Slot<F>>>,
-    /// Fingerprints stored in each segment.
-    counts: Vec<u32>,
-    /// Slots in all segments.
-    slots: usize,
-}
-
-impl<F: Fingerprint> Table<F> {
-    /// Bytes a slot takes.
-    pub(crate) const SLOT_BYTES: usize = size_of::<Slot<F>>();
-
-    pub(crate) fn new() -> Table<F> {
-        Table {
-            segments: (0..SEGMENTS).map(|_| empty_slots(SEGMENT_SLOTS)).collect(),
-            counts: vec![0; SEGMENTS],
-            slots: SEGMENTS * SEGMENT_SLOTS,
-        }
-    }
-
-    /// Bytes its slots take.
-    pub(crate) fn bytes(&self) -> usize {
-        self.slots * Self::SLOT_BYTES
-    }
-
-    /// Slots in the table.
-    pub(crate) fn slot_count(&self) -> usize {
-        self.slots
-    }
-
-    fn segment_of(print: F) -> usize {
-        (print.slot_bits() >> (64 - SEGMENT_BITS)) as usize
-    }
-
-    /// Slots the table will have once `print`, a new fingerprint, is stored.
-    pub(crate) fn slots_after_insert(&self, print: F) -> usize {
-        let segment = Table::<F>::segment_of(print);
-        let slots = self.segments[segment].len();
-        if grows(self.counts[segment] as usize + 1, slots) {
-            self.slots - slots + grown(slots)
-        } else {
-            self.slots
-        }
-    }
-
-    /// The segment of `print` and the slot its probe starts at.
-    #[inline]
-    fn home(&self, print: F) -> (usize, usize) {
-        let segment = Table::<F>::segment_of(print);
-        let len = self.segments[segment].len() as u64;
-        (
-            segment,
-            (((print.slot_bits() & 0xffff_ffff) * len) >> 32) as usize,
-        )
-    }
-
-    /// Asks the processor to fetch the slot `print`'s probe starts at into the cache, so that a
-    /// [`Table::find`] soon after finds it there.
-    #[inline]
-    pub(crate) fn prefetch(&self, print: F) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let (segment, slot) = self.home(print);
-            let at = self.segments[segment].as_ptr().wrapping_add(slot);
-            // SAFETY: a prefetch is a hint that reads nothing the program sees and cannot fault,
-            // whatever the address; SSE, its instruction set, is part of every x86_64 target.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = print;
-    }
-
-    /// The stored index of `print`, or the place of the empty slot where it would go.
-    #[inline]
-    pub(crate) fn find(&self, print: F) -> Result<u32, usize> {
-        let (segment, mut slot) = self.home(print);
-        let slots = &self.segments[segment];
-        let len = slots.len();
-        loop {
-            let Slot {
-                print: stored,
-                index,
-            } = slots[slot];
-            if index == NONE {
-                return Err(segment << 40 | slot);
-            }
-            if stored == print {
-                return Ok(index);
-            }
-            slot += 1;
-            if slot == len {
-                slot = 0;
-            }
-        }
-    }
-
-    /// Stores `print` for `index` at `place` (from [`Table::find`]), growing its segment first
-    /// if it would be too full ([`grows`]).
-    pub(crate) fn insert(&mut self, mut place: usize, print: F, index: u32) {
-        debug_assert_ne!(index, NONE, "indices fit below NONE");
-        let segment = place >> 40;
-        if grows(
-            self.counts[segment] as usize + 1,
-            self.segments[segment].len(),
-        ) {
-            self.grow(segment);
-            place = self.find(print).expect_err("a new fingerprint");
-        }
-        self.segments[segment][place & ((1 << 40) - 1)] = Slot { print, index };
-        self.counts[segment] += 1;
-    }
-
-    fn grow(&mut self, segment: usize) {
-        let old_len = self.segments[segment].len();
-        let slots = empty_slots(grown(old_len));
-        let old = std::mem::replace(&mut self.segments[segment], slots);
-        self.slots = self.slots - old_len + grown(old_len);
-        for entry in old {
-            if entry.index != NONE {
-                let print = entry.print;
-                let place = self.find(print).expect_err("fingerprints are distinct");
-                self.segments[segment][place & ((1 << 40) - 1)] = entry;
-            }
-        }
-    }
-
-    /// The low 64 bits of each stored fingerprint, by index, for indices `0..count`.
-    pub(crate) fn prints(&self, count: usize) -> Vec<u64> {
-        let mut prints = vec![0; count];
-        for entry in self.segments.iter().flatten() {
-            let index = entry.index;
-            if index != NONE && (index as usize) < count {
-                prints[index as usize] = entry.print.slot_bits();
-            }
-        }
-        prints
-    }
-}
-
-/// Whether a segment of `slots` slots grows to hold `stored` fingerprints: past 3/4 full while
-/// small, past 85 % once large. Linear probing stays cheap that full because a probe's next
-/// slots are in the cache line it has just read, or the next one.
-fn grows(stored: usize, slots: usize) -> bool {
-    if slots < LARGE_SEGMENT_SLOTS {
-        stored * 4 > slots * 3
-    } else {
-        stored * 20 > slots * 17
-    }
-}
-
-/// The slots of a segment of `slots` slots once grown: doubled while small (a small search
-/// moves few fingerprints), by a quarter once large (a large one keeps its table between 68 %
-/// and 85 % full).
-fn grown(slots: usize) -> usize {
-    if slots < LARGE_SEGMENT_SLOTS {
-        slots * 2
-    } else {
-        slots + slots / 4
-    }
-}
-
-fn empty_slots<F: Fingerprint>(count: usize) -> Vec<Slot<F>> {
-    let mut slots: Vec<Slot<F>> = Vec::with_capacity(count);
-    advise_huge_pages(slots.as_mut_ptr().cast(), count * size_of::<Slot<F>>());
-    let empty = Slot {
-        print: F::default(),
-        index: NONE,
-    };
-    slots.resize(count, empty);
-    slots
-}
-
-/// Asks Linux to back the 2 MiB-aligned part of `bytes` bytes at `start`, memory not yet
-/// written, with huge pages: a probe of a table larger than the caches then seldom misses the
-/// processor's page-translation cache as well. Below a few megabytes it is not worth asking.
-fn advise_huge_pages(start: *mut u8, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE_PAGE_BYTES: usize = 2 << 20;
-        if bytes < 2 * HUGE_PAGE_BYTES {
-            return;
-        }
-        let first = (start as usize).next_multiple_of(HUGE_PAGE_BYTES);
-        let end = (start as usize + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-        if end > first {
-            // SAFETY: the range lies inside one live allocation of this table; the advice
-            // changes how the kernel backs its pages, never their contents, and a refusal (an
-            // error return) is harmless.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, bytes);
-}
-
 /// Every state stored, in the order stored: its fingerprint in a [`Table`], and its parent link.
 struct Visited<F> {
     table: Table<F>,
@@ -891,8 +433,8 @@ impl Links {
 
     fn push(&mut self, parent: u32, action: u16) {
         if self.len % LINK_RUN == 0 {
-            liveness::push_lean(&mut self.run_offsets, self.bytes.len() as u64);
-            liveness::push_lean(&mut self.run_parents, self.last);
+            push_lean(&mut self.run_offsets, self.bytes.len() as u64);
+            push_lean(&mut self.run_parents, self.last);
         }
         let parent = self.stored_parent(parent);
         // Parents never decrease; a wrapped difference would still decode, in five bytes.
@@ -941,10 +483,10 @@ impl Links {
 /// every byte but the last.
 fn push_varint(bytes: &mut Vec<u8>, mut value: u32) {
     while value >= 0x80 {
-        liveness::push_lean(bytes, value as u8 | 0x80);
+        push_lean(bytes, value as u8 | 0x80);
         value >>= 7;
     }
-    liveness::push_lean(bytes, value as u8);
+    push_lean(bytes, value as u8);
 }
 
 /// The varint at the start of `bytes` and the bytes it takes.
@@ -962,71 +504,6 @@ fn read_varint(bytes: &[u8]) -> (u32, usize) {
 /// The bytes [`push_varint`] takes for `value`.
 fn varint_len(value: u32) -> usize {
     (32 - value.leading_zeros() as usize).max(1).div_ceil(7)
-}
-
-/// How the engine may hold a model's states packed into bytes in a breadth-first level that
-/// would otherwise hold more than [`Options::pack_above_bytes`] of whole states: `encode`
-/// appends a state's bytes to a buffer, `decode` gives the state back from exactly those bytes.
-/// Both are shared closures, so that they may carry what a state's bytes leave out (a
-/// connector file's model restores the program its states name); cloning a codec clones the
-/// two `Arc`s.
-///
-/// Equal states must encode to equal bytes, and `decode(encode(s)) == s`: the engine expands
-/// the decoded state in place of the one it packed. [`Codec::postcard`]
-/// is one for any state that serde serializes; the built-in systems' models give it
-/// (`Live::codec`); [`Codec::new`] takes any two functions.
-pub struct Codec<S> {
-    pub encode: Encode<S>,
-    pub decode: Decode<S>,
-}
-
-/// A [`Codec`]'s `encode`: appends a state's bytes to a buffer.
-pub type Encode<S> = Arc<dyn Fn(&S, &mut Vec<u8>) + Send + Sync>;
-
-/// A [`Codec`]'s `decode`: the state back from exactly the bytes `encode` appended.
-pub type Decode<S> = Arc<dyn Fn(&[u8]) -> S + Send + Sync>;
-
-impl<S> Clone for Codec<S> {
-    fn clone(&self) -> Self {
-        Codec {
-            encode: Arc::clone(&self.encode),
-            decode: Arc::clone(&self.decode),
-        }
-    }
-}
-
-impl<S> Codec<S> {
-    /// The codec of `encode`, which appends a state's bytes to a buffer, and `decode`, which
-    /// gives the state back from exactly those bytes.
-    pub fn new(
-        encode: impl Fn(&S, &mut Vec<u8>) + Send + Sync + 'static,
-        decode: impl Fn(&[u8]) -> S + Send + Sync + 'static,
-    ) -> Codec<S> {
-        Codec {
-            encode: Arc::new(encode),
-            decode: Arc::new(decode),
-        }
-    }
-}
-
-impl<S: serde::Serialize + serde::de::DeserializeOwned + 'static> Codec<S> {
-    /// serde's serialization in postcard's format: integers as varints (an LSN below 2^21
-    /// bytes takes 3 bytes), no field names, so about a quarter of the OLake state's 272 bytes.
-    pub fn postcard() -> Codec<S> {
-        Codec::new(encode_postcard::<S>, decode_postcard::<S>)
-    }
-}
-
-/// Appends `state` serialized by serde in postcard's format to `out` ([`Codec::postcard`]'s
-/// `encode`).
-pub fn encode_postcard<S: serde::Serialize>(state: &S, out: &mut Vec<u8>) {
-    let bytes = postcard::to_extend(state, std::mem::take(out));
-    *out = bytes.expect("postcard serializes every state a model derives Serialize for");
-}
-
-/// The state `bytes` hold in postcard's format ([`Codec::postcard`]'s `decode`).
-pub fn decode_postcard<S: serde::de::DeserializeOwned>(bytes: &[u8]) -> S {
-    postcard::from_bytes(bytes).expect("a state the engine packed decodes")
 }
 
 /// A block of a level: whole states, or the same states packed by a [`Codec`] (`ends[i]` is
@@ -1331,7 +808,7 @@ where
 /// with `fingerprinter`'s fingerprints, telling `observe` how far it has got after every round.
 /// Observing never changes the outcome.
 ///
-/// Returns each property's outcome with the counts [`crate::checker::check`] reports for it (see
+/// Returns each property's outcome with the counts [`crate::reference::check`] reports for it (see
 /// the module documentation for the rule), or an [`Error`] when a fingerprint collision or a
 /// model that does not replay was found: a result that cannot be trusted is never returned.
 pub fn check_with<M, P>(
@@ -1719,7 +1196,7 @@ fn admit<F: Fingerprint, S>(
     if counts_to_max_states && budget.max_states.is_some_and(|max| stored as u64 >= max) {
         return Some(Limit::States);
     }
-    let edges_full = edges.is_some_and(|(e, _, _)| e >= liveness::MAX_EDGES - 65_536);
+    let edges_full = edges.is_some_and(|(e, _, _)| e >= MAX_EDGES - 65_536);
     if stored >= NONE as usize - 1 || edges_full {
         return Some(Limit::Indices);
     }
@@ -2594,7 +2071,7 @@ mod tests {
 
     /// Runs the compact engine at 1, 2 and 4 threads and several round sizes, its levels held
     /// whole and packed, asserts the reports are identical, and that every property's outcome
-    /// is the one `checker::check` gives.
+    /// is the one `reference::check` gives.
     fn same_as_checker<M>(model: &M, budget: Budget) -> Report<M::State, M::Action>
     where
         M: Model + Sync,
@@ -2640,13 +2117,13 @@ mod tests {
             }
         }
         let report = reports.swap_remove(0);
-        let old_budget = checker::Budget {
+        let old_budget = search::Budget {
             max_states: budget.max_states,
             deadline: None,
         };
         for (property, checked) in model.properties().iter().zip(&report.properties) {
             assert_eq!(property.name, checked.name);
-            let old = checker::check(model, property, &old_budget);
+            let old = crate::reference::check(model, property, &old_budget);
             match (old, &checked.outcome) {
                 (Err(_), None) => assert_eq!(property.expectation, Expectation::Eventually),
                 (Ok(old), Some(new)) => {
@@ -2918,38 +2395,6 @@ mod tests {
         }
         assert_eq!(wide.collision.fingerprint_bits, 128);
         assert!(wide.collision.optimistic < narrow.collision.optimistic);
-    }
-
-    #[test]
-    fn fingerprints_are_fixed_and_spread() {
-        let a: u64 = Xxh64.fingerprint(&(1u8, 2u8));
-        assert_eq!(a, Xxh64.fingerprint(&(1u8, 2u8)), "no random seed");
-        assert_ne!(a, Xxh64.fingerprint(&(2u8, 1u8)));
-        // Inputs that differ only in their high bits still differ in the low ones.
-        let high: u64 = Xxh64.fingerprint(&(1u64 << 40));
-        let low: u64 = Xxh64.fingerprint(&0u64);
-        assert_ne!(high & 0xffff_ffff, low & 0xffff_ffff);
-    }
-
-    #[test]
-    fn fingerprints_digest_every_byte_past_the_buffer() {
-        // 600 pairs write 2 + 600 * 9 bytes, through the buffer twenty-one times.
-        let long: Vec<(u64, u8)> = (0..600).map(|i| (i * 0x0101_0101, i as u8)).collect();
-        let mut bytes = vec![0xd8, 0x04]; // 600 as LEB128
-        for &(word, byte) in &long {
-            bytes.extend(word.to_le_bytes());
-            bytes.push(byte);
-        }
-        assert_eq!(Xxh64.fingerprint(&long), xxh3::xxh3_64(&bytes));
-        assert_eq!(Xxh128.fingerprint(&long), xxh3::xxh3_128(&bytes));
-        // One write longer than the buffer.
-        let text = "x".repeat(3 * HELD_BYTES);
-        let mut bytes = text.clone().into_bytes();
-        bytes.push(0xff); // `str`'s end marker
-        assert_eq!(Xxh64.fingerprint(&text), xxh3::xxh3_64(&bytes));
-        let mut changed = long.clone();
-        changed[599].1 ^= 1;
-        assert_ne!(Xxh64.fingerprint(&long), Xxh64.fingerprint(&changed));
     }
 
     #[test]
