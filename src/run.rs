@@ -14,6 +14,7 @@ use stateright::{Model, Property};
 use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
+use walcheck_properties::system::CheckModel;
 use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
@@ -286,9 +287,7 @@ impl WithModel for SearchEntry<'_> {
 
     fn call<M>(self, model: M) -> Searched
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         if self.entry.property.kind == Kind::Eventually {
             search_liveness(
@@ -492,9 +491,7 @@ impl WithModel for Group<'_> {
 
     fn call<M>(self, model: M) -> Grouped
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         match self.options.fingerprint_bits {
             128 => search_group(&model, &Xxh128, self),
@@ -1059,9 +1056,7 @@ impl WithModel for Replay<'_> {
 
     fn call<M>(self, model: M) -> Self::Output
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         replay_on(&model, self.0)
     }
@@ -1130,9 +1125,7 @@ impl WithModel for CheckAgainst<'_> {
 
     fn call<M>(self, model: M) -> Self::Output
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         check_against(&model, self.0)
     }

@@ -1472,6 +1472,19 @@ pub trait CheckAction:
 }
 impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
 
+/// A system's model as every engine and command takes it: stateright's `Model` with states and
+/// actions a checker can store, show and share between threads, and the fairness, liveness and
+/// codec of [`Live`]. The bounds are written here once; a generic function asks for
+/// `M: CheckModel`.
+pub trait CheckModel:
+    stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
+{
+}
+impl<M> CheckModel for M where
+    M: stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
+{
+}
+
 /// What walks a list of systems of different types, one call each: how a crate hands its
 /// systems to a registry without naming the registry's trait objects (the built-in systems'
 /// `walcheck_systems::each_built_in`).
@@ -1490,11 +1503,7 @@ pub trait VisitSystems {
 pub trait System: Send + Sync + 'static {
     /// The model checked. Its `properties()` are the declared ones (see
     /// [`PropertyInfo::check`]); its fairness and liveness properties come from [`Live`].
-    type Model: stateright::Model<State: CheckState, Action: CheckAction>
-        + Live
-        + Send
-        + Sync
-        + 'static;
+    type Model: CheckModel;
 
     /// The declaration: name, variants, fault sets, bounds, properties, trace view.
     ///
