@@ -151,8 +151,18 @@ impl<F: Fingerprint> Table<F> {
             self.grow(segment);
             place = self.find(print).expect_err("a new fingerprint");
         }
-        self.segments[segment][place & ((1 << 40) - 1)] = Slot { print, index };
+        // The pair of `find`'s `Err(place)`: the place is an empty slot of the print's own
+        // segment, and the print is found at its index once stored.
+        debug_assert_eq!(
+            segment,
+            self.home(print).0,
+            "a place in the print's segment"
+        );
+        let slot = &mut self.segments[segment][place & ((1 << 40) - 1)];
+        debug_assert_eq!({ slot.index }, NONE, "a place is an empty slot");
+        *slot = Slot { print, index };
         self.counts[segment] += 1;
+        debug_assert_eq!(self.find(print), Ok(index), "a stored print is found");
     }
 
     pub(crate) fn grow(&mut self, segment: usize) {

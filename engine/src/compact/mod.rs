@@ -438,10 +438,29 @@ impl Links {
         }
         let parent = self.stored_parent(parent);
         // Parents never decrease; a wrapped difference would still decode, in five bytes.
+        let (before, at) = (self.last, self.bytes.len());
         push_varint(&mut self.bytes, parent.wrapping_sub(self.last));
         push_varint(&mut self.bytes, action.into());
         self.last = parent;
         self.len += 1;
+        // The pair of `get`: the link just written reads back as stored.
+        debug_assert_eq!(
+            Links::read_link(&self.bytes, at, before).0,
+            (parent, action),
+            "a parent link reads back as stored"
+        );
+    }
+
+    /// The link whose bytes start at `at`, after the parent `before`, and where the next
+    /// link's bytes start.
+    fn read_link(bytes: &[u8], at: usize, before: u32) -> ((u32, u16), usize) {
+        let (delta, read) = read_varint(&bytes[at..]);
+        let (position, read_action) = read_varint(&bytes[at + read..]);
+        let action = u16::try_from(position).expect("an action position fits 16 bits");
+        (
+            (before.wrapping_add(delta), action),
+            at + read + read_action,
+        )
     }
 
     /// The parent index and action position of link `index`.
@@ -452,12 +471,7 @@ impl Links {
         let mut parent = self.run_parents[run];
         let mut action = 0;
         for _ in run * LINK_RUN..=index {
-            let (delta, read) = read_varint(&self.bytes[at..]);
-            at += read;
-            let (position, read) = read_varint(&self.bytes[at..]);
-            at += read;
-            parent = parent.wrapping_add(delta);
-            action = position as u16;
+            ((parent, action), at) = Links::read_link(&self.bytes, at, parent);
         }
         (parent, action)
     }
@@ -481,12 +495,15 @@ impl Links {
 
 /// Appends `value` as a LEB128 varint: seven bits a byte, low bits first, the high bit set on
 /// every byte but the last.
-fn push_varint(bytes: &mut Vec<u8>, mut value: u32) {
-    while value >= 0x80 {
-        push_lean(bytes, value as u8 | 0x80);
-        value >>= 7;
+fn push_varint(bytes: &mut Vec<u8>, value: u32) {
+    let (at, mut rest) = (bytes.len(), value);
+    while rest >= 0x80 {
+        push_lean(bytes, rest as u8 | 0x80);
+        rest >>= 7;
     }
-    push_lean(bytes, value as u8);
+    push_lean(bytes, rest as u8);
+    // The pair of `read_varint` and `varint_len`, which the memory budget counts with.
+    debug_assert_eq!(read_varint(&bytes[at..]), (value, varint_len(value)));
 }
 
 /// The varint at the start of `bytes` and the bytes it takes.
@@ -542,6 +559,9 @@ impl<S> Parents<'_, S> {
                 decode,
             } => {
                 let begin = i.checked_sub(1).map_or(0, |before| ends[before] as usize);
+                // The pair of `Level::pack`: a packed block's ends rise to its bytes' length.
+                debug_assert!(begin <= ends[i] as usize);
+                debug_assert_eq!(ends.last().map(|&end| end as usize), Some(bytes.len()));
                 f(&decode(&bytes[begin..ends[i] as usize]))
             }
         }
