@@ -9,7 +9,7 @@ use xxhash_rust::xxh3;
 
 /// A fixed-size digest of a state, as stored in the table.
 pub trait Fingerprint: Copy + Eq + Default + Send + Sync + 'static {
-    /// Bits in the digest, for [`CollisionEstimate`].
+    /// Bits in the digest, for [`CollisionEstimate`](crate::compact::CollisionEstimate).
     const BITS: u32;
     /// The bits that pick the digest's table slot.
     fn slot_bits(self) -> u64;
@@ -49,7 +49,7 @@ pub trait Fingerprinter<S>: Sync {
 pub struct Xxh64;
 
 /// 128-bit fingerprints: XXH3's 128-bit digest of the same bytes. For spaces where 64 bits'
-/// [`CollisionEstimate`] is too high.
+/// [`CollisionEstimate`](crate::compact::CollisionEstimate) is too high.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Xxh128;
 
@@ -68,7 +68,7 @@ impl<S: Hash> Fingerprinter<S> for Xxh128 {
 }
 
 /// [`Xxh64`]'s fingerprints cut to their low `bits` bits, so that distinct states share them:
-/// for tests of what a collision does (run with [`Options::verify_duplicates`] to have every one
+/// for tests of what a collision does (run with [`Options::verify_duplicates`](crate::compact::Options::verify_duplicates) to have every one
 /// found).
 #[derive(Copy, Clone, Debug)]
 pub struct Narrow {

@@ -3,7 +3,7 @@
 //! [`compact`] is the engine `walcheck check` uses by default: one breadth-first exploration over
 //! fingerprints deciding every `always` and `sometimes` property at once, on several threads,
 //! within a budget of states, time and memory, and building the graph [`liveness`] decides
-//! `eventually` properties on under fairness. [`reference`] is the reference engine: a plain
+//! `eventually` properties on under fairness. [`reference`](mod@reference) is the reference engine: a plain
 //! breadth-first search per property that stores every state whole, which the compact engine's
 //! answers are held to (`walcheck check --engine reference`). What they share is in [`search`]
 //! (budget, path, outcome, progress), [`fingerprint`], [`table`] (the fingerprint table) and

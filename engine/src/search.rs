@@ -69,7 +69,7 @@ pub enum Limit {
     States,
     /// [`Budget::deadline`].
     Time,
-    /// [`Budget::max_memory_bytes`].
+    /// [`Budget::max_memory_bytes`](crate::compact::Budget::max_memory_bytes).
     Memory,
     /// The table's 32-bit state indices: `u32::MAX` states are stored.
     Indices,
