@@ -1,6 +1,7 @@
-//! walcheck's built-in checkable systems, each a `stateright::Model` built from the upstream
-//! behaviours of `walcheck-model`: `olake-bootstrap`, `olake-sync` and `electric-flush`, with
-//! their properties, bounds and trace views.
+//! walcheck's built-in checkable systems, `olake-bootstrap`, `olake-sync` and `electric-flush`:
+//! each a `System` (its declaration, with its properties, bounds and trace view, and its
+//! expectation table) and a `stateright::Model` per configuration, built from the upstream
+//! behaviours of `walcheck-model`.
 //!
 //! Not for: the upstream behaviours themselves (`walcheck-model`) or checking (`walcheck-properties`).
 
