@@ -6,7 +6,7 @@
 //!
 //! With `WALCHECK_BENCH_LARGE=1` it also measures the large configuration of issue 18
 //! (`olake-bootstrap:pr1084 --faults all --bound statements=6 --bound syncs=4 --bound crashes=2
-//! --bound server=primary`, 15.4 million states; the reference checker holds about 6 GB of it).
+//! --bound server=primary`, 43,978,484 states).
 //!
 //! Every time is the minimum of [`RUNS`] runs (the machine is shared; the minimum is the run
 //! least disturbed). States/s counts distinct states stored per second of the search.
@@ -50,7 +50,7 @@ fn thousands(n: f64) -> String {
 }
 
 /// The bounds of the large configuration measured with `WALCHECK_BENCH_LARGE=1` (with
-/// `olake-bootstrap:pr1084 --faults all`): 15.4 million distinct states.
+/// `olake-bootstrap:pr1084 --faults all`): 43,978,484 distinct states.
 const LARGE_BOUNDS: [&str; 4] = ["statements=6", "syncs=4", "crashes=2", "server=primary"];
 
 /// The compact engine beside the reference checker on `configuration`: a full exploration

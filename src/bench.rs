@@ -21,9 +21,10 @@ use stateright::{Checker, Expectation, HasDiscoveries, Model, Property};
 use walcheck_properties::system::Kind;
 
 use crate::catalogue::{self, Entry, Selection, SystemConfig, WithModel};
-use crate::checker::{self, Budget, Verdict};
 use crate::compact::{self, Xxh64};
+use crate::reference;
 use crate::run::{self, CheckResult, Engine, Options, Unobserved};
+use crate::search::{Budget, Verdict};
 
 /// One configuration of the catalogue and what it expects of its `always` properties.
 #[derive(Clone, Debug)]
@@ -151,7 +152,7 @@ where
     match search {
         Search::Walcheck => {
             let outcome =
-                checker::check(&model, proof, &Budget::default()).expect("an always property");
+                reference::check(&model, proof, &Budget::default()).expect("an always property");
             assert_eq!(
                 outcome.verdict,
                 Verdict::Holds,
@@ -280,7 +281,7 @@ impl WithModel for Find<'_> {
             let p = property(&model, name);
             debug_assert_eq!(p.expectation, Expectation::Always);
             let outcome =
-                checker::check(&model, &p, &Budget::default()).expect("an always property");
+                reference::check(&model, &p, &Budget::default()).expect("an always property");
             assert_eq!(
                 outcome.verdict,
                 Verdict::Violated,

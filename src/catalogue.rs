@@ -6,19 +6,17 @@
 //! narrows or reconfigures it; expectations are a function of the configuration, so a
 //! reconfigured entry still has one.
 
-use std::fmt::{self, Debug, Display};
+use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
-use stateright::Model;
-use walcheck_properties::system::{
-    BoundValue, Live, PropertyInfo, System, Variables, VisitSystems,
-};
+use walcheck_properties::system::CheckModel;
+use walcheck_properties::system::{BoundValue, PropertyInfo, System, VisitSystems};
 use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};
 
-use crate::checker::Verdict;
+use crate::search::Verdict;
 
 /// A checkable system behind a trait object: what the registry holds. Every [`System`] is one;
 /// a crate never implements it by hand.
@@ -227,9 +225,7 @@ impl WithModel for TryOut {
 
     fn call<M>(self, model: M)
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         let properties = model.properties();
         let liveness = model.liveness();
@@ -391,9 +387,7 @@ pub trait WithModel {
     type Output;
     fn call<M>(self, model: M) -> Self::Output
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static;
+        M: CheckModel;
 }
 
 /// A [`WithModel`] computation that a model behind a trait object can run: one listed in
@@ -418,9 +412,7 @@ macro_rules! checkable {
 
         impl<M> Checkable for Erased<M>
         where
-            M: Model + Live + Send + Sync + 'static,
-            M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-            M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+            M: CheckModel,
         {
             $(
                 fn $method(self: Box<Self>, job: $job) -> $out {

@@ -5,9 +5,9 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
 use serde_json::{json, Map, Value};
 
-use crate::checker::Verdict;
 use crate::report;
 use crate::run::CheckResult;
+use crate::search::Verdict;
 use walcheck_properties::system::Kind;
 
 /// The process's peak resident set size in bytes (Linux's `VmHWM`), or `None` where the system

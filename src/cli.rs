@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
-use crate::checker::Budget;
 use crate::run::CheckResult;
+use crate::search::Budget;
 use crate::{report, run};
 use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use walcheck_live::conformance::Outcome;

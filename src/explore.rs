@@ -5,16 +5,17 @@
 //! in `init_states()`, then each action's index in `actions()` of the state it is taken in. Its
 //! page opens that state at `#/steps/I/A1/A2/...`.
 
-use std::fmt::{Debug, Display};
+use std::fmt::Debug;
 use std::hash::Hash;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use stateright::{Checker, Expectation, Model};
-use walcheck_properties::system::{Live, Variables};
+use walcheck_properties::system::CheckModel;
 
 use crate::catalogue::{self, SystemConfig, WithModel};
-use crate::checker::{self, Budget, Path, Verdict};
+use crate::reference;
+use crate::search::{Budget, Path, Verdict};
 
 /// What a deep link leads to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,9 +89,7 @@ impl WithModel for Links<'_> {
     type Output = Vec<Link>;
     fn call<M>(self, model: M) -> Vec<Link>
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         links_of(&model, self.0)
     }
@@ -109,7 +108,7 @@ where
             Expectation::Sometimes => ("sometimes", Verdict::Holds, "example"),
             Expectation::Eventually => continue,
         };
-        let Ok(outcome) = checker::check(model, &property, budget) else {
+        let Ok(outcome) = reference::check(model, &property, budget) else {
             continue;
         };
         if outcome.verdict != found {
@@ -175,9 +174,7 @@ impl WithModel for Serve {
     type Output = ();
     fn call<M>(self, model: M)
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         let _ = model.checker().serve(self.0).is_done();
     }

@@ -1,13 +1,17 @@
-//! walcheck: the check catalogue, the reports, and the command line.
+//! walcheck: the command line and the library it calls: the registry and check catalogue,
+//! check runs, reports, JUnit, connector files loaded as systems, stateright's Explorer, triage,
+//! and the benchmarks' harness (with its two-phase-commit baseline, [`baseline`]).
 //!
 //! The `walcheck` binary is [`cli::main`] over the built-in systems; a crate that defines its own
 //! [`System`] gets the same command line for it with `walcheck::cli::main(&[&MySystem])`. What a
 //! system is built from is re-exported here, so that such a crate depends on `walcheck` alone:
-//! [`pg`] (PostgreSQL 15's WAL pointers and slots), [`Lsn`], [`stateright`], and the vocabulary of
-//! [`system`]. Not for: models (`walcheck-model`, `walcheck-systems`), the
-//! checkers (`walcheck-properties`), traces on disk (`walcheck-traces`), timed simulation
+//! [`pg`] (PostgreSQL 15's WAL pointers and slots), [`Lsn`], [`stateright`], [`serde`], the
+//! vocabulary of [`system`], and the engines' [`compact`], [`liveness`], [`reference`] and
+//! [`search`]. Not for: the models of upstream behaviour (`walcheck-model`, `walcheck-systems`),
+//! the connector language (`walcheck-lang`), traces on disk (`walcheck-traces`), timed simulation
 //! (`walcheck-sim`) or the live server (`walcheck-live`).
 
+pub use walcheck_engine::{compact, liveness, reference, search};
 pub use walcheck_model::pg;
 pub use walcheck_model::{Lsn, ParseLsnError};
 pub use walcheck_properties::system;
@@ -18,7 +22,7 @@ pub use walcheck_properties::system::{
 pub use walcheck_properties::{
     actions, actions_plumbing, debug_as_variables, display_as_debug, fault_sets,
 };
-pub use walcheck_properties::{checker, compact, liveness, pg_view};
+pub use walcheck_properties::{codec, pg_view, verdict};
 pub use walcheck_properties::{model_plumbing, variables};
 pub use {serde, stateright};
 

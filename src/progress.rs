@@ -8,8 +8,8 @@ use std::time::Instant;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::catalogue::Entry;
-use crate::checker::Progress;
 use crate::run::{CheckResult, Observer};
+use crate::search::Progress;
 
 /// Draws one progress line per running entry on stderr.
 pub struct Lines {

@@ -9,9 +9,9 @@ use walcheck_traces::render::{self, Cells};
 use walcheck_traces::Trace;
 
 use crate::catalogue::{self, systems, Entry, SystemConfig};
-use crate::checker::Verdict;
 use crate::run::{self, CheckResult};
-use walcheck_properties::compact::CollisionEstimate;
+use crate::search::Verdict;
+use walcheck_engine::compact::CollisionEstimate;
 
 /// A configuration's bounds as a JSON object (numbers as numbers, named choices as strings).
 pub fn bounds_json(config: &SystemConfig) -> std::collections::BTreeMap<String, Value> {

@@ -11,16 +11,18 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use stateright::{Model, Property};
-use walcheck_properties::compact::{
+use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
+use walcheck_properties::system::CheckModel;
 use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
 use crate::catalogue::{Entry, SystemConfig, WithModel};
-use crate::checker::{self, Budget, Path as ModelPath, Progress, Verdict};
 use crate::liveness;
+use crate::reference;
+use crate::search::{Budget, Path as ModelPath, Progress, Verdict};
 
 /// Above this estimated probability that a fingerprint collision hid a state, the report
 /// advises rerunning with 128-bit fingerprints: one in a million.
@@ -285,9 +287,7 @@ impl WithModel for SearchEntry<'_> {
 
     fn call<M>(self, model: M) -> Searched
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         if self.entry.property.kind == Kind::Eventually {
             search_liveness(
@@ -357,7 +357,7 @@ where
     M::Action: Clone + PartialEq + std::fmt::Display,
 {
     let property = property_of(model, entry);
-    let outcome = checker::check_observed(model, &property, budget, observe)
+    let outcome = reference::check_observed(model, &property, budget, observe)
         .unwrap_or_else(|e| panic!("{e}"));
     let trace = outcome
         .path
@@ -491,9 +491,7 @@ impl WithModel for Group<'_> {
 
     fn call<M>(self, model: M) -> Grouped
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         match self.options.fingerprint_bits {
             128 => search_group(&model, &Xxh128, self),
@@ -1058,9 +1056,7 @@ impl WithModel for Replay<'_> {
 
     fn call<M>(self, model: M) -> Self::Output
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         replay_on(&model, self.0)
     }
@@ -1129,9 +1125,7 @@ impl WithModel for CheckAgainst<'_> {
 
     fn call<M>(self, model: M) -> Self::Output
     where
-        M: Model + Live + Send + Sync + 'static,
-        M::State: Hash + Eq + Clone + Debug + Variables + Send + Sync + 'static,
-        M::Action: Clone + PartialEq + Debug + Display + Send + Sync + 'static,
+        M: CheckModel,
     {
         check_against(&model, self.0)
     }

@@ -24,8 +24,9 @@ use walcheck_systems::electric_flush::{
     NO_LOST_FLUSH_NOTIFICATION, OCCURS_H1, OCCURS_H2, OCCURS_H3, OCCURS_H4, WAL_RETENTION_BOUNDED,
 };
 
-use crate::checker::{self, Budget, Verdict};
+use crate::reference;
 use crate::report::table;
+use crate::search::{Budget, Verdict};
 
 /// One check's outcome.
 #[derive(Clone, Debug)]
@@ -97,7 +98,7 @@ fn decide(config: Config, property: &'static str, budget: &Budget) -> Finding {
         .into_iter()
         .find(|p| p.name == property)
         .expect("a known property");
-    let outcome = checker::check(&model, &prop, budget).expect("an always or sometimes property");
+    let outcome = reference::check(&model, &prop, budget).expect("an always or sometimes property");
     Finding {
         property,
         verdict: outcome.verdict,

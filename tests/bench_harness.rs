@@ -5,7 +5,8 @@
 use walcheck::baseline::{Action, TwoPhaseCommit, RM_COUNT};
 use walcheck::bench::{self, Search};
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
+use walcheck::search::{Budget, Verdict};
 
 #[test]
 fn heap_bytes_are_counted_per_thread() {
@@ -49,7 +50,7 @@ fn two_phase_commit_reaches_both_agreements_by_the_shortest_path() {
     let model = TwoPhaseCommit { rm_count: 3 };
     let witness = |name: &str| {
         let outcome =
-            checker::check(&model, &bench::property(&model, name), &Budget::default()).unwrap();
+            reference::check(&model, &bench::property(&model, name), &Budget::default()).unwrap();
         assert_eq!(outcome.verdict, Verdict::Holds, "{name}");
         outcome.path.unwrap().actions().copied().collect::<Vec<_>>()
     };

@@ -3,8 +3,9 @@
 //! and the triage's conclusions.
 
 use stateright::Model;
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Offset, Variant};
 use walcheck_systems::electric_flush::{Action, Action::*, Config, ElectricFlush, Faults, State};
@@ -54,7 +55,7 @@ fn v1_4_15_loses_shape_0s_notification_by_the_4064_mechanism() {
     );
 
     let model = ElectricFlush::new(config);
-    let path = checker::replay(&model, &V1_4_15_LOST).unwrap();
+    let path = reference::replay(&model, &V1_4_15_LOST).unwrap();
     // Shape 0's :flushed (1:1) is handled at step 7, before its commit is delivered at step 8.
     let before_commit = &path.steps[6].1;
     assert!(before_commit.shapes[0].mapping.is_empty());
@@ -108,7 +109,7 @@ fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned()
             txns,
             ..Config::new(Variant::V1_4_15, Faults::None)
         });
-        let path = checker::replay(&model, &V1_4_15_LOST[..13]).unwrap();
+        let path = reference::replay(&model, &V1_4_15_LOST[..13]).unwrap();
         let last = settle(&model, path.last_state().clone());
         assert!(model.quiescent(&last), "txns={txns}");
         assert_eq!(
@@ -129,7 +130,7 @@ fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned()
 #[test]
 fn pr4064_defers_the_early_flush_and_releases_it_aligned() {
     let model = ElectricFlush::new(Config::new(Variant::Pr4064, Faults::None));
-    let state = checker::replay(&model, &V1_4_15_LOST[..7])
+    let state = reference::replay(&model, &V1_4_15_LOST[..7])
         .unwrap()
         .last_state()
         .clone();
@@ -219,7 +220,7 @@ fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
 #[test]
 fn head_removes_a_dead_consumers_shape() {
     let model = ElectricFlush::new(Config::new(Variant::Head, Faults::ConsumerKill));
-    let state = checker::replay(&model, &[Publish, Deliver(0), Deliver(1), Kill(0)])
+    let state = reference::replay(&model, &[Publish, Deliver(0), Deliver(1), Kill(0)])
         .unwrap()
         .last_state()
         .clone();

@@ -4,8 +4,8 @@
 //! an error, never a counterexample.
 
 use walcheck::catalogue::{self, Entry, Selection};
-use walcheck::checker::{Budget, Verdict};
 use walcheck::run::{self, CheckResult, Engine, Options, Unobserved};
+use walcheck::search::{Budget, Verdict};
 use walcheck::{ci, report};
 use walcheck_properties::system::FairnessChoice;
 

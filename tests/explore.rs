@@ -12,8 +12,8 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use stateright::Model;
-use walcheck::checker::{Budget, Verdict};
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_systems::electric_flush::ElectricFlush;
 
 use crate::util::{chromium, headless, select, walcheck_command};

@@ -23,6 +23,13 @@ const MAX_LINES: usize = 70;
 const LONGER: &[(&str, &str, usize)] = &[
     ("examples/bench_report.rs", "engine_rows", 75),
     ("examples/bench_report.rs", "main", 118),
+    ("engine/src/compact/expand.rs", "expand_store", 71),
+    ("engine/src/compact/explore.rs", "explore_hooked", 268),
+    ("engine/src/compact/helped.rs", "expand_store_helped", 79),
+    ("engine/src/liveness.rs", "decide", 78),
+    ("engine/src/liveness.rs", "explore", 102),
+    ("engine/src/liveness.rs", "lasso", 104),
+    ("engine/src/reference.rs", "check_observed", 119),
     ("lang/src/machine.rs", "call", 168),
     ("lang/src/machine.rs", "apply", 109),
     ("lang/src/program.rs", "compile", 79),
@@ -49,13 +56,6 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("live/src/protocol.rs", "sql_decode", 102),
     ("live/src/protocol.rs", "create_slot_rule", 75),
     ("live/src/session.rs", "commit_txn_in", 78),
-    ("properties/src/checker.rs", "check_observed", 119),
-    ("properties/src/compact.rs", "explore_hooked", 268),
-    ("properties/src/compact.rs", "expand_store", 71),
-    ("properties/src/compact.rs", "expand_store_helped", 79),
-    ("properties/src/liveness.rs", "decide", 78),
-    ("properties/src/liveness.rs", "explore", 102),
-    ("properties/src/liveness.rs", "lasso", 104),
     ("sim/src/observed.rs", "protocol_step", 87),
     ("sim/src/observed.rs", "replay_observed", 180),
     ("sim/src/plot.rs", "draw", 134),
@@ -169,9 +169,36 @@ fn crate_folders() -> Vec<String> {
     folders
 }
 
+/// The files of the modules that `source`, the file `file` (from the repository root), declares
+/// test-only in a file of their own (`#[cfg(test)] mod tests;`), as their paths would be.
+fn test_module_files(file: &str, source: &str) -> Vec<String> {
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let base = match name {
+        "mod.rs" | "lib.rs" | "main.rs" => dir.to_owned(),
+        _ => format!("{dir}/{}", name.trim_end_matches(".rs")),
+    };
+    let lines: Vec<&str> = source.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let item = lines[i + 1..]
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| !l.starts_with("#[") && !l.starts_with("//"));
+        let module = item
+            .map(|l| l.strip_prefix("pub ").unwrap_or(l))
+            .and_then(|l| l.strip_prefix("mod "))
+            .and_then(|l| l.strip_suffix(';'));
+        if let (true, Some(module)) = (test_only(line), module) {
+            found.push(format!("{base}/{module}.rs"));
+            found.push(format!("{base}/{module}/mod.rs"));
+        }
+    }
+    found
+}
+
 /// Every non-test `.rs` file of the workspace's crates, relative to the repository root with `/`
 /// between folders, in name order: a crate's files less those under `tests/`, `target/` and the
-/// folders of the crates inside it.
+/// folders of the crates inside it, and the files of test-only modules.
 fn workspace_sources() -> Vec<String> {
     let folders = crate_folders();
     let mut files = Vec::new();
@@ -193,6 +220,12 @@ fn workspace_sources() -> Vec<String> {
     }
     files.sort();
     files.dedup();
+    let mut tests = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(Path::new(ROOT).join(file)).unwrap();
+        tests.extend(test_module_files(file, &source));
+    }
+    files.retain(|file| !tests.contains(file));
     files
 }
 
@@ -264,6 +297,24 @@ fn the_workspace_read_is_every_crates_code_and_no_test() {
             "{file} read"
         );
     }
+    // A test module in a file of its own is no code either.
+    assert_eq!(
+        test_module_files(
+            "engine/src/compact/mod.rs",
+            "#[cfg(test)]\nmod tests;\nmod level;\n"
+        ),
+        [
+            "engine/src/compact/tests.rs",
+            "engine/src/compact/tests/mod.rs"
+        ]
+    );
+    assert_eq!(
+        test_module_files("sim/src/observed.rs", "#[cfg(test)]\nmod checks;\n"),
+        [
+            "sim/src/observed/checks.rs",
+            "sim/src/observed/checks/mod.rs"
+        ]
+    );
 }
 
 /// A function found in the code: its file (from the repository root), line, name and length.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::Budget;
 use walcheck::run;
+use walcheck::search::Budget;
 use walcheck_traces::Trace;
 
 fn golden_dir() -> PathBuf {
@@ -20,7 +20,7 @@ fn regenerated() -> BTreeMap<String, String> {
     run::run_all(&entries, 2, &Budget::default())
         .iter()
         .filter(|r| {
-            r.is_counterexample() && r.entry.expected == walcheck::checker::Verdict::Violated
+            r.is_counterexample() && r.entry.expected == walcheck::search::Verdict::Violated
         })
         .map(|r| {
             (

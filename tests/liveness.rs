@@ -4,9 +4,9 @@
 
 use stateright::Model;
 use walcheck::catalogue::Entry;
-use walcheck::checker::{Budget, Verdict};
 use walcheck::liveness;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::electric;
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
@@ -142,7 +142,7 @@ fn weak_fairness_on_the_walwriter_alone_makes_it_hold() {
         .into_iter()
         .find(|p| p.name == "wal-pointers-ordered")
         .unwrap();
-    let safety = walcheck::checker::check(&declared, &ordered, &Budget::default()).unwrap();
+    let safety = walcheck::reference::check(&declared, &ordered, &Budget::default()).unwrap();
     assert_eq!(safety.verdict, Verdict::Holds);
     assert_eq!(outcome.unique_states, safety.unique_states);
     assert_eq!(outcome.unique_states, 2898);

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use walcheck::catalogue::{self, Selection};
-use walcheck::checker::Budget;
 use walcheck::run;
+use walcheck::search::Budget;
 use walcheck_traces::render;
 
 use crate::util::{chromium, headless, missing, ROOT};

@@ -3,8 +3,9 @@
 
 use stateright::{Checker, Model};
 use walcheck::catalogue::{self, Entry, Selection};
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
 use walcheck_systems::olake_bootstrap::{Action, Action::*, Config, Faults, OlakeBootstrap, State};
@@ -41,7 +42,7 @@ fn counterexample(entry: &Entry) -> Vec<Action> {
 fn holds_everywhere(
     model: &OlakeBootstrap,
     property: &str,
-    path: &checker::Path<State, Action>,
+    path: &walcheck::search::Path<State, Action>,
 ) -> bool {
     let property = model
         .properties()
@@ -93,7 +94,7 @@ fn master_lsn_mismatch_ends_at_validate_with_olakes_error() {
 fn both_master_counterexamples_show_write_ahead_of_flush_at_read_slot() {
     for property in ["state-matches-slot", "no-lsn-mismatch"] {
         let e = entry("olake-bootstrap:master", "none", &[], property);
-        let path = checker::replay(&model_of(&e), &counterexample(&e)).unwrap();
+        let path = reference::replay(&model_of(&e), &counterexample(&e)).unwrap();
         let (_, at_read) = path.steps.iter().find(|(a, _)| *a == ReadSlot).unwrap();
         assert!(
             at_read.server.wal.write > at_read.server.wal.flush,
@@ -105,10 +106,10 @@ fn both_master_counterexamples_show_write_ahead_of_flush_at_read_slot() {
 #[test]
 fn state_mismatch_ends_at_the_first_state_where_file_and_slot_differ() {
     let e = entry("olake-bootstrap:master", "none", &[], "state-matches-slot");
-    let path = checker::replay(&model_of(&e), &counterexample(&e)).unwrap();
+    let path = reference::replay(&model_of(&e), &counterexample(&e)).unwrap();
     let last = path.last_state();
     assert_ne!(last.state_file, Some(last.server.slot.confirmed_flush));
-    let before = checker::Path {
+    let before = walcheck::search::Path {
         init: path.init.clone(),
         steps: path.steps[..path.steps.len() - 1].to_vec(),
     };
@@ -214,7 +215,7 @@ fn every_counterexample_is_minimal() {
         for i in 0..actions.len() {
             let mut shorter = actions.clone();
             shorter.remove(i);
-            match checker::replay(&model, &shorter) {
+            match reference::replay(&model, &shorter) {
                 Err(_) => {}
                 Ok(path) => assert!(
                     holds_everywhere(&model, e.property.id, &path),
@@ -311,7 +312,7 @@ fn stateright_checkers_agree() {
     );
 
     let fixed = OlakeBootstrap::new(Config::new(Variant::Pr1084, Faults::ConnectorCrash));
-    let ours = checker::check(&fixed, &fixed.properties()[0], &Budget::default()).unwrap();
+    let ours = reference::check(&fixed, &fixed.properties()[0], &Budget::default()).unwrap();
     let bfs = fixed.clone().checker().spawn_bfs().join();
     let dfs = fixed.clone().checker().threads(2).spawn_dfs().join();
     for property in [
@@ -330,7 +331,7 @@ fn stateright_checkers_agree() {
 #[test]
 fn budget_makes_a_search_inconclusive() {
     let fixed = OlakeBootstrap::new(Config::new(Variant::Pr1084, Faults::None));
-    let outcome = checker::check(
+    let outcome = reference::check(
         &fixed,
         &fixed.properties()[0],
         &Budget {

@@ -4,8 +4,9 @@
 
 use stateright::Model;
 use walcheck::catalogue::Entry;
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run;
+use walcheck::search::{Budget, Verdict};
 use walcheck_model::olake::sync::{SyncFailure, SyncPhase};
 use walcheck_model::Lsn;
 use walcheck_properties::system::Kind;
@@ -395,7 +396,7 @@ fn the_lost_ack_witness_needs_a_confirmed_ack() {
             .into_iter()
             .find(|p| p.name == e.property.id)
             .unwrap();
-        let outcome = checker::check(&model, &property, &Budget::default()).unwrap();
+        let outcome = reference::check(&model, &property, &Budget::default()).unwrap();
         assert_eq!(outcome.verdict, Verdict::Holds, "{spec}");
         let actions: Vec<Action> = outcome.path.unwrap().actions().copied().collect();
         let ack = actions.iter().position(|a| matches!(a, Ack { .. }));

@@ -1,10 +1,10 @@
-//! A system declared at run time, as one read from a file will be (the connector description
-//! language): its name, variants, bound and properties come from text the process reads, not
-//! from `static` items. The declaration is leaked once, for the rest of the process — what the
-//! registry's `&'static` references ask — and the system is checked like a built-in one.
+//! A system declared at run time, as a connector file is (`walcheck_lang::system`): its name,
+//! variants, bound and properties come from text the process reads, not from `static` items. The
+//! declaration is leaked once, for the rest of the process — what the registry's `&'static`
+//! references ask — and the system is checked like a built-in one.
 
 use walcheck::catalogue::{self, AnySystem, Selection};
-use walcheck::checker::{Budget, Verdict};
+use walcheck::search::{Budget, Verdict};
 use walcheck::stateright::{Model, Property};
 use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo};
 use walcheck::{run, Var, Variables};

@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use stateright::Model;
 use walcheck::catalogue::{self, Entry, Selection};
-use walcheck::checker::{self, Budget, Verdict};
+use walcheck::reference;
 use walcheck::run::{self, CheckResult};
+use walcheck::search::{Budget, Path as SearchPath, Verdict};
 
 /// The root package's folder, the repository root: where the tests run the binaries.
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -92,7 +93,7 @@ pub fn checked_as_expected(spec: &str) -> Vec<CheckResult> {
 }
 
 /// The counterexample the checker finds to `property` of `model`, which must be violated.
-pub fn counterexample<M>(model: &M, property: &str) -> checker::Path<M::State, M::Action>
+pub fn counterexample<M>(model: &M, property: &str) -> SearchPath<M::State, M::Action>
 where
     M: Model,
     M::State: Hash + Eq + Clone,
@@ -103,7 +104,7 @@ where
         .into_iter()
         .find(|p| p.name == property)
         .unwrap_or_else(|| panic!("no property {property}"));
-    let outcome = checker::check(model, &found, &Budget::default()).unwrap();
+    let outcome = reference::check(model, &found, &Budget::default()).unwrap();
     assert_eq!(outcome.verdict, Verdict::Violated, "{property}");
     outcome.path.unwrap()
 }

@@ -1,14 +1,19 @@
 //! The connector description language: a connector design written in a short file
-//! (`connectors/*.wal`), read into a syntax tree and checked statically.
+//! (`connectors/*.wal`), read into a syntax tree, checked statically, and run as a walcheck
+//! system.
 //!
-//! This crate is the language's front end: [`parse`] turns a file's text into a [`ast::File`]
-//! whose every node carries its span, and [`check()`] runs the static rules (declared names,
-//! known calls and fields, types, bounded loops, known properties, reachable steps), each
-//! finding a [`Diagnostic`] that renders with the file's line and column. [`steps::steps`]
-//! lists a file's atomic steps as counterexamples will name them, [`vocabulary`] holds the
-//! calls, knobs and properties the checks know, and [`outline`] prints a tree for review. It is
-//! not the interpreter: running a file as a walcheck system builds on what this crate returns.
-//! docs/language.md is the grammar and the rules.
+//! The front end: [`parse`] turns a file's text into a [`ast::File`] whose every node carries
+//! its span, and [`check()`] runs the static rules (declared names, known calls and fields,
+//! types, bounded loops, known properties, reachable steps), each finding a [`Diagnostic`] that
+//! renders with the file's line and column. [`steps::steps`] lists a file's atomic steps as
+//! counterexamples name them, [`vocabulary`] holds the calls, knobs and properties the checks
+//! know, and [`outline`] prints a tree for review.
+//!
+//! The interpreter: [`program`] compiles a checked file into one list of instructions,
+//! [`machine`] is its semantics (the connector's state beside PostgreSQL's, from walcheck's model
+//! of PostgreSQL 15, and the transitions of the file's steps, the workload and the faults), and
+//! [`system`] declares a loaded file as a walcheck system, which `walcheck check FILE.wal` checks
+//! like a built-in one. docs/language.md is the grammar, the semantics and the rules.
 
 #![warn(missing_docs)]
 

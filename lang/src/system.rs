@@ -13,12 +13,12 @@ use std::path::Path;
 
 use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
-use walcheck_properties::checker::Verdict;
-use walcheck_properties::compact::{decode_postcard, encode_postcard, Codec};
+use walcheck_properties::codec::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
     choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live,
     Liveness, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
 };
+use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
 use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};

@@ -2,7 +2,7 @@
 //! ranges, trace variables, sequence-diagram lanes and fairness, as the checkers, the catalogue
 //! and `walcheck list` read them.
 
-use crate::compact::Codec;
+use crate::codec::Codec;
 use std::fmt;
 
 pub use walcheck_model::Lsn;
@@ -1043,7 +1043,7 @@ pub trait Live: stateright::Model + Sized {
     }
 
     /// How the compact engine may pack this model's states in a breadth-first level that would
-    /// otherwise hold more than [`crate::compact::Options::pack_above_bytes`] of them whole.
+    /// otherwise hold more than the compact engine's `Options::pack_above_bytes` of them whole.
     /// `None` by default: held whole. A state that serde serializes can take
     /// [`Codec::postcard`]; one whose bytes leave part of it out, [`Codec::new`] with a
     /// `decode` that restores it.
@@ -1472,6 +1472,19 @@ pub trait CheckAction:
 }
 impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
 
+/// A system's model as every engine and command takes it: stateright's `Model` with states and
+/// actions a checker can store, show and share between threads, and the fairness, liveness and
+/// codec of [`Live`]. The bounds are written here once; a generic function asks for
+/// `M: CheckModel`.
+pub trait CheckModel:
+    stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
+{
+}
+impl<M> CheckModel for M where
+    M: stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
+{
+}
+
 /// What walks a list of systems of different types, one call each: how a crate hands its
 /// systems to a registry without naming the registry's trait objects (the built-in systems'
 /// `walcheck_systems::each_built_in`).
@@ -1490,11 +1503,7 @@ pub trait VisitSystems {
 pub trait System: Send + Sync + 'static {
     /// The model checked. Its `properties()` are the declared ones (see
     /// [`PropertyInfo::check`]); its fairness and liveness properties come from [`Live`].
-    type Model: stateright::Model<State: CheckState, Action: CheckAction>
-        + Live
-        + Send
-        + Sync
-        + 'static;
+    type Model: CheckModel;
 
     /// The declaration: name, variants, fault sets, bounds, properties, trace view.
     ///
@@ -1515,7 +1524,7 @@ pub trait System: Send + Sync + 'static {
         &self,
         config: &Config,
         property: &PropertyInfo,
-    ) -> Option<Result<(crate::checker::Verdict, &'static str), String>> {
+    ) -> Option<Result<(crate::verdict::Verdict, &'static str), String>> {
         let _ = (config, property);
         None
     }

@@ -4,7 +4,7 @@
 //! an event queue ordered by (time, scheduling order), one ChaCha8 generator per attempt seeded
 //! from a u64, and a client workload, the walwriter and the connector whose events become the
 //! model's own actions, applied only when the model enables them. It reproduces OLake #1084's
-//! when-it-appears tables (the sync and async load ladders) in a second or two, exports any
+//! when-it-appears tables (the sync and async load ladders) in a fraction of a second, exports any
 //! violating attempt as an ITF trace that `walcheck replay` re-executes, and in swarm mode draws
 //! the parameters per seed.
 //!

@@ -160,7 +160,7 @@ pub fn to_text(report: &Report) -> String {
         .map(|(info, value)| format!("{}={value}", info.name))
         .collect();
     let _ = writeln!(out, "parameters:");
-    for line in crate::swarm::wrap(&params.join(" "), 96) {
+    for line in wrap(&params.join(" "), 96) {
         let _ = writeln!(out, "  {line}");
     }
     for ladder in &report.ladders {
@@ -243,4 +243,19 @@ pub fn to_text(report: &Report) -> String {
         }
     }
     out
+}
+
+/// `text`'s space-separated words in lines of at most `width` characters (a longer word alone).
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + word.len() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
 }

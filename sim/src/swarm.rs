@@ -17,7 +17,7 @@ use walcheck_model::olake::Variant;
 
 use crate::ladder::LadderKind;
 use crate::params::Params;
-use crate::report::{columns, params_json};
+use crate::report::{columns, params_json, wrap};
 use crate::run::{self, Options, Report};
 use crate::stats::round_to;
 
@@ -409,21 +409,6 @@ pub fn to_text(report: &SwarmReport) -> String {
         };
     }
     out
-}
-
-/// `text`'s space-separated words in lines of at most `width` characters (a longer word alone).
-pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split(' ') {
-        match lines.last_mut() {
-            Some(line) if line.len() + 1 + word.len() <= width => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_owned()),
-        }
-    }
-    lines
 }
 
 #[cfg(test)]

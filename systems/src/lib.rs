@@ -1,6 +1,7 @@
-//! walcheck's built-in checkable systems, each a `stateright::Model` built from the upstream
-//! behaviours of `walcheck-model`: `olake-bootstrap`, `olake-sync` and `electric-flush`, with
-//! their properties, bounds and trace views.
+//! walcheck's built-in checkable systems, `olake-bootstrap`, `olake-sync` and `electric-flush`:
+//! each a `System` (its declaration, with its properties, bounds and trace view, and its
+//! expectation table) and a `stateright::Model` per configuration, built from the upstream
+//! behaviours of `walcheck-model`.
 //!
 //! Not for: the upstream behaviours themselves (`walcheck-model`) or checking (`walcheck-properties`).
 
@@ -67,7 +68,7 @@ macro_rules! built_in_system {
                 &self,
                 config: &walcheck_properties::system::Config,
                 property: &walcheck_properties::system::PropertyInfo,
-            ) -> Option<Result<(walcheck_properties::checker::Verdict, &'static str), String>> {
+            ) -> Option<Result<(walcheck_properties::verdict::Verdict, &'static str), String>> {
                 let row = expected::ROWS
                     .contains(&property.id)
                     .then(|| expected::verdict(&Config::of(config), property.id));

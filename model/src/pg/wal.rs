@@ -86,6 +86,7 @@ impl Wal {
             self.flush = self.flush.max(last_boundary);
         }
         self.write = target;
+        debug_assert!(self.is_ordered(), "{self:?}");
     }
 
     /// A synchronous commit flushes through its commit record.

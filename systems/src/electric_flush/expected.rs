@@ -2,7 +2,7 @@
 //! table, with the reason for each.
 
 use walcheck_model::electric;
-use walcheck_properties::checker::Verdict;
+use walcheck_properties::verdict::Verdict;
 use walcheck_properties::system::FairnessChoice;
 
 use super::Config;

@@ -3,7 +3,7 @@
 
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::Role;
-use walcheck_properties::checker::Verdict;
+use walcheck_properties::verdict::Verdict;
 use walcheck_properties::system::FairnessChoice;
 
 use super::Config;

@@ -69,8 +69,8 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
 
 impl Live for OlakeBootstrap {
     /// Packed with serde's derive in postcard's format (its LSNs as varints).
-    fn codec(&self) -> Option<walcheck_properties::compact::Codec<State>> {
-        Some(walcheck_properties::compact::Codec::postcard())
+    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
+        Some(walcheck_properties::codec::Codec::postcard())
     }
 
     /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.

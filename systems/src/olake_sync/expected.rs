@@ -2,7 +2,7 @@
 //! with the reason for each.
 
 use walcheck_model::olake::sync::SyncVariant;
-use walcheck_properties::checker::Verdict;
+use walcheck_properties::verdict::Verdict;
 
 use super::Config;
 

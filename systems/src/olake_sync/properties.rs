@@ -43,8 +43,8 @@ walcheck_properties::checks! { OlakeSync:
 /// No liveness property: the defaults (no fairness, no properties); packed with serde's derive
 /// in postcard's format.
 impl walcheck_properties::system::Live for OlakeSync {
-    fn codec(&self) -> Option<walcheck_properties::compact::Codec<State>> {
-        Some(walcheck_properties::compact::Codec::postcard())
+    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
+        Some(walcheck_properties::codec::Codec::postcard())
     }
 }
 

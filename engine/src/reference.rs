@@ -1,4 +1,6 @@
-//! walcheck's own breadth-first checker over any `stateright::Model`.
+//! The reference engine: walcheck's own breadth-first checker over any `stateright::Model`,
+//! storing every state whole, one search per property. The compact engine ([`crate::compact`])
+//! gives its answers, and the tests hold it to them.
 //!
 //! Why not stateright's BFS: in 0.31 it keeps one discovery per property and overwrites earlier
 //! ones while another property is pending, so its paths are often not the shortest; it ignores
@@ -21,6 +23,8 @@ use indexmap::IndexMap;
 use rustc_hash::FxBuildHasher;
 use stateright::{Expectation, Model, Property};
 
+use crate::search::{Budget, Outcome, Path, Progress, Verdict, OBSERVE_EVERY};
+
 /// The stored states, in the order they were first reached, each with the index of its parent and
 /// the action that reached it.
 ///
@@ -28,85 +32,6 @@ use stateright::{Expectation, Model, Property};
 /// SipHash took 72% of the instructions of `walcheck check olake-bootstrap:master` (callgrind).
 /// The hasher decides nothing visible: an `IndexMap` iterates and indexes in insertion order.
 type Seen<S, A> = IndexMap<S, Option<(usize, A)>, FxBuildHasher>;
-
-/// How many expanded states pass between deadline checks and progress reports.
-pub const OBSERVE_EVERY: u64 = 256;
-
-/// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Budget {
-    /// Stop once this many unique states are stored.
-    pub max_states: Option<u64>,
-    /// Stop at this instant.
-    pub deadline: Option<Instant>,
-}
-
-/// What a search concluded.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verdict {
-    /// `always`: no reachable state violates it. `sometimes`: a reachable state satisfies it.
-    Holds,
-    /// `always`: a reachable state violates it. `sometimes`: no reachable state satisfies it.
-    Violated,
-    /// A budget ran out first.
-    Inconclusive,
-}
-
-impl Verdict {
-    /// The name reports use.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Verdict::Holds => "holds",
-            Verdict::Violated => "violated",
-            Verdict::Inconclusive => "inconclusive",
-        }
-    }
-}
-
-/// A path from an initial state: the initial state, then each action with the state it led to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Path<S, A> {
-    pub init: S,
-    pub steps: Vec<(A, S)>,
-}
-
-impl<S, A> Path<S, A> {
-    /// The state the path ends in.
-    pub fn last_state(&self) -> &S {
-        self.steps.last().map_or(&self.init, |(_, s)| s)
-    }
-
-    /// The actions, in order.
-    pub fn actions(&self) -> impl Iterator<Item = &A> {
-        self.steps.iter().map(|(a, _)| a)
-    }
-}
-
-/// The result of one search.
-#[derive(Clone, Debug)]
-pub struct Outcome<S, A> {
-    pub verdict: Verdict,
-    /// States generated, duplicates included (initial states count).
-    pub states: u64,
-    /// Distinct states stored.
-    pub unique_states: u64,
-    /// Steps from an initial state to the deepest state stored.
-    pub max_depth: u64,
-    /// The counterexample (`always` violated) or the witness (`sometimes` holds).
-    pub path: Option<Path<S, A>>,
-}
-
-/// How far a running search has got, for progress lines.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Progress {
-    /// States generated so far, duplicates included.
-    pub states: u64,
-    /// Distinct states stored so far.
-    pub unique_states: u64,
-    /// The deepest state stored so far.
-    pub max_depth: u64,
-}
-
 /// Searches `model` breadth-first for `property` within `budget`.
 ///
 /// `always` stops at the first violating state, `sometimes` at the first satisfying one; each

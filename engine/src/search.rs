@@ -1,0 +1,88 @@
+//! What every engine shares: a search's budget, the path to a state, a search's outcome and
+//! its progress. The verdict itself is [`walcheck_properties::verdict::Verdict`], which
+//! systems also declare their expectations in.
+
+use std::time::Instant;
+
+pub use walcheck_properties::verdict::Verdict;
+
+/// How many expanded states pass between deadline checks and progress reports.
+pub const OBSERVE_EVERY: u64 = 256;
+
+/// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Budget {
+    /// Stop once this many unique states are stored.
+    pub max_states: Option<u64>,
+    /// Stop at this instant.
+    pub deadline: Option<Instant>,
+}
+
+/// A path from an initial state: the initial state, then each action with the state it led to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Path<S, A> {
+    pub init: S,
+    pub steps: Vec<(A, S)>,
+}
+
+impl<S, A> Path<S, A> {
+    /// The state the path ends in.
+    pub fn last_state(&self) -> &S {
+        self.steps.last().map_or(&self.init, |(_, s)| s)
+    }
+
+    /// The actions, in order.
+    pub fn actions(&self) -> impl Iterator<Item = &A> {
+        self.steps.iter().map(|(a, _)| a)
+    }
+}
+
+/// The result of one search.
+#[derive(Clone, Debug)]
+pub struct Outcome<S, A> {
+    pub verdict: Verdict,
+    /// States generated, duplicates included (initial states count).
+    pub states: u64,
+    /// Distinct states stored.
+    pub unique_states: u64,
+    /// Steps from an initial state to the deepest state stored.
+    pub max_depth: u64,
+    /// The counterexample (`always` violated) or the witness (`sometimes` holds).
+    pub path: Option<Path<S, A>>,
+}
+
+/// How far a running search has got, for progress lines.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// States generated so far, duplicates included.
+    pub states: u64,
+    /// Distinct states stored so far.
+    pub unique_states: u64,
+    /// The deepest state stored so far.
+    pub max_depth: u64,
+}
+
+/// Which limit ended a search.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// [`Budget::max_states`].
+    States,
+    /// [`Budget::deadline`].
+    Time,
+    /// [`Budget::max_memory_bytes`](crate::compact::Budget::max_memory_bytes).
+    Memory,
+    /// The table's 32-bit state indices: `u32::MAX` states are stored.
+    Indices,
+}
+
+impl Limit {
+    /// The name of the limit, as the budget spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Limit::States => "max_states",
+            Limit::Time => "deadline",
+            Limit::Memory => "max_memory_bytes",
+            Limit::Indices => "32-bit state indices",
+        }
+    }
+}
