@@ -652,7 +652,7 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
         emit(w, Event::Start(case));
         let stopped = match (&r.error, r.limit) {
             (Some(error), _) => format!("the search could not be trusted ({error})"),
-            (None, Some(limit)) => format!("{} ran out", report::budget_text(limit)),
+            (None, Some(limit)) => report::stopped_by(limit),
             (None, None) => "a budget ran out".to_owned(),
         };
         let message = format!(

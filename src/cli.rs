@@ -836,6 +836,7 @@ fn run_options(
     let budget = Budget {
         max_states,
         deadline: timeout.map(|t| Instant::now() + t),
+        interrupt: None,
     };
     run::Options {
         engine,

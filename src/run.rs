@@ -134,7 +134,8 @@ pub struct CheckResult {
     /// state.
     pub collision: Option<CollisionEstimate>,
     /// For an inconclusive verdict: the budget that ran out (`max-states`, `timeout`,
-    /// `max-memory`, `state-indices`), or `None` when the search failed ([`CheckResult::error`]).
+    /// `max-memory`, `state-indices`) or `interrupted` (SIGINT or SIGTERM), or `None` when the
+    /// search failed ([`CheckResult::error`]).
     pub limit: Option<&'static str>,
     /// Why the search could not give a trustworthy result (a fingerprint collision); the verdict
     /// is then inconclusive.
@@ -239,13 +240,10 @@ pub fn run_entry_observed(
             })
         });
     let (limit, error) = collision_error(limit);
-    let limit = (verdict == Verdict::Inconclusive && error.is_none()).then(|| {
-        limit.unwrap_or(if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-            "timeout"
-        } else {
-            "max-states"
-        })
-    });
+    // The reference checker does not say which limit stopped it: the interrupt or the deadline
+    // when one has run out, the state budget otherwise.
+    let limit = (verdict == Verdict::Inconclusive && error.is_none())
+        .then(|| limit.unwrap_or_else(|| budget.run_out().map_or("max-states", limit_name)));
     CheckResult {
         entry: entry.clone(),
         verdict,
@@ -461,6 +459,10 @@ fn declares_fairness(entry: &Entry) -> bool {
     bounds.iter().any(|b| b.name == FAIRNESS_BOUND.name)
 }
 
+/// The limit of a check stopped by an interrupt (SIGINT or SIGTERM), which the budgets' flags
+/// do not name.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// A compact or liveness search's limit by the flag that sets it.
 fn limit_name(limit: compact::Limit) -> &'static str {
     match limit {
@@ -468,6 +470,7 @@ fn limit_name(limit: compact::Limit) -> &'static str {
         compact::Limit::Time => "timeout",
         compact::Limit::Memory => "max-memory",
         compact::Limit::Indices => "state-indices",
+        compact::Limit::Interrupt => INTERRUPTED,
     }
 }
 
@@ -553,6 +556,7 @@ where
         budget: compact::Budget {
             max_states: budget.max_states,
             deadline: budget.deadline,
+            interrupt: budget.interrupt,
             max_memory_bytes: group.options.max_memory_bytes,
         },
         // A narrow test fingerprint is there to collide: compare every duplicate.
@@ -700,7 +704,8 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
 }
 
 /// Runs `entries` on `threads` threads with the default engine. Entries not started by
-/// `budget.deadline` are inconclusive. Results come back in `entries` order.
+/// `budget.deadline` (or before `budget.interrupt`) are inconclusive. Results come back in
+/// `entries` order.
 pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
     run_all_with(entries, &Options::new(threads, *budget), &Unobserved)
 }
@@ -798,8 +803,8 @@ fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
 /// `min(threads, searches)` workers take them in catalogue order. A compact search spreads
 /// each round over `threads / searches running` threads (at least 1), asked again every round,
 /// so a configuration searched alone, or the last one still running, gets them all; reference
-/// and liveness searches run on their worker alone. Searches not started by the deadline are
-/// inconclusive.
+/// and liveness searches run on their worker alone. Searches not started by the deadline (or
+/// before the interrupt) are inconclusive.
 pub fn run_all_with(
     entries: &[Entry],
     options: &Options,

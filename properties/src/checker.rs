@@ -7,13 +7,15 @@
 //! - a counterexample (or witness) is a shortest path, and among the shortest the one with the
 //!   smallest action indices, step by step (breadth-first order is lexicographic order of paths);
 //! - the same model gives the same result, byte for byte, on every run;
-//! - a budget (`max_states`, a deadline) stops the search at once and reports it inconclusive.
+//! - a budget (`max_states`, a deadline, an interrupt) stops the search at once and reports it
+//!   inconclusive.
 //!
 //! stateright's own checkers (DFS with threads and symmetry, simulation, Explorer) stay usable on
 //! the same models.
 
 use std::collections::VecDeque;
 use std::hash::Hash;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use indexmap::map::Entry;
@@ -29,7 +31,7 @@ use stateright::{Expectation, Model, Property};
 /// The hasher decides nothing visible: an `IndexMap` iterates and indexes in insertion order.
 type Seen<S, A> = IndexMap<S, Option<(usize, A)>, FxBuildHasher>;
 
-/// How many expanded states pass between deadline checks and progress reports.
+/// How many expanded states pass between deadline (and interrupt) checks and progress reports.
 pub const OBSERVE_EVERY: u64 = 256;
 
 /// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
@@ -39,6 +41,17 @@ pub struct Budget {
     pub max_states: Option<u64>,
     /// Stop at this instant.
     pub deadline: Option<Instant>,
+    /// Stop once this flag is raised (the command line raises it on SIGINT or SIGTERM); looked
+    /// at where the deadline is.
+    pub interrupt: Option<&'static AtomicBool>,
+}
+
+impl Budget {
+    /// The limit that has run out by now of those a search looks at between states, not at
+    /// each one: the interrupt, then the deadline.
+    pub fn run_out(&self) -> Option<crate::compact::Limit> {
+        crate::compact::run_out(self.deadline, self.interrupt)
+    }
 }
 
 /// What a search concluded.
@@ -196,7 +209,7 @@ where
     'search: while let Some(index) = queue.pop_front() {
         expanded += 1;
         if expanded % OBSERVE_EVERY == 0 {
-            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+            if budget.run_out().is_some() {
                 outcome.verdict = Verdict::Inconclusive;
                 break;
             }

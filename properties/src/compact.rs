@@ -34,8 +34,9 @@
 //! - `max_states` and `max_memory_bytes` are checked when a new state is about to be stored; the
 //!   state that would exceed one is counted in `states` but not stored, and every undecided
 //!   property ends there, inconclusive. As in the checker, initial states are not held to
-//!   `max_states` (they are to `max_memory_bytes`). The deadline is looked at between rounds of
-//!   [`Options::chunk_states`] parents, so where a timed-out search stops depends on the clock.
+//!   `max_states` (they are to `max_memory_bytes`). The deadline and the interrupt are looked at
+//!   between rounds of [`Options::chunk_states`] parents, so where a timed-out or interrupted
+//!   search stops depends on the clock.
 //!
 //! # Threads
 //!
@@ -119,6 +120,8 @@ pub struct Budget {
     pub max_states: Option<u64>,
     /// Stop at this instant (looked at between rounds of [`Options::chunk_states`] parents).
     pub deadline: Option<Instant>,
+    /// Stop once this flag is raised (looked at where the deadline is).
+    pub interrupt: Option<&'static AtomicBool>,
     /// Stop before the engine's own stored bytes would exceed this: the fingerprint table, the
     /// parent links, and the states held (the level being built, and the blocks of the level
     /// being expanded not yet let go), whole at the `size_of` their type reports, packed at
@@ -133,8 +136,22 @@ impl From<checker::Budget> for Budget {
         Budget {
             max_states: budget.max_states,
             deadline: budget.deadline,
+            interrupt: budget.interrupt,
             max_memory_bytes: None,
         }
+    }
+}
+
+/// The limit of `deadline` and `interrupt` that has run out by now, if one has: the interrupt
+/// first. Neither is looked at per state: a search asks between rounds (or every
+/// [`checker::OBSERVE_EVERY`] states).
+pub(crate) fn run_out(deadline: Option<Instant>, interrupt: Option<&AtomicBool>) -> Option<Limit> {
+    if interrupt.is_some_and(|raised| raised.load(Ordering::Relaxed)) {
+        Some(Limit::Interrupt)
+    } else if deadline.is_some_and(|d| Instant::now() >= d) {
+        Some(Limit::Time)
+    } else {
+        None
     }
 }
 
@@ -183,6 +200,8 @@ pub enum Limit {
     Memory,
     /// The table's 32-bit state indices: `u32::MAX` states are stored.
     Indices,
+    /// [`Budget::interrupt`] was raised.
+    Interrupt,
 }
 
 impl Limit {
@@ -193,6 +212,7 @@ impl Limit {
             Limit::Time => "deadline",
             Limit::Memory => "max_memory_bytes",
             Limit::Indices => "32-bit state indices",
+            Limit::Interrupt => "interrupt",
         }
     }
 }
@@ -1529,8 +1549,8 @@ where
         current = std::mem::replace(&mut next, following);
         depth += 1;
         for b in 0..current.blocks.len() {
-            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-                stop = Some(Stop::Limit(Limit::Time));
+            if let Some(limit) = run_out(budget.deadline, budget.interrupt) {
+                stop = Some(Stop::Limit(limit));
                 break;
             }
             let round_start = next.len;
@@ -2642,7 +2662,7 @@ mod tests {
         let report = reports.swap_remove(0);
         let old_budget = checker::Budget {
             max_states: budget.max_states,
-            deadline: None,
+            ..checker::Budget::default()
         };
         for (property, checked) in model.properties().iter().zip(&report.properties) {
             assert_eq!(property.name, checked.name);
