@@ -12,7 +12,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
@@ -77,7 +78,8 @@ enum Command {
     /// Check the catalogue (or the SPECs given) and compare each verdict with its expectation.
     ///
     /// Exit 0: every verdict as expected; 1: a verdict differs; 2: bad usage or input;
-    /// 3: a budget ran out first.
+    /// 3: a budget ran out first; 130: interrupted (SIGINT or SIGTERM: what was decided is
+    /// reported and its traces written, the rest inconclusive; a second signal exits at once).
     Check {
         /// system[:variant], e.g. olake-bootstrap:master, or a connector file (FILE.wal) or a
         /// folder of them; none means the whole catalogue.
@@ -802,7 +804,7 @@ fn check(command: Command) -> ExitCode {
     // Only for a run that goes ahead: bad usage stays one line.
     note_reference_limits(engine, fingerprint_bits, max_memory);
     let options = run_options(engine, threads, budgets, max_memory, fingerprint_bits);
-    let (mut results, wall) = run_checks(&entries, &options, json);
+    let (mut results, wall) = run_checks(&entries, &options, json, &out);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
     let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
@@ -816,13 +818,60 @@ fn check(command: Command) -> ExitCode {
     } else {
         report::check_text(&results, strict, wall, tables)
     });
-    if let Err(err) = written {
-        return usage_error(&err);
+    check_exit(&results, strict, written, printed)
+}
+
+/// `check`'s exit code once its report is printed ([`report::exit_code`]): after a run's files
+/// could not all be written, their one-line error and 2; after an interrupt, a line saying so
+/// and 130, whatever else happened.
+fn check_exit(
+    results: &[CheckResult],
+    strict: bool,
+    written: Result<(), String>,
+    printed: ExitCode,
+) -> ExitCode {
+    let written = written.map_err(|err| usage_error(&err));
+    if INTERRUPT.load(Ordering::SeqCst) {
+        let stopped = results
+            .iter()
+            .filter(|r| r.limit == Some(run::INTERRUPTED))
+            .count();
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}: interrupted: {stopped} of {} checks stopped inconclusive; the report gives the \
+             other {}",
+            program(),
+            results.len(),
+            results.len() - stopped
+        );
+        return ExitCode::from(130);
+    }
+    if let Err(code) = written {
+        return code;
     }
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    ExitCode::from(report::exit_code(&results, strict) as u8)
+    ExitCode::from(report::exit_code(results, strict) as u8)
+}
+
+/// Raised by the first SIGINT or SIGTERM of a `check` run: its searches stop as a budget stops
+/// them ([`Budget::interrupt`]), and the run reports what it decided.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// Installs, once per process, the handler that raises [`INTERRUPT`] at the first SIGINT,
+/// SIGTERM or SIGHUP and exits 130 at once at the second.
+fn stop_on_interrupt() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Where a handler is installed already (a crate's own binary over [`main`]), the
+        // signals keep their ways.
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPT.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    });
 }
 
 /// What `check` runs with: its engine, threads and budget, the --timeout counted from now.
@@ -836,7 +885,7 @@ fn run_options(
     let budget = Budget {
         max_states,
         deadline: timeout.map(|t| Instant::now() + t),
-        interrupt: None,
+        interrupt: Some(&INTERRUPT),
     };
     run::Options {
         engine,
@@ -947,21 +996,27 @@ fn select_run(
     Ok((run::shard(entries, index, count), Some(shard)))
 }
 
-/// Runs `entries` with `options`, with progress lines on a terminal unless the report is JSON;
-/// the results, and the wall time they took.
+/// Runs `entries` with `options`, with progress lines on a terminal unless the report is JSON,
+/// each counterexample written under `out` as soon as it is found; from the first SIGINT or
+/// SIGTERM on, the searches stop as a budget stops them. The results, and the wall time they
+/// took.
 fn run_checks(
     entries: &[Entry],
     options: &run::Options,
     json: bool,
+    out: &Path,
 ) -> (Vec<CheckResult>, Duration) {
     let started = Instant::now();
-    let results = match crate::progress::Lines::wanted(json) {
-        Some(color) => {
-            let lines = crate::progress::Lines::new(entries.len(), color);
-            run::run_all_with(entries, options, &lines)
-        }
-        None => run::run_all_with(entries, options, &run::Unobserved),
+    stop_on_interrupt();
+    let lines = crate::progress::Lines::wanted(json)
+        .map(|color| crate::progress::Lines::new(entries.len(), color));
+    let shown: &dyn run::Observer = match &lines {
+        Some(lines) => lines,
+        None => &run::Unobserved,
     };
+    let writing = run::WritingTraces::new(out, entries.len(), shown);
+    let mut results = run::run_all_with(entries, options, &writing);
+    writing.record(&mut results);
     crate::connector::warn_unreached(entries);
     (results, started.elapsed())
 }

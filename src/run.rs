@@ -1000,9 +1000,10 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 
 /// Writes every counterexample under `dir` (created if missing) and records its path; removes the
 /// file of every checked entry that no longer has a counterexample, so no stale trace stays
-/// beside fresh ones. Carries on past a failed write and returns the first error, with how many
-/// more traces were not written, so that the caller can still report every verdict; each
-/// counterexample not written keeps its own error in [`CheckResult::trace_error`].
+/// beside fresh ones. A counterexample whose path is recorded already was written during the run
+/// ([`WritingTraces`]) and is left as it is. Carries on past a failed write and returns the first
+/// error, with how many more traces were not written, so that the caller can still report every
+/// verdict; each counterexample not written keeps its own error in [`CheckResult::trace_error`].
 pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), String> {
     if results.iter().any(CheckResult::is_counterexample) {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -1022,6 +1023,9 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
             }
             continue;
         }
+        if result.trace_path.is_some() {
+            continue;
+        }
         let trace = result.trace.as_ref().expect("counterexamples have traces");
         match trace.write(&path) {
             Ok(()) => result.trace_path = Some(path),
@@ -1039,6 +1043,65 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
         0 => Err(first),
         n => Err(format!("{first} (and {n} more traces not written)")),
     })
+}
+
+/// Watches a run for `inner` and writes each counterexample under `dir` as soon as its search
+/// decides it, so that a run stopped early (interrupted, or killed) leaves the traces of what it
+/// found; [`WritingTraces::record`] then gives their paths to the results, and [`write_traces`]
+/// writes the rest. A write that fails here is left to [`write_traces`] to try again and report.
+pub struct WritingTraces<'a> {
+    inner: &'a dyn Observer,
+    dir: &'a Path,
+    /// Per entry of the run, the trace written for it.
+    written: Mutex<Vec<Option<PathBuf>>>,
+}
+
+impl<'a> WritingTraces<'a> {
+    /// Writing under `dir` for a run of `entries` entries watched by `inner`.
+    pub fn new(dir: &'a Path, entries: usize, inner: &'a dyn Observer) -> WritingTraces<'a> {
+        WritingTraces {
+            inner,
+            dir,
+            written: Mutex::new(vec![None; entries]),
+        }
+    }
+
+    /// Records in `results` (the run's, in its entries' order) the path of each trace written.
+    pub fn record(self, results: &mut [CheckResult]) {
+        let written = self
+            .written
+            .into_inner()
+            .expect("no panics holding the lock");
+        for (result, path) in results.iter_mut().zip(written) {
+            if path.is_some() {
+                result.trace_path = path;
+            }
+        }
+    }
+}
+
+impl Observer for WritingTraces<'_> {
+    fn started(&self, index: usize, entry: &Entry) {
+        self.inner.started(index, entry);
+    }
+
+    fn started_search(&self, index: usize, entry: &Entry, entries: usize) {
+        self.inner.started_search(index, entry, entries);
+    }
+
+    fn progress(&self, index: usize, progress: Progress) {
+        self.inner.progress(index, progress);
+    }
+
+    fn finished(&self, index: usize, result: &CheckResult) {
+        if let Some(trace) = result.trace.as_ref().filter(|_| result.is_counterexample()) {
+            let path = self.dir.join(trace_file_name(&result.entry));
+            if trace.write(&path).is_ok() {
+                self.written.lock().expect("no panics holding the lock")[index] = Some(path);
+            }
+        }
+        self.inner.finished(index, result);
+    }
 }
 
 /// Replays `trace` against the model its header names (an observed trace of a live run against
