@@ -1040,8 +1040,9 @@ fn write_check_files(
 
 /// Whether `check` can write where it is told to, tested before the run: the trace directory
 /// `out` created (with its missing parents) and a probe file written in it and removed, and
-/// the `--junit` file's place ([`junit_writable`]); or a one-line error. The directories it
-/// created, deepest first, for [`remove_empty`] once the run is done.
+/// the `--junit` file's place, where the file of a run not finished is written
+/// ([`junit_writable`]); or a one-line error. The directories it created, deepest first, for
+/// [`remove_empty`] once the run is done.
 fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, String> {
     let created: Vec<PathBuf> = out
         .ancestors()
@@ -1072,30 +1073,28 @@ fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, Str
 
 /// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
 /// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
-/// writing, untouched; any other path by a probe file created and removed beside it, where the
-/// report is written before it is renamed into place. A path ending in a separator, `.` or `..`
-/// names no file.
+/// writing, untouched; at any other path, the report of a run not finished is written
+/// ([`crate::ci::junit_unfinished`]), which the run's own replaces when it ends, so that a run
+/// killed before then leaves a JUnit error, not the report of the run before. A path ending in
+/// a separator, `.` or `..` names no file.
 fn junit_writable(path: &Path) -> std::io::Result<()> {
     let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
     if special {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
-    // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would probe
-    // beside `nodir`.
+    // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would be
+    // written beside `nodir`.
     let text = path.as_os_str().to_string_lossy();
     let a_directory = text.ends_with(std::path::is_separator)
         || text.rsplit(std::path::is_separator).next() == Some(".");
-    let name = path.file_name().filter(|_| !a_directory);
-    let Some(name) = name else {
+    if a_directory || path.file_name().is_none() {
         let not_a_file = "not a file's path";
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             not_a_file,
         ));
-    };
-    let name = name.to_string_lossy();
-    let probe = path.with_file_name(format!(".{name}.{}.probe", std::process::id()));
-    std::fs::File::create(&probe).and_then(|_| std::fs::remove_file(&probe))
+    }
+    write_whole(path, &crate::ci::junit_unfinished())
 }
 
 /// Removes the directories `created` (deepest first) that are still empty: a run that wrote no
