@@ -610,7 +610,9 @@ fn clap_error_line(err: &clap::Error) -> String {
 
 /// A trace file read, or the one-line error naming it.
 fn read_trace(path: &Path) -> Result<Trace, ExitCode> {
-    Trace::read(path).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
+    let text = crate::input::read_input(path, "trace", crate::input::TRACE_MAX_BYTES)
+        .map_err(|err| usage_error(&err))?;
+    Trace::from_text(&text).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
 }
 
 /// `walcheck replay TRACE`.
@@ -1111,14 +1113,14 @@ fn remove_empty(created: &[PathBuf]) {
 fn merge(reports: &[PathBuf]) -> ExitCode {
     let mut read = Vec::new();
     for path in reports {
-        let parsed = std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| {
-                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
-            });
+        let text = crate::input::read_input(path, "report", crate::input::REPORT_MAX_BYTES);
+        let parsed = text.and_then(|text| {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        });
         match parsed {
             Ok(value) => read.push((path.display().to_string(), value)),
-            Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+            Err(err) => return usage_error(&err),
         }
     }
     let merged = match crate::ci::merge(&read) {
