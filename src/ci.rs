@@ -545,6 +545,50 @@ pub fn junit(results: &[CheckResult], strict: bool) -> String {
     xml
 }
 
+/// The JUnit file `check --junit` writes before its searches start, which the run's own report
+/// replaces when it ends (interrupted too): one `<error>` saying that the run did not finish, so
+/// that a run killed before its end (SIGKILL, out of memory, a CI job's time limit) fails in CI
+/// instead of leaving the report of the run before.
+pub fn junit_unfinished() -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    emit(
+        &mut w,
+        Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
+    );
+    let counts = [("tests", "1"), ("failures", "0"), ("errors", "1")];
+    let suites = BytesStart::new("testsuites")
+        .with_attributes([("name", "walcheck check")])
+        .with_attributes(counts)
+        .with_attributes([("time", "0.000")]);
+    emit(&mut w, Event::Start(suites));
+    let suite = BytesStart::new("testsuite")
+        .with_attributes([("name", "walcheck")])
+        .with_attributes(counts)
+        .with_attributes([("skipped", "0"), ("time", "0.000")]);
+    emit(&mut w, Event::Start(suite));
+    let case = BytesStart::new("testcase")
+        .with_attributes([("name", "run"), ("classname", "walcheck.run")]);
+    emit(&mut w, Event::Start(case));
+    let message = format!(
+        "{} check did not finish: it was stopped before it wrote its report (killed, or out of \
+         memory), or it is still running",
+        crate::cli::program()
+    );
+    emit(
+        &mut w,
+        Event::Empty(
+            BytesStart::new("error")
+                .with_attributes([("message", message.as_str()), ("type", "run-not-finished")]),
+        ),
+    );
+    for end in ["testcase", "testsuite", "testsuites"] {
+        emit(&mut w, Event::End(BytesEnd::new(end)));
+    }
+    let mut xml = String::from_utf8(w.into_inner()).expect("the XML written is UTF-8");
+    xml.push('\n');
+    xml
+}
+
 fn emit(w: &mut Writer<Vec<u8>>, event: Event) {
     w.write_event(event)
         .expect("writing XML to memory cannot fail");
@@ -652,7 +696,7 @@ fn junit_case(w: &mut Writer<Vec<u8>>, r: &CheckResult, strict: bool) {
         emit(w, Event::Start(case));
         let stopped = match (&r.error, r.limit) {
             (Some(error), _) => format!("the search could not be trusted ({error})"),
-            (None, Some(limit)) => format!("{} ran out", report::budget_text(limit)),
+            (None, Some(limit)) => report::stopped_by(limit),
             (None, None) => "a budget ran out".to_owned(),
         };
         let message = format!(

@@ -12,7 +12,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
@@ -77,7 +78,8 @@ enum Command {
     /// Check the catalogue (or the SPECs given) and compare each verdict with its expectation.
     ///
     /// Exit 0: every verdict as expected; 1: a verdict differs; 2: bad usage or input;
-    /// 3: a budget ran out first.
+    /// 3: a budget ran out first; 130: interrupted (SIGINT or SIGTERM: what was decided is
+    /// reported and its traces written, the rest inconclusive; a second signal exits at once).
     Check {
         /// system[:variant], e.g. olake-bootstrap:master, or a connector file (FILE.wal) or a
         /// folder of them; none means the whole catalogue.
@@ -608,7 +610,9 @@ fn clap_error_line(err: &clap::Error) -> String {
 
 /// A trace file read, or the one-line error naming it.
 fn read_trace(path: &Path) -> Result<Trace, ExitCode> {
-    Trace::read(path).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
+    let text = crate::input::read_input(path, "trace", crate::input::TRACE_MAX_BYTES)
+        .map_err(|err| usage_error(&err))?;
+    Trace::from_text(&text).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
 }
 
 /// `walcheck replay TRACE`.
@@ -802,7 +806,7 @@ fn check(command: Command) -> ExitCode {
     // Only for a run that goes ahead: bad usage stays one line.
     note_reference_limits(engine, fingerprint_bits, max_memory);
     let options = run_options(engine, threads, budgets, max_memory, fingerprint_bits);
-    let (mut results, wall) = run_checks(&entries, &options, json);
+    let (mut results, wall) = run_checks(&entries, &options, json, &out);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
     let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
@@ -816,13 +820,60 @@ fn check(command: Command) -> ExitCode {
     } else {
         report::check_text(&results, strict, wall, tables)
     });
-    if let Err(err) = written {
-        return usage_error(&err);
+    check_exit(&results, strict, written, printed)
+}
+
+/// `check`'s exit code once its report is printed ([`report::exit_code`]): after a run's files
+/// could not all be written, their one-line error and 2; after an interrupt, a line saying so
+/// and 130, whatever else happened.
+fn check_exit(
+    results: &[CheckResult],
+    strict: bool,
+    written: Result<(), String>,
+    printed: ExitCode,
+) -> ExitCode {
+    let written = written.map_err(|err| usage_error(&err));
+    if INTERRUPT.load(Ordering::SeqCst) {
+        let stopped = results
+            .iter()
+            .filter(|r| r.limit == Some(run::INTERRUPTED))
+            .count();
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}: interrupted: {stopped} of {} checks stopped inconclusive; the report gives the \
+             other {}",
+            program(),
+            results.len(),
+            results.len() - stopped
+        );
+        return ExitCode::from(130);
+    }
+    if let Err(code) = written {
+        return code;
     }
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    ExitCode::from(report::exit_code(&results, strict) as u8)
+    ExitCode::from(report::exit_code(results, strict) as u8)
+}
+
+/// Raised by the first SIGINT or SIGTERM of a `check` run: its searches stop as a budget stops
+/// them ([`Budget::interrupt`]), and the run reports what it decided.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// Installs, once per process, the handler that raises [`INTERRUPT`] at the first SIGINT,
+/// SIGTERM or SIGHUP and exits 130 at once at the second.
+fn stop_on_interrupt() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Where a handler is installed already (a crate's own binary over [`main`]), the
+        // signals keep their ways.
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPT.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    });
 }
 
 /// What `check` runs with: its engine, threads and budget, the --timeout counted from now.
@@ -836,6 +887,7 @@ fn run_options(
     let budget = Budget {
         max_states,
         deadline: timeout.map(|t| Instant::now() + t),
+        interrupt: Some(&INTERRUPT),
     };
     run::Options {
         engine,
@@ -946,21 +998,27 @@ fn select_run(
     Ok((run::shard(entries, index, count), Some(shard)))
 }
 
-/// Runs `entries` with `options`, with progress lines on a terminal unless the report is JSON;
-/// the results, and the wall time they took.
+/// Runs `entries` with `options`, with progress lines on a terminal unless the report is JSON,
+/// each counterexample written under `out` as soon as it is found; from the first SIGINT or
+/// SIGTERM on, the searches stop as a budget stops them. The results, and the wall time they
+/// took.
 fn run_checks(
     entries: &[Entry],
     options: &run::Options,
     json: bool,
+    out: &Path,
 ) -> (Vec<CheckResult>, Duration) {
     let started = Instant::now();
-    let results = match crate::progress::Lines::wanted(json) {
-        Some(color) => {
-            let lines = crate::progress::Lines::new(entries.len(), color);
-            run::run_all_with(entries, options, &lines)
-        }
-        None => run::run_all_with(entries, options, &run::Unobserved),
+    stop_on_interrupt();
+    let lines = crate::progress::Lines::wanted(json)
+        .map(|color| crate::progress::Lines::new(entries.len(), color));
+    let shown: &dyn run::Observer = match &lines {
+        Some(lines) => lines,
+        None => &run::Unobserved,
     };
+    let writing = run::WritingTraces::new(out, entries.len(), shown);
+    let mut results = run::run_all_with(entries, options, &writing);
+    writing.record(&mut results);
     crate::connector::warn_unreached(entries);
     (results, started.elapsed())
 }
@@ -984,8 +1042,9 @@ fn write_check_files(
 
 /// Whether `check` can write where it is told to, tested before the run: the trace directory
 /// `out` created (with its missing parents) and a probe file written in it and removed, and
-/// the `--junit` file's place ([`junit_writable`]); or a one-line error. The directories it
-/// created, deepest first, for [`remove_empty`] once the run is done.
+/// the `--junit` file's place, where the file of a run not finished is written
+/// ([`junit_writable`]); or a one-line error. The directories it created, deepest first, for
+/// [`remove_empty`] once the run is done.
 fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, String> {
     let created: Vec<PathBuf> = out
         .ancestors()
@@ -1016,30 +1075,28 @@ fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<PathBuf>, Str
 
 /// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
 /// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
-/// writing, untouched; any other path by a probe file created and removed beside it, where the
-/// report is written before it is renamed into place. A path ending in a separator, `.` or `..`
-/// names no file.
+/// writing, untouched; at any other path, the report of a run not finished is written
+/// ([`crate::ci::junit_unfinished`]), which the run's own replaces when it ends, so that a run
+/// killed before then leaves a JUnit error, not the report of the run before. A path ending in
+/// a separator, `.` or `..` names no file.
 fn junit_writable(path: &Path) -> std::io::Result<()> {
     let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
     if special {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
-    // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would probe
-    // beside `nodir`.
+    // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would be
+    // written beside `nodir`.
     let text = path.as_os_str().to_string_lossy();
     let a_directory = text.ends_with(std::path::is_separator)
         || text.rsplit(std::path::is_separator).next() == Some(".");
-    let name = path.file_name().filter(|_| !a_directory);
-    let Some(name) = name else {
+    if a_directory || path.file_name().is_none() {
         let not_a_file = "not a file's path";
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             not_a_file,
         ));
-    };
-    let name = name.to_string_lossy();
-    let probe = path.with_file_name(format!(".{name}.{}.probe", std::process::id()));
-    std::fs::File::create(&probe).and_then(|_| std::fs::remove_file(&probe))
+    }
+    write_whole(path, &crate::ci::junit_unfinished())
 }
 
 /// Removes the directories `created` (deepest first) that are still empty: a run that wrote no
@@ -1056,14 +1113,14 @@ fn remove_empty(created: &[PathBuf]) {
 fn merge(reports: &[PathBuf]) -> ExitCode {
     let mut read = Vec::new();
     for path in reports {
-        let parsed = std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| {
-                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
-            });
+        let text = crate::input::read_input(path, "report", crate::input::REPORT_MAX_BYTES);
+        let parsed = text.and_then(|text| {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        });
         match parsed {
             Ok(value) => read.push((path.display().to_string(), value)),
-            Err(err) => return usage_error(&format!("{}: {err}", path.display())),
+            Err(err) => return usage_error(&err),
         }
     }
     let merged = match crate::ci::merge(&read) {

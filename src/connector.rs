@@ -65,16 +65,21 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// `PATH#fnv1a64:HEX` of the file at `path`, the path as the command line gave it: a trace
-/// written under a project's folder then names its file relative to that project, not to the
-/// machine, and [`file_of_trace`] finds it again from the trace's own folder.
-fn source(path: &Path) -> Option<String> {
-    let text = std::fs::read(path).ok()?;
-    Some(format!(
+/// `PATH#fnv1a64:HEX` of `text`, the file at `path`, the path as the command line gave it: a
+/// trace written under a project's folder then names its file relative to that project, not to
+/// the machine, and [`file_of_trace`] finds it again from the trace's own folder.
+fn source(path: &Path, text: &str) -> String {
+    format!(
         "{}#fnv1a64:{:016x}",
         path.display(),
-        fnv1a64(&text)
-    ))
+        fnv1a64(text.as_bytes())
+    )
+}
+
+/// The text of the connector file at `path`, or the one-line error naming it
+/// ([`crate::input::read_input`]).
+fn read_connector(path: &Path) -> Result<String, String> {
+    crate::input::read_input(path, "connector file", crate::input::CONNECTOR_MAX_BYTES)
 }
 
 /// Where the file a trace recorded as `recorded` may be now, in the order tried: the path
@@ -111,14 +116,20 @@ fn candidates(trace: &Path, recorded: &Path) -> Vec<PathBuf> {
 /// with a line saying it changed since the trace was written, else the recorded path with a
 /// line saying it cannot be found.
 fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
-    let header = walcheck_traces::Trace::read(Path::new(trace)).ok()?.header;
+    let text = crate::input::read_input(Path::new(trace), "trace", crate::input::TRACE_MAX_BYTES);
+    let header = walcheck_traces::Trace::from_text(&text.ok()?).ok()?.header;
     let recorded = header.source?;
     let (path, hash) = recorded.rsplit_once('#')?;
     let candidates = candidates(Path::new(trace), Path::new(path));
-    let hash_of = |file: &Path| source(file).map(|s| s.rsplit_once('#').map(|(_, h)| h.to_owned()));
+    let hash_of = |file: &Path| {
+        let text = read_connector(file).ok()?;
+        source(file, &text)
+            .rsplit_once('#')
+            .map(|(_, h)| h.to_owned())
+    };
     if let Some(same) = candidates
         .iter()
-        .find(|c| hash_of(c).flatten().as_deref() == Some(hash))
+        .find(|c| hash_of(c).as_deref() == Some(hash))
     {
         return Some((same.display().to_string(), None));
     }
@@ -272,7 +283,8 @@ pub fn load_named(
         let files = files_of(&arg).map_err(|e| crate::cli::usage_error(&e))?;
         let mut names = Vec::new();
         for file in files {
-            match walcheck_lang::system::load(&file) {
+            let text = read_connector(&file).map_err(|e| crate::cli::usage_error(&e))?;
+            match walcheck_lang::system::load_text(&file, &text) {
                 Ok((system, warnings)) => {
                     let _ = write!(std::io::stderr(), "{warnings}");
                     if let Some(why) = bad_name(&file, system.info().name, &systems) {
@@ -283,7 +295,7 @@ pub fn load_named(
                     file_systems.push(file_system);
                     let system: &'static dyn AnySystem = file_system;
                     names.push(system.info().name);
-                    sources.push((system.info().name, source(&file).unwrap_or_default()));
+                    sources.push((system.info().name, source(&file, &text)));
                     systems.push(system);
                 }
                 Err(diagnostics) if diagnostics.contains('\n') => {

@@ -34,6 +34,7 @@ pub mod cli;
 pub mod connector;
 pub mod explore;
 pub mod heap;
+pub mod input;
 pub mod progress;
 pub mod report;
 pub mod run;

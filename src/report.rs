@@ -447,9 +447,10 @@ fn same_counterexample(
 /// systems checked plainly, how many pass and fail and why; then the inconclusive, the states
 /// stored and the wall time.
 fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration) -> String {
-    let count = |keep: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| keep(r)).count();
-    let inconclusive = count(&|r| r.verdict == Verdict::Inconclusive);
-    let violated = count(&|r| r.verdict == Verdict::Violated);
+    let violated = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Violated)
+        .count();
     // Per configuration (the compact engine's search), the most any of its checks stored: its
     // search's states, whatever the engine.
     let mut searches: Vec<(SystemConfig, u64)> = Vec::new();
@@ -486,11 +487,7 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
             format!("{} {part}", plain.len())
         });
     }
-    if inconclusive > 0 {
-        parts.push(format!(
-            "{inconclusive} inconclusive (a budget ran out first, as said above)"
-        ));
-    }
+    parts.extend(inconclusive_part(results));
     let strict = match (strict, violated) {
         (false, _) => String::new(),
         (true, 0) => "; --strict: nothing is violated".to_owned(),
@@ -513,6 +510,21 @@ fn summary_line(results: &[CheckResult], strict: bool, wall: std::time::Duration
         plural(unique as usize, "distinct state", "distinct states"),
         wall.as_secs_f64(),
     )
+}
+
+/// The summary's part on the inconclusive checks, when there are some: how many, and what
+/// stopped them first (the lines above say which budget, or the interrupt).
+fn inconclusive_part(results: &[CheckResult]) -> Option<String> {
+    let inconclusive = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Inconclusive)
+        .count();
+    let interrupted = results.iter().any(|r| r.limit == Some(run::INTERRUPTED));
+    let first = match interrupted {
+        true => "the run was interrupted first",
+        false => "a budget ran out first",
+    };
+    (inconclusive > 0).then(|| format!("{inconclusive} inconclusive ({first}, as said above)"))
 }
 
 /// `N thing` or `N things`.
@@ -899,9 +911,9 @@ fn stopped_text(results: &[CheckResult]) -> String {
                 }
             ),
             (None, Some(limit)) => format!(
-                "inconclusive: {}: {} ran out first",
+                "inconclusive: {}: {} first",
                 config_name(&r.entry.config),
-                budget_text(limit)
+                stopped_by(limit)
             ),
             (None, None) => continue,
         };
@@ -920,6 +932,16 @@ fn stopped_text(results: &[CheckResult]) -> String {
         );
     }
     out
+}
+
+/// What stopped a search, as a reader says it: `the time budget (--timeout) ran out`
+/// ([`budget_text`]), or `the run was interrupted (SIGINT or SIGTERM)`; `limit` is
+/// [`CheckResult::limit`].
+pub fn stopped_by(limit: &str) -> String {
+    match limit {
+        crate::run::INTERRUPTED => "the run was interrupted (SIGINT or SIGTERM)".to_owned(),
+        budget => format!("{} ran out", budget_text(budget)),
+    }
 }
 
 /// A budget as a reader names it, with the flag that sets it: `the state budget

@@ -136,7 +136,8 @@ pub struct CheckResult {
     /// state.
     pub collision: Option<CollisionEstimate>,
     /// For an inconclusive verdict: the budget that ran out (`max-states`, `timeout`,
-    /// `max-memory`, `state-indices`), or `None` when the search failed ([`CheckResult::error`]).
+    /// `max-memory`, `state-indices`) or `interrupted` (SIGINT or SIGTERM), or `None` when the
+    /// search failed ([`CheckResult::error`]).
     pub limit: Option<&'static str>,
     /// Why the search could not give a trustworthy result (a fingerprint collision); the verdict
     /// is then inconclusive.
@@ -241,13 +242,10 @@ pub fn run_entry_observed(
             })
         });
     let (limit, error) = collision_error(limit);
-    let limit = (verdict == Verdict::Inconclusive && error.is_none()).then(|| {
-        limit.unwrap_or(if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-            "timeout"
-        } else {
-            "max-states"
-        })
-    });
+    // The reference checker does not say which limit stopped it: the interrupt or the deadline
+    // when one has run out, the state budget otherwise.
+    let limit = (verdict == Verdict::Inconclusive && error.is_none())
+        .then(|| limit.unwrap_or_else(|| budget.run_out().map_or("max-states", limit_name)));
     CheckResult {
         entry: entry.clone(),
         verdict,
@@ -461,6 +459,10 @@ fn declares_fairness(entry: &Entry) -> bool {
     bounds.iter().any(|b| b.name == FAIRNESS_BOUND.name)
 }
 
+/// The limit of a check stopped by an interrupt (SIGINT or SIGTERM), which the budgets' flags
+/// do not name.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// A compact or liveness search's limit by the flag that sets it.
 fn limit_name(limit: compact::Limit) -> &'static str {
     match limit {
@@ -468,6 +470,7 @@ fn limit_name(limit: compact::Limit) -> &'static str {
         compact::Limit::Time => "timeout",
         compact::Limit::Memory => "max-memory",
         compact::Limit::Indices => "state-indices",
+        compact::Limit::Interrupt => INTERRUPTED,
     }
 }
 
@@ -551,6 +554,7 @@ where
         budget: compact::Budget {
             max_states: budget.max_states,
             deadline: budget.deadline,
+            interrupt: budget.interrupt,
             max_memory_bytes: group.options.max_memory_bytes,
         },
         // A narrow test fingerprint is there to collide: compare every duplicate.
@@ -698,7 +702,8 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
 }
 
 /// Runs `entries` on `threads` threads with the default engine. Entries not started by
-/// `budget.deadline` are inconclusive. Results come back in `entries` order.
+/// `budget.deadline` (or before `budget.interrupt`) are inconclusive. Results come back in
+/// `entries` order.
 pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
     run_all_with(entries, &Options::new(threads, *budget), &Unobserved)
 }
@@ -796,8 +801,8 @@ fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
 /// `min(threads, searches)` workers take them in catalogue order. A compact search spreads
 /// each round over `threads / searches running` threads (at least 1), asked again every round,
 /// so a configuration searched alone, or the last one still running, gets them all; reference
-/// and liveness searches run on their worker alone. Searches not started by the deadline are
-/// inconclusive.
+/// and liveness searches run on their worker alone. Searches not started by the deadline (or
+/// before the interrupt) are inconclusive.
 pub fn run_all_with(
     entries: &[Entry],
     options: &Options,
@@ -993,9 +998,10 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 
 /// Writes every counterexample under `dir` (created if missing) and records its path; removes the
 /// file of every checked entry that no longer has a counterexample, so no stale trace stays
-/// beside fresh ones. Carries on past a failed write and returns the first error, with how many
-/// more traces were not written, so that the caller can still report every verdict; each
-/// counterexample not written keeps its own error in [`CheckResult::trace_error`].
+/// beside fresh ones. A counterexample whose path is recorded already was written during the run
+/// ([`WritingTraces`]) and is left as it is. Carries on past a failed write and returns the first
+/// error, with how many more traces were not written, so that the caller can still report every
+/// verdict; each counterexample not written keeps its own error in [`CheckResult::trace_error`].
 pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), String> {
     if results.iter().any(CheckResult::is_counterexample) {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -1015,6 +1021,9 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
             }
             continue;
         }
+        if result.trace_path.is_some() {
+            continue;
+        }
         let trace = result.trace.as_ref().expect("counterexamples have traces");
         match trace.write(&path) {
             Ok(()) => result.trace_path = Some(path),
@@ -1032,6 +1041,65 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
         0 => Err(first),
         n => Err(format!("{first} (and {n} more traces not written)")),
     })
+}
+
+/// Watches a run for `inner` and writes each counterexample under `dir` as soon as its search
+/// decides it, so that a run stopped early (interrupted, or killed) leaves the traces of what it
+/// found; [`WritingTraces::record`] then gives their paths to the results, and [`write_traces`]
+/// writes the rest. A write that fails here is left to [`write_traces`] to try again and report.
+pub struct WritingTraces<'a> {
+    inner: &'a dyn Observer,
+    dir: &'a Path,
+    /// Per entry of the run, the trace written for it.
+    written: Mutex<Vec<Option<PathBuf>>>,
+}
+
+impl<'a> WritingTraces<'a> {
+    /// Writing under `dir` for a run of `entries` entries watched by `inner`.
+    pub fn new(dir: &'a Path, entries: usize, inner: &'a dyn Observer) -> WritingTraces<'a> {
+        WritingTraces {
+            inner,
+            dir,
+            written: Mutex::new(vec![None; entries]),
+        }
+    }
+
+    /// Records in `results` (the run's, in its entries' order) the path of each trace written.
+    pub fn record(self, results: &mut [CheckResult]) {
+        let written = self
+            .written
+            .into_inner()
+            .expect("no panics holding the lock");
+        for (result, path) in results.iter_mut().zip(written) {
+            if path.is_some() {
+                result.trace_path = path;
+            }
+        }
+    }
+}
+
+impl Observer for WritingTraces<'_> {
+    fn started(&self, index: usize, entry: &Entry) {
+        self.inner.started(index, entry);
+    }
+
+    fn started_search(&self, index: usize, entry: &Entry, entries: usize) {
+        self.inner.started_search(index, entry, entries);
+    }
+
+    fn progress(&self, index: usize, progress: Progress) {
+        self.inner.progress(index, progress);
+    }
+
+    fn finished(&self, index: usize, result: &CheckResult) {
+        if let Some(trace) = result.trace.as_ref().filter(|_| result.is_counterexample()) {
+            let path = self.dir.join(trace_file_name(&result.entry));
+            if trace.write(&path).is_ok() {
+                self.written.lock().expect("no panics holding the lock")[index] = Some(path);
+            }
+        }
+        self.inner.finished(index, result);
+    }
 }
 
 /// Replays `trace` against the model its header names (an observed trace of a live run against

@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use walcheck::catalogue::{self, Selection};
 use walcheck::run;
 
-use crate::util::{json, walcheck, without_measurements};
+use crate::util::{json, walcheck, walcheck_command, without_measurements};
 
 /// The identity of a catalogue entry in a report row.
 fn key(row: &Value) -> String {
@@ -316,6 +316,147 @@ fn a_timeout_returns_soon_after_its_limit() {
         .unwrap()
         .iter()
         .any(|r| r["verdict"] == "inconclusive"));
+}
+
+/// The counterexamples written under `out` so far (not the temporary files they are written
+/// through), by file name.
+fn traces_in(out: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(out)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|name| !name.starts_with('.') && name.ends_with(".itf.json"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits for `child` until `deadline`, polling `ready` (which is told whether the child has
+/// ended); panics naming `what` should the deadline pass first, once the child is killed.
+fn wait_for(
+    child: &mut std::process::Child,
+    deadline: Instant,
+    what: &str,
+    mut ready: impl FnMut(bool) -> bool,
+) {
+    loop {
+        let ended = child.try_wait().unwrap().is_some();
+        if ready(ended) {
+            return;
+        }
+        if ended || Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: not by the deadline, or the run ended first");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `check --json --junit F --out DIR`, interrupted by SIGINT or SIGTERM once its first search
+/// has written a counterexample and while a long one runs, with either engine: exit 130; on
+/// stdout the report of the checks decided, with their verdicts, the rest inconclusive with the
+/// limit `interrupted`; the JUnit file of that report; the decided counterexamples in DIR; one
+/// line on stderr. Until the run ends, the JUnit file is not an earlier run's report but one
+/// `<error>` saying that the run did not finish, which is what a run killed outright leaves.
+#[test]
+fn an_interrupted_check_reports_what_it_decided_and_exits_130() {
+    for (signal, engine) in [
+        ("INT", "compact"),
+        ("TERM", "compact"),
+        ("INT", "reference"),
+    ] {
+        let case = format!("SIG{signal}, --engine {engine}");
+        let dir = tempfile::tempdir().unwrap();
+        let (junit, out) = (dir.path().join("walcheck.xml"), dir.path().join("traces"));
+        let earlier = "<testsuites name='walcheck check' tests='0'/>";
+        std::fs::write(&junit, earlier).unwrap();
+        let file = |name: &str| std::fs::File::create(dir.path().join(name)).unwrap();
+        // The first configuration (faults none) takes seconds, the last (faults all) minutes.
+        let mut child = walcheck_command(&["check", "olake-bootstrap:master"])
+            .args(["--bound", "statements=6"])
+            .args(["--bound", "syncs=4", "--bound", "crashes=2", "--bound"])
+            .args(["server=primary", "--engine", engine, "--json", "--junit"])
+            .args([junit.as_os_str(), "--out".as_ref(), out.as_os_str()])
+            .stdout(file("stdout"))
+            .stderr(file("stderr"))
+            .spawn()
+            .expect("the binary runs");
+        let deadline = Instant::now() + Duration::from_secs(600);
+        wait_for(&mut child, deadline, "a first trace", |_| {
+            !traces_in(&out).is_empty()
+        });
+        let placeholder = std::fs::read_to_string(&junit).unwrap();
+        validate_junit(&placeholder).unwrap();
+        assert!(
+            placeholder.contains("type=\"run-not-finished\""),
+            "{case}: {placeholder}"
+        );
+
+        let kill = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status();
+        assert!(kill.expect("kill runs").success());
+        wait_for(&mut child, deadline, "the end of the run", |ended| ended);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{case}");
+
+        let stdout = std::fs::read(dir.path().join("stdout")).unwrap();
+        let report: Value = serde_json::from_slice(&stdout).expect("the report is JSON");
+        let rows = report["results"].as_array().unwrap();
+        let stopped: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["limit"] == "interrupted")
+            .collect();
+        assert!(!stopped.is_empty() && stopped.len() < rows.len(), "{case}");
+        assert!(
+            stopped.iter().all(|r| r["verdict"] == "inconclusive"),
+            "{case}"
+        );
+        let mut written = std::collections::BTreeSet::new();
+        for row in rows.iter().filter(|r| r["limit"] != "interrupted") {
+            assert_eq!(row["verdict"], row["expected"], "{case}: {row}");
+            if let Some(trace) = row["trace"].as_str() {
+                written.insert(
+                    Path::new(trace)
+                        .file_name()
+                        .unwrap()
+                        .to_str()
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+        }
+        assert!(!written.is_empty(), "{case}");
+        assert_eq!(traces_in(&out), written, "{case}");
+
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        validate_junit(&xml).unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let cases = doc.descendants().filter(|n| n.has_tag_name("testcase"));
+        assert_eq!(cases.count(), rows.len(), "{case}");
+        let skipped: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("skipped"))
+            .collect();
+        assert_eq!(skipped.len(), stopped.len(), "{case}");
+        let message = skipped[0].attribute("message").unwrap();
+        assert!(
+            message.starts_with("inconclusive: the run was interrupted (SIGINT or SIGTERM) after "),
+            "{case}: {message}"
+        );
+
+        let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+        let line = format!(
+            "walcheck: interrupted: {} of {} checks stopped inconclusive; the report gives the \
+             other {}\n",
+            stopped.len(),
+            rows.len(),
+            rows.len() - stopped.len()
+        );
+        assert_eq!(stderr, line, "{case}");
+    }
 }
 
 #[test]

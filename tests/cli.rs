@@ -1,7 +1,7 @@
 //! The `walcheck` binary as users and CI scripts call it: exit codes, one-line errors, JSON
 //! contracts, determinism across runs and thread counts.
 
-use std::process::Output;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -1051,4 +1051,104 @@ fn overlapping_specs_check_each_entry_once() {
     let whole = rows(&["olake-bootstrap"]);
     assert_eq!(rows(&["olake-bootstrap:master", "olake-bootstrap"]), whole);
     assert_eq!(rows(&["olake-bootstrap", "olake-bootstrap:master"]), whole);
+}
+
+/// Runs the binary with `args` in `dir`, killing it should it run past a deadline (a read that
+/// hangs): its output, or `None` after the kill.
+fn walcheck_within(
+    args: &[&str],
+    dir: &std::path::Path,
+    limit: std::time::Duration,
+) -> Option<Output> {
+    let mut child = walcheck_command(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// A trace (`show`, `replay`), a report (`merge`) or a connector file (`check`, given itself or
+/// in a folder) that is not a regular file, a FIFO, `/dev/zero` or `/dev/urandom`, or that is
+/// past its size limit, is one line on stderr and exit 2: never a wait for a FIFO's writer, nor
+/// a read without end.
+#[test]
+fn inputs_that_are_not_regular_files_or_too_large_are_one_line_and_exit_2() {
+    use walcheck::input::{CONNECTOR_MAX_BYTES, REPORT_MAX_BYTES, TRACE_MAX_BYTES};
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let fifo = |name: &str| {
+        let made = Command::new("mkfifo").arg(path(name)).status();
+        assert!(made.expect("mkfifo runs").success());
+    };
+    // Sparse: its length is past the limit without a byte written.
+    let too_large = |name: &str, max_bytes: u64| {
+        let file = std::fs::File::create(path(name)).unwrap();
+        file.set_len(max_bytes + 1).unwrap();
+    };
+    // A connector file is one by its name: the devices stand behind links named `.wal`.
+    let device = |name: &str, device: &str| std::os::unix::fs::symlink(device, path(name)).unwrap();
+    std::fs::create_dir(path("folder-fifo")).unwrap();
+    std::fs::create_dir(path("folder-zero")).unwrap();
+    std::fs::create_dir(path("folder-large")).unwrap();
+    for name in [
+        "fifo.itf.json",
+        "fifo.json",
+        "fifo.wal",
+        "folder-fifo/a.wal",
+    ] {
+        fifo(name);
+    }
+    too_large("large.itf.json", TRACE_MAX_BYTES);
+    too_large("large.json", REPORT_MAX_BYTES);
+    too_large("large.wal", CONNECTOR_MAX_BYTES);
+    too_large("folder-large/a.wal", CONNECTOR_MAX_BYTES);
+    device("zero.wal", "/dev/zero");
+    device("urandom.wal", "/dev/urandom");
+    device("folder-zero/a.wal", "/dev/zero");
+
+    let mut cases: Vec<[&str; 2]> = Vec::new();
+    for command in ["show", "replay"] {
+        for trace in [
+            "fifo.itf.json",
+            "/dev/zero",
+            "/dev/urandom",
+            "large.itf.json",
+        ] {
+            cases.push([command, trace]);
+        }
+    }
+    for report in ["fifo.json", "/dev/zero", "/dev/urandom", "large.json"] {
+        cases.push(["merge", report]);
+    }
+    for connector in ["fifo.wal", "zero.wal", "urandom.wal", "large.wal"] {
+        cases.push(["check", connector]);
+    }
+    for folder in ["folder-fifo", "folder-zero", "folder-large"] {
+        cases.push(["check", folder]);
+    }
+    for args in cases {
+        let output = walcheck_within(&args, dir.path(), std::time::Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{args:?} still ran after 30 s"));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("walcheck: error: cannot read ")
+                && (stderr.contains(", not a regular file") || stderr.contains(", the most a ")),
+            "{args:?}: {stderr}"
+        );
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
 }

@@ -126,7 +126,7 @@ fn a_search_a_budget_stopped_carries_no_collision_estimate() {
     let entries = select(&["electric-flush:head"], Some("all"), &["timer_order=any"]);
     let budget = Budget {
         max_states: Some(1000),
-        deadline: None,
+        ..Budget::default()
     };
     let results = run::run_all_with(&entries, &Options::new(2, budget), &Unobserved);
     assert!(results

@@ -459,7 +459,7 @@ fn a_budget_makes_a_liveness_check_inconclusive() {
         model.fairness(),
         &Budget {
             max_states: Some(1000),
-            deadline: None,
+            ..Budget::default()
         },
     );
     assert_eq!(outcome.verdict, Verdict::Inconclusive);

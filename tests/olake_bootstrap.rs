@@ -336,7 +336,7 @@ fn budget_makes_a_search_inconclusive() {
         &fixed.properties()[0],
         &Budget {
             max_states: Some(50),
-            deadline: None,
+            ..Budget::default()
         },
     )
     .unwrap();

@@ -25,7 +25,6 @@
 use std::collections::VecDeque;
 use std::hash::Hash;
 use std::mem::size_of;
-use std::time::Instant;
 
 use stateright::Model;
 use walcheck_properties::system::{FairClass, Fairness, Liveness};
@@ -707,8 +706,8 @@ where
     let mut index = 0u64;
     while let Some((depth, state)) = waiting.pop_front() {
         if index % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
-            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-                explored.limit = Some(Limit::Time);
+            if let Some(limit) = budget.run_out() {
+                explored.limit = Some(limit);
                 break;
             }
             observe(Progress {

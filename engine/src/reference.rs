@@ -9,14 +9,14 @@
 //! - a counterexample (or witness) is a shortest path, and among the shortest the one with the
 //!   smallest action indices, step by step (breadth-first order is lexicographic order of paths);
 //! - the same model gives the same result, byte for byte, on every run;
-//! - a budget (`max_states`, a deadline) stops the search at once and reports it inconclusive.
+//! - a budget (`max_states`, a deadline, an interrupt) stops the search at once and reports it
+//!   inconclusive.
 //!
 //! stateright's own checkers (DFS with threads and symmetry, simulation, Explorer) stay usable on
 //! the same models.
 
 use std::collections::VecDeque;
 use std::hash::Hash;
-use std::time::Instant;
 
 use indexmap::map::Entry;
 use indexmap::IndexMap;
@@ -121,7 +121,7 @@ where
     'search: while let Some(index) = queue.pop_front() {
         expanded += 1;
         if expanded % OBSERVE_EVERY == 0 {
-            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+            if budget.run_out().is_some() {
                 outcome.verdict = Verdict::Inconclusive;
                 break;
             }

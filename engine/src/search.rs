@@ -2,11 +2,12 @@
 //! its progress. The verdict itself is [`walcheck_properties::verdict::Verdict`], which
 //! systems also declare their expectations in.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 pub use walcheck_properties::verdict::Verdict;
 
-/// How many expanded states pass between deadline checks and progress reports.
+/// How many expanded states pass between deadline (and interrupt) checks and progress reports.
 pub const OBSERVE_EVERY: u64 = 256;
 
 /// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
@@ -16,6 +17,30 @@ pub struct Budget {
     pub max_states: Option<u64>,
     /// Stop at this instant.
     pub deadline: Option<Instant>,
+    /// Stop once this flag is raised (the command line raises it on SIGINT or SIGTERM); looked
+    /// at where the deadline is.
+    pub interrupt: Option<&'static AtomicBool>,
+}
+
+impl Budget {
+    /// The limit that has run out by now of those a search looks at between states, not at
+    /// each one: the interrupt, then the deadline.
+    pub fn run_out(&self) -> Option<Limit> {
+        run_out(self.deadline, self.interrupt)
+    }
+}
+
+/// The limit of `deadline` and `interrupt` that has run out by now, if one has: the interrupt
+/// first. Neither is looked at per state: a search asks between rounds (or every
+/// [`OBSERVE_EVERY`] states).
+pub(crate) fn run_out(deadline: Option<Instant>, interrupt: Option<&AtomicBool>) -> Option<Limit> {
+    if interrupt.is_some_and(|raised| raised.load(Ordering::Relaxed)) {
+        Some(Limit::Interrupt)
+    } else if deadline.is_some_and(|d| Instant::now() >= d) {
+        Some(Limit::Time)
+    } else {
+        None
+    }
 }
 
 /// A path from an initial state: the initial state, then each action with the state it led to.
@@ -73,6 +98,8 @@ pub enum Limit {
     Memory,
     /// The table's 32-bit state indices: `u32::MAX` states are stored.
     Indices,
+    /// [`Budget::interrupt`] was raised.
+    Interrupt,
 }
 
 impl Limit {
@@ -83,6 +110,7 @@ impl Limit {
             Limit::Time => "deadline",
             Limit::Memory => "max_memory_bytes",
             Limit::Indices => "32-bit state indices",
+            Limit::Interrupt => "interrupt",
         }
     }
 }

@@ -66,8 +66,13 @@ pub struct FileSystem {
 pub fn load(path: &Path) -> Result<(FileSystem, String), String> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    load_text(path, &source)
+}
+
+/// [`load`] of `source`, the text already read from the file at `path`.
+pub fn load_text(path: &Path, source: &str) -> Result<(FileSystem, String), String> {
     // A byte-order mark some editors write is not part of the text.
-    let source = source.strip_prefix('\u{feff}').unwrap_or(&source);
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let name = path
         .file_stem()
         .and_then(|s| s.to_str())

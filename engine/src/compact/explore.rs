@@ -282,8 +282,8 @@ where
         current = std::mem::replace(&mut next, following);
         depth += 1;
         for b in 0..current.blocks.len() {
-            if budget.deadline.is_some_and(|d| Instant::now() >= d) {
-                stop = Some(Stop::Limit(Limit::Time));
+            if let Some(limit) = search::run_out(budget.deadline, budget.interrupt) {
+                stop = Some(Stop::Limit(limit));
                 break;
             }
             let round_start = next.len;

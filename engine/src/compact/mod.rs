@@ -34,8 +34,9 @@
 //! - `max_states` and `max_memory_bytes` are checked when a new state is about to be stored; the
 //!   state that would exceed one is counted in `states` but not stored, and every undecided
 //!   property ends there, inconclusive. As in the checker, initial states are not held to
-//!   `max_states` (they are to `max_memory_bytes`). The deadline is looked at between rounds of
-//!   [`Options::chunk_states`] parents, so where a timed-out search stops depends on the clock.
+//!   `max_states` (they are to `max_memory_bytes`). The deadline and the interrupt are looked at
+//!   between rounds of [`Options::chunk_states`] parents, so where a timed-out or interrupted
+//!   search stops depends on the clock.
 //!
 //! # Threads
 //!
@@ -127,6 +128,8 @@ pub struct Budget {
     pub max_states: Option<u64>,
     /// Stop at this instant (looked at between rounds of [`Options::chunk_states`] parents).
     pub deadline: Option<Instant>,
+    /// Stop once this flag is raised (looked at where the deadline is).
+    pub interrupt: Option<&'static AtomicBool>,
     /// Stop before the engine's own stored bytes would exceed this: the fingerprint table, the
     /// parent links, and the states held (the level being built, and the blocks of the level
     /// being expanded not yet let go), whole at the `size_of` their type reports, packed at
@@ -141,6 +144,7 @@ impl From<search::Budget> for Budget {
         Budget {
             max_states: budget.max_states,
             deadline: budget.deadline,
+            interrupt: budget.interrupt,
             max_memory_bytes: None,
         }
     }

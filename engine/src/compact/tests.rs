@@ -100,7 +100,7 @@ where
     let report = reports.swap_remove(0);
     let old_budget = search::Budget {
         max_states: budget.max_states,
-        deadline: None,
+        ..search::Budget::default()
     };
     for (property, checked) in model.properties().iter().zip(&report.properties) {
         assert_eq!(property.name, checked.name);
