@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::util::{rust_files, ROOT};
+use crate::util::{rust_files, workspace_members, ROOT};
 
 const MAX_LINES: usize = 70;
 
@@ -147,28 +147,6 @@ fn functions(source: &str) -> Vec<(usize, String, usize)> {
     found
 }
 
-/// The folders of the workspace's crates, from the `members` of the root Cargo.toml.
-fn crate_folders() -> Vec<String> {
-    let manifest = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
-    let members = manifest
-        .split("\nmembers = [")
-        .nth(1)
-        .and_then(|rest| rest.split(']').next())
-        .expect("the root Cargo.toml lists its workspace members");
-    let folders: Vec<String> = members
-        .split(',')
-        .map(|m| m.trim().trim_matches('"').to_owned())
-        .filter(|m| !m.is_empty())
-        .collect();
-    for folder in &folders {
-        assert!(
-            Path::new(ROOT).join(folder).join("Cargo.toml").is_file(),
-            "workspace member {folder} has no Cargo.toml"
-        );
-    }
-    folders
-}
-
 /// The files of the modules that `source`, the file `file` (from the repository root), declares
 /// test-only in a file of their own (`#[cfg(test)] mod tests;`), as their paths would be.
 fn test_module_files(file: &str, source: &str) -> Vec<String> {
@@ -200,7 +178,7 @@ fn test_module_files(file: &str, source: &str) -> Vec<String> {
 /// between folders, in name order: a crate's files less those under `tests/`, `target/` and the
 /// folders of the crates inside it, and the files of test-only modules.
 fn workspace_sources() -> Vec<String> {
-    let folders = crate_folders();
+    let folders = workspace_members();
     let mut files = Vec::new();
     for folder in &folders {
         let dir = Path::new(ROOT).join(folder);

@@ -232,3 +232,25 @@ pub fn in_own_process(name: &str) -> bool {
     );
     false
 }
+
+/// The folders of the workspace's crates, from the `members` of the root Cargo.toml.
+pub fn workspace_members() -> Vec<String> {
+    let manifest = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    let members = manifest
+        .split("\nmembers = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("the root Cargo.toml lists its workspace members");
+    let folders: Vec<String> = members
+        .split(',')
+        .map(|m| m.trim().trim_matches('"').to_owned())
+        .filter(|m| !m.is_empty())
+        .collect();
+    for folder in &folders {
+        assert!(
+            Path::new(ROOT).join(folder).join("Cargo.toml").is_file(),
+            "workspace member {folder} has no Cargo.toml"
+        );
+    }
+    folders
+}
