@@ -23,6 +23,7 @@ mod explore;
 mod external_system;
 mod function_length;
 mod golden;
+mod layering;
 mod live_cli;
 mod liveness;
 mod mermaid;

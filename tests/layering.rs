@@ -1,0 +1,187 @@
+//! No import loop between the files of a crate: within each crate of the workspace, the graph
+//! whose nodes are its top-level modules (`src/NAME.rs`, or a folder `src/NAME/`) and whose edges
+//! are the `crate::NAME` paths one module's files name has no cycle, so a crate reads from its
+//! leaves up. Between crates, Cargo already refuses a cycle.
+//!
+//! [`KNOWN_LOOPS`] lists the loops there were when this rule came, each as the modules it joins:
+//! a listed loop may lose modules or go, never grow, and a new one fails.
+//!
+//! How to see the graph by hand: `grep -rno 'crate::[a-z_]*' src/ | sort -u`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+
+use crate::util::{rust_files, workspace_members, ROOT};
+
+/// The loops there were when the rule came: (crate folder, the modules of its loop). In the root
+/// crate, the registry (`catalogue`) erases a model behind a table of every command's
+/// computation, so it names the commands and they name it; breaking that is the registry's next
+/// change. The live backend's loop is older.
+const KNOWN_LOOPS: &[(&str, &[&str])] = &[
+    (
+        ".",
+        &[
+            "bench",
+            "catalogue",
+            "ci",
+            "cli",
+            "connector",
+            "explore",
+            "progress",
+            "report",
+            "run",
+            "triage",
+        ],
+    ),
+    (
+        "live",
+        &[
+            "conformance",
+            "load",
+            "protocol",
+            "replication",
+            "server",
+            "session",
+        ],
+    ),
+];
+
+#[test]
+fn no_crate_has_a_new_import_loop() {
+    let mut problems = Vec::new();
+    for folder in workspace_members() {
+        let known: BTreeSet<&str> = KNOWN_LOOPS
+            .iter()
+            .filter(|(f, _)| *f == folder)
+            .flat_map(|(_, modules)| modules.iter().copied())
+            .collect();
+        for cycle in loops(&folder) {
+            let outside: Vec<&String> = cycle
+                .iter()
+                .filter(|m| !known.contains(m.as_str()))
+                .collect();
+            if !outside.is_empty() {
+                problems.push(format!(
+                    "{folder}: modules {cycle:?} import each other in a loop"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_known_loop_is_listed_as_it_is_now() {
+    for (folder, modules) in KNOWN_LOOPS {
+        let now: BTreeSet<String> = loops(folder).into_iter().flatten().collect();
+        let listed: BTreeSet<String> = modules.iter().map(|m| m.to_string()).collect();
+        assert_eq!(
+            now, listed,
+            "{folder}: the loop now joins these modules; lower KNOWN_LOOPS to match"
+        );
+    }
+}
+
+/// The engines read a system through the authoring API only: `walcheck-properties` names no
+/// engine, and the engine's own modules keep the order its crate doc gives.
+#[test]
+fn the_authoring_api_names_no_engine() {
+    for file in rust_files(&Path::new(ROOT).join("properties"), &["target"]) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !code_lines(&text).any(|line| line.contains("walcheck_engine")),
+            "{} names walcheck_engine",
+            file.display()
+        );
+    }
+    assert!(loops("engine").is_empty(), "the engine's modules loop");
+}
+
+/// The loops (strongly connected components of more than one module) of `folder`'s crate,
+/// each as its modules' names in order.
+fn loops(folder: &str) -> Vec<Vec<String>> {
+    let edges = module_edges(folder);
+    let mut graph = DiGraph::<&str, ()>::new();
+    let mut nodes = BTreeMap::new();
+    for (from, tos) in &edges {
+        for name in std::iter::once(from).chain(tos) {
+            nodes
+                .entry(name.as_str())
+                .or_insert_with(|| graph.add_node(name.as_str()));
+        }
+    }
+    for (from, tos) in &edges {
+        for to in tos {
+            graph.add_edge(nodes[from.as_str()], nodes[to.as_str()], ());
+        }
+    }
+    let mut found: Vec<Vec<String>> = tarjan_scc(&graph)
+        .into_iter()
+        .filter(|scc| scc.len() > 1)
+        .map(|scc| {
+            let mut names: Vec<String> = scc.iter().map(|&n| graph[n].to_owned()).collect();
+            names.sort();
+            names
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Each top-level module of `folder`'s `src/` with the other top-level modules its files name
+/// as `crate::NAME` outside comments. `lib.rs` and `main.rs` are the crate's root, not a module.
+fn module_edges(folder: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(ROOT).join(folder).join("src");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    if !src.is_dir() {
+        return edges;
+    }
+    for file in rust_files(&src, &[]) {
+        let relative = file.strip_prefix(&src).unwrap();
+        let first = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_owned();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let named = edges.entry(module.clone()).or_default();
+        for line in code_lines(&text) {
+            for (at, _) in line.match_indices("crate::") {
+                let rest = &line[at + "crate::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let preceded = line[..at].chars().next_back();
+                // `$crate::` in a macro and `walcheck_crate::` are other crates' paths.
+                let own =
+                    !matches!(preceded, Some(c) if c == '$' || c.is_alphanumeric() || c == '_');
+                if own && !name.is_empty() && name != module && is_module(&src, &name) {
+                    named.insert(name);
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// Whether `name` is a top-level module of the crate whose sources are in `src`.
+fn is_module(src: &Path, name: &str) -> bool {
+    src.join(format!("{name}.rs")).is_file() || src.join(name).join("mod.rs").is_file()
+}
+
+/// The lines of `text` that are code: not `//` comments (doc comments included), and not inside
+/// a `#[cfg(test)]` module's body once it starts (tests may reach anywhere).
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .take_while(|line| !line.trim_start().starts_with("#[cfg(test)]"))
+        .filter(|line| !line.trim_start().starts_with("//"))
+}
