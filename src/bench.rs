@@ -85,7 +85,7 @@ pub fn configurations_of(selection: &Selection) -> Result<Vec<Configuration>, St
 /// A search strategy and its thread count.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Search {
-    /// walcheck's own breadth-first checker ([`crate::checker`]), one thread.
+    /// walcheck's own breadth-first checker ([`crate::reference`]), one thread.
     Walcheck,
     /// stateright 0.31's BFS with this many threads.
     StaterightBfs(usize),

@@ -1043,8 +1043,8 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
     })
 }
 
-/// Watches a run for `inner` and writes each counterexample under `dir` as soon as its search
-/// decides it, so that a run stopped early (interrupted, or killed) leaves the traces of what it
+/// Watches a run for `inner` and writes each counterexample under `dir` as soon as the search
+/// that decided it ends (a configuration's one search decides all its checks), so that a run stopped early (interrupted, or killed) leaves the traces of what it
 /// found; [`WritingTraces::record`] then gives their paths to the results, and [`write_traces`]
 /// writes the rest. A write that fails here is left to [`write_traces`] to try again and report.
 pub struct WritingTraces<'a> {

@@ -3,7 +3,7 @@
 //! expectation table) and a `stateright::Model` per configuration, built from the upstream
 //! behaviours of `walcheck-model`.
 //!
-//! Not for: the upstream behaviours themselves (`walcheck-model`) or checking (`walcheck-properties`).
+//! Not for: the upstream behaviours themselves (`walcheck-model`) or checking (`walcheck-engine`).
 
 /// A built-in system from what its folder declares, with the rest written here once: the
 /// declaration's name, doc, variants, fault sets, trace knobs and `also` knob as given; its bounds,
