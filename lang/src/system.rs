@@ -109,16 +109,8 @@ impl FileSystem {
             if skipped(built.id) || built.kind == vocabulary::PropertyKind::Eventually {
                 continue;
             }
-            let check = match built.id {
-                "ack-within-durable" => Check::AckWithinDurable,
-                "no-data-loss" => Check::NoDataLoss,
-                "no-fatal-error" => Check::NoFatalError,
-                "wal-pointers-ordered" => Check::WalPointersOrdered,
-                // A property added to the vocabulary without its check must not check another.
-                other => unreachable!("vocabulary::BUILT_IN's {other} has no check here"),
-            };
             properties.push(PropertyInfo::always(built.id, built.doc));
-            checks.push(check);
+            checks.push(check_of(built.id));
         }
         for inv in file.invariants() {
             let id = leak(&inv.id.node);
@@ -784,5 +776,17 @@ impl System for FileSystem {
             (Verdict::Holds, "a property with no expect line should hold"),
             |(_, v, why)| (*v, why),
         )))
+    }
+}
+
+/// The check of the built-in `always` property `id`. A property added to the vocabulary without
+/// its check here is an internal error, never another property's check.
+fn check_of(id: &str) -> Check {
+    match id {
+        "ack-within-durable" => Check::AckWithinDurable,
+        "no-data-loss" => Check::NoDataLoss,
+        "no-fatal-error" => Check::NoFatalError,
+        "wal-pointers-ordered" => Check::WalPointersOrdered,
+        other => unreachable!("vocabulary::BUILT_IN's {other} has no check here"),
     }
 }
