@@ -111,23 +111,34 @@ fn item_end(lines: &[&str], start: usize) -> Option<usize> {
     }
 }
 
-/// `(line number, name, length in lines)` of each function with a body in `source`, test-only
-/// items left out.
-fn functions(source: &str) -> Vec<(usize, String, usize)> {
-    let lines: Vec<&str> = source.lines().collect();
-    let mut found = Vec::new();
+/// The indices of the lines of `lines` outside test-only items (an attribute of [`test_only`]
+/// and the item it applies to): what the workspace's own code is, here and in `layering`.
+pub(crate) fn outside_tests(lines: &[&str]) -> Vec<usize> {
+    let mut kept = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        if test_only(line) {
+        if test_only(lines[i]) {
             // The item the attribute applies to: the next line that is not an attribute.
             let item = (i + 1..lines.len()).find(|&k| {
                 let l = lines[k].trim_start();
                 !l.starts_with("#[") && !l.starts_with("//")
             });
-            i = item.and_then(|k| item_end(&lines, k)).unwrap_or(i) + 1;
+            i = item.and_then(|k| item_end(lines, k)).unwrap_or(i) + 1;
             continue;
         }
+        kept.push(i);
+        i += 1;
+    }
+    kept
+}
+
+/// `(line number, name, length in lines)` of each function with a body in `source`, test-only
+/// items left out.
+fn functions(source: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut found = Vec::new();
+    for i in outside_tests(&lines) {
+        let line = lines[i];
         if starts_fn(line) && !line.trim_end().ends_with(';') {
             let name = line
                 .split("fn ")
@@ -142,7 +153,6 @@ fn functions(source: &str) -> Vec<(usize, String, usize)> {
                 found.push((i + 1, name.to_owned(), close - i + 1));
             }
         }
-        i += 1;
     }
     found
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 
+use crate::function_length::outside_tests;
 use crate::util::{rust_files, workspace_members, ROOT};
 
 /// The loops there were when the rule came: (crate folder, the modules of its loop). In the root
@@ -95,7 +96,9 @@ fn the_authoring_api_names_no_engine() {
     for file in rust_files(&Path::new(ROOT).join("properties"), &["target"]) {
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            !code_lines(&text).any(|line| line.contains("walcheck_engine")),
+            !code_lines(&text)
+                .iter()
+                .any(|line| line.contains("walcheck_engine")),
             "{} names walcheck_engine",
             file.display()
         );
@@ -157,7 +160,7 @@ fn module_edges(folder: &str) -> BTreeMap<String, BTreeSet<String>> {
         // `super::` from `src/NAME.rs` or `src/NAME/mod.rs` is the crate's root.
         let top = parts.len() == 1 || (parts.len() == 2 && parts[1] == "mod.rs");
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = code_lines(&text).collect::<Vec<_>>().join("\n");
+        let code = code_lines(&text).join("\n");
         let named = edges.entry(module.clone()).or_default();
         let prefixes: &[&str] = if top {
             &["crate::", "super::"]
@@ -223,32 +226,13 @@ fn is_module(src: &Path, name: &str) -> bool {
     src.join(format!("{name}.rs")).is_file() || src.join(name).join("mod.rs").is_file()
 }
 
-/// The lines of `text` that are code: not `//` comments (doc comments included), and not the
-/// item a `#[cfg(test)]` marks (a `mod tests;` line, or a body up to its closing brace at the
-/// item's indentation): tests may reach anywhere.
-fn code_lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut skipping: Option<String> = None;
-    let mut marked = false;
-    text.lines().filter(move |line| {
-        let trimmed = line.trim_start();
-        if let Some(close) = &skipping {
-            if *line == close.as_str() {
-                skipping = None;
-            }
-            return false;
-        }
-        if trimmed.starts_with("#[cfg(test)]") {
-            marked = true;
-            return false;
-        }
-        if marked && !trimmed.starts_with("#[") {
-            marked = false;
-            if line.trim_end().ends_with('{') {
-                let indent = &line[..line.len() - trimmed.len()];
-                skipping = Some(format!("{indent}}}"));
-            }
-            return false;
-        }
-        !trimmed.starts_with("//")
-    })
+/// The lines of `text` that are code: not `//` comments (doc comments included), nor the items
+/// `#[cfg(test)]` marks ([`outside_tests`]): tests may reach anywhere.
+fn code_lines(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    outside_tests(&lines)
+        .into_iter()
+        .map(|i| lines[i])
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect()
 }
