@@ -10,8 +10,7 @@ use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
-use walcheck_properties::system::CheckModel;
-use walcheck_properties::system::{BoundValue, PropertyInfo, System, VisitSystems};
+use walcheck_properties::system::{BoundValue, CheckModel, PropertyInfo, System, VisitSystems};
 use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};

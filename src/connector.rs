@@ -69,11 +69,12 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 /// trace written under a project's folder then names its file relative to that project, not to
 /// the machine, and [`file_of_trace`] finds it again from the trace's own folder.
 fn source(path: &Path, text: &str) -> String {
-    format!(
-        "{}#fnv1a64:{:016x}",
-        path.display(),
-        fnv1a64(text.as_bytes())
-    )
+    format!("{}#{}", path.display(), digest(text))
+}
+
+/// `fnv1a64:HEX` of `text`: what [`source`] writes after the `#`.
+fn digest(text: &str) -> String {
+    format!("fnv1a64:{:016x}", fnv1a64(text.as_bytes()))
 }
 
 /// The text of the connector file at `path`, or the one-line error naming it
@@ -121,12 +122,7 @@ fn file_of_trace(trace: &str) -> Option<(String, Option<String>)> {
     let recorded = header.source?;
     let (path, hash) = recorded.rsplit_once('#')?;
     let candidates = candidates(Path::new(trace), Path::new(path));
-    let hash_of = |file: &Path| {
-        let text = read_connector(file).ok()?;
-        source(file, &text)
-            .rsplit_once('#')
-            .map(|(_, h)| h.to_owned())
-    };
+    let hash_of = |file: &Path| read_connector(file).ok().map(|text| digest(&text));
     if let Some(same) = candidates
         .iter()
         .find(|c| hash_of(c).as_deref() == Some(hash))

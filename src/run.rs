@@ -14,8 +14,9 @@ use stateright::{Model, Property};
 use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
-use walcheck_properties::system::CheckModel;
-use walcheck_properties::system::{FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND};
+use walcheck_properties::system::{
+    CheckModel, FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND,
+};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
@@ -552,10 +553,8 @@ where
     let options = compact::Options {
         threads: 1,
         budget: compact::Budget {
-            max_states: budget.max_states,
-            deadline: budget.deadline,
-            interrupt: budget.interrupt,
             max_memory_bytes: group.options.max_memory_bytes,
+            ..compact::Budget::from(*budget)
         },
         // A narrow test fingerprint is there to collide: compare every duplicate.
         verify_duplicates: group.options.fingerprint_bits < 64,
@@ -1044,8 +1043,8 @@ pub fn write_traces(results: &mut [CheckResult], dir: &Path) -> Result<(), Strin
 }
 
 /// Watches a run for `inner` and writes each counterexample under `dir` as soon as the search
-/// that decided it ends (a configuration's one search decides all its checks), so that a run stopped early (interrupted, or killed) leaves the traces of what it
-/// found; [`WritingTraces::record`] then gives their paths to the results, and [`write_traces`]
+/// that decided it ends (a configuration's one search decides all its checks), so that a run
+/// stopped early (interrupted, or killed) leaves the traces of what it found; [`WritingTraces::record`] then gives their paths to the results, and [`write_traces`]
 /// writes the rest. A write that fails here is left to [`write_traces`] to try again and report.
 pub struct WritingTraces<'a> {
     inner: &'a dyn Observer,
