@@ -98,7 +98,11 @@ fn pr854_slot_ahead_of_state_after_a_crash_between_ack_and_state() {
 /// metadata turns the rerun into a recovery sync, which skips validation (#865, #998).
 #[test]
 fn master_survives_connector_crashes_through_the_recovery_skip() {
-    for property in ["no-lsn-mismatch", "no-data-loss", "ack-within-destination"] {
+    for property in [
+        "no-lsn-mismatch",
+        "ack-within-durable",
+        "ack-within-destination",
+    ] {
         for bounds in [&[][..], &["syncs=3", "crashes=2"][..]] {
             let e = entry("olake-sync:master", "connector-crash", bounds, property);
             let result = run::run_entry(&e, &Budget::default());
@@ -313,7 +317,7 @@ fn acceptance_table() {
                 );
                 let result = run::run_entry(&e, &Budget::default());
                 assert_eq!(result.verdict, verdict, "{variant} {faults} {keepalive}");
-                for property in ["no-data-loss", "ack-within-destination"] {
+                for property in ["ack-within-durable", "ack-within-destination"] {
                     let e = entry(
                         &format!("olake-sync:{variant}"),
                         faults,

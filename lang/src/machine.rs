@@ -16,6 +16,7 @@ use walcheck_model::pg::stream::{
 };
 use walcheck_model::pg::{AdvanceError, CommitMode, Role, Server, Slot, Txn, Wal};
 use walcheck_model::Lsn;
+use walcheck_properties::cdc;
 
 use crate::ast::{BinOp, Call, Expr, ExprKind, Storage, Type};
 use crate::program::{Op, Program};
@@ -1288,8 +1289,7 @@ impl Machine {
     /// record of a publication transaction the destination does not durably hold.
     pub fn ack_within_durable(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return true };
-        self.owed_by_stream(state)
-            .all(|t| !txn_needs_skip(t, slot.slot.confirmed_flush))
+        cdc::ack_within_durable(slot.slot.confirmed_flush, self.owed_by_stream(state))
     }
 
     /// Whether the workload is done and the connector has nothing left to do.
@@ -1336,22 +1336,17 @@ impl Machine {
         }
     }
 
-    /// `wal-pointers-ordered`: replay ≤ flush ≤ write ≤ insert (replay on a standby only).
+    /// `wal-pointers-ordered` ([`cdc::wal_pointers_ordered`]) on the server's WAL.
     pub fn wal_pointers_ordered(&self, state: &State) -> bool {
-        let w = &state.wal;
-        let replay_ok = self.env.role == Role::Primary || w.replay <= w.flush;
-        replay_ok && w.flush <= w.write && w.write <= w.insert
+        cdc::wal_pointers_ordered(&state.wal, self.env.role)
     }
 
     /// `eventually-acknowledged`'s goal: every committed publication transaction is behind
     /// `confirmed_flush` (by the start rule).
     pub fn acknowledged(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return false };
-        state
-            .txns
-            .iter()
-            .filter(|t| t.is_published())
-            .all(|t| txn_needs_skip(t, slot.slot.confirmed_flush))
+        let published = state.txns.iter().filter(|t| t.is_published());
+        cdc::acknowledged(slot.slot.confirmed_flush, published)
     }
 }
 

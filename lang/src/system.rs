@@ -15,7 +15,7 @@ use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::codec::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
-    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Lanes, Live,
+    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Kind, Lanes, Live,
     Liveness, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
 };
 use walcheck_properties::verdict::Verdict;
@@ -106,7 +106,7 @@ impl FileSystem {
         let mut properties = Vec::new();
         let mut checks = Vec::new();
         for built in vocabulary::BUILT_IN {
-            if skipped(built.id) || built.kind == vocabulary::PropertyKind::Eventually {
+            if skipped(built.id) || built.kind == Kind::Eventually {
                 continue;
             }
             properties.push(PropertyInfo::always(built.id, built.doc));

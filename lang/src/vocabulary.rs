@@ -4,6 +4,8 @@
 //! will give each entry its semantics from the same model functions.
 
 use crate::ast::Type;
+use walcheck_properties::cdc;
+use walcheck_properties::system::PropertyInfo;
 
 /// A parameter of a call: its name (for `name = value`), the types it accepts, and whether it
 /// may be left out.
@@ -304,58 +306,17 @@ pub fn knob_info(name: &str) -> Option<&'static KnobInfo> {
     KNOBS.iter().find(|k| k.name == name)
 }
 
-/// How a property is checked.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum PropertyKind {
-    /// Holds in every reachable state.
-    Always,
-    /// Holds in some reachable state: a witness.
-    Sometimes,
-    /// Holds on every fair path: liveness.
-    Eventually,
-}
-
-/// A property walcheck checks in every file unless a `skip` line turns it off.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct BuiltIn {
-    /// Its stable id.
-    pub id: &'static str,
-    /// How it is checked.
-    pub kind: PropertyKind,
-    /// What it says.
-    pub doc: &'static str,
-}
-
-/// The built-in properties.
-pub const BUILT_IN: &[BuiltIn] = &[
-    BuiltIn {
-        id: "ack-within-durable",
-        kind: PropertyKind::Always,
-        doc: "nothing that moves confirmed_flush puts it past the commit record of a publication transaction the destination does not durably hold",
-    },
-    BuiltIn {
-        id: "no-data-loss",
-        kind: PropertyKind::Always,
-        doc: "once the workload is done and the connector has nothing left to do, every committed publication transaction is durably in the destination",
-    },
-    BuiltIn {
-        id: "no-fatal-error",
-        kind: PropertyKind::Always,
-        doc: "no `fail fatal` is reached",
-    },
-    BuiltIn {
-        id: "wal-pointers-ordered",
-        kind: PropertyKind::Always,
-        doc: "replay <= flush <= write <= insert, and confirmed_flush within what the server flushed",
-    },
-    BuiltIn {
-        id: "eventually-acknowledged",
-        kind: PropertyKind::Eventually,
-        doc: "with fairness, under continuous traffic the slot keeps moving and WAL retention stays bounded",
-    },
+/// The properties walcheck checks in every file unless a `skip` line turns them off: the shared
+/// CDC invariants of [`cdc`], declared there once, and the language's own `no-fatal-error`.
+pub const BUILT_IN: &[PropertyInfo] = &[
+    cdc::ACK_WITHIN_DURABLE,
+    cdc::NO_DATA_LOSS,
+    PropertyInfo::always("no-fatal-error", "no `fail fatal` is reached"),
+    cdc::WAL_POINTERS_ORDERED,
+    cdc::EVENTUALLY_ACKNOWLEDGED,
 ];
 
 /// The built-in property `id`, if any.
-pub fn built_in(id: &str) -> Option<&'static BuiltIn> {
+pub fn built_in(id: &str) -> Option<&'static PropertyInfo> {
     BUILT_IN.iter().find(|p| p.id == id)
 }

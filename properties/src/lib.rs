@@ -1,7 +1,10 @@
 //! walcheck-properties: what a checkable system declares — the authoring API every system, built
 //! in, a user's or a connector file's, is written in.
 //!
-//! [`system`] is the vocabulary a system is described in: property kinds and declarations,
+//! [`cdc`] holds the CDC invariants designs are checked against (`no-data-loss`,
+//! `ack-within-durable`, `wal-pointers-ordered`, `eventually-acknowledged`), each declared once
+//! and shared by the built-in systems and the connector language. [`system`] is the vocabulary a
+//! system is described in: property kinds and declarations,
 //! bounds with their ranges, trace variables, sequence-diagram lanes and fairness, and the
 //! [`system::System`] trait. [`verdict`] is what a search concludes and a system expects;
 //! [`codec`] how a system's states may be packed into bytes; [`pg_view`] PostgreSQL's trace
@@ -9,6 +12,7 @@
 //! and never the other way), the models themselves (`walcheck-model`, `walcheck-systems`),
 //! traces on disk (`walcheck-traces`) or the command line (`walcheck`).
 
+pub mod cdc;
 pub mod codec;
 pub mod pg_view;
 pub mod system;

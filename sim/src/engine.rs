@@ -87,17 +87,19 @@ impl Protocol {
 }
 
 /// The safety properties every step is checked against, in the model's order.
-pub const SAFETY: [&str; 3] = [
+pub const SAFETY: [&str; 4] = [
     system::STATE_MATCHES_SLOT.info.id,
     system::NO_LSN_MISMATCH.info.id,
     system::WAL_POINTERS_ORDERED.info.id,
+    system::SLOT_POINTERS_ORDERED.info.id,
 ];
 
 fn safety_holds(index: usize, state: &State) -> bool {
     match index {
         0 => system::state_matches_slot(state),
         1 => system::no_lsn_mismatch(state),
-        _ => system::wal_pointers_ordered(state),
+        2 => system::wal_pointers_ordered(state),
+        _ => system::slot_pointers_ordered(state),
     }
 }
 

@@ -167,6 +167,7 @@ proptest! {
             }
             model.apply(&mut state, actions[choice % actions.len()]);
             prop_assert!(olake_bootstrap::wal_pointers_ordered(&state), "{state:?}");
+            prop_assert!(olake_bootstrap::slot_pointers_ordered(&state), "{state:?}");
             if variant == Variant::Pr1084 {
                 prop_assert!(olake_bootstrap::no_lsn_mismatch(&state), "{state:?}");
                 prop_assert!(olake_bootstrap::state_matches_slot(&state), "{state:?}");

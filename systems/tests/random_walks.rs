@@ -55,6 +55,7 @@ proptest! {
         let model = deep(variant, faults, server);
         walk(&model, &choices, |s| {
             prop_assert!(olake_bootstrap::wal_pointers_ordered(s), "{s:?}");
+            prop_assert!(olake_bootstrap::slot_pointers_ordered(s), "{s:?}");
             Ok(())
         })?;
     }

@@ -13,6 +13,7 @@ pub(super) const ROWS: &[&str] = &[
     "state-matches-slot",
     "no-lsn-mismatch",
     "wal-pointers-ordered",
+    "slot-pointers-ordered",
     "bootstrap-eventually-completes",
     "reach-write-ahead-at-read",
     "reach-advance-clamped",
@@ -51,7 +52,10 @@ pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
     };
     match property {
         "wal-pointers-ordered" => {
-            return (Holds, "PostgreSQL 15 xlog.c keeps insert >= write >= flush; the advance clamps to flush or replay");
+            return (Holds, "PostgreSQL 15 xlog.c keeps insert >= write >= flush; a standby replays only what it flushed");
+        }
+        "slot-pointers-ordered" => {
+            return (Holds, "PostgreSQL 15 slotfuncs.c clamps the advance to flush or replay; a slot is saved from memory");
         }
         "reach-write-ahead-at-read" | "reach-advance-clamped" => return reached(wal, NO_WAL),
         "reach-bootstrap-complete" | "reach-standby-bootstrap" => {

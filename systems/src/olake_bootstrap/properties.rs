@@ -3,6 +3,7 @@
 use super::*;
 use walcheck_model::olake::{AdvanceCall, Phase};
 use walcheck_model::pg::Role;
+use walcheck_properties::cdc;
 use walcheck_properties::system::{FairClass, Live, Liveness, PropertyInfo};
 
 walcheck_properties::checks! { OlakeBootstrap:
@@ -12,8 +13,10 @@ walcheck_properties::checks! { OlakeBootstrap:
             .when(|_, s| state_matches_slot(s));
         NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails")
             .when(|_, s| no_lsn_mismatch(s));
-        WAL_POINTERS_ORDERED = PropertyInfo::always("wal-pointers-ordered", "replay <= flush <= write <= insert; restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory")
+        WAL_POINTERS_ORDERED = cdc::WAL_POINTERS_ORDERED
             .when(|_, s| wal_pointers_ordered(s));
+        SLOT_POINTERS_ORDERED = PropertyInfo::always("slot-pointers-ordered", "restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory")
+            .when(|_, s| slot_pointers_ordered(s));
         /// Its goal; [`Live::liveness`] gives its trigger.
         BOOTSTRAP_EVENTUALLY_COMPLETES = PropertyInfo::eventually("bootstrap-eventually-completes", "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever")
             .also_with("fairness", "none")
@@ -110,13 +113,16 @@ pub fn no_lsn_mismatch(state: &State) -> bool {
     )
 }
 
-/// `wal-pointers-ordered`: `replay ≤ flush ≤ write ≤ insert`, the slot's own ordering, and
-/// `confirmed_flush` no further than the pointer an advance clamps to.
+/// `wal-pointers-ordered` ([`cdc::wal_pointers_ordered`]) on the server's WAL.
 pub fn wal_pointers_ordered(state: &State) -> bool {
+    cdc::wal_pointers_ordered(&state.server.wal, state.server.role)
+}
+
+/// `slot-pointers-ordered`: `restart_lsn` ≤ `confirmed_flush` ≤ the advance limit, in memory and
+/// as saved, and the saved copy no later than memory.
+pub fn slot_pointers_ordered(state: &State) -> bool {
     let server = &state.server;
-    server.wal.is_ordered()
-        && server.slot.is_ordered()
-        && server.slot.confirmed_flush <= server.advance_limit()
+    server.slot.is_ordered() && server.slot.confirmed_flush <= server.advance_limit()
 }
 
 /// Witness: the bootstrap's target W0 is ahead of the flush pointer.

@@ -9,7 +9,7 @@ use super::Config;
 /// The properties this table has a row for.
 pub(super) const ROWS: &[&str] = &[
     "no-lsn-mismatch",
-    "no-data-loss",
+    "ack-within-durable",
     "ack-within-destination",
     "no-ack-timeout",
     "reach-sync-complete",
@@ -50,7 +50,7 @@ pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
         }
     };
     match property {
-        "no-data-loss" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first (#854 calls PostCDC from handleWriterCleanup, after the writers close)"),
+        "ack-within-durable" => (Holds, "every variant commits the destination before it acknowledges: handleWriterCleanup is deferred after PostCDC and runs first (#854 calls PostCDC from handleWriterCleanup, after the writers close)"),
         "ack-within-destination" => (Holds, "the acknowledgement sends ClientXLogPos after the destination committed it (a recovery sync pins it to the committed LSN)"),
         "no-ack-timeout" => {
             // Found by the model beyond the default bounds: a first sync acknowledges two

@@ -2,6 +2,7 @@
 
 use super::*;
 use walcheck_model::olake::sync::{PostStep, SyncPhase};
+use walcheck_properties::cdc;
 use walcheck_properties::system::PropertyInfo;
 
 walcheck_properties::checks! { OlakeSync:
@@ -9,8 +10,8 @@ walcheck_properties::checks! { OlakeSync:
     CHECKS => PROPERTIES [
         NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails a sync (the non-retryable lsn mismatch)")
             .when(|_, s: &State| no_lsn_mismatch(s));
-        NO_DATA_LOSS = PropertyInfo::always("no-data-loss", "every transaction that ends at or below the slot's confirmed_flush is in the destination")
-            .when(|m, s| no_data_loss(&m.config, s));
+        ACK_WITHIN_DURABLE = cdc::ACK_WITHIN_DURABLE
+            .when(|m, s| ack_within_durable(&m.config, s));
         ACK_WITHIN_DESTINATION = PropertyInfo::always("ack-within-destination", "the slot's confirmed_flush is never past the highest LSN the destination committed")
             .when(|_, s: &State| ack_within_destination(s));
         NO_ACK_TIMEOUT = PropertyInfo::always("no-ack-timeout", "AcknowledgeLSN's poll always sees the slot at the position sent (no `LSN not updated after 5 minutes`)")
@@ -56,13 +57,15 @@ pub fn no_lsn_mismatch(state: &State) -> bool {
     )
 }
 
-/// `no-data-loss`: every committed transaction ending at or below the slot's `confirmed_flush`
-/// is in the destination: PostgreSQL will never send it again.
-pub fn no_data_loss(config: &Config, state: &State) -> bool {
-    let cf = state.server.slot.confirmed_flush;
-    (0..state.txns)
-        .filter(|&i| config.txn(i).end_lsn <= cf)
-        .all(|i| state.durable.dest_txns & (1 << i) != 0)
+/// `ack-within-durable` ([`cdc::ack_within_durable`]): no committed transaction the destination
+/// does not hold is behind the slot's `confirmed_flush`, where PostgreSQL would never send it
+/// again. Every transaction is published and committed after the bootstrap.
+pub fn ack_within_durable(config: &Config, state: &State) -> bool {
+    let undelivered: Vec<_> = (0..state.txns)
+        .filter(|&i| state.durable.dest_txns & (1 << i) == 0)
+        .map(|i| config.txn(i))
+        .collect();
+    cdc::ack_within_durable(state.server.slot.confirmed_flush, undelivered.iter())
 }
 
 /// `ack-within-destination`: the slot's `confirmed_flush` is not past the highest LSN a
