@@ -75,3 +75,41 @@ pub fn wal_pointers_ordered(wal: &Wal, role: Role) -> bool {
     let replay_ok = role == Role::Primary || wal.replay <= wal.flush;
     replay_ok && wal.flush <= wal.write && wal.write <= wal.insert
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use walcheck_model::pg::CommitMode;
+
+    /// A primary replays nothing, so its replay pointer is not held to the order; a standby's
+    /// is. Each pointer out of order breaks it.
+    #[test]
+    fn wal_pointers_ordered_holds_replay_to_flush_on_a_standby_only() {
+        let mut wal = Wal::at(Lsn(0x100));
+        assert!(wal_pointers_ordered(&wal, Role::Primary));
+        wal.replay = Lsn(0x200);
+        assert!(wal_pointers_ordered(&wal, Role::Primary));
+        assert!(!wal_pointers_ordered(&wal, Role::Standby));
+        let mut wal = Wal::at(Lsn(0x100));
+        wal.flush = Lsn(0x180);
+        assert!(!wal_pointers_ordered(&wal, Role::Primary));
+        wal.write = Lsn(0x180);
+        assert!(!wal_pointers_ordered(&wal, Role::Primary));
+        wal.insert = Lsn(0x180);
+        assert!(wal_pointers_ordered(&wal, Role::Primary));
+    }
+
+    /// Both acknowledgement predicates read the start rule: a transaction is behind
+    /// `confirmed_flush` once it passes its commit record's start.
+    #[test]
+    fn acknowledgement_is_decided_at_the_commit_record_start() {
+        let mut wal = Wal::at(Lsn(0x1000));
+        let txn = wal.commit_txn(3, 200, 48, 1, CommitMode::Sync);
+        let txns = [txn];
+        assert!(ack_within_durable(txn.commit_lsn, txns.iter()));
+        assert!(!acknowledged(txn.commit_lsn, txns.iter()));
+        assert!(!ack_within_durable(txn.commit_lsn.plus(1), txns.iter()));
+        assert!(acknowledged(txn.commit_lsn.plus(1), txns.iter()));
+        assert!(ack_within_durable(Lsn(0x1000), [].iter()));
+    }
+}
