@@ -360,7 +360,7 @@ fn check_text_shows_the_interleaving_and_olakes_error() {
     assert!(text.contains("Append{pages: 5, commit: sync}"), "{text}");
     assert!(text.contains("lsn mismatch, please proceed with clear destination. lsn saved in state [0/1002000] current lsn [0/1000000]"), "{text}");
     assert!(
-        text.contains("\n8 checks, all as expected: 2 counterexamples found in the designs known to be broken, 3 properties proved, 3 witnesses reached; "),
+        text.contains("\n9 checks, all as expected: 2 counterexamples found in the designs known to be broken, 4 properties proved, 3 witnesses reached; "),
         "{text}"
     );
 }

@@ -111,6 +111,7 @@ fn the_olake_files_agree_with_the_hand_written_systems() {
         [
             ("state-matches-slot", "state-matches-slot", Some(n), Some(n)),
             ("no-lsn-mismatch", "no-lsn-mismatch", Some(m), Some(m)),
+            ("wal-pointers-ordered", "wal-pointers-ordered", None, None),
         ]
     };
     let sync = |ours: Option<u64>, theirs: Option<u64>| {
@@ -118,7 +119,7 @@ fn the_olake_files_agree_with_the_hand_written_systems() {
             ("no-lsn-mismatch", "no-lsn-mismatch", ours, theirs),
             ("no-ack-timeout", "no-ack-timeout", None, None),
             ("ack-within-durable", "ack-within-destination", None, None),
-            ("no-data-loss", "no-data-loss", None, None),
+            ("ack-within-durable", "ack-within-durable", None, None),
         ]
     };
     let (b45, holds) = (
@@ -126,11 +127,13 @@ fn the_olake_files_agree_with_the_hand_written_systems() {
         [
             ("state-matches-slot", "state-matches-slot", None, None),
             ("no-lsn-mismatch", "no-lsn-mismatch", None, None),
+            ("wal-pointers-ordered", "wal-pointers-ordered", None, None),
         ],
     );
     let b1084 = [
         ("state-matches-slot", "state-matches-slot", Some(6), Some(6)),
         ("no-lsn-mismatch", "no-lsn-mismatch", Some(7), Some(9)),
+        ("wal-pointers-ordered", "wal-pointers-ordered", None, None),
     ];
     let (s9, s10, s10_9, s_holds) = (
         sync(Some(9), Some(9)),

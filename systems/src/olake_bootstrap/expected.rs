@@ -23,6 +23,14 @@ pub(super) const ROWS: &[&str] = &[
     "reach-pg-crash-after-advance",
 ];
 
+/// Why `wal-pointers-ordered` holds.
+const WAL_ORDERED: &str =
+    "PostgreSQL 15 xlog.c keeps insert >= write >= flush; a standby replays only what it flushed";
+
+/// Why `slot-pointers-ordered` holds.
+const SLOT_ORDERED: &str =
+    "PostgreSQL 15 slotfuncs.c clamps the advance to flush or replay; a slot is saved from memory";
+
 /// What upstream code leads us to expect of `olake-bootstrap`, given every bound that decides it:
 /// the variant and role, whether any WAL is written (`statements`), whether a fault can happen
 /// (`faults`, `crashes`), and whether a later run validates what a crash left (`syncs`).
@@ -51,12 +59,8 @@ pub(super) fn verdict(c: &Config, property: &str) -> (Verdict, &'static str) {
         }
     };
     match property {
-        "wal-pointers-ordered" => {
-            return (Holds, "PostgreSQL 15 xlog.c keeps insert >= write >= flush; a standby replays only what it flushed");
-        }
-        "slot-pointers-ordered" => {
-            return (Holds, "PostgreSQL 15 slotfuncs.c clamps the advance to flush or replay; a slot is saved from memory");
-        }
+        "wal-pointers-ordered" => return (Holds, WAL_ORDERED),
+        "slot-pointers-ordered" => return (Holds, SLOT_ORDERED),
         "reach-write-ahead-at-read" | "reach-advance-clamped" => return reached(wal, NO_WAL),
         "reach-bootstrap-complete" | "reach-standby-bootstrap" => {
             return reached(!no_standby_read, NO_STANDBY_READ)
