@@ -23,9 +23,6 @@ const MAX_LINES: usize = 70;
 const LONGER: &[(&str, &str, usize)] = &[
     ("examples/bench_report.rs", "engine_rows", 75),
     ("examples/bench_report.rs", "main", 118),
-    ("engine/src/compact/expand.rs", "expand_store", 71),
-    ("engine/src/compact/explore.rs", "explore_hooked", 268),
-    ("engine/src/compact/helped.rs", "expand_store_helped", 79),
     ("engine/src/liveness.rs", "decide", 78),
     ("engine/src/liveness.rs", "explore", 102),
     ("engine/src/liveness.rs", "lasso", 104),
