@@ -23,10 +23,6 @@ const MAX_LINES: usize = 70;
 const LONGER: &[(&str, &str, usize)] = &[
     ("examples/bench_report.rs", "engine_rows", 75),
     ("examples/bench_report.rs", "main", 118),
-    ("engine/src/liveness.rs", "decide", 78),
-    ("engine/src/liveness.rs", "explore", 102),
-    ("engine/src/liveness.rs", "lasso", 104),
-    ("engine/src/reference.rs", "check_observed", 119),
     ("lang/src/machine.rs", "call", 168),
     ("lang/src/machine.rs", "apply", 109),
     ("lang/src/program.rs", "compile", 79),
