@@ -14,23 +14,13 @@ use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
 use crate::load::{Load, Workload};
+use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
+pub use crate::rules::Outcome;
+use crate::rules::{ensure, pass};
 use crate::server::PgServer;
-use crate::session::{db_error, Session};
+use crate::session::{Session, SETUP_ERROR};
 use crate::waldump::{self, WAL_PAGE_BYTES};
-use walcheck_sim::observed::replay_observed;
-
-/// What a check found.
-#[derive(Clone, Debug)]
-pub enum Outcome {
-    /// The server did what the model predicts; the detail says what was measured.
-    Pass {
-        detail: String,
-        trace: Option<Box<Trace>>,
-    },
-    /// The check cannot run on this server; the reason is recorded.
-    Skip { reason: String },
-}
 
 /// A modelled rule and its live check. `Err` is a failed prediction (or a server that could not be
 /// driven), with what the server did.
@@ -240,36 +230,6 @@ pub fn rule(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)
 }
 
-pub(crate) fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
-    if condition {
-        Ok(())
-    } else {
-        Err(message())
-    }
-}
-
-/// The observed trace must replay against the model.
-fn replays(trace: &Trace) -> Result<(), String> {
-    match replay_observed(trace)? {
-        Ok(_) => Ok(()),
-        Err(mismatch) => Err(format!("the model does not predict the server: {mismatch}")),
-    }
-}
-
-pub(crate) fn pass(
-    session: &Session,
-    server: &PgServer,
-    rule: &str,
-    detail: String,
-) -> Result<Outcome, String> {
-    let trace = session.trace(rule, server.version_num());
-    replays(&trace)?;
-    Ok(Outcome::Pass {
-        detail,
-        trace: Some(Box::new(trace)),
-    })
-}
-
 /// Some synchronously committed WAL, so that pointers and slot have room to move.
 fn some_wal(session: &mut Session) -> Result<(), String> {
     session
@@ -278,7 +238,7 @@ fn some_wal(session: &mut Session) -> Result<(), String> {
             "CREATE TABLE IF NOT EXISTS walcheck_rows (id int, payload text); \
              INSERT INTO walcheck_rows SELECT g, repeat('y', 200) FROM generate_series(1, 200) g",
         )
-        .map_err(|e| format!("insert rows: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("insert rows: {}", pg_message(&e)))?;
     // Dropped with the session: a --pg-url server keeps nothing of the run.
     session.clean_up_with("DROP TABLE IF EXISTS walcheck_rows".into());
     Ok(())
@@ -412,7 +372,7 @@ fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
         ] {
             client
                 .batch_execute(statement)
-                .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
+                .map_err(|e| format!("{statement}: {}", pg_message(&e)))?;
         }
     }
     for statement in [
@@ -433,7 +393,7 @@ fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
                  INSERT INTO walcheck_rows SELECT g, repeat('z', 1000) FROM generate_series(1, 100) g; \
                  COMMIT",
             )
-            .map_err(|e| format!("asynchronous insert: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("asynchronous insert: {}", pg_message(&e)))?;
         // The commit set the walwriter's latch: wait for its flush (bounded), then read.
         let deadline = Instant::now() + Duration::from_secs(2);
         while session.pointers()?.flush <= before.flush && Instant::now() < deadline {
@@ -721,20 +681,18 @@ fn standby_wal_functions(primary: &PgServer) -> Result<Outcome, String> {
              ELSE pg_current_wal_lsn() END::text",
             &[],
         )
-        .map_err(|e| format!("OLake #1070's query: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("OLake #1070's query: {}", pg_message(&e)))?;
     let replay: Option<String> = row.get(0);
     let replay = replay.ok_or("pg_last_wal_replay_lsn() is NULL on the standby")?;
     let replay: Lsn = replay
         .parse()
-        .map_err(|e| format!("{replay}: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("{replay}: {}", pg_message(&e)))?;
     let primary_flush: String = primary
         .connect()?
         .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    let primary_flush: Lsn = primary_flush
-        .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+    let primary_flush: Lsn = primary_flush.parse().map_err(|e| pg_message(&e))?;
     ensure(replay <= primary_flush, || {
         format!("replay {replay} beyond the primary's flush {primary_flush}")
     })?;
@@ -780,7 +738,7 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
             "SELECT pg_create_logical_replication_slot('walcheck_standby', 'test_decoding')",
             &[],
         )
-        .map_err(|e| format!("create slot on standby: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("create slot on standby: {}", pg_message(&e)))?;
     let _ = logger.join();
     let row = client
         .query_one(
@@ -788,15 +746,15 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
              FROM pg_replication_slot_advance('walcheck_standby', 'FFFFFFFF/FFFFFFFF')",
             &[],
         )
-        .map_err(|e| format!("advance on standby: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("advance on standby: {}", pg_message(&e)))?;
     let end_lsn: Lsn = row
         .get::<_, String>(0)
         .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+        .map_err(|e| pg_message(&e))?;
     let replay: Lsn = row
         .get::<_, String>(1)
         .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+        .map_err(|e| pg_message(&e))?;
     ensure(end_lsn <= replay, || {
         format!("end_lsn {end_lsn} beyond the replay pointer {replay}")
     })?;
@@ -816,10 +774,6 @@ pub fn skip_or_fail(reason: &str) -> Result<String, String> {
         Ok(format!("skipped: {reason}"))
     }
 }
-
-/// What a rule's `Err` starts with when the server could not be set up for it (a slot, a
-/// publication or a table that could not be made): not a failed prediction.
-pub const SETUP_ERROR: &str = "setup: ";
 
 /// Whether a rule's error is a setup error ([`SETUP_ERROR`]), not a failed prediction.
 pub fn is_setup_error(error: &str) -> bool {

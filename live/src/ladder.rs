@@ -12,8 +12,8 @@ use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
 
 use crate::load::{Load, Workload};
+use crate::pg_error::{db_error, pg_message};
 use crate::server::{PgServer, LOAD_TABLE};
-use crate::session::db_error;
 use walcheck_sim::engine::{Outcome, Protocol};
 use walcheck_sim::ladder::LadderKind;
 use walcheck_sim::params::Params;
@@ -51,7 +51,7 @@ pub struct LiveLadder {
 
 fn lsn(text: &str) -> Result<Lsn, String> {
     text.parse()
-        .map_err(|e| format!("server LSN {text:?}: {}", crate::session::pg_message(&e)))
+        .map_err(|e| format!("server LSN {text:?}: {}", pg_message(&e)))
 }
 
 /// One first-sync bootstrap of `variant` on `slot`, as OLake runs it: `GetSlotPosition` (W0 =

@@ -16,8 +16,9 @@ use walcheck_model::pg::{
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 
-use crate::conformance::{ensure, pass, Outcome};
+use crate::pg_error::pg_message;
 use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
+use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
 use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
 use crate::waldump;
@@ -536,7 +537,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut admin = server.connect()?;
     admin
         .batch_execute(&format!("CREATE DATABASE {OTHER_DB}"))
-        .map_err(|e| format!("create database: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("create database: {}", pg_message(&e)))?;
     let mut session = Session::open_pgoutput(server, "walcheck_other_db")?;
     session.clean_up_with(format!("DROP DATABASE IF EXISTS {OTHER_DB}"));
     let mut other = server.connect_db(OTHER_DB)?;
@@ -545,12 +546,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
             "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
              CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
         ))
-        .map_err(|e| {
-            format!(
-                "publication in {OTHER_DB}: {}",
-                crate::session::pg_message(&e)
-            )
-        })?;
+        .map_err(|e| format!("publication in {OTHER_DB}: {}", pg_message(&e)))?;
     let txns = vec![
         session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
         session.commit_txn_in(Some(&mut other), PUBLISHED_TABLE, 3, false, true)?,
@@ -580,7 +576,7 @@ fn slow_walwriter(server: &PgServer, session: &mut Session) -> Result<(), String
     ] {
         client
             .batch_execute(statement)
-            .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("{statement}: {}", pg_message(&e)))?;
     }
     session.clean_up_with("ALTER SYSTEM RESET wal_writer_delay".into());
     session.clean_up_with("SELECT pg_reload_conf()".into());
@@ -666,7 +662,7 @@ fn status_update(
                  WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)",
                 &[&slot],
             )
-            .map_err(|e| format!("pg_stat_replication: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("pg_stat_replication: {}", pg_message(&e)))?;
         let parse = |i: usize| row.get::<_, String>(i).parse::<Lsn>();
         let seen = (parse(0), parse(1), parse(2));
         if let (Ok(w), Ok(f), Ok(a)) = seen {
@@ -746,7 +742,7 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
             "BEGIN; INSERT INTO {UNPUBLISHED_TABLE} SELECT g, repeat('v', 200) \
              FROM generate_series(1, {rows}) g"
         ))
-        .map_err(|e| format!("insert: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("insert: {}", pg_message(&e)))?;
     let after = session.pointers()?;
     session
         .client()
@@ -1279,7 +1275,7 @@ fn sql_decode(
             &format!("SELECT lsn::text, data FROM {function}($1, $2::text::pg_lsn, $3)"),
             &[&slot, &upto_lsn, &upto_nchanges],
         )
-        .map_err(|e| format!("{function}: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("{function}: {}", pg_message(&e)))?;
     // test_decoding's BEGIN rows carry no LSN of the commit; the COMMIT rows' lsn is end_lsn.
     let ends: Vec<Lsn> = rows
         .iter()
@@ -1615,7 +1611,7 @@ fn oldest_segment(client: &mut postgres::Client) -> Result<u64, String> {
             "SELECT min(name) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'",
             &[],
         )
-        .map_err(|e| format!("pg_ls_waldir: {}", crate::session::pg_message(&e)))?
+        .map_err(|e| format!("pg_ls_waldir: {}", pg_message(&e)))?
         .get(0);
     let log = u64::from_str_radix(&name[8..16], 16).map_err(|e| e.to_string())?;
     let seg = u64::from_str_radix(&name[16..24], 16).map_err(|e| e.to_string())?;
@@ -1627,7 +1623,7 @@ fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
         .query_one("SELECT redo_lsn::text FROM pg_control_checkpoint()", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    text.parse().map_err(|e| crate::session::pg_message(&e))
+    text.parse().map_err(|e| pg_message(&e))
 }
 
 /// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
@@ -1755,7 +1751,7 @@ fn observe_replay_lsn(session: &mut Session) -> Result<Option<Lsn>, String> {
         .get(0);
     let replay = text
         .as_deref()
-        .map(|t| t.parse::<Lsn>().map_err(|e| crate::session::pg_message(&e)))
+        .map(|t| t.parse::<Lsn>().map_err(|e| pg_message(&e)))
         .transpose()?;
     let mut vars = Session::pointer_vars(p);
     vars.push((

@@ -7,6 +7,7 @@ use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
+use crate::pg_error::{db_error, pg_message};
 use crate::server::{PgServer, WalReader};
 use crate::waldump;
 use walcheck_sim::observed;
@@ -68,26 +69,9 @@ fn parse_lsn(text: &str) -> Result<Lsn, String> {
 /// SQLSTATE `query_canceled`: what `statement_timeout` raises.
 pub const QUERY_CANCELED: &str = "57014";
 
-/// A client error as PostgreSQL said it (`ERROR 42P07: relation "…" already exists`): the
-/// `postgres` crate's own text of a server error is only `db error`.
-/// Any other error is shown as it is.
-pub fn pg_message<E: std::fmt::Display + 'static>(e: &E) -> String {
-    let db = (e as &dyn std::any::Any)
-        .downcast_ref::<postgres::Error>()
-        .and_then(postgres::Error::as_db_error);
-    match db {
-        Some(db) => format!("{} {}: {}", db.severity(), db.code().code(), db.message()),
-        None => e.to_string(),
-    }
-}
-
-/// `(sqlstate, message)` of a server error, or the error's text.
-pub fn db_error(e: &postgres::Error) -> (String, String) {
-    match e.as_db_error() {
-        Some(db) => (db.code().code().to_owned(), db.message().to_owned()),
-        None => (String::new(), e.to_string()),
-    }
-}
+/// What a rule's `Err` starts with when the server could not be set up for it (a slot, a
+/// publication or a table that could not be made): not a failed prediction.
+pub const SETUP_ERROR: &str = "setup: ";
 
 impl Session {
     /// Connects and creates the slot `slot` (saved at once by PostgreSQL).
@@ -120,7 +104,7 @@ impl Session {
                 .map_err(|e| {
                     format!(
                         "{}create publication {PUBLICATION}: {}",
-                        crate::conformance::SETUP_ERROR,
+                        SETUP_ERROR,
                         pg_message(&e)
                     )
                 })?;
@@ -134,13 +118,7 @@ impl Session {
                 "SELECT pg_create_logical_replication_slot($1, $2)",
                 &[&slot, &plugin],
             )
-            .map_err(|e| {
-                format!(
-                    "{}create slot {slot}: {}",
-                    crate::conformance::SETUP_ERROR,
-                    pg_message(&e)
-                )
-            })?;
+            .map_err(|e| format!("{}create slot {slot}: {}", SETUP_ERROR, pg_message(&e)))?;
         server.note_slot(slot);
         let mut session = Session {
             client,
