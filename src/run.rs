@@ -575,16 +575,16 @@ where
         marks: &marks,
     };
     let recording = (!rows.is_empty()).then_some(&recording);
-    let (report, graph) = compact::explore_hooked(
+    let search = compact::Search {
         model,
         fingerprinter,
-        &options,
-        &hooks,
+        options: &options,
+        hooks: &hooks,
         recording,
-        model.codec(),
-        group.observe,
-    )
-    .map_err(|e| e.to_string())?;
+        codec: model.codec(),
+    };
+    let (report, graph) =
+        compact::explore_hooked(search, group.observe).map_err(|e| e.to_string())?;
     let mut searched = safety_searched(model, &report, group.safety);
     if let Some((graph, explored)) = graph {
         let max_memory_bytes = group.options.max_memory_bytes;

@@ -374,9 +374,47 @@ fn decide<M>(
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
-    let n = graph.len();
     outcome.product_nodes = product.order.len() as u64;
-    // The fair strongly connected components of the pending part.
+    let (bad, bad_sccs) = fair_components(graph, product, fair);
+    let Some(&loop_node) = product
+        .order
+        .iter()
+        .find(|&&v| v % 2 == 1 && bad[v as usize / 2])
+    else {
+        return;
+    };
+    let mut scc = bad_sccs
+        .into_iter()
+        .find(|c| c.contains(&loop_node))
+        .expect("a bad node is in a bad component");
+    // The cycle is built from the component's nodes in order.
+    scc.sort_unstable();
+    let ends = Ends {
+        start: product.start,
+        loop_node: loop_node as usize,
+    };
+    match lasso(row.model, graph, &product.parent, ends, &scc, fair, print) {
+        Ok(lasso) => {
+            outcome.verdict = Verdict::Violated;
+            outcome.lasso = Some(lasso);
+        }
+        Err(collision) => {
+            outcome.verdict = Verdict::Inconclusive;
+            outcome.collision = Some(collision);
+        }
+    }
+}
+
+/// The fair strongly connected components of the product's pending part under `fair`, and per
+/// state whether its pending node is in one of them: the product's components judged
+/// ([`judge`]), and those a strongly fair class starves split again without the states
+/// enabling it, until none is left to split.
+fn fair_components<S>(
+    graph: &Graph<S>,
+    product: &Product,
+    fair: Fair,
+) -> (Vec<bool>, Vec<Vec<u32>>) {
+    let n = graph.len();
     let mut bad = vec![false; n];
     let mut bad_sccs: Vec<Vec<u32>> = Vec::new();
     let mut work: Vec<Vec<u32>> = Vec::new();
@@ -411,34 +449,7 @@ fn decide<M>(
         }
         scratch.clear(&nodes);
     }
-    drop(scratch);
-    let Some(&loop_node) = product
-        .order
-        .iter()
-        .find(|&&v| v % 2 == 1 && bad[v as usize / 2])
-    else {
-        return;
-    };
-    let mut scc = bad_sccs
-        .into_iter()
-        .find(|c| c.contains(&loop_node))
-        .expect("a bad node is in a bad component");
-    // The cycle is built from the component's nodes in order.
-    scc.sort_unstable();
-    let ends = Ends {
-        start: product.start,
-        loop_node: loop_node as usize,
-    };
-    match lasso(row.model, graph, &product.parent, ends, &scc, fair, print) {
-        Ok(lasso) => {
-            outcome.verdict = Verdict::Violated;
-            outcome.lasso = Some(lasso);
-        }
-        Err(collision) => {
-            outcome.verdict = Verdict::Inconclusive;
-            outcome.collision = Some(collision);
-        }
-    }
+    (bad, bad_sccs)
 }
 
 /// What fairness makes of a pending component.
@@ -680,95 +691,147 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
-    let model = rows.first().expect("at least one row").model;
-    let mut graph = Graph::default();
-    let mut table: Table<u64> = Table::new();
-    let mut explored = Explored::default();
-    // The product, the lasso's prefix and replay all start from the one initial state; a second
-    // one would be left out silently, so it is refused instead.
-    let inits = model.init_states();
-    assert!(
-        inits.len() <= 1,
-        "the liveness checker takes a model with one initial state"
-    );
-    // The states stored and not yet expanded, in id order (breadth-first), with their depth.
-    let mut waiting: VecDeque<(u32, M::State)> = VecDeque::new();
-    for init in inits {
-        explored.states += 1;
-        let at = print(&init);
-        let slot = table.find(at).expect_err("an empty table");
-        table.insert(slot, at, 0);
-        graph.marks.push(marks_of(rows, &init));
-        graph.init = Some(init.clone());
-        waiting.push_back((0, init));
-    }
+    let mut exploring = Exploring {
+        model: rows.first().expect("at least one row").model,
+        rows,
+        fairness,
+        limits: (budget, max_memory_bytes),
+        print,
+        graph: Graph::default(),
+        table: Table::new(),
+        explored: Explored::default(),
+        waiting: VecDeque::new(),
+    };
+    exploring.store_init();
     let mut actions = Vec::new();
     let mut index = 0u64;
-    while let Some((depth, state)) = waiting.pop_front() {
+    while let Some((depth, state)) = exploring.waiting.pop_front() {
         if index % OBSERVE_EVERY == OBSERVE_EVERY - 1 {
             if let Some(limit) = budget.run_out() {
-                explored.limit = Some(limit);
+                exploring.explored.limit = Some(limit);
                 break;
             }
             observe(Progress {
-                states: explored.states,
-                unique_states: graph.len() as u64,
-                max_depth: explored.max_depth,
+                states: exploring.explored.states,
+                unique_states: exploring.graph.len() as u64,
+                max_depth: exploring.explored.max_depth,
             });
         }
+        if let Err(limit) = exploring.expand(depth, &state, &mut actions) {
+            exploring.explored.limit = Some(limit);
+            break;
+        }
+        index += 1;
+    }
+    let Exploring {
+        mut graph,
+        table,
+        explored,
+        ..
+    } = exploring;
+    graph.prints = table.prints(graph.len());
+    (graph, explored)
+}
+
+/// An exploration under way ([`explore`]): the graph and fingerprint table it fills, the states
+/// stored and not yet expanded, in id order (breadth-first), with their depth, and its limits.
+struct Exploring<'a, 'r, M: Model> {
+    model: &'r M,
+    rows: &'a [Row<'r, M>],
+    fairness: &'a [FairClass<M::Action>],
+    limits: (&'a Budget, Option<u64>),
+    print: fn(&M::State) -> u64,
+    graph: Graph<M::State>,
+    table: Table<u64>,
+    explored: Explored,
+    waiting: VecDeque<(u32, M::State)>,
+}
+
+impl<M> Exploring<'_, '_, M>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    /// Stores the initial state. The product, the lasso's prefix and replay all start from the
+    /// one initial state; a second one would be left out silently, so it is refused instead.
+    fn store_init(&mut self) {
+        let inits = self.model.init_states();
+        assert!(
+            inits.len() <= 1,
+            "the liveness checker takes a model with one initial state"
+        );
+        for init in inits {
+            self.explored.states += 1;
+            let at = (self.print)(&init);
+            let slot = self.table.find(at).expect_err("an empty table");
+            self.table.insert(slot, at, 0);
+            self.graph.marks.push(marks_of(self.rows, &init));
+            self.graph.init = Some(init.clone());
+            self.waiting.push_back((0, init));
+        }
+    }
+
+    /// Expands `state`, stored at `depth`: each successor inside the boundary stored if it is
+    /// new ([`Exploring::store`]) and its edge added, in action order, then the state's edges
+    /// ended. Errors: the limit that storing a new one would exceed.
+    #[inline]
+    fn expand(
+        &mut self,
+        depth: u32,
+        state: &M::State,
+        actions: &mut Vec<M::Action>,
+    ) -> Result<(), Limit> {
         actions.clear();
-        model.actions(&state, &mut actions);
+        self.model.actions(state, actions);
         let mut enabled = 0;
         for action in actions.drain(..) {
-            let classes = classes_of(fairness, &action);
-            let Some(next) = model.next_state(&state, action) else {
+            let classes = classes_of(self.fairness, &action);
+            let Some(next) = self.model.next_state(state, action) else {
                 continue;
             };
             enabled |= classes;
-            explored.states += 1;
-            if !model.within_boundary(&next) {
+            self.explored.states += 1;
+            if !self.model.within_boundary(&next) {
                 continue;
             }
-            let at = print(&next);
-            let target = match table.find(at) {
+            let at = (self.print)(&next);
+            let target = match self.table.find(at) {
                 Ok(target) => target,
-                Err(slot) => {
-                    let stored = graph.len() + 1;
-                    // The edge about to be pushed included.
-                    let slots = table.slots_after_insert(at);
-                    let edge_bytes = graph.edge_bytes() + Graph::<()>::EDGE_BYTES;
-                    let bytes = exploring_bytes(slots, stored * graph.state_bytes(), edge_bytes)
-                        + waiting_bytes::<M::State>(waiting.len() + 1);
-                    let limit = if budget.max_states.is_some_and(|max| stored as u64 > max) {
-                        Some(Limit::States)
-                    } else if max_memory_bytes.is_some_and(|max| bytes > max) {
-                        Some(Limit::Memory)
-                    } else if graph.edges() + 1 >= MAX_EDGES || stored >= NO as usize {
-                        Some(Limit::Indices)
-                    } else {
-                        None
-                    };
-                    if limit.is_some() {
-                        explored.limit = limit;
-                        graph.prints = table.prints(graph.len());
-                        return (graph, explored);
-                    }
-                    explored.memory_bytes = explored.memory_bytes.max(bytes);
-                    let target = graph.len() as u32;
-                    table.insert(slot, at, target);
-                    explored.max_depth = explored.max_depth.max((depth + 1).into());
-                    graph.marks.push(marks_of(rows, &next));
-                    waiting.push_back((depth + 1, next));
-                    target
-                }
+                Err(slot) => self.store(slot, at, depth + 1, next)?,
             };
-            graph.push_edge(target, classes);
+            self.graph.push_edge(target, classes);
         }
-        graph.end_state(enabled);
-        index += 1;
+        self.graph.end_state(enabled);
+        Ok(())
     }
-    graph.prints = table.prints(graph.len());
-    (graph, explored)
+
+    /// Stores `next`, new, of fingerprint `at`, at table slot `slot` and at `depth`, to be
+    /// expanded; returns its id. Errors: the limit storing it would exceed, the edge about to be
+    /// added to it counted.
+    #[inline]
+    fn store(&mut self, slot: usize, at: u64, depth: u32, next: M::State) -> Result<u32, Limit> {
+        let (budget, max_memory_bytes) = self.limits;
+        let stored = self.graph.len() + 1;
+        let slots = self.table.slots_after_insert(at);
+        let edge_bytes = self.graph.edge_bytes() + Graph::<()>::EDGE_BYTES;
+        let bytes = exploring_bytes(slots, stored * self.graph.state_bytes(), edge_bytes)
+            + waiting_bytes::<M::State>(self.waiting.len() + 1);
+        if budget.max_states.is_some_and(|max| stored as u64 > max) {
+            return Err(Limit::States);
+        } else if max_memory_bytes.is_some_and(|max| bytes > max) {
+            return Err(Limit::Memory);
+        } else if self.graph.edges() + 1 >= MAX_EDGES || stored >= NO as usize {
+            return Err(Limit::Indices);
+        }
+        self.explored.memory_bytes = self.explored.memory_bytes.max(bytes);
+        let target = self.graph.len() as u32;
+        self.table.insert(slot, at, target);
+        self.explored.max_depth = self.explored.max_depth.max(depth.into());
+        self.graph.marks.push(marks_of(self.rows, &next));
+        self.waiting.push_back((depth, next));
+        Ok(target)
+    }
 }
 
 /// The bytes counted while exploring, once states taking `state_bytes` and edges taking
@@ -796,7 +859,7 @@ fn lasso<M>(
     parent: &[u32],
     ends: Ends,
     scc: &[u32],
-    Fair { weak, strong }: Fair,
+    fair: Fair,
     print: &dyn Fn(&M::State) -> u64,
 ) -> Result<Lasso<M::State, M::Action>, String>
 where
@@ -804,7 +867,28 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
-    // The prefix, from the parents of the breadth-first search.
+    let prefix_edges = prefix(graph, parent, ends);
+    let cycle_edges = cycle(graph, scc, ends.loop_node / 2, fair);
+    let edges: Vec<(usize, usize)> = prefix_edges.iter().chain(&cycle_edges).copied().collect();
+    let path = rebuild(model, graph, &edges, print)?;
+    let loop_index = prefix_edges.len();
+    let loop_state = path
+        .steps
+        .get(loop_index.wrapping_sub(1))
+        .map_or(&path.init, |s| &s.1);
+    if path.last_state() != loop_state {
+        return Err(format!(
+            "the lasso's last state is not its loop state, though their fingerprints are equal \
+             ({:#018x}): a fingerprint collision",
+            print(loop_state)
+        ));
+    }
+    Ok(Lasso { path, loop_index })
+}
+
+/// The lasso's prefix, from the parents of the product's breadth-first search: the edges
+/// (`(source state, edge index)`) from `ends.start` to `ends.loop_node`.
+fn prefix<S>(graph: &Graph<S>, parent: &[u32], ends: Ends) -> Vec<(usize, usize)> {
     let mut prefix_edges = Vec::new();
     let mut node = ends.loop_node;
     while node != ends.start {
@@ -816,9 +900,13 @@ where
         node = 2 * from + (link & 1) as usize;
     }
     prefix_edges.reverse();
+    prefix_edges
+}
 
-    // The cycle: take each fair class the component takes, pass a state disabling each weakly
-    // fair class it does not take, and come back.
+/// The lasso's cycle, from `loop_state` back to it inside `scc` (edges as in [`prefix`]): it
+/// takes each fair class the component takes, passes a state disabling each weakly fair class
+/// it does not take ([`cycle_targets`]), and comes back.
+fn cycle<S>(graph: &Graph<S>, scc: &[u32], loop_state: usize, fair: Fair) -> Vec<(usize, usize)> {
     let inside = |v: usize| scc.binary_search(&(v as u32)).is_ok();
     let internal = |state: usize| {
         graph
@@ -826,6 +914,43 @@ where
             .map(move |e| (e, graph.targets[e] as usize))
             .filter(move |&(_, t)| inside(2 * t + 1))
     };
+    let mut cycle_edges: Vec<(usize, usize)> = Vec::new();
+    let mut at = loop_state;
+    for target in cycle_targets(graph, scc, &internal, fair) {
+        match target {
+            Target::Edge(from, edge) => {
+                cycle_edges.extend(route(&internal, at, from));
+                cycle_edges.push((from, edge));
+                at = graph.targets[edge] as usize;
+            }
+            Target::State(state) => {
+                cycle_edges.extend(route(&internal, at, state));
+                at = state;
+            }
+        }
+    }
+    cycle_edges.extend(route(&internal, at, loop_state));
+    if cycle_edges.is_empty() && !graph.is_terminal(loop_state) {
+        // No class to take: any cycle through the loop state will do, the shortest.
+        let (e, next) = internal(loop_state).next().expect("a cyclic component");
+        cycle_edges.push((loop_state, e));
+        cycle_edges.extend(route(&internal, next, loop_state));
+    }
+    cycle_edges
+}
+
+/// What the cycle around `scc` must pass, in class order: for each fair class the component
+/// takes, an edge of that class inside it; for each weakly fair class it does not take, a state
+/// that disables it. `internal` gives a state's edges inside the component.
+fn cycle_targets<S, I>(
+    graph: &Graph<S>,
+    scc: &[u32],
+    internal: &dyn Fn(usize) -> I,
+    Fair { weak, strong }: Fair,
+) -> Vec<Target>
+where
+    I: Iterator<Item = (usize, usize)>,
+{
     let mut targets: Vec<Target> = Vec::new();
     let mut taken = 0u32;
     for &v in scc {
@@ -854,45 +979,7 @@ where
             targets.push(Target::State(state));
         }
     }
-    let loop_state = ends.loop_node / 2;
-    let mut cycle_edges: Vec<(usize, usize)> = Vec::new();
-    let mut at = loop_state;
-    for target in targets {
-        match target {
-            Target::Edge(from, edge) => {
-                cycle_edges.extend(route(&internal, at, from));
-                cycle_edges.push((from, edge));
-                at = graph.targets[edge] as usize;
-            }
-            Target::State(state) => {
-                cycle_edges.extend(route(&internal, at, state));
-                at = state;
-            }
-        }
-    }
-    cycle_edges.extend(route(&internal, at, loop_state));
-    if cycle_edges.is_empty() && !graph.is_terminal(loop_state) {
-        // No class to take: any cycle through the loop state will do, the shortest.
-        let (e, next) = internal(loop_state).next().expect("a cyclic component");
-        cycle_edges.push((loop_state, e));
-        cycle_edges.extend(route(&internal, next, loop_state));
-    }
-
-    let edges: Vec<(usize, usize)> = prefix_edges.iter().chain(&cycle_edges).copied().collect();
-    let path = rebuild(model, graph, &edges, print)?;
-    let loop_index = prefix_edges.len();
-    let loop_state = path
-        .steps
-        .get(loop_index.wrapping_sub(1))
-        .map_or(&path.init, |s| &s.1);
-    if path.last_state() != loop_state {
-        return Err(format!(
-            "the lasso's last state is not its loop state, though their fingerprints are equal \
-             ({:#018x}): a fingerprint collision",
-            print(loop_state)
-        ));
-    }
-    Ok(Lasso { path, loop_index })
+    targets
 }
 
 /// The path that takes `edges` (`(source state, edge index)`, each from where the last one

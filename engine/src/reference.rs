@@ -63,92 +63,151 @@ where
     M::State: Hash + Eq + Clone,
     M::Action: Clone,
 {
-    let wanted = match property.expectation {
-        Expectation::Always => false,
-        Expectation::Sometimes => true,
-        Expectation::Eventually => {
-            return Err(format!("property {:?} is `eventually`: the breadth-first checker decides only always and sometimes", property.name));
-        }
-    };
-    let found = |s: &M::State| (property.condition)(model, s) == wanted;
-    let found_verdict = if wanted {
-        Verdict::Holds
-    } else {
-        Verdict::Violated
-    };
-    let exhausted_verdict = if wanted {
-        Verdict::Violated
-    } else {
-        Verdict::Holds
-    };
-
-    // Each stored state with the index of its parent and the action that first reached it.
-    let mut seen: Seen<M::State, M::Action> = Seen::default();
-    let mut depth: Vec<u32> = Vec::new();
-    let mut queue = VecDeque::new();
-    let mut outcome = Outcome {
-        verdict: exhausted_verdict,
-        states: 0,
-        unique_states: 0,
-        max_depth: 0,
-        path: None,
-    };
-
-    let finish = |seen: &Seen<M::State, M::Action>,
-                  index: usize,
-                  mut outcome: Outcome<M::State, M::Action>| {
-        outcome.verdict = found_verdict;
-        outcome.path = Some(path_to(seen, index));
-        outcome.unique_states = seen.len() as u64;
-        outcome
-    };
-
-    for init in model.init_states() {
-        outcome.states += 1;
-        if !model.within_boundary(&init) || seen.contains_key(&init) {
-            continue;
-        }
-        let (index, _) = seen.insert_full(init, None);
-        depth.push(0);
-        if found(seen.get_index(index).expect("just stored").0) {
-            return Ok(finish(&seen, index, outcome));
-        }
-        queue.push_back(index);
+    let mut search = Search::new(model, property)?;
+    if let Some(index) = search.store_inits() {
+        return Ok(search.found(index));
     }
-
     let mut actions = Vec::new();
     let mut expanded: u64 = 0;
-    'search: while let Some(index) = queue.pop_front() {
+    while let Some(index) = search.queue.pop_front() {
         expanded += 1;
         if expanded % OBSERVE_EVERY == 0 {
             if budget.run_out().is_some() {
-                outcome.verdict = Verdict::Inconclusive;
+                search.outcome.verdict = Verdict::Inconclusive;
                 break;
             }
             observe(Progress {
-                states: outcome.states,
-                unique_states: seen.len() as u64,
-                max_depth: outcome.max_depth,
+                states: search.outcome.states,
+                unique_states: search.seen.len() as u64,
+                max_depth: search.outcome.max_depth,
             });
         }
-        let state = seen
+        match search.expand(index, budget, &mut actions) {
+            None => {}
+            Some(Ended::Found(index)) => return Ok(search.found(index)),
+            Some(Ended::MaxStates) => {
+                search.outcome.verdict = Verdict::Inconclusive;
+                break;
+            }
+        }
+    }
+    search.outcome.unique_states = search.seen.len() as u64;
+    Ok(search.outcome)
+}
+
+/// One search of [`check_observed`] under way: the states stored, their depths, those waiting
+/// to be expanded, and the outcome so far.
+struct Search<'a, M: Model> {
+    model: &'a M,
+    property: &'a Property<M>,
+    /// What decides the property: `false` for `always` (a violation), `true` for `sometimes`.
+    wanted: bool,
+    /// Each stored state with the index of its parent and the action that first reached it.
+    seen: Seen<M::State, M::Action>,
+    depth: Vec<u32>,
+    queue: VecDeque<usize>,
+    outcome: Outcome<M::State, M::Action>,
+}
+
+/// Why expanding a state ended the search.
+enum Ended {
+    /// The state stored at this index decides the property.
+    Found(usize),
+    /// [`Budget::max_states`] states are stored.
+    MaxStates,
+}
+
+impl<'a, M> Search<'a, M>
+where
+    M: Model,
+    M::State: Hash + Eq + Clone,
+    M::Action: Clone,
+{
+    /// A search for `property`, with nothing stored yet; `Err` for an `eventually` property.
+    fn new(model: &'a M, property: &'a Property<M>) -> Result<Self, String> {
+        let wanted = match property.expectation {
+            Expectation::Always => false,
+            Expectation::Sometimes => true,
+            Expectation::Eventually => {
+                return Err(format!("property {:?} is `eventually`: the breadth-first checker decides only always and sometimes", property.name));
+            }
+        };
+        let exhausted_verdict = if wanted {
+            Verdict::Violated
+        } else {
+            Verdict::Holds
+        };
+        Ok(Search {
+            model,
+            property,
+            wanted,
+            seen: Seen::default(),
+            depth: Vec::new(),
+            queue: VecDeque::new(),
+            outcome: Outcome {
+                verdict: exhausted_verdict,
+                states: 0,
+                unique_states: 0,
+                max_depth: 0,
+                path: None,
+            },
+        })
+    }
+
+    /// Whether the state stored at `index` decides the property.
+    #[inline]
+    fn decides(&self, index: usize) -> bool {
+        let state = self.seen.get_index(index).expect("just stored").0;
+        (self.property.condition)(self.model, state) == self.wanted
+    }
+
+    /// Stores the initial states inside the boundary, in order, each queued to be expanded.
+    /// Returns the index of the first one that decides the property, if one does.
+    fn store_inits(&mut self) -> Option<usize> {
+        for init in self.model.init_states() {
+            self.outcome.states += 1;
+            if !self.model.within_boundary(&init) || self.seen.contains_key(&init) {
+                continue;
+            }
+            let (index, _) = self.seen.insert_full(init, None);
+            self.depth.push(0);
+            if self.decides(index) {
+                return Some(index);
+            }
+            self.queue.push_back(index);
+        }
+        None
+    }
+
+    /// Expands the state stored at `index`: each successor inside the boundary and new stored,
+    /// in action order, and queued. Returns what ended the search, if something did: a new
+    /// state that decides the property, or `max_states`.
+    #[inline]
+    fn expand(
+        &mut self,
+        index: usize,
+        budget: &Budget,
+        actions: &mut Vec<M::Action>,
+    ) -> Option<Ended> {
+        let state = self
+            .seen
             .get_index(index)
             .expect("queued states are stored")
             .0
             .clone();
-        let next_depth = depth[index] + 1;
+        let next_depth = self.depth[index] + 1;
         actions.clear();
-        model.actions(&state, &mut actions);
+        self.model.actions(&state, actions);
         for action in actions.drain(..) {
-            let Some(next) = model.next_state(&state, action.clone()) else {
+            let Some(next) = self.model.next_state(&state, action.clone()) else {
                 continue;
             };
-            outcome.states += 1;
-            if !model.within_boundary(&next) {
+            self.outcome.states += 1;
+            if !self.model.within_boundary(&next) {
                 continue;
             }
             // One hash per generated state: the vacant entry is where it would be stored.
-            let Entry::Vacant(slot) = seen.entry(next) else {
+            let Entry::Vacant(slot) = self.seen.entry(next) else {
                 continue;
             };
             let next_index = slot.index();
@@ -156,20 +215,31 @@ where
                 .max_states
                 .is_some_and(|max| next_index as u64 >= max)
             {
-                outcome.verdict = Verdict::Inconclusive;
-                break 'search;
+                return Some(Ended::MaxStates);
             }
             slot.insert(Some((index, action)));
-            depth.push(next_depth);
-            outcome.max_depth = outcome.max_depth.max(next_depth.into());
-            if found(seen.get_index(next_index).expect("just stored").0) {
-                return Ok(finish(&seen, next_index, outcome));
+            self.depth.push(next_depth);
+            self.outcome.max_depth = self.outcome.max_depth.max(next_depth.into());
+            if self.decides(next_index) {
+                return Some(Ended::Found(next_index));
             }
-            queue.push_back(next_index);
+            self.queue.push_back(next_index);
         }
+        None
     }
-    outcome.unique_states = seen.len() as u64;
-    Ok(outcome)
+
+    /// The outcome once the state stored at `index` decides the property: the path to it.
+    fn found(self, index: usize) -> Outcome<M::State, M::Action> {
+        let mut outcome = self.outcome;
+        outcome.verdict = if self.wanted {
+            Verdict::Holds
+        } else {
+            Verdict::Violated
+        };
+        outcome.path = Some(path_to(&self.seen, index));
+        outcome.unique_states = self.seen.len() as u64;
+        outcome
+    }
 }
 
 fn path_to<S: Clone, A: Clone>(seen: &Seen<S, A>, mut index: usize) -> Path<S, A> {

@@ -14,23 +14,13 @@ use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
 use crate::load::{Load, Workload};
+use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
+pub use crate::rules::Outcome;
+use crate::rules::{ensure, pass};
 use crate::server::PgServer;
-use crate::session::{db_error, Session};
+use crate::session::{Advanced, Pointers, Session, SETUP_ERROR};
 use crate::waldump::{self, WAL_PAGE_BYTES};
-use walcheck_sim::observed::replay_observed;
-
-/// What a check found.
-#[derive(Clone, Debug)]
-pub enum Outcome {
-    /// The server did what the model predicts; the detail says what was measured.
-    Pass {
-        detail: String,
-        trace: Option<Box<Trace>>,
-    },
-    /// The check cannot run on this server; the reason is recorded.
-    Skip { reason: String },
-}
 
 /// A modelled rule and its live check. `Err` is a failed prediction (or a server that could not be
 /// driven), with what the server did.
@@ -240,36 +230,6 @@ pub fn rule(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)
 }
 
-pub(crate) fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
-    if condition {
-        Ok(())
-    } else {
-        Err(message())
-    }
-}
-
-/// The observed trace must replay against the model.
-fn replays(trace: &Trace) -> Result<(), String> {
-    match replay_observed(trace)? {
-        Ok(_) => Ok(()),
-        Err(mismatch) => Err(format!("the model does not predict the server: {mismatch}")),
-    }
-}
-
-pub(crate) fn pass(
-    session: &Session,
-    server: &PgServer,
-    rule: &str,
-    detail: String,
-) -> Result<Outcome, String> {
-    let trace = session.trace(rule, server.version_num());
-    replays(&trace)?;
-    Ok(Outcome::Pass {
-        detail,
-        trace: Some(Box::new(trace)),
-    })
-}
-
 /// Some synchronously committed WAL, so that pointers and slot have room to move.
 fn some_wal(session: &mut Session) -> Result<(), String> {
     session
@@ -278,7 +238,7 @@ fn some_wal(session: &mut Session) -> Result<(), String> {
             "CREATE TABLE IF NOT EXISTS walcheck_rows (id int, payload text); \
              INSERT INTO walcheck_rows SELECT g, repeat('y', 200) FROM generate_series(1, 200) g",
         )
-        .map_err(|e| format!("insert rows: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("insert rows: {}", pg_message(&e)))?;
     // Dropped with the session: a --pg-url server keeps nothing of the run.
     session.clean_up_with("DROP TABLE IF EXISTS walcheck_rows".into());
     Ok(())
@@ -396,116 +356,148 @@ fn end_lsn_is_confirmed_flush(server: &PgServer) -> Result<Outcome, String> {
 /// or in which something else flushed during the call, is checked as it came and repeated.
 fn advance_waits_for_record_end(server: &PgServer) -> Result<Outcome, String> {
     const ATTEMPTS: u32 = 8;
-    const WAIT_MS: u64 = 1_000;
     if !server.is_throwaway() {
         return Ok(Outcome::Skip {
             reason: "needs a throwaway server (it sets wal_writer_delay and wal_writer_flush_after with ALTER SYSTEM); not run with --pg-url".into(),
         });
     }
     let mut session = Session::open(server, "walcheck_record_end")?;
-    {
-        let mut client = server.connect()?;
-        for statement in [
-            "ALTER SYSTEM SET wal_writer_delay = '10s'",
-            "ALTER SYSTEM SET wal_writer_flush_after = 0",
-            "SELECT pg_reload_conf()",
-        ] {
-            client
-                .batch_execute(statement)
-                .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
-        }
-    }
-    for statement in [
-        "ALTER SYSTEM RESET wal_writer_delay",
-        "ALTER SYSTEM RESET wal_writer_flush_after",
-        "SELECT pg_reload_conf()",
-    ] {
-        session.clean_up_with(statement.into());
-    }
+    // The walwriter flushes at each cycle and sleeps 10 s between them.
+    let walwriter = [
+        ("wal_writer_delay", "'10s'"),
+        ("wal_writer_flush_after", "0"),
+    ];
+    session.alter_system(server, &walwriter)?;
     some_wal(&mut session)?;
     let mut returned_at_boundary = 0;
     for attempt in 1..=ATTEMPTS {
-        let before = session.pointers()?;
-        session
-            .client()
-            .batch_execute(
-                "BEGIN; SET LOCAL synchronous_commit = off; \
-                 INSERT INTO walcheck_rows SELECT g, repeat('z', 1000) FROM generate_series(1, 100) g; \
-                 COMMIT",
+        let tried = record_end_attempt(server, &mut session)?;
+        let Some(done) = &tried.advanced else {
+            return record_end_waited(server, &mut session, attempt, &tried);
+        };
+        // It returned: the model must say the record was flushed by then.
+        ensure(!tried.waits, || {
+            format!(
+                "the advance to {} returned {:?} with the record it needs (ending at {}) \
+                 unflushed (flush {})",
+                tried.target, done.result, tried.read_end, tried.after.flush
             )
-            .map_err(|e| format!("asynchronous insert: {}", crate::session::pg_message(&e)))?;
-        // The commit set the walwriter's latch: wait for its flush (bounded), then read.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while session.pointers()?.flush <= before.flush && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-        let seen = session.observe()?;
-        let target = seen.flush;
-        let advanced = session.advance_within(target, Some(WAIT_MS))?;
-        let after = session.pointers()?;
-        let confirmed_flush = session.confirmed_flush()?;
-        // Flush everything; pg_waldump then shows the record the clamp point lies in.
-        some_wal(&mut session)?;
-        let flushed = session.pointers()?;
-        let from = target
-            .minus(target.bytes().min(64 * 1024))
-            .max(before.flush);
-        let records = waldump::parse(&server.waldump(from, flushed.flush)?);
-        let ends = records
-            .iter()
-            .map(|r| r.end(WAL_PAGE_BYTES, WAL_SEGMENT_BYTES))
-            .filter(|end| *end > from);
-        let read_end = advance_read_end(target, ends);
-        let waits = advance_waits(after.flush, read_end);
-        match advanced {
-            None => {
-                // Cancelled while running: the model must say it was waiting.
-                ensure(waits, || {
-                    format!(
-                        "the advance to {target} was still running after {WAIT_MS} ms, but the \
-                         record it needs ends at {read_end}, flushed (flush {})",
-                        after.flush
-                    )
-                })?;
-                session.record_waiting(target, read_end, after, confirmed_flush);
-                session.observe()?;
-                let again = session.advance(target)?;
-                let end_lsn = again
-                    .result
-                    .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
-                ensure(end_lsn == target, || {
-                    format!("after the flush the advance to {target} returned {end_lsn}")
-                })?;
-                return pass(
-                    &session,
-                    server,
-                    "advance_waits_for_record_end",
-                    format!(
-                        "flush {target} on a page boundary inside a record ending at {read_end} \
-                         (attempt {attempt}): the advance to it still ran after {WAIT_MS} ms, \
-                         confirmed_flush {confirmed_flush}; flushed to {}: end_lsn {end_lsn} at once",
-                        flushed.flush
-                    ),
-                );
-            }
-            Some(done) => {
-                // It returned: the model must say the record was flushed by then.
-                ensure(!waits, || {
-                    format!(
-                        "the advance to {target} returned {:?} with the record it needs (ending \
-                         at {read_end}) unflushed (flush {})",
-                        done.result, after.flush
-                    )
-                })?;
-                returned_at_boundary += u32::from(read_end == target);
-            }
-        }
+        })?;
+        returned_at_boundary += u32::from(tried.read_end == tried.target);
     }
     Err(format!(
-        "in {ATTEMPTS} attempts the flush pointer never stayed inside a record for {WAIT_MS} ms \
-         ({returned_at_boundary} fell on a record's end)"
+        "in {ATTEMPTS} attempts the flush pointer never stayed inside a record for \
+         {RECORD_END_WAIT_MS} ms ({returned_at_boundary} fell on a record's end)"
     ))
+}
+
+/// How long [`advance_waits_for_record_end`] lets an advance run before it cancels it.
+const RECORD_END_WAIT_MS: u64 = 1_000;
+
+/// One attempt of [`advance_waits_for_record_end`]: an advance to the flush pointer, and where
+/// the record it has to read ends.
+struct RecordEnd {
+    /// The flush pointer the advance went to.
+    target: Lsn,
+    /// What the advance answered; `None` when it was cancelled while still running.
+    advanced: Option<Advanced>,
+    /// The pointers and the slot's `confirmed_flush` right after it.
+    after: Pointers,
+    confirmed_flush: Lsn,
+    /// The pointers once everything was flushed.
+    flushed: Pointers,
+    /// The end of the record `target` lies in, and whether the model says the advance waits.
+    read_end: Lsn,
+    waits: bool,
+}
+
+/// An asynchronous 100-row transaction, the walwriter's flush it wakes waited for (two seconds
+/// at most), then an advance to the flush pointer cancelled after [`RECORD_END_WAIT_MS`];
+/// then everything flushed, and `pg_waldump` asked where the record the advance had to read
+/// ends.
+fn record_end_attempt(server: &PgServer, session: &mut Session) -> Result<RecordEnd, String> {
+    let before = session.pointers()?;
+    session
+        .client()
+        .batch_execute(
+            "BEGIN; SET LOCAL synchronous_commit = off; \
+             INSERT INTO walcheck_rows SELECT g, repeat('z', 1000) FROM generate_series(1, 100) g; \
+             COMMIT",
+        )
+        .map_err(|e| format!("asynchronous insert: {}", pg_message(&e)))?;
+    // The commit set the walwriter's latch: wait for its flush (bounded), then read.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while session.pointers()?.flush <= before.flush && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let seen = session.observe()?;
+    let target = seen.flush;
+    let advanced = session.advance_within(target, Some(RECORD_END_WAIT_MS))?;
+    let after = session.pointers()?;
+    let confirmed_flush = session.confirmed_flush()?;
+    // Flush everything; pg_waldump then shows the record the clamp point lies in.
+    some_wal(session)?;
+    let flushed = session.pointers()?;
+    let from = target
+        .minus(target.bytes().min(64 * 1024))
+        .max(before.flush);
+    let records = waldump::parse(&server.waldump(from, flushed.flush)?);
+    let ends = records
+        .iter()
+        .map(|r| r.end(WAL_PAGE_BYTES, WAL_SEGMENT_BYTES))
+        .filter(|end| *end > from);
+    let read_end = advance_read_end(target, ends);
+    Ok(RecordEnd {
+        target,
+        advanced,
+        after,
+        confirmed_flush,
+        flushed,
+        read_end,
+        waits: advance_waits(after.flush, read_end),
+    })
+}
+
+/// The attempt `tried`, whose advance was cancelled while running: the model must say it was
+/// waiting. Recorded as waiting, the same advance returns at once now that the record is
+/// flushed, with `end_lsn` at the target.
+fn record_end_waited(
+    server: &PgServer,
+    session: &mut Session,
+    attempt: u32,
+    tried: &RecordEnd,
+) -> Result<Outcome, String> {
+    let RecordEnd {
+        target, read_end, ..
+    } = *tried;
+    ensure(tried.waits, || {
+        format!(
+            "the advance to {target} was still running after {RECORD_END_WAIT_MS} ms, but the \
+             record it needs ends at {read_end}, flushed (flush {})",
+            tried.after.flush
+        )
+    })?;
+    session.record_waiting(target, read_end, tried.after, tried.confirmed_flush);
+    session.observe()?;
+    let again = session.advance(target)?;
+    let end_lsn = again
+        .result
+        .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
+    ensure(end_lsn == target, || {
+        format!("after the flush the advance to {target} returned {end_lsn}")
+    })?;
+    pass(
+        session,
+        server,
+        "advance_waits_for_record_end",
+        format!(
+            "flush {target} on a page boundary inside a record ending at {read_end} (attempt \
+             {attempt}): the advance to it still ran after {RECORD_END_WAIT_MS} ms, \
+             confirmed_flush {}; flushed to {}: end_lsn {end_lsn} at once",
+            tried.confirmed_flush, tried.flushed.flush
+        ),
+    )
 }
 
 /// Advances the fresh slot to the current flush pointer on an idle server; returns it.
@@ -721,20 +713,18 @@ fn standby_wal_functions(primary: &PgServer) -> Result<Outcome, String> {
              ELSE pg_current_wal_lsn() END::text",
             &[],
         )
-        .map_err(|e| format!("OLake #1070's query: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("OLake #1070's query: {}", pg_message(&e)))?;
     let replay: Option<String> = row.get(0);
     let replay = replay.ok_or("pg_last_wal_replay_lsn() is NULL on the standby")?;
     let replay: Lsn = replay
         .parse()
-        .map_err(|e| format!("{replay}: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("{replay}: {}", pg_message(&e)))?;
     let primary_flush: String = primary
         .connect()?
         .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    let primary_flush: Lsn = primary_flush
-        .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+    let primary_flush: Lsn = primary_flush.parse().map_err(|e| pg_message(&e))?;
     ensure(replay <= primary_flush, || {
         format!("replay {replay} beyond the primary's flush {primary_flush}")
     })?;
@@ -780,7 +770,7 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
             "SELECT pg_create_logical_replication_slot('walcheck_standby', 'test_decoding')",
             &[],
         )
-        .map_err(|e| format!("create slot on standby: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("create slot on standby: {}", pg_message(&e)))?;
     let _ = logger.join();
     let row = client
         .query_one(
@@ -788,15 +778,15 @@ fn standby_slot_clamp(primary: &PgServer) -> Result<Outcome, String> {
              FROM pg_replication_slot_advance('walcheck_standby', 'FFFFFFFF/FFFFFFFF')",
             &[],
         )
-        .map_err(|e| format!("advance on standby: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("advance on standby: {}", pg_message(&e)))?;
     let end_lsn: Lsn = row
         .get::<_, String>(0)
         .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+        .map_err(|e| pg_message(&e))?;
     let replay: Lsn = row
         .get::<_, String>(1)
         .parse()
-        .map_err(|e| crate::session::pg_message(&e))?;
+        .map_err(|e| pg_message(&e))?;
     ensure(end_lsn <= replay, || {
         format!("end_lsn {end_lsn} beyond the replay pointer {replay}")
     })?;
@@ -816,10 +806,6 @@ pub fn skip_or_fail(reason: &str) -> Result<String, String> {
         Ok(format!("skipped: {reason}"))
     }
 }
-
-/// What a rule's `Err` starts with when the server could not be set up for it (a slot, a
-/// publication or a table that could not be made): not a failed prediction.
-pub const SETUP_ERROR: &str = "setup: ";
 
 /// Whether a rule's error is a setup error ([`SETUP_ERROR`]), not a failed prediction.
 pub fn is_setup_error(error: &str) -> bool {

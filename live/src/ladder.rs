@@ -12,10 +12,10 @@ use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
 
 use crate::load::{Load, Workload};
+use crate::pg_error::{db_error, pg_message};
 use crate::server::{PgServer, LOAD_TABLE};
-use crate::session::db_error;
 use walcheck_sim::engine::{Outcome, Protocol};
-use walcheck_sim::ladder::LadderKind;
+use walcheck_sim::ladder::{LadderKind, Level};
 use walcheck_sim::params::Params;
 use walcheck_sim::run::{self, LadderReport, LevelReport, Options, Report};
 use walcheck_sim::stats::{round_to, wilson_95, Tally};
@@ -51,7 +51,13 @@ pub struct LiveLadder {
 
 fn lsn(text: &str) -> Result<Lsn, String> {
     text.parse()
-        .map_err(|e| format!("server LSN {text:?}: {}", crate::session::pg_message(&e)))
+        .map_err(|e| format!("server LSN {text:?}: {}", pg_message(&e)))
+}
+
+/// A server error as `SQLSTATE message`.
+fn db_text(e: postgres::Error) -> String {
+    let (code, message) = db_error(&e);
+    format!("{code} {message}")
 }
 
 /// One first-sync bootstrap of `variant` on `slot`, as OLake runs it: `GetSlotPosition` (W0 =
@@ -65,10 +71,6 @@ fn bootstrap(
     params: &Params,
     advance_timeout: Duration,
 ) -> Result<Outcome, String> {
-    let q = |e: postgres::Error| {
-        let (code, message) = db_error(&e);
-        format!("{code} {message}")
-    };
     // OLake's ReplicationSlotTempl reads the slot and current_lsn in one query; the flush pointer
     // is read after, so "write ahead of flush" is as of that instant.
     let row = client
@@ -77,7 +79,7 @@ fn bootstrap(
              pg_current_wal_flush_lsn()::text FROM pg_replication_slots WHERE slot_name = $1",
             &[&slot],
         )
-        .map_err(q)?;
+        .map_err(db_text)?;
     let w0 = lsn(row.get(1))?;
     let flush = lsn(row.get(2))?;
     let mut outcome = Outcome {
@@ -92,44 +94,19 @@ fn bootstrap(
         steps: 0,
         end_us: 0,
     };
-    let mut advance = |outcome: &mut Outcome| -> Result<Lsn, String> {
-        outcome.advance_calls += 1;
-        let called = Instant::now();
-        let row = client
-            .query_one(
-                "SELECT end_lsn::text FROM pg_replication_slot_advance($1, $2::text::pg_lsn)",
-                &[&slot, &w0.to_string()],
-            )
-            .map_err(q)?;
-        outcome.advance_us += called.elapsed().as_micros() as u64;
-        let end_lsn = lsn(row.get(0))?;
-        if outcome.advance_calls == 1 && end_lsn < w0 {
-            outcome.stopped_short = true;
-        }
-        Ok(end_lsn)
-    };
     let state = match variant {
         // master: the state file gets W0 first, then the advance (end_lsn dropped).
         // pr854: the advance first (end_lsn dropped), then W0 to the state file.
         Variant::Master | Variant::Pr854 => {
-            advance(&mut outcome)?;
+            advance_lsn(client, (slot, w0), &mut outcome)?;
             w0
         }
         // pr1084: advance until the slot confirms W0 or the deadline passes.
         Variant::Pr1084 => {
-            let started = Instant::now();
-            loop {
-                if advance(&mut outcome)? >= w0 {
-                    if outcome.advance_calls > 1 {
-                        outcome.confirm_us = Some(started.elapsed().as_micros() as u64);
-                    }
-                    break w0;
-                }
-                if started.elapsed() >= advance_timeout {
-                    outcome.gave_up = true;
-                    return Ok(outcome);
-                }
-                std::thread::sleep(Duration::from_micros(params.retry_delay_us));
+            let retry = (params.retry_delay_us, advance_timeout);
+            match advance_until_confirmed(client, (slot, w0), &mut outcome, retry)? {
+                Some(state) => state,
+                None => return Ok(outcome),
             }
         }
     };
@@ -139,9 +116,57 @@ fn bootstrap(
             "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
             &[&slot],
         )
-        .map_err(q)?;
+        .map_err(db_text)?;
     outcome.lsn_mismatch = lsn(row.get(0))? != state;
     Ok(outcome)
+}
+
+/// One `AdvanceLSN(W0)`: `pg_replication_slot_advance(slot, w0)`, counted and timed in
+/// `outcome`, which notes a first call that stopped short of `w0`. Returns its `end_lsn`.
+fn advance_lsn(
+    client: &mut postgres::Client,
+    (slot, w0): (&str, Lsn),
+    outcome: &mut Outcome,
+) -> Result<Lsn, String> {
+    outcome.advance_calls += 1;
+    let called = Instant::now();
+    let row = client
+        .query_one(
+            "SELECT end_lsn::text FROM pg_replication_slot_advance($1, $2::text::pg_lsn)",
+            &[&slot, &w0.to_string()],
+        )
+        .map_err(db_text)?;
+    outcome.advance_us += called.elapsed().as_micros() as u64;
+    let end_lsn = lsn(row.get(0))?;
+    if outcome.advance_calls == 1 && end_lsn < w0 {
+        outcome.stopped_short = true;
+    }
+    Ok(end_lsn)
+}
+
+/// pr1084's `AdvanceLSN`: advances to `w0` until the slot confirms it, `retry_delay_us` apart,
+/// and returns the state it then writes, `w0`; `None`, the outcome given up, once
+/// `advance_timeout` has passed.
+fn advance_until_confirmed(
+    client: &mut postgres::Client,
+    (slot, w0): (&str, Lsn),
+    outcome: &mut Outcome,
+    (retry_delay_us, advance_timeout): (u64, Duration),
+) -> Result<Option<Lsn>, String> {
+    let started = Instant::now();
+    loop {
+        if advance_lsn(client, (slot, w0), outcome)? >= w0 {
+            if outcome.advance_calls > 1 {
+                outcome.confirm_us = Some(started.elapsed().as_micros() as u64);
+            }
+            return Ok(Some(w0));
+        }
+        if started.elapsed() >= advance_timeout {
+            outcome.gave_up = true;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_micros(retry_delay_us));
+    }
 }
 
 /// Runs every level of `options.ladders` on `server`, then the simulator on the same levels.
@@ -153,73 +178,7 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
     for &kind in &options.ladders {
         let mut levels = Vec::new();
         for level in kind.levels(&params) {
-            let workload = match level.commit {
-                CommitMode::Sync => Workload::Bulk {
-                    rows: level.rows as u32,
-                },
-                CommitMode::Async => Workload::Async {
-                    rows: level.rows as u32,
-                    per_s: level.rate_per_s.map(|r| r as u32),
-                },
-            };
-            // An empty load table each level: the sync ladder inserts tens of GB in all, more
-            // than this machine's disk holds, and every level starts with clean buffers.
-            client
-                .batch_execute(&format!(
-                    "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text); \
-                     TRUNCATE {LOAD_TABLE}"
-                ))
-                .map_err(|e| {
-                    let (code, message) = db_error(&e);
-                    format!("truncate {LOAD_TABLE}: {code} {message}")
-                })?;
-            server.note_load_table();
-            // Fresh slots for every level, created while the cluster is quiet: an advance decodes
-            // from the slot's restart_lsn, which moves only to the background writer's
-            // running-xacts records (one every 15 s), so a slot kept from the levels before
-            // would make this level's advances decode their WAL as well.
-            create_slots(server, &mut client, &options.variants)?;
-            let insert_before = current_insert(&mut client)?;
-            let load = Load::start(server, workload, options.level_ms_max)?;
-            let level_started = Instant::now();
-            let deadline = level_started + Duration::from_millis(options.level_ms_max);
-            // The first statement starts before the first bootstrap, as in the simulator's warm-up.
-            std::thread::sleep(Duration::from_micros(params.warmup_us.min(1_000_000)));
-            let mut tallies = vec![Tally::default(); options.variants.len()];
-            for attempt in 0..options.attempts {
-                if Instant::now() >= deadline {
-                    break;
-                }
-                if crate::server::interrupted() {
-                    return Err("interrupted".into());
-                }
-                for (tally, variant) in tallies.iter_mut().zip(&options.variants) {
-                    let slot = format!("walcheck_{}", variant.name());
-                    let outcome = bootstrap(
-                        &mut client,
-                        &slot,
-                        *variant,
-                        &params,
-                        Duration::from_millis(options.advance_timeout_ms),
-                    )?;
-                    tally.add(attempt, &outcome);
-                }
-            }
-            let statements = load.finish()?;
-            let cycles_us = level_started.elapsed().as_micros() as u64;
-            let inserted = current_insert(&mut client)?.bytes() - insert_before.bytes();
-            let mut level = level;
-            // Measured: WAL inserted per statement, commit records and concurrent bootstraps'
-            // (tiny) share included.
-            level.wal_bytes = inserted / statements.max(1);
-            levels.push(LevelReport {
-                statement_wal_bytes: level.wal_bytes,
-                level,
-                cycles: statements,
-                cycles_us,
-                tallies,
-                traces: vec![Vec::new(); options.variants.len()],
-            });
+            levels.push(run_level(server, &mut client, level, options, &params)?);
         }
         ladders.push(LadderReport { kind, levels });
     }
@@ -250,6 +209,97 @@ pub fn run_live_ladder(server: &PgServer, options: &LiveOptions) -> Result<LiveL
         elapsed_ms: started.elapsed().as_millis() as u64,
         version_num: server.version_num(),
     })
+}
+
+/// One level of a ladder: its load started on an empty load table with fresh slots, each
+/// variant bootstrapped in turn until the attempts are done or the level's time runs out, and
+/// the WAL each statement inserted measured.
+fn run_level(
+    server: &PgServer,
+    client: &mut postgres::Client,
+    level: Level,
+    options: &LiveOptions,
+    params: &Params,
+) -> Result<LevelReport, String> {
+    let workload = match level.commit {
+        CommitMode::Sync => Workload::Bulk {
+            rows: level.rows as u32,
+        },
+        CommitMode::Async => Workload::Async {
+            rows: level.rows as u32,
+            per_s: level.rate_per_s.map(|r| r as u32),
+        },
+    };
+    // An empty load table each level: the sync ladder inserts tens of GB in all, more than this
+    // machine's disk holds, and every level starts with clean buffers.
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {LOAD_TABLE} (id int, payload text); \
+             TRUNCATE {LOAD_TABLE}"
+        ))
+        .map_err(|e| {
+            let (code, message) = db_error(&e);
+            format!("truncate {LOAD_TABLE}: {code} {message}")
+        })?;
+    server.note_load_table();
+    // Fresh slots for every level, created while the cluster is quiet: an advance decodes from
+    // the slot's restart_lsn, which moves only to the background writer's running-xacts records
+    // (one every 15 s), so a slot kept from the levels before would make this level's advances
+    // decode their WAL as well.
+    create_slots(server, client, &options.variants)?;
+    let insert_before = current_insert(client)?;
+    let load = Load::start(server, workload, options.level_ms_max)?;
+    let level_started = Instant::now();
+    let deadline = level_started + Duration::from_millis(options.level_ms_max);
+    // The first statement starts before the first bootstrap, as in the simulator's warm-up.
+    std::thread::sleep(Duration::from_micros(params.warmup_us.min(1_000_000)));
+    let tallies = bootstraps(client, options, params, deadline)?;
+    let statements = load.finish()?;
+    let cycles_us = level_started.elapsed().as_micros() as u64;
+    let inserted = current_insert(client)?.bytes() - insert_before.bytes();
+    let mut level = level;
+    // Measured: WAL inserted per statement, commit records and concurrent bootstraps' (tiny)
+    // share included.
+    level.wal_bytes = inserted / statements.max(1);
+    Ok(LevelReport {
+        statement_wal_bytes: level.wal_bytes,
+        level,
+        cycles: statements,
+        cycles_us,
+        tallies,
+        traces: vec![Vec::new(); options.variants.len()],
+    })
+}
+
+/// A level's bootstraps: each variant in turn on its slot, `options.attempts` times or until
+/// `deadline`, tallied per variant. An interrupt (SIGINT) ends them with an error.
+fn bootstraps(
+    client: &mut postgres::Client,
+    options: &LiveOptions,
+    params: &Params,
+    deadline: Instant,
+) -> Result<Vec<Tally>, String> {
+    let mut tallies = vec![Tally::default(); options.variants.len()];
+    for attempt in 0..options.attempts {
+        if Instant::now() >= deadline {
+            break;
+        }
+        if crate::server::interrupted() {
+            return Err("interrupted".into());
+        }
+        for (tally, variant) in tallies.iter_mut().zip(&options.variants) {
+            let slot = format!("walcheck_{}", variant.name());
+            let outcome = bootstrap(
+                client,
+                &slot,
+                *variant,
+                params,
+                Duration::from_millis(options.advance_timeout_ms),
+            )?;
+            tally.add(attempt, &outcome);
+        }
+    }
+    Ok(tallies)
 }
 
 /// Drops the variants' slots that exist (from the level before).
@@ -438,23 +488,14 @@ pub fn fidelity_text(ladder: &LiveLadder) -> String {
             format!(", parameters{}", o.params.non_default_flags())
         }
     );
-    let pct = |x: f64| format!("{}", round_to(x * 100.0, 0));
-    let compared = |c: &Compared| {
-        if !c.has_data() {
-            return [
-                "0/0".to_owned(),
-                "-".to_owned(),
-                format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
-                "no data".to_owned(),
-            ];
-        }
-        [
-            format!("{}/{}", c.live_hits, c.live_n),
-            format!("[{}, {}]", pct(c.ci.0), pct(c.ci.1)),
-            format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
-            if c.inside() { "inside" } else { "OUTSIDE" }.to_owned(),
-        ]
-    };
+    let fidelity = fidelity_rows(ladder);
+    out.push_str(&walcheck_sim::report::columns(&fidelity_cells(&fidelity)));
+    out.push_str(&fidelity_summary(&fidelity));
+    out
+}
+
+/// The fidelity table's cells: its header, then a row per level and variant.
+fn fidelity_cells(fidelity: &[FidelityRow]) -> Vec<Vec<String>> {
     let ms = |m: Option<f64>| m.map_or_else(|| "-".to_owned(), |m| format!("{}", round_to(m, 0)));
     let mut rows = vec![[
         "ladder",
@@ -472,19 +513,43 @@ pub fn fidelity_text(ladder: &LiveLadder) -> String {
     ]
     .map(str::to_owned)
     .to_vec()];
-    let fidelity = fidelity_rows(ladder);
-    for row in &fidelity {
+    for row in fidelity {
         let mut cells = vec![
             row.ladder.name().to_owned(),
             row.level.clone(),
             row.variant.name().to_owned(),
         ];
-        cells.extend(compared(&row.write_ahead));
-        cells.extend(compared(&row.mismatch));
+        cells.extend(compared_cells(&row.write_ahead));
+        cells.extend(compared_cells(&row.mismatch));
         cells.push(format!("{}/{}", ms(row.advance_ms.0), ms(row.advance_ms.1)));
         rows.push(cells);
     }
-    out.push_str(&walcheck_sim::report::columns(&rows));
+    rows
+}
+
+/// One rate's cells: the live count, its interval in percent, the simulated share, and whether
+/// it lies inside (`no data` without live rounds).
+fn compared_cells(c: &Compared) -> [String; 4] {
+    let pct = |x: f64| format!("{}", round_to(x * 100.0, 0));
+    if !c.has_data() {
+        return [
+            "0/0".to_owned(),
+            "-".to_owned(),
+            format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
+            "no data".to_owned(),
+        ];
+    }
+    [
+        format!("{}/{}", c.live_hits, c.live_n),
+        format!("[{}, {}]", pct(c.ci.0), pct(c.ci.1)),
+        format!("{}%", round_to(c.sim_rate() * 100.0, 1)),
+        if c.inside() { "inside" } else { "OUTSIDE" }.to_owned(),
+    ]
+}
+
+/// The fidelity table's last line: how many simulated rates lie inside the live interval, of
+/// those with live rounds to compare with.
+fn fidelity_summary(fidelity: &[FidelityRow]) -> String {
     // A level and variant with no live rounds (--level-ms ran out first) is not compared.
     let compared_rows: Vec<&FidelityRow> = fidelity
         .iter()
@@ -496,10 +561,7 @@ pub fn fidelity_text(ladder: &LiveLadder) -> String {
         .map(|r| usize::from(r.write_ahead.inside()) + usize::from(r.mismatch.inside()))
         .sum::<usize>();
     let no_data = fidelity.len() - compared_rows.len();
-    let _ = write!(
-        out,
-        "{inside} of {rates} simulated rates inside the live 95% interval"
-    );
+    let mut out = format!("{inside} of {rates} simulated rates inside the live 95% interval");
     if no_data > 0 {
         let _ = write!(
             out,

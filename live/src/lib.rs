@@ -8,8 +8,10 @@
 pub mod conformance;
 pub mod ladder;
 pub mod load;
+pub mod pg_error;
 pub mod protocol;
 pub mod replication;
+mod rules;
 pub mod server;
 pub mod session;
 pub mod waldump;

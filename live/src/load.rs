@@ -11,7 +11,7 @@ use crate::server::{PgServer, LOAD_TABLE};
 
 /// `what: SQLSTATE message`, the server's words rather than the client library's summary.
 fn load_error(what: &str, e: &postgres::Error) -> String {
-    let (code, message) = crate::session::db_error(e);
+    let (code, message) = crate::pg_error::db_error(e);
     format!("{what}: {code} {message}")
 }
 

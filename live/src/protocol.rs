@@ -10,16 +10,17 @@ use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Keepalive, Persistence, Role, Server, Slot, SqlChanges, SqlDecode,
-    StandbyStatusUpdate, Txn, Wal, Walsender,
+    DurableSlot, Keepalive, Persistence, PgOutput, Role, Server, Slot, SqlChanges, SqlDecode,
+    StandbyStatusUpdate, Txn, Wal, Walsender, XLogData,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 
-use crate::conformance::{ensure, pass, Outcome};
+use crate::pg_error::pg_message;
 use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
+use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
-use crate::session::{Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
+use crate::session::{Pointers, Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
 use crate::waldump;
 
 /// How long a stream may stay silent before the client takes it as caught up.
@@ -109,13 +110,7 @@ fn stream_and_check(
     let messages = read_burst(&mut client)?;
     let wal_end = session.pointers()?.flush;
     let mut sender = Walsender::start_replication(requested, &slot);
-    let predicted_first = sender.keepalive(false).wal_end;
-    let predicted_sent: Vec<Lsn> = sender
-        .send_logical(txns, wal_end)
-        .iter()
-        .map(|t| t.commit_lsn)
-        .collect();
-    let predicted_last = sender.keepalive(false).wal_end;
+    let predicted = predict_stream(&mut sender, txns, wal_end);
     let seen = keepalives(&messages);
     let streamed = Streamed {
         first_keepalive: seen.first().copied(),
@@ -126,16 +121,46 @@ fn stream_and_check(
         sender,
     };
     let (cf_after, _) = session.slot_lsns()?;
+    record_stream_start(session, (requested, wal_end), &streamed, cf_after);
+    check_stream_start(requested, &streamed, predicted)?;
+    ensure(cf_after == slot.confirmed_flush, || {
+        format!(
+            "START_REPLICATION moved confirmed_flush {} -> {cf_after}",
+            slot.confirmed_flush
+        )
+    })?;
+    Ok(streamed)
+}
+
+/// What the model's walsender sends from its start ([`Walsender::send_logical`] up to
+/// `wal_end`): its first keepalive's `ServerWALEnd`, the commits of the transactions it sends,
+/// and its keepalive after them.
+fn predict_stream(sender: &mut Walsender, txns: &[Txn], wal_end: Lsn) -> (Lsn, Vec<Lsn>, Lsn) {
+    let first = sender.keepalive(false).wal_end;
+    let sent: Vec<Lsn> = sender
+        .send_logical(txns, wal_end)
+        .iter()
+        .map(|t| t.commit_lsn)
+        .collect();
+    let last = sender.keepalive(false).wal_end;
+    (first, sent, last)
+}
+
+/// Records a stream's start: `StartReplication` at `requested` with its first keepalive and the
+/// slot's `confirmed_flush` after it, then `Stream` up to `wal_end` with what it sent.
+fn record_stream_start(
+    session: &mut Session,
+    (requested, wal_end): (Lsn, Lsn),
+    streamed: &Streamed,
+    cf_after: Lsn,
+) {
+    let keepalive = |k: Option<Lsn>| Var::Text(k.map_or("none".into(), |l| l.to_string()));
     session.record(
         format!("StartReplication{{requested: {requested}}}"),
         vec![
             (
                 "keepalive_wal_end".into(),
-                Var::Text(
-                    streamed
-                        .first_keepalive
-                        .map_or("none".into(), |l| l.to_string()),
-                ),
+                keepalive(streamed.first_keepalive),
             ),
             ("confirmed_flush".into(), lsn_var(cf_after)),
         ],
@@ -146,14 +171,19 @@ fn stream_and_check(
             ("sent".into(), Var::Text(joined(streamed.begins.clone()))),
             (
                 "keepalive_wal_end".into(),
-                Var::Text(
-                    streamed
-                        .last_keepalive
-                        .map_or("none".into(), |l| l.to_string()),
-                ),
+                keepalive(streamed.last_keepalive),
             ),
         ],
     );
+}
+
+/// A stream's start against the model's ([`predict_stream`]): the first keepalive, the
+/// transactions sent, and the keepalive after catching up.
+fn check_stream_start(
+    requested: Lsn,
+    streamed: &Streamed,
+    (predicted_first, predicted_sent, predicted_last): (Lsn, Vec<Lsn>, Lsn),
+) -> Result<(), String> {
     ensure(streamed.first_keepalive == Some(predicted_first), || {
         format!(
             "START_REPLICATION {requested}: first keepalive {:?}, the model says {predicted_first}",
@@ -173,14 +203,7 @@ fn stream_and_check(
              {predicted_last}",
             streamed.last_keepalive
         )
-    })?;
-    ensure(cf_after == slot.confirmed_flush, || {
-        format!(
-            "START_REPLICATION moved confirmed_flush {} -> {cf_after}",
-            slot.confirmed_flush
-        )
-    })?;
-    Ok(streamed)
+    })
 }
 
 /// Reads the running stream on until it is quiet and checks it against the model's walsender
@@ -432,48 +455,8 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
             predicted.len()
         )
     })?;
-    for ((wal_start, wal_end, message), model) in data.iter().zip(&predicted) {
-        use walcheck_model::pg::PgOutput;
-        let same_kind = matches!(
-            (message, model.message),
-            (PgOutputMessage::Begin { .. }, PgOutput::Begin { .. })
-                | (PgOutputMessage::Relation { .. }, PgOutput::Relation)
-                | (PgOutputMessage::Insert { .. }, PgOutput::Insert)
-                | (PgOutputMessage::Commit { .. }, PgOutput::Commit { .. })
-        );
-        let fields = match (message, model.message) {
-            (
-                PgOutputMessage::Begin { final_lsn, xid },
-                PgOutput::Begin {
-                    final_lsn: f,
-                    xid: x,
-                },
-            ) => *final_lsn == f && *xid == x,
-            (
-                PgOutputMessage::Commit {
-                    commit_lsn,
-                    end_lsn,
-                },
-                PgOutput::Commit {
-                    commit_lsn: c,
-                    end_lsn: e,
-                },
-            ) => *commit_lsn == c && *end_lsn == e,
-            _ => true,
-        };
-        // Inserts after the first lie between the first change and the commit.
-        let position = match model.message {
-            PgOutput::Insert => *wal_start >= model.wal_start && *wal_start < txn.commit_lsn,
-            _ => *wal_start == model.wal_start,
-        };
-        ensure(
-            same_kind && fields && position && wal_start == wal_end,
-            || {
-                format!(
-                    "server sent {message:?} at {wal_start}/{wal_end}, the model says {model:?}"
-                )
-            },
-        )?;
+    for (sent, model) in data.iter().zip(&predicted) {
+        check_pgoutput_message(&txn, sent, model)?;
     }
     stop_stream(&mut session, streamed)?;
     pass(
@@ -485,6 +468,53 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
              Commit at {} (commit_lsn {}, end_lsn {})",
             txn.commit_lsn, txn.end_lsn, txn.commit_lsn, txn.end_lsn
         ),
+    )
+}
+
+/// One XLogData message of `txn` as the server sent it (`wal_start`, `wal_end`, the message)
+/// against the model's ([`walcheck_model::pg::stream::pgoutput_txn`]): the same kind, the same
+/// LSNs in Begin and Commit, and sent under the model's `wal_start`, an Insert after the first
+/// anywhere between the first change and the commit.
+fn check_pgoutput_message(
+    txn: &Txn,
+    (wal_start, wal_end, message): &(Lsn, Lsn, PgOutputMessage),
+    model: &XLogData,
+) -> Result<(), String> {
+    let same_kind = matches!(
+        (message, model.message),
+        (PgOutputMessage::Begin { .. }, PgOutput::Begin { .. })
+            | (PgOutputMessage::Relation { .. }, PgOutput::Relation)
+            | (PgOutputMessage::Insert { .. }, PgOutput::Insert)
+            | (PgOutputMessage::Commit { .. }, PgOutput::Commit { .. })
+    );
+    let fields = match (message, model.message) {
+        (
+            PgOutputMessage::Begin { final_lsn, xid },
+            PgOutput::Begin {
+                final_lsn: f,
+                xid: x,
+            },
+        ) => *final_lsn == f && *xid == x,
+        (
+            PgOutputMessage::Commit {
+                commit_lsn,
+                end_lsn,
+            },
+            PgOutput::Commit {
+                commit_lsn: c,
+                end_lsn: e,
+            },
+        ) => *commit_lsn == c && *end_lsn == e,
+        _ => true,
+    };
+    // Inserts after the first lie between the first change and the commit.
+    let position = match model.message {
+        PgOutput::Insert => *wal_start >= model.wal_start && *wal_start < txn.commit_lsn,
+        _ => *wal_start == model.wal_start,
+    };
+    ensure(
+        same_kind && fields && position && wal_start == wal_end,
+        || format!("server sent {message:?} at {wal_start}/{wal_end}, the model says {model:?}"),
     )
 }
 
@@ -536,7 +566,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut admin = server.connect()?;
     admin
         .batch_execute(&format!("CREATE DATABASE {OTHER_DB}"))
-        .map_err(|e| format!("create database: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("create database: {}", pg_message(&e)))?;
     let mut session = Session::open_pgoutput(server, "walcheck_other_db")?;
     session.clean_up_with(format!("DROP DATABASE IF EXISTS {OTHER_DB}"));
     let mut other = server.connect_db(OTHER_DB)?;
@@ -545,12 +575,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
             "CREATE TABLE {PUBLISHED_TABLE} (id int, v text); \
              CREATE PUBLICATION {PUBLICATION} FOR TABLE {PUBLISHED_TABLE}"
         ))
-        .map_err(|e| {
-            format!(
-                "publication in {OTHER_DB}: {}",
-                crate::session::pg_message(&e)
-            )
-        })?;
+        .map_err(|e| format!("publication in {OTHER_DB}: {}", pg_message(&e)))?;
     let txns = vec![
         session.commit_txn(PUBLISHED_TABLE, 1, true, true)?,
         session.commit_txn_in(Some(&mut other), PUBLISHED_TABLE, 3, false, true)?,
@@ -573,18 +598,7 @@ pub fn other_database_txn_rule(server: &PgServer) -> Result<Outcome, String> {
 /// a reload; reset when the session ends), so that an asynchronous commit stays unflushed for
 /// seconds rather than the default 200 ms.
 fn slow_walwriter(server: &PgServer, session: &mut Session) -> Result<(), String> {
-    let mut client = server.connect()?;
-    for statement in [
-        "ALTER SYSTEM SET wal_writer_delay = '10s'",
-        "SELECT pg_reload_conf()",
-    ] {
-        client
-            .batch_execute(statement)
-            .map_err(|e| format!("{statement}: {}", crate::session::pg_message(&e)))?;
-    }
-    session.clean_up_with("ALTER SYSTEM RESET wal_writer_delay".into());
-    session.clean_up_with("SELECT pg_reload_conf()".into());
-    Ok(())
+    session.alter_system(server, &[("wal_writer_delay", "'10s'")])
 }
 
 /// The walsender sends only flushed WAL: a transaction committed under `synchronous_commit = off`
@@ -666,7 +680,7 @@ fn status_update(
                  WHERE pid = (SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1)",
                 &[&slot],
             )
-            .map_err(|e| format!("pg_stat_replication: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("pg_stat_replication: {}", pg_message(&e)))?;
         let parse = |i: usize| row.get::<_, String>(i).parse::<Lsn>();
         let seen = (parse(0), parse(1), parse(2));
         if let (Ok(w), Ok(f), Ok(a)) = seen {
@@ -718,19 +732,9 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut session = Session::open(server, "walcheck_wal_buffers")?;
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     slow_walwriter(server, &mut session)?;
-    let client = session.client();
-    let row = client
-        .query_one(
-            "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
-             FROM pg_settings WHERE name = 'wal_buffers'",
-            &[],
-        )
-        .map_err(|e| e.to_string())?;
-    let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
-    let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
-    let wal_buffers_bytes =
-        u64::try_from(wal_buffers_pages).map_err(|e| e.to_string())? * page_bytes;
-    client
+    let (page_bytes, wal_buffers_bytes) = wal_buffers_setting(session.client())?;
+    session
+        .client()
         .batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS {UNPUBLISHED_TABLE} (id int, v text)"
         ))
@@ -746,7 +750,7 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
             "BEGIN; INSERT INTO {UNPUBLISHED_TABLE} SELECT g, repeat('v', 200) \
              FROM generate_series(1, {rows}) g"
         ))
-        .map_err(|e| format!("insert: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("insert: {}", pg_message(&e)))?;
     let after = session.pointers()?;
     session
         .client()
@@ -760,6 +764,45 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
         ),
         Session::pointer_vars(after),
     );
+    let sizes = (bytes, page_bytes, wal_buffers_bytes);
+    let model = wal_buffers_predicted(before, after, rows, sizes)?;
+    pass(
+        &session,
+        server,
+        "wal_buffers_written_unflushed",
+        format!(
+            "{bytes} bytes of WAL in an open transaction (wal_buffers {wal_buffers_bytes}): \
+             insert {}, write {} (the model: at least {}), flush {} (at least {})",
+            after.insert, after.write, model.write, after.flush, model.flush
+        ),
+    )
+}
+
+/// The server's WAL page size (`wal_block_size`) and `wal_buffers`, in bytes.
+fn wal_buffers_setting(client: &mut postgres::Client) -> Result<(u64, u64), String> {
+    let row = client
+        .query_one(
+            "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
+             FROM pg_settings WHERE name = 'wal_buffers'",
+            &[],
+        )
+        .map_err(|e| e.to_string())?;
+    let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
+    let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
+    let wal_buffers_bytes =
+        u64::try_from(wal_buffers_pages).map_err(|e| e.to_string())? * page_bytes;
+    Ok((page_bytes, wal_buffers_bytes))
+}
+
+/// The model's WAL after `bytes` of it were inserted from the pointers `before`
+/// ([`Wal::append`]), checked against the pointers `after`: more WAL than the buffers, the
+/// write pointer at least the model's, the flush pointer at least the model's and below write.
+fn wal_buffers_predicted(
+    before: Pointers,
+    after: Pointers,
+    rows: u64,
+    (bytes, page_bytes, wal_buffers_bytes): (u64, u64, u64),
+) -> Result<Wal, String> {
     let mut model = Wal::at(before.flush);
     (model.write, model.insert, model.replay) = (before.write, before.insert, Lsn::INVALID);
     model.append(bytes, page_bytes, wal_buffers_bytes);
@@ -776,16 +819,7 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
             )
         },
     )?;
-    pass(
-        &session,
-        server,
-        "wal_buffers_written_unflushed",
-        format!(
-            "{bytes} bytes of WAL in an open transaction (wal_buffers {wal_buffers_bytes}): \
-             insert {}, write {} (the model: at least {}), flush {} (at least {})",
-            after.insert, after.write, model.write, after.flush, model.flush
-        ),
-    )
+    Ok(model)
 }
 
 fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
@@ -983,48 +1017,18 @@ pub fn status_update_saved_with_candidate_rule(server: &PgServer) -> Result<Outc
     session.checkpoint()?;
     let (_, flush) = stream_more(&mut session, &mut streamed, &txns)?;
     let slot = slot_now(&mut session)?;
-    let records = waldump::parse(&server.waldump(slot.restart_lsn, flush)?);
-    let running: Vec<Lsn> = records
-        .iter()
-        .filter(|r| r.is_idle_running_xacts())
-        .map(|r| r.lsn)
-        .collect();
-    let candidate = candidate_restart(&running, &slot).ok_or_else(|| {
-        format!(
-            "no running-xacts record without running transactions after confirmed_flush {} up to \
-             {flush}: {records:?}",
-            slot.confirmed_flush
-        )
-    })?;
+    let candidate = candidate_after(server, &slot, flush)?;
     let mut model = DurableSlot::created(slot);
-    let step = |session: &mut Session,
-                client: &mut ReplicationClient,
-                model: &mut DurableSlot,
-                at: Lsn|
-     -> Result<(Persistence, Lsn, Lsn), String> {
-        let sent = update(at, at, at);
-        let (cf, restart) = status_update(session, client, sent)?;
-        let how = process_standby_reply(model, &sent, Some(candidate));
-        ensure(
-            cf == model.slot.confirmed_flush && restart == model.slot.restart_lsn,
-            || {
-                format!(
-                    "flush {at} with the candidate restart_lsn at {candidate}: confirmed_flush {cf}, \
-                     restart_lsn {restart}; the model says {}, {}",
-                    model.slot.confirmed_flush, model.slot.restart_lsn
-                )
-            },
-        )?;
-        Ok((how, cf, restart))
-    };
     // A confirmation of all but the last transaction: short of the record, which follows it.
     let short = txns[1].end_lsn;
     ensure(short < candidate, || {
         format!("the candidate {candidate} is not after the second commit's end {short}")
     })?;
+    let client = &mut streamed.client;
     let (short_how, _, short_restart) =
-        step(&mut session, &mut streamed.client, &mut model, short)?;
-    let (how, cf, restart) = step(&mut session, &mut streamed.client, &mut model, flush)?;
+        confirm_with_candidate(&mut session, client, &mut model, (short, candidate))?;
+    let (how, cf, restart) =
+        confirm_with_candidate(&mut session, client, &mut model, (flush, candidate))?;
     ensure(
         short_how == Persistence::MemoryOnly && how == Persistence::Saved,
         || format!("the model says {short_how:?} then {how:?}"),
@@ -1049,6 +1053,63 @@ pub fn status_update_saved_with_candidate_rule(server: &PgServer) -> Result<Outc
              immediate stop ({after})"
         ),
     )
+}
+
+/// The candidate `restart_lsn` a confirmation of `flush` finds for `slot`: the first
+/// running-xacts record without running transactions after its `confirmed_flush`
+/// ([`candidate_in_wal`]).
+fn candidate_after(server: &PgServer, slot: &Slot, flush: Lsn) -> Result<Lsn, String> {
+    let (records, candidate) = candidate_in_wal(server, slot, flush)?;
+    candidate.ok_or_else(|| {
+        format!(
+            "no running-xacts record without running transactions after confirmed_flush {} up to \
+             {flush}: {records:?}",
+            slot.confirmed_flush
+        )
+    })
+}
+
+/// The WAL from `slot`'s `restart_lsn` up to `to`, as `pg_waldump` shows it, and the candidate
+/// `restart_lsn` a confirmation finds in it ([`candidate_restart`]), if any.
+fn candidate_in_wal(
+    server: &PgServer,
+    slot: &Slot,
+    to: Lsn,
+) -> Result<(Vec<waldump::WalRecord>, Option<Lsn>), String> {
+    let records = waldump::parse(&server.waldump(slot.restart_lsn, to)?);
+    let running: Vec<Lsn> = records
+        .iter()
+        .filter(|r| r.is_idle_running_xacts())
+        .map(|r| r.lsn)
+        .collect();
+    let candidate = candidate_restart(&running, slot);
+    Ok((records, candidate))
+}
+
+/// A standby status update confirming `at` on `client`'s stream, the slot's candidate
+/// `restart_lsn` at `candidate`, against the model's ([`process_standby_reply`]): the slot's
+/// `confirmed_flush` and `restart_lsn` after it. Returns how the model kept the confirmation,
+/// and the two.
+fn confirm_with_candidate(
+    session: &mut Session,
+    client: &mut ReplicationClient,
+    model: &mut DurableSlot,
+    (at, candidate): (Lsn, Lsn),
+) -> Result<(Persistence, Lsn, Lsn), String> {
+    let sent = update(at, at, at);
+    let (cf, restart) = status_update(session, client, sent)?;
+    let how = process_standby_reply(model, &sent, Some(candidate));
+    ensure(
+        cf == model.slot.confirmed_flush && restart == model.slot.restart_lsn,
+        || {
+            format!(
+                "flush {at} with the candidate restart_lsn at {candidate}: confirmed_flush {cf}, \
+                 restart_lsn {restart}; the model says {}, {}",
+                model.slot.confirmed_flush, model.slot.restart_lsn
+            )
+        },
+    )?;
+    Ok((how, cf, restart))
 }
 
 /// Keepalives report `sentPtr`: `confirmed_flush` before reading, then the end of the records
@@ -1123,18 +1184,8 @@ pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, Stri
 /// record the walsender decoded gave it a candidate `restart_lsn` the reply reached (then the
 /// reply saved it: [`process_standby_reply`]).
 pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
-    const STOP_MS_MAX: u64 = 20_000;
-    if let Some(skip) = throwaway_only(server, "it stops the server") {
+    if let Some(skip) = shutdown_skip(server) {
         return Ok(skip);
-    }
-    if server.version_num() >= 170_000 {
-        return Ok(Outcome::Skip {
-            reason: format!(
-                "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); the \
-                 model is 15's",
-                server.version_num()
-            ),
-        });
     }
     let (mut session, txns, mut streamed) = streaming(server, "walcheck_shutdown")?;
     // WAL other backends logged since the stream went quiet (the bgwriter's running-xacts
@@ -1142,60 +1193,10 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     stream_more(&mut session, &mut streamed, &txns)?;
     let slot = slot_now(&mut session)?;
     let mut model = DurableSlot::created(slot);
-    let sender = streamed.sender;
-    let (asked, ended) = std::thread::scope(|scope| -> Result<_, String> {
-        let stopping = scope.spawn(|| server.stop("fast"));
-        let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
-        let mut asked = None;
-        let mut ended = false;
-        while Instant::now() < deadline && !ended {
-            match streamed.client.recv(Duration::from_millis(100)) {
-                Ok(Some(CopyMessage::Keepalive {
-                    wal_end,
-                    reply_requested: true,
-                })) if asked.is_none() => {
-                    asked = Some(wal_end);
-                    streamed
-                        .client
-                        .send_status(wal_end, wal_end, wal_end, false)?;
-                }
-                Ok(_) => {}
-                // CopyDone, or the connection closing with the server.
-                Err(_) => ended = true,
-            }
-        }
-        stopping.join().map_err(|_| "pg_ctl stop panicked")??;
-        Ok((asked, ended))
-    })?;
+    let mut sender = streamed.sender;
+    let (asked, ended) = stop_replying(server, &mut streamed.client)?;
     let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
-    // A stopping walsender first reads every record flushed before the shutdown checkpoint
-    // (walsender.c:WalSndDone waits for WalSndCaughtUp; xlog.c:ShutdownXLOG writes the
-    // checkpoint only after WalSndWaitStopping). Records other backends logged after the stream
-    // was last read (the bgwriter's running-xacts record) are read from the stopped server's
-    // WAL, and the model's walsender reads them too.
-    let checkpoint = server
-        .wal_reader()
-        .ok_or("the shutdown rule needs a throwaway server")?
-        .latest_checkpoint()?;
-    let mut sender = sender;
-    if checkpoint > sender.read_to {
-        // Nothing between them (pg_waldump finds no record to start from) reads as no record.
-        let later = server
-            .waldump(sender.read_to, checkpoint)
-            .map(|out| waldump::parse(&out))
-            .unwrap_or_default();
-        if let Some(last) = later.last() {
-            let aligned = waldump::WalRecord {
-                total_bytes: walcheck_model::pg::txn::maxalign(last.total_bytes),
-                ..last.clone()
-            };
-            let end = aligned.end(
-                waldump::WAL_PAGE_BYTES,
-                walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-            );
-            sender.send_logical(&txns, end);
-        }
-    }
+    read_to_shutdown_checkpoint(server, &mut sender, &txns)?;
     let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
     let reply = update(wal_end, wal_end, wal_end);
     let after_reply = sender.at_shutdown(reply.write, reply.flush);
@@ -1203,13 +1204,8 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     // (bgwriter.c:LOG_SNAPSHOT_INTERVAL_MS): one the walsender decoded before the stop gives the
     // slot a candidate restart_lsn, and a reply reaching it saves the slot. Whether one landed
     // is read from the WAL (the server is stopped: its files are complete).
-    let records = waldump::parse(&server.waldump(slot.restart_lsn, wal_end)?);
-    let running: Vec<Lsn> = records
-        .iter()
-        .filter(|r| r.is_idle_running_xacts())
-        .map(|r| r.lsn)
-        .collect();
-    let candidate = candidate_restart(&running, &slot).filter(|c| *c < wal_end);
+    let (_, candidate) = candidate_in_wal(server, &slot, wal_end)?;
+    let candidate = candidate.filter(|c| *c < wal_end);
     session.record(
         format!(
             "StatusUpdate{{write: {wal_end}, flush: {wal_end}, apply: {wal_end}, \
@@ -1219,13 +1215,12 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         Vec::new(),
     );
     process_standby_reply(&mut model, &reply, candidate);
+    let keepalive = Keepalive {
+        wal_end,
+        reply_requested: true,
+    };
     ensure(
-        predicted
-            == Some(Keepalive {
-                wal_end,
-                reply_requested: true,
-            })
-            && ended == after_reply.is_none(),
+        predicted == Some(keepalive) && ended == after_reply.is_none(),
         || {
             format!(
                 "at shutdown: keepalive requesting a reply at {wal_end}, stream ended after the \
@@ -1255,6 +1250,82 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// Why [`shutdown_keepalive_rule`] does not run on `server`, if it does not: it stops the
+/// server, and PostgreSQL 17+ saves a moved `confirmed_flush` at a shutdown checkpoint.
+fn shutdown_skip(server: &PgServer) -> Option<Outcome> {
+    if let Some(skip) = throwaway_only(server, "it stops the server") {
+        return Some(skip);
+    }
+    (server.version_num() >= 170_000).then(|| Outcome::Skip {
+        reason: format!(
+            "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); the \
+             model is 15's",
+            server.version_num()
+        ),
+    })
+}
+
+/// Stops `server` with `pg_ctl stop -m fast` while reading `client`'s stream, for 20 s at most:
+/// the first keepalive requesting a reply is answered, confirming its `wal_end`. Returns that
+/// `wal_end`, if one came, and whether the stream ended (CopyDone, or the connection closing
+/// with the server).
+fn stop_replying(
+    server: &PgServer,
+    client: &mut ReplicationClient,
+) -> Result<(Option<Lsn>, bool), String> {
+    const STOP_MS_MAX: u64 = 20_000;
+    std::thread::scope(|scope| -> Result<_, String> {
+        let stopping = scope.spawn(|| server.stop("fast"));
+        let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
+        let mut asked = None;
+        let mut ended = false;
+        while Instant::now() < deadline && !ended {
+            match client.recv(Duration::from_millis(100)) {
+                Ok(Some(CopyMessage::Keepalive {
+                    wal_end,
+                    reply_requested: true,
+                })) if asked.is_none() => {
+                    asked = Some(wal_end);
+                    client.send_status(wal_end, wal_end, wal_end, false)?;
+                }
+                Ok(_) => {}
+                // CopyDone, or the connection closing with the server.
+                Err(_) => ended = true,
+            }
+        }
+        stopping.join().map_err(|_| "pg_ctl stop panicked")??;
+        Ok((asked, ended))
+    })
+}
+
+/// The model's walsender `sender` reads on to the stopped `server`'s shutdown checkpoint. A
+/// stopping walsender first reads every record flushed before the shutdown checkpoint
+/// (walsender.c:WalSndDone waits for WalSndCaughtUp; xlog.c:ShutdownXLOG writes the checkpoint
+/// only after WalSndWaitStopping). Records other backends logged after the stream was last read
+/// (the bgwriter's running-xacts record) are read from the stopped server's WAL, and the model's
+/// walsender reads them too.
+fn read_to_shutdown_checkpoint(
+    server: &PgServer,
+    sender: &mut Walsender,
+    txns: &[Txn],
+) -> Result<(), String> {
+    let checkpoint = server
+        .wal_reader()
+        .ok_or("the shutdown rule needs a throwaway server")?
+        .latest_checkpoint()?;
+    if checkpoint > sender.read_to {
+        // Nothing between them (pg_waldump finds no record to start from) reads as no record.
+        let later = server
+            .waldump(sender.read_to, checkpoint)
+            .map(|out| waldump::parse(&out))
+            .unwrap_or_default();
+        if let Some(last) = later.last() {
+            sender.send_logical(txns, last.aligned_end());
+        }
+    }
+    Ok(())
+}
+
 /// SQL decoding: one call recorded as `SqlDecode{…}` after an `Observe` (its flush pointer is the
 /// call's `end_of_wal`, the server idle), predicted with [`get_changes`].
 fn sql_decode(
@@ -1265,28 +1336,7 @@ fn sql_decode(
     let p = session.observe()?;
     let model = DurableSlot::created(slot_now(session)?);
     let (_, restart_before) = session.slot_lsns()?;
-    let function = if request.confirm {
-        "pg_logical_slot_get_changes"
-    } else {
-        "pg_logical_slot_peek_changes"
-    };
-    let upto_lsn = request.upto_lsn.map(|l| l.to_string());
-    let upto_nchanges = request.upto_nchanges.map(|n| n as i32);
-    let slot = session.slot_name().to_owned();
-    let rows = session
-        .client()
-        .query(
-            &format!("SELECT lsn::text, data FROM {function}($1, $2::text::pg_lsn, $3)"),
-            &[&slot, &upto_lsn, &upto_nchanges],
-        )
-        .map_err(|e| format!("{function}: {}", crate::session::pg_message(&e)))?;
-    // test_decoding's BEGIN rows carry no LSN of the commit; the COMMIT rows' lsn is end_lsn.
-    let ends: Vec<Lsn> = rows
-        .iter()
-        .filter(|r| r.get::<_, String>(1).starts_with("COMMIT"))
-        .map(|r| r.get::<_, String>(0).parse::<Lsn>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+    let (function, ends, rows) = sql_changes(session, request)?;
     let sent: Vec<Lsn> = ends
         .iter()
         .map(|end| {
@@ -1316,7 +1366,7 @@ fn sql_decode(
     };
     let matches = |(got, slot): &(SqlChanges, DurableSlot)| {
         let predicted: Vec<Lsn> = got.txns.iter().map(|t| t.commit_lsn).collect();
-        predicted == sent && got.rows as usize == rows.len() && slot.slot.confirmed_flush == cf
+        predicted == sent && got.rows as usize == rows && slot.slot.confirmed_flush == cf
     };
     let before = predict(p.flush);
     let (got, model) = if matches(&before) || flush_after == p.flush {
@@ -1324,10 +1374,56 @@ fn sql_decode(
     } else {
         predict(session.observe()?.flush)
     };
+    let decoded = (&sent[..], rows, cf);
+    record_sql_decode(session, request, candidate, decoded);
+    check_sql_decode(function, request, decoded, (&got, &model))?;
+    Ok((sent, rows as u32, cf))
+}
+
+/// `pg_logical_slot_get_changes` on `session`'s slot as `request` asks, or
+/// `pg_logical_slot_peek_changes` when it does not confirm: the function called, the `end_lsn`
+/// of each transaction it returned (its COMMIT row's `lsn`), and how many rows it returned.
+fn sql_changes(
+    session: &mut Session,
+    request: SqlDecode,
+) -> Result<(&'static str, Vec<Lsn>, usize), String> {
+    let function = if request.confirm {
+        "pg_logical_slot_get_changes"
+    } else {
+        "pg_logical_slot_peek_changes"
+    };
+    let upto_lsn = request.upto_lsn.map(|l| l.to_string());
+    let upto_nchanges = request.upto_nchanges.map(|n| n as i32);
+    let slot = session.slot_name().to_owned();
+    let rows = session
+        .client()
+        .query(
+            &format!("SELECT lsn::text, data FROM {function}($1, $2::text::pg_lsn, $3)"),
+            &[&slot, &upto_lsn, &upto_nchanges],
+        )
+        .map_err(|e| format!("{function}: {}", pg_message(&e)))?;
+    // test_decoding's BEGIN rows carry no LSN of the commit; the COMMIT rows' lsn is end_lsn.
+    let ends: Vec<Lsn> = rows
+        .iter()
+        .filter(|r| r.get::<_, String>(1).starts_with("COMMIT"))
+        .map(|r| r.get::<_, String>(0).parse::<Lsn>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    Ok((function, ends, rows.len()))
+}
+
+/// Records a SQL decoding call as `SqlDecode{…}` with what it `decoded`: the commits of the
+/// transactions it returned, its rows, and the slot's `confirmed_flush` after it.
+fn record_sql_decode(
+    session: &mut Session,
+    request: SqlDecode,
+    candidate: Option<Lsn>,
+    (sent, rows, cf): (&[Lsn], usize, Lsn),
+) {
     session.record(
         format!(
             "SqlDecode{{upto_lsn: {}, upto_nchanges: {}, confirm: {}, candidate_restart: {}}}",
-            upto_lsn.unwrap_or_else(|| "none".into()),
+            request.upto_lsn.map_or("none".into(), |l| l.to_string()),
             request
                 .upto_nchanges
                 .map_or("none".into(), |n| n.to_string()),
@@ -1335,29 +1431,38 @@ fn sql_decode(
             candidate.map_or("none".into(), |l| l.to_string())
         ),
         vec![
-            ("sent".into(), Var::Text(joined(sent.clone()))),
-            ("rows".into(), Var::Int(rows.len() as u64)),
+            ("sent".into(), Var::Text(joined(sent.iter().copied()))),
+            ("rows".into(), Var::Int(rows as u64)),
             ("confirmed_flush".into(), lsn_var(cf)),
         ],
     );
+}
+
+/// What a SQL decoding call (`function`) `decoded` against what the model got from it and the
+/// slot it left ([`get_changes`]).
+fn check_sql_decode(
+    function: &str,
+    request: SqlDecode,
+    (sent, rows, cf): (&[Lsn], usize, Lsn),
+    (got, model): (&SqlChanges, &DurableSlot),
+) -> Result<(), String> {
     let predicted: Vec<Lsn> = got.txns.iter().map(|t| t.commit_lsn).collect();
     ensure(
-        predicted == sent && got.rows as usize == rows.len() && model.slot.confirmed_flush == cf,
+        predicted == sent && got.rows as usize == rows && model.slot.confirmed_flush == cf,
         || {
             format!(
                 "{function}(upto_lsn {:?}, upto_nchanges {:?}): transactions [{}], {} rows, \
                  confirmed_flush {cf}; the model says [{}], {} rows, {}",
                 request.upto_lsn,
                 request.upto_nchanges,
-                joined(sent.clone()),
-                rows.len(),
+                joined(sent.iter().copied()),
+                rows,
                 joined(predicted.clone()),
                 got.rows,
                 model.slot.confirmed_flush
             )
         },
-    )?;
-    Ok((sent, rows.len() as u32, cf))
+    )
 }
 
 /// A test_decoding slot created after its table (the CREATE TABLE would be decoded as an empty
@@ -1541,47 +1646,21 @@ pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
              SET synchronous_commit = off; INSERT INTO {UNPUBLISHED_TABLE} VALUES (1, 'a')"
         ))
         .map_err(|e| e.to_string())?;
-    let read = |client: &mut postgres::Client| -> Result<(Lsn, Lsn, Lsn), String> {
-        let row = client
-            .query_one(
-                "SELECT pg_current_wal_flush_lsn()::text, pg_current_wal_lsn()::text, \
-                 pg_current_wal_insert_lsn()::text",
-                &[],
-            )
-            .map_err(|e| e.to_string())?;
-        let p = |i: usize| {
-            row.get::<_, String>(i)
-                .parse::<Lsn>()
-                .map_err(|e| e.to_string())
-        };
-        Ok((p(0)?, p(1)?, p(2)?))
-    };
-    let (flush, write, insert) = read(&mut client)?;
+    let (flush, write, insert) = read_pointers(&mut client)?;
     let mut wal = Wal::at(flush);
     wal.write = write;
     wal.insert = insert;
     let mut session = Session::open(server, "walcheck_create")?;
     session.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     let (cf, restart) = session.slot_lsns()?;
-    let (flush_after, _, _) = read(&mut client)?;
+    let (flush_after, _, _) = read_pointers(&mut client)?;
     // Another backend (the bgwriter's running-xacts record every 15 s, autovacuum) may log
     // between the read and the creation: on a throwaway server the WAL says whether records fill
     // the gap exactly, and the insert pointer the creation saw is then the end of the last.
     let mut background = 0;
     if restart > insert && server.is_throwaway() {
-        let records = waldump::parse(&server.waldump(insert, restart)?);
-        let end = records.last().map(|r| {
-            let aligned = waldump::WalRecord {
-                total_bytes: walcheck_model::pg::txn::maxalign(r.total_bytes),
-                ..r.clone()
-            };
-            aligned.end(
-                waldump::WAL_PAGE_BYTES,
-                walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-            )
-        });
-        if end == Some(restart) {
-            background = records.len();
+        if let Some(records) = records_filling(server, insert, restart)? {
+            background = records;
             wal.insert = restart;
         }
     }
@@ -1609,13 +1688,38 @@ pub fn create_slot_rule(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// The WAL pointers `(flush, write, insert)`, read in that order on `client`.
+fn read_pointers(client: &mut postgres::Client) -> Result<(Lsn, Lsn, Lsn), String> {
+    let row = client
+        .query_one(
+            "SELECT pg_current_wal_flush_lsn()::text, pg_current_wal_lsn()::text, \
+             pg_current_wal_insert_lsn()::text",
+            &[],
+        )
+        .map_err(|e| e.to_string())?;
+    let p = |i: usize| {
+        row.get::<_, String>(i)
+            .parse::<Lsn>()
+            .map_err(|e| e.to_string())
+    };
+    Ok((p(0)?, p(1)?, p(2)?))
+}
+
+/// How many records `pg_waldump` shows from `from` to `to` on `server`, when they fill that
+/// stretch exactly (the last ends at `to`); `None` otherwise.
+fn records_filling(server: &PgServer, from: Lsn, to: Lsn) -> Result<Option<usize>, String> {
+    let records = waldump::parse(&server.waldump(from, to)?);
+    let end = records.last().map(waldump::WalRecord::aligned_end);
+    Ok((end == Some(to)).then_some(records.len()))
+}
+
 fn oldest_segment(client: &mut postgres::Client) -> Result<u64, String> {
     let name: String = client
         .query_one(
             "SELECT min(name) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'",
             &[],
         )
-        .map_err(|e| format!("pg_ls_waldir: {}", crate::session::pg_message(&e)))?
+        .map_err(|e| format!("pg_ls_waldir: {}", pg_message(&e)))?
         .get(0);
     let log = u64::from_str_radix(&name[8..16], 16).map_err(|e| e.to_string())?;
     let seg = u64::from_str_radix(&name[16..24], 16).map_err(|e| e.to_string())?;
@@ -1627,7 +1731,7 @@ fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
         .query_one("SELECT redo_lsn::text FROM pg_control_checkpoint()", &[])
         .map_err(|e| e.to_string())?
         .get(0);
-    text.parse().map_err(|e| crate::session::pg_message(&e))
+    text.parse().map_err(|e| pg_message(&e))
 }
 
 /// After a CHECKPOINT the oldest WAL segment kept is that of the oldest slot's `restart_lsn`;
@@ -1755,7 +1859,7 @@ fn observe_replay_lsn(session: &mut Session) -> Result<Option<Lsn>, String> {
         .get(0);
     let replay = text
         .as_deref()
-        .map(|t| t.parse::<Lsn>().map_err(|e| crate::session::pg_message(&e)))
+        .map(|t| t.parse::<Lsn>().map_err(|e| pg_message(&e)))
         .transpose()?;
     let mut vars = Session::pointer_vars(p);
     vars.push((

@@ -191,6 +191,12 @@ pub fn status_update_bytes(write: Lsn, flush: Lsn, apply: Lsn, reply_requested: 
     out
 }
 
+/// The `application_name` of this process's sessions on a `--pg-url` server, so that an
+/// interrupt can end exactly them (a slot in use by a session cannot be dropped).
+pub(crate) fn application_name() -> String {
+    format!("walcheck-{}", std::process::id())
+}
+
 /// Where and as whom to connect.
 #[derive(Clone, Debug)]
 pub struct Target {
@@ -238,7 +244,7 @@ impl ReplicationClient {
         };
         // This process's name, so that an interrupt ends its walsenders too and can drop the
         // slots they hold.
-        let application_name = crate::server::application_name();
+        let application_name = application_name();
         let mut params = vec![
             ("user", target.user.as_str()),
             ("database", target.dbname.as_str()),

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use walcheck_model::Lsn;
 
+use crate::pg_error::pg_message;
+use crate::replication::application_name;
+
 /// How long `pg_ctl` may wait for a start or a stop, in seconds.
 const PG_CTL_TIMEOUT_S: u64 = 30;
 /// How long a client waits to connect, in seconds.
@@ -91,7 +94,7 @@ fn fresh_dir(prefix: &str) -> PathBuf {
 /// A free TCP port on 127.0.0.1 (the kernel's choice; PostgreSQL binds it right after).
 fn free_port() -> Result<u16, String> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("no free loopback port: {}", crate::session::pg_message(&e)))?;
+        .map_err(|e| format!("no free loopback port: {}", pg_message(&e)))?;
     listener
         .local_addr()
         .map(|a| a.port())
@@ -113,12 +116,6 @@ struct Leftovers {
     config: postgres::Config,
     slots: BTreeSet<String>,
     load_table: bool,
-}
-
-/// The `application_name` of this process's sessions on a `--pg-url` server, so that an
-/// interrupt can end exactly them (a slot in use by a session cannot be dropped).
-pub(crate) fn application_name() -> String {
-    format!("walcheck-{}", std::process::id())
 }
 
 /// Drops what walcheck makes on a `--pg-url` server: first ends this process's other sessions
@@ -374,7 +371,7 @@ impl PgServer {
                 .args(["-R", "postgres:postgres"])
                 .arg(&server.root)
                 .output()
-                .map_err(|e| format!("chown: {}", crate::session::pg_message(&e)))?;
+                .map_err(|e| format!("chown: {}", pg_message(&e)))?;
             if !out.status.success() {
                 return Err(format!(
                     "chown postgres {}: {}",
@@ -403,7 +400,7 @@ impl PgServer {
     pub fn external(url: &str) -> Result<PgServer, String> {
         let mut config: postgres::Config = url
             .parse()
-            .map_err(|e| format!("--pg-url {url:?}: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("--pg-url {url:?}: {}", pg_message(&e)))?;
         let loopback = !config.get_hosts().is_empty()
             && config.get_hosts().iter().all(|h| match h {
                 postgres::config::Host::Tcp(name) => {
@@ -426,9 +423,9 @@ impl PgServer {
         // already has some (an interrupted run's, or another run's going on).
         let mut client = config
             .connect(postgres::NoTls)
-            .map_err(|e| format!("connect to {url:?}: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("connect to {url:?}: {}", pg_message(&e)))?;
         let objects = walcheck_objects(&mut client)
-            .map_err(|e| format!("--pg-url {url:?}: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("--pg-url {url:?}: {}", pg_message(&e)))?;
         drop(client);
         if !objects.is_empty() {
             return Err(format!(
@@ -610,12 +607,8 @@ impl PgServer {
             .query_one("SELECT current_setting('server_version_num')", &[])
             .map_err(|e| e.to_string())?;
         let text: String = row.get(0);
-        text.parse().map_err(|e| {
-            format!(
-                "server_version_num {text}: {}",
-                crate::session::pg_message(&e)
-            )
-        })
+        text.parse()
+            .map_err(|e| format!("server_version_num {text}: {}", pg_message(&e)))
     }
 
     /// `pg_ctl start -w`: loopback only, `wal_level = logical`, slots and senders for the tests,
@@ -688,7 +681,7 @@ impl PgServer {
         let out = pg_command(&self.bindir, self.as_postgres, program)
             .args(args)
             .output()
-            .map_err(|e| format!("{program}: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("{program}: {}", pg_message(&e)))?;
         if out.status.success() {
             Ok(out)
         } else {
@@ -778,7 +771,7 @@ impl WalReader {
         let out = pg_command(&self.bindir, self.as_postgres, "pg_controldata")
             .args(["-D", path_str(data_dir)?])
             .output()
-            .map_err(|e| format!("pg_controldata: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("pg_controldata: {}", pg_message(&e)))?;
         let text = String::from_utf8_lossy(&out.stdout);
         text.lines()
             .find_map(|l| l.strip_prefix("Latest checkpoint location:"))
@@ -799,7 +792,7 @@ impl WalReader {
             .args(["-p", path_str(&self.wal_dir)?])
             .args(["-s", &start.to_string(), "-e", &end.to_string()])
             .output()
-            .map_err(|e| format!("pg_waldump: {}", crate::session::pg_message(&e)))?;
+            .map_err(|e| format!("pg_waldump: {}", pg_message(&e)))?;
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())
         } else {

@@ -7,6 +7,7 @@ use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
+use crate::pg_error::{db_error, pg_message};
 use crate::server::{PgServer, WalReader};
 use crate::waldump;
 use walcheck_sim::observed;
@@ -68,26 +69,9 @@ fn parse_lsn(text: &str) -> Result<Lsn, String> {
 /// SQLSTATE `query_canceled`: what `statement_timeout` raises.
 pub const QUERY_CANCELED: &str = "57014";
 
-/// A client error as PostgreSQL said it (`ERROR 42P07: relation "…" already exists`): the
-/// `postgres` crate's own text of a server error is only `db error`.
-/// Any other error is shown as it is.
-pub fn pg_message<E: std::fmt::Display + 'static>(e: &E) -> String {
-    let db = (e as &dyn std::any::Any)
-        .downcast_ref::<postgres::Error>()
-        .and_then(postgres::Error::as_db_error);
-    match db {
-        Some(db) => format!("{} {}: {}", db.severity(), db.code().code(), db.message()),
-        None => e.to_string(),
-    }
-}
-
-/// `(sqlstate, message)` of a server error, or the error's text.
-pub fn db_error(e: &postgres::Error) -> (String, String) {
-    match e.as_db_error() {
-        Some(db) => (db.code().code().to_owned(), db.message().to_owned()),
-        None => (String::new(), e.to_string()),
-    }
-}
+/// What a rule's `Err` starts with when the server could not be set up for it (a slot, a
+/// publication or a table that could not be made): not a failed prediction.
+pub const SETUP_ERROR: &str = "setup: ";
 
 impl Session {
     /// Connects and creates the slot `slot` (saved at once by PostgreSQL).
@@ -120,7 +104,7 @@ impl Session {
                 .map_err(|e| {
                     format!(
                         "{}create publication {PUBLICATION}: {}",
-                        crate::conformance::SETUP_ERROR,
+                        SETUP_ERROR,
                         pg_message(&e)
                     )
                 })?;
@@ -134,13 +118,7 @@ impl Session {
                 "SELECT pg_create_logical_replication_slot($1, $2)",
                 &[&slot, &plugin],
             )
-            .map_err(|e| {
-                format!(
-                    "{}create slot {slot}: {}",
-                    crate::conformance::SETUP_ERROR,
-                    pg_message(&e)
-                )
-            })?;
+            .map_err(|e| format!("{}create slot {slot}: {}", SETUP_ERROR, pg_message(&e)))?;
         server.note_slot(slot);
         let mut session = Session {
             client,
@@ -178,6 +156,30 @@ impl Session {
         if !self.cleanup.contains(&statement) {
             self.cleanup.push(statement);
         }
+    }
+
+    /// Sets each of `settings` (`(name, value)`) with `ALTER SYSTEM SET` and a reload, through a
+    /// connection of its own, for as long as the session lives: each is reset, and the
+    /// configuration reloaded, when it is dropped.
+    pub fn alter_system(
+        &mut self,
+        server: &PgServer,
+        settings: &[(&str, &str)],
+    ) -> Result<(), String> {
+        let statements = settings
+            .iter()
+            .map(|(name, value)| format!("ALTER SYSTEM SET {name} = {value}"));
+        let mut client = server.connect()?;
+        for statement in statements.chain(["SELECT pg_reload_conf()".to_owned()]) {
+            client
+                .batch_execute(&statement)
+                .map_err(|e| format!("{statement}: {}", pg_message(&e)))?;
+        }
+        for (name, _) in settings {
+            self.clean_up_with(format!("ALTER SYSTEM RESET {name}"));
+        }
+        self.clean_up_with("SELECT pg_reload_conf()".into());
+        Ok(())
     }
 
     /// The slot's name.
@@ -228,32 +230,12 @@ impl Session {
         published: bool,
         sync: bool,
     ) -> Result<walcheck_model::pg::Txn, String> {
-        let mode = if sync { "on" } else { "off" };
         let first_lsn = self.pointers()?.insert;
         let client = match other {
             Some(client) => client,
             None => &mut self.client,
         };
-        client
-            .batch_execute(&format!(
-                "BEGIN; SET LOCAL synchronous_commit = {mode}; \
-                 INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
-            ))
-            .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?;
-        let first = client
-            .query_one(
-                "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
-                &[],
-            )
-            .map_err(|e| format!("read xid: {}", pg_message(&e)))?;
-        let xid: u32 = first
-            .get::<_, String>(0)
-            .parse()
-            .map_err(|e| format!("xid: {}", pg_message(&e)))?;
-        let commit_lsn = parse_lsn(first.get(1))?;
-        client
-            .batch_execute("COMMIT")
-            .map_err(|e| format!("commit: {}", pg_message(&e)))?;
+        let (xid, commit_lsn) = insert_and_commit(client, table, rows, sync)?;
         let p = self.pointers()?;
         let end_lsn = crate::waldump::record_end(
             p.insert,
@@ -285,18 +267,27 @@ impl Session {
         if self.wal.is_some() {
             self.unlogged.push((xid, first_lsn));
             if sync {
-                self.find_commit_records(p.flush)?;
-                let (commit_lsn, end_lsn) = self.logged.get(&xid).copied().ok_or_else(|| {
-                    format!(
-                        "pg_waldump shows no commit record of xid {xid} up to {}",
-                        p.flush
-                    )
-                })?;
-                txn.commit_lsn = commit_lsn;
-                txn.end_lsn = end_lsn;
+                self.as_logged_at(&mut txn, p.flush)?;
             }
         }
         Ok(txn)
+    }
+
+    /// `txn`, synchronously committed, with its commit record as `pg_waldump` shows it in the
+    /// WAL flushed up to `flush`.
+    fn as_logged_at(
+        &mut self,
+        txn: &mut walcheck_model::pg::Txn,
+        flush: Lsn,
+    ) -> Result<(), String> {
+        self.find_commit_records(flush)?;
+        let xid = txn.xid;
+        let (commit_lsn, end_lsn) = self.logged.get(&xid).copied().ok_or_else(|| {
+            format!("pg_waldump shows no commit record of xid {xid} up to {flush}")
+        })?;
+        txn.commit_lsn = commit_lsn;
+        txn.end_lsn = end_lsn;
+        Ok(())
     }
 
     /// Looks the commits not yet found up in the WAL up to `flush` (`pg_waldump`), and rewrites
@@ -584,6 +575,39 @@ impl Session {
             steps,
         }
     }
+}
+
+/// One transaction on `client` inserting `rows` rows into `table`, under
+/// `synchronous_commit = on` (`sync`) or `off`: its xid, and the insert pointer read just
+/// before its `COMMIT` (where the commit record starts, unless another backend logs first).
+fn insert_and_commit(
+    client: &mut postgres::Client,
+    table: &str,
+    rows: u32,
+    sync: bool,
+) -> Result<(u32, Lsn), String> {
+    let mode = if sync { "on" } else { "off" };
+    client
+        .batch_execute(&format!(
+            "BEGIN; SET LOCAL synchronous_commit = {mode}; \
+             INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
+        ))
+        .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?;
+    let first = client
+        .query_one(
+            "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
+            &[],
+        )
+        .map_err(|e| format!("read xid: {}", pg_message(&e)))?;
+    let xid: u32 = first
+        .get::<_, String>(0)
+        .parse()
+        .map_err(|e| format!("xid: {}", pg_message(&e)))?;
+    let commit_lsn = parse_lsn(first.get(1))?;
+    client
+        .batch_execute("COMMIT")
+        .map_err(|e| format!("commit: {}", pg_message(&e)))?;
+    Ok((xid, commit_lsn))
 }
 
 thread_local! {

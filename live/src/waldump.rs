@@ -49,6 +49,18 @@ impl WalRecord {
         }
     }
 
+    /// Where the record ends as the reader reports it (`xlogreader.c` `EndRecPtr`), on a server
+    /// of [`WAL_PAGE_BYTES`] pages and PostgreSQL's segments: PostgreSQL 15
+    /// `xlog.c:ReserveXLogInsertLocation` reserves `MAXALIGN(size)` usable bytes, so the end is
+    /// the aligned length laid out past the page headers ([`WalRecord::end`]).
+    pub fn aligned_end(&self) -> Lsn {
+        let aligned = WalRecord {
+            total_bytes: walcheck_model::pg::txn::maxalign(self.total_bytes),
+            ..self.clone()
+        };
+        aligned.end(WAL_PAGE_BYTES, walcheck_model::pg::wal::WAL_SEGMENT_BYTES)
+    }
+
     /// An `xl_running_xacts` record logged with no transaction running (PostgreSQL 15
     /// `standbydesc.c:standby_desc_running_xacts` lists running ones as `; N xacts: …`).
     pub fn is_idle_running_xacts(&self) -> bool {
@@ -108,23 +120,12 @@ pub fn record_end(insert: Lsn, page_bytes: u64, segment_bytes: u64) -> Lsn {
 /// The start and end of transaction `xid`'s commit record among `records`: where the record
 /// really lies, whatever other backends logged around it.
 ///
-/// PostgreSQL 15 `xlog.c:ReserveXLogInsertLocation` reserves `MAXALIGN(size)` usable bytes, so
-/// the record's end (`xlogreader.c` `EndRecPtr`, the decoded transaction's `end_lsn`) is its
-/// aligned length laid out past the page headers ([`WalRecord::end`]).
+/// The record's end is the decoded transaction's `end_lsn` ([`WalRecord::aligned_end`]).
 pub fn commit_record(records: &[WalRecord], xid: u32) -> Option<(Lsn, Lsn)> {
     records
         .iter()
         .find(|r| r.xid == xid && r.rmgr == "Transaction" && r.desc.starts_with("COMMIT"))
-        .map(|r| {
-            let aligned = WalRecord {
-                total_bytes: walcheck_model::pg::txn::maxalign(r.total_bytes),
-                ..r.clone()
-            };
-            (
-                r.lsn,
-                aligned.end(WAL_PAGE_BYTES, walcheck_model::pg::wal::WAL_SEGMENT_BYTES),
-            )
-        })
+        .map(|r| (r.lsn, r.aligned_end()))
 }
 
 /// Every record line of `pg_waldump`'s output, in WAL order.

@@ -1,10 +1,38 @@
 //! The memory budget: the bytes the engine counts for its table, links, levels and graph, and
 //! the admission of a state under `Budget::max_memory_bytes`.
 
-use super::*;
+use std::mem::size_of;
+
+use super::level::Level;
+use super::options::Budget;
+use super::visited::Visited;
+use crate::fingerprint::Fingerprint;
+use crate::graph::MAX_EDGES;
+use crate::search::Limit;
+use crate::table::{Table, NONE};
+
+/// The sizes [`Budget::max_memory_bytes`] counts.
+#[derive(Copy, Clone)]
+pub(super) struct Sizes {
+    /// Table slots.
+    pub(super) slots: usize,
+    /// States stored.
+    pub(super) stored: usize,
+    /// Bytes of the packed parent links ([`Links::bytes`](super::links::Links::bytes)).
+    pub(super) links: usize,
+    /// Bytes of the states held of the level being expanded ([`Level::held_bytes`]).
+    pub(super) current: usize,
+    /// Bytes of the states of the level being built ([`Level::held_bytes`]).
+    pub(super) next: usize,
+    /// When a graph is recorded: the bytes a stored state takes in it, and its edges' bytes
+    /// ([`Graph::counted`](crate::graph::Graph::counted)).
+    pub(super) graph: Option<(usize, usize)>,
+}
 
 /// What the memory budget counts of a graph being recorded ([`Graph::counted`]): its edges,
 /// the bytes a stored state takes in it, and its edges' bytes.
+///
+/// [`Graph::counted`]: crate::graph::Graph::counted
 pub(super) type GraphCounts = (usize, usize, usize);
 
 /// The bytes [`Budget::max_memory_bytes`] counts, as they stand.
@@ -29,6 +57,11 @@ pub(super) fn counted_bytes<F: Fingerprint, S>(
 /// (its blocks not yet let go) and of the level being built ([`Level::held_bytes`]), and when
 /// a graph is recorded, per stored state its bytes ([`Graph::state_bytes`]) and its edges' bytes
 /// ([`Graph::edge_bytes`]).
+///
+/// [`Report::memory_bytes`]: super::Report::memory_bytes
+/// [`Links::bytes`]: super::links::Links::bytes
+/// [`Graph::state_bytes`]: crate::graph::Graph::state_bytes
+/// [`Graph::edge_bytes`]: crate::graph::Graph::edge_bytes
 pub(super) fn bytes<F: Fingerprint>(sizes: Sizes) -> u64 {
     let graph = sizes.graph.map_or(0, |(per_state, edge_bytes)| {
         sizes.stored * per_state + edge_bytes

@@ -1,7 +1,39 @@
 //! Deciding properties: each new state checked against the pending `always` and `sometimes`
 //! properties, and the path to a deciding state rebuilt from the parent links.
 
-use super::*;
+use stateright::{Expectation, Model, Property};
+
+use super::level::Level;
+use super::report::Error;
+use super::space::{Marks, Space, Totals};
+use crate::fingerprint::Fingerprinter;
+use crate::graph::Graph;
+use crate::search::Path;
+
+/// A property the search has still to decide.
+pub(super) struct Pending<M: Model> {
+    pub(super) property: usize,
+    pub(super) condition: fn(&M, &M::State) -> bool,
+    /// What decides it: `false` for `always` (a violation), `true` for `sometimes`.
+    pub(super) wanted: bool,
+}
+
+/// Where a property stands.
+#[derive(Copy, Clone)]
+pub(super) enum Status {
+    NotHandled,
+    Pending,
+    Decided { index: u32, states: u64, depth: u64 },
+}
+
+/// The new states of a round, to check: `next`'s from position `from` on, at `depth`, with
+/// the totals once each was stored.
+pub(super) struct Round<'a, S> {
+    pub(super) next: &'a Level<S>,
+    pub(super) from: usize,
+    pub(super) depth: u64,
+    pub(super) generated: &'a [Totals],
+}
 
 /// Checks the new states of `round` against the pending properties, and decides each at its
 /// first hit in stored order; with `marks`, adds each new state's marks to `graph`. Returns the
@@ -66,98 +98,6 @@ where
     let mut decided = decided.into_iter();
     pending.retain(|_| !decided.next().expect("one flag per pending property"));
     pending.is_empty().then_some(last)
-}
-
-impl<M: Model, P: Fingerprinter<M::State>> Space<'_, M, P> {
-    /// The index stored with `print`, looked up first among the fingerprints met lately, or the
-    /// table slot to store it at (as [`Visited::find`]). A fingerprint found is met again.
-    #[inline]
-    pub(super) fn find(&mut self, print: P::Print) -> Result<u32, usize> {
-        let found = match self.recent.get(print) {
-            Some(stored) => Ok(stored),
-            None => self.visited.find(print),
-        };
-        if let Ok(stored) = found {
-            self.recent.put(print, stored);
-        }
-        found
-    }
-
-    /// Stores `print` at `slot` (from [`Space::find`]) with its parent link; its index.
-    #[inline]
-    pub(super) fn insert(&mut self, slot: usize, print: P::Print, parent: u32, action: u16) -> u32 {
-        let index = self.visited.insert(slot, print, parent, action);
-        self.recent.put(print, index);
-        index
-    }
-
-    /// Fetches `print`'s table slot ahead of its look-up, unless it was met lately.
-    #[inline]
-    pub(super) fn fetch_ahead(&self, print: P::Print) {
-        if self.recent.get(print).is_none() {
-            self.visited.table.prefetch(print);
-        }
-    }
-}
-
-impl<M, P> Space<'_, M, P>
-where
-    M: Model,
-    M::Action: Clone,
-    P: Fingerprinter<M::State>,
-{
-    /// Re-executes the stored path to state `index` from its initial state, checking that each
-    /// state reached has the fingerprint stored at its place on the path.
-    pub(super) fn rebuild(&self, index: u32) -> Result<Path<M::State, M::Action>, Error> {
-        let mut chain = Vec::new();
-        let mut at = index;
-        while at as usize >= self.roots.len() {
-            let (parent, action) = self.visited.links.get(at as usize);
-            chain.push((at, action));
-            at = parent;
-        }
-        chain.reverse();
-        let fail = |step, why| Error::Rebuild {
-            index: index.into(),
-            step,
-            why,
-        };
-        let init = self
-            .model
-            .init_states()
-            .into_iter()
-            .nth(self.roots[at as usize] as usize)
-            .ok_or_else(|| fail(0, "the initial state is no longer generated"))?;
-        if self.visited.find(self.fingerprinter.fingerprint(&init)) != Ok(at) {
-            return Err(fail(
-                0,
-                "the initial state's fingerprint is not the stored one",
-            ));
-        }
-        let mut path = Path {
-            init,
-            steps: Vec::with_capacity(chain.len()),
-        };
-        let mut actions = Vec::new();
-        for (step, &(stored, position)) in chain.iter().enumerate() {
-            let state = path.last_state();
-            actions.clear();
-            self.model.actions(state, &mut actions);
-            let action = actions
-                .get(usize::from(position))
-                .cloned()
-                .ok_or_else(|| fail(step + 1, "the stored action is no longer enabled"))?;
-            let next = self
-                .model
-                .next_state(state, action.clone())
-                .ok_or_else(|| fail(step + 1, "the stored action no longer leads anywhere"))?;
-            if self.visited.find(self.fingerprinter.fingerprint(&next)) != Ok(stored) {
-                return Err(fail(step + 1, "the state reached has another fingerprint"));
-            }
-            path.steps.push((action, next));
-        }
-        Ok(path)
-    }
 }
 
 /// The path to `property`'s deciding state `index`, checked to decide it.

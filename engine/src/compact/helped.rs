@@ -1,7 +1,18 @@
 //! Helped rounds: on several threads, helpers make runs of parents' successors ahead while the
 //! round's thread stores them in the one order a single thread would.
 
-use super::*;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use stateright::Model;
+
+use super::level::{Levels, Parents};
+use super::report::Error;
+use super::space::{Recording, Space, Totals};
+use super::successors::{make, settle_all, Made, Storing};
+use crate::fingerprint::Fingerprinter;
+use crate::search::Limit;
 
 /// Parents whose successors one thread makes at a time in a helped round ([`expand_store_helped`]).
 /// Tests make runs of two, so that even their smallest rounds are helped.
@@ -134,6 +145,8 @@ where
 /// time, as on one thread: a panic of the codec's `decode` is met as the model's would be, at
 /// that parent, and one thread's exception above holds for it too: levels are packed only in
 /// large searches, whose table is mostly past the caches.
+///
+/// [`expand_store`]: super::expand::expand_store
 pub(super) fn expand_store_helped<M, P>(
     space: &mut Space<'_, M, P>,
     levels: Levels<'_, M::State>,
@@ -149,69 +162,122 @@ where
     M::Action: Clone,
     P: Fingerprinter<M::State>,
 {
-    let first = levels.0.start + first as u32;
     let count = parents.len().div_ceil(RUN_PARENTS);
-    let runs = Mutex::new(Runs {
-        made: (0..count).map(|_| None).collect(),
-        emptied: std::mem::take(pool),
-    });
-    let (ready, claimed, done) = (Condvar::new(), AtomicUsize::new(0), AtomicBool::new(false));
-    let machine = (space.model, space.fingerprinter);
-    let lock = || {
-        runs.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    // The first run whose making an error or a panic of the model ended: no run after it is
-    // stored, so none after it is made (nor calls the model again).
-    let ended_at = AtomicUsize::new(usize::MAX);
-    // Takes the next run not yet taken and makes it; false once there is none to make.
-    let make_next = || {
-        let r = claimed.fetch_add(1, Ordering::Relaxed);
-        if r >= count || done.load(Ordering::Relaxed) || r > ended_at.load(Ordering::Relaxed) {
-            return false;
-        }
-        let run = lock().emptied.pop().unwrap_or_default();
-        let run = make_run(machine, (first, &parents), r, recording, run);
-        if run.ended.is_some() {
-            ended_at.fetch_min(r, Ordering::Relaxed);
-        }
-        lock().made[r] = Some(run);
-        ready.notify_all();
-        true
+    let helping = Helping {
+        machine: (space.model, space.fingerprinter),
+        first: levels.0.start + first as u32,
+        parents: &parents,
+        recording,
+        count,
+        runs: Mutex::new(Runs {
+            made: (0..count).map(|_| None).collect(),
+            emptied: std::mem::take(pool),
+        }),
+        ready: Condvar::new(),
+        claimed: AtomicUsize::new(0),
+        done: AtomicBool::new(false),
+        ended_at: AtomicUsize::new(usize::MAX),
     };
     let stored = std::thread::scope(|scope| {
         for _ in 1..threads.min(count) {
-            scope.spawn(|| while make_next() {});
+            scope.spawn(|| while helping.make_next() {});
         }
-        // Every run taken is made and handed over, a model's panic included, up to the first
-        // whose making ended early, past which this thread asks for none: the run it waits for
-        // always comes.
-        let next_run = |r: usize| loop {
-            let mut held = lock();
-            if claimed.load(Ordering::Relaxed) < count && held.made[r].is_none() {
+        let _done = SetOnDrop(&helping.done);
+        let taking = (&|r| helping.next_run(r), &|| helping.lock());
+        store_runs(space, levels, (verify, count), taking, storing, totals)
+    });
+    *pool = helping.into_pool();
+    stored
+}
+
+/// A helped round as its threads share it: what they make runs from, which runs are taken,
+/// the runs made and waiting to be stored, and when to stop taking them.
+struct Helping<'a, M: Model, P: Fingerprinter<M::State>> {
+    machine: (&'a M, &'a P),
+    /// The index of the round's first parent.
+    first: u32,
+    parents: &'a Parents<'a, M::State>,
+    recording: Option<&'a Recording<'a, M>>,
+    /// Runs in the round.
+    count: usize,
+    runs: Mutex<Runs<M::State, P::Print>>,
+    /// Notified each time a run made is handed over.
+    ready: Condvar,
+    /// Runs taken so far.
+    claimed: AtomicUsize,
+    /// Raised once the storing thread is done with the round ([`SetOnDrop`]).
+    done: AtomicBool,
+    /// The first run whose making an error or a panic of the model ended: no run after it is
+    /// stored, so none after it is made (nor calls the model again).
+    ended_at: AtomicUsize,
+}
+
+impl<M, P> Helping<'_, M, P>
+where
+    M: Model + Sync,
+    M::State: Send + Sync,
+    P: Fingerprinter<M::State>,
+{
+    /// The runs, whatever a thread that panicked holding them left.
+    fn lock(&self) -> MutexGuard<'_, Runs<M::State, P::Print>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes the next run not yet taken and makes it; false once there is none to make.
+    fn make_next(&self) -> bool {
+        let r = self.claimed.fetch_add(1, Ordering::Relaxed);
+        if r >= self.count
+            || self.done.load(Ordering::Relaxed)
+            || r > self.ended_at.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        let run = self.lock().emptied.pop().unwrap_or_default();
+        let at = (self.first, self.parents);
+        let run = make_run(self.machine, at, r, self.recording, run);
+        if run.ended.is_some() {
+            self.ended_at.fetch_min(r, Ordering::Relaxed);
+        }
+        self.lock().made[r] = Some(run);
+        self.ready.notify_all();
+        true
+    }
+
+    /// Run `r`, made, for the storing thread: made here if no thread has taken it yet, or
+    /// waited for. Every run taken is made and handed over, a model's panic included, up to the
+    /// first whose making ended early, past which the storing thread asks for none: the run it
+    /// waits for always comes.
+    fn next_run(&self, r: usize) -> Run<M::State, P::Print> {
+        loop {
+            let mut held = self.lock();
+            if self.claimed.load(Ordering::Relaxed) < self.count && held.made[r].is_none() {
                 drop(held);
-                make_next();
+                self.make_next();
                 continue;
             }
             loop {
                 if let Some(run) = held.made[r].take() {
                     return run;
                 }
-                held = ready
+                held = self
+                    .ready
                     .wait(held)
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
-        };
-        let _done = SetOnDrop(&done);
-        let taking = (&next_run, &lock);
-        store_runs(space, levels, (verify, count), taking, storing, totals)
-    });
-    let Runs { made, mut emptied } = runs
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    emptied.extend(made.into_iter().flatten().map(Run::emptied));
-    *pool = emptied;
-    stored
+        }
+    }
+
+    /// The round's runs, emptied, for the next round.
+    fn into_pool(self) -> Vec<Run<M::State, P::Print>> {
+        let Runs { made, mut emptied } = self
+            .runs
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        emptied.extend(made.into_iter().flatten().map(Run::emptied));
+        emptied
+    }
 }
 
 /// Stores runs `0..count` of a helped round, taken in order from `next_run`, each parent's
@@ -219,6 +285,8 @@ where
 /// successors are looked up; emptied runs go back through `lock`. Returns the limit that
 /// stopped it, if one did, or the error that ended a run's making; raises again the model's
 /// panic that ended one.
+///
+/// [`settle`]: super::successors::settle
 pub(super) fn store_runs<'r, M, P, N, L>(
     space: &mut Space<'_, M, P>,
     (current, next, spare): Levels<'_, M::State>,
@@ -284,205 +352,4 @@ where
         }
     }
     Ok(None)
-}
-
-/// A parent's successors made, fingerprinted and fetched ahead, waiting to be looked up.
-pub(super) struct Ahead<S, F> {
-    pub(super) made: Vec<Made<S, F>>,
-    /// The parent's index and its enabled classes, while there are successors waiting (once a
-    /// limit or an error ends their look-up, `made` may keep the rest: the round is over).
-    pub(super) parent: Option<(u32, u32)>,
-}
-
-impl<S, F> Default for Ahead<S, F> {
-    fn default() -> Self {
-        Ahead {
-            made: Vec::new(),
-            parent: None,
-        }
-    }
-}
-
-impl<S, F> Ahead<S, F> {
-    /// Looks up the waiting successors in order, as [`settle`] does, and ends their parent's
-    /// edges in a graph. Returns the limit that stopped it, if one did.
-    pub(super) fn settle<M, P>(
-        &mut self,
-        space: &mut Space<'_, M, P>,
-        (current, next, spare): Levels<'_, S>,
-        verify: bool,
-        storing: &mut Storing<'_, S>,
-        totals: &mut Totals,
-    ) -> Result<Option<Limit>, Error>
-    where
-        M: Model<State = S>,
-        S: Eq + Clone,
-        M::Action: Clone,
-        P: Fingerprinter<S, Print = F>,
-    {
-        let Some((parent, enabled)) = self.parent.take() else {
-            return Ok(None);
-        };
-        let levels = (current, &mut *next, &mut *spare);
-        if let Some(limit) =
-            settle_all(space, levels, (parent, verify), &self.made, storing, totals)?
-        {
-            return Ok(Some(limit));
-        }
-        self.made.clear();
-        if let Some(graph) = storing.graph.as_deref_mut() {
-            graph.end_state(enabled);
-        }
-        Ok(None)
-    }
-}
-
-/// One successor `made` of state `parent` looked up: compared with the state its fingerprint
-/// names when that is held whole (or, `verify`ing, rebuilt), or else stored, and with a graph
-/// its edge added. Returns the limit that storing it would exceed, if one would. Only a new
-/// successor is moved (or, borrowed, cloned) into the level: a duplicate is read in place.
-#[inline(always)]
-pub(super) fn settle<M, P, D>(
-    space: &mut Space<'_, M, P>,
-    (current, next, spare): Levels<'_, M::State>,
-    (parent, verify): (u32, bool),
-    made: D,
-    storing: &mut Storing<'_, M::State>,
-    totals: &mut Totals,
-) -> Result<Option<Limit>, Error>
-where
-    M: Model,
-    M::State: Eq + Clone,
-    M::Action: Clone,
-    P: Fingerprinter<M::State>,
-    D: Successor<M::State, P::Print>,
-{
-    let one = made.made();
-    let (position, classes) = (one.position, one.classes);
-    totals.states += 1;
-    let Some(print) = one.print else {
-        return Ok(None);
-    };
-    totals.lookups += 1;
-    let target = match space.find(print) {
-        Ok(stored) => {
-            let successor = &one.state;
-            let held = current.matches(stored, successor);
-            let same = match held.or_else(|| next.matches(stored, successor)) {
-                Some(same) => same,
-                None if verify => space.rebuild(stored)?.last_state() == successor,
-                None => true,
-            };
-            if !same {
-                return Err(Error::Collision {
-                    print: print.widen(),
-                    stored: stored.into(),
-                    parent: Some(parent.into()),
-                    action: Some(position as u64),
-                });
-            }
-            stored
-        }
-        Err(slot) => {
-            let edges = storing.graph.as_ref().map(|g| g.counted());
-            let (levels, budget) = ((current, &*next), storing.budget);
-            let link = (edges, print, (parent, position as u16));
-            if let Some(limit) = admit(&space.visited, levels, budget, link, true) {
-                return Ok(Some(limit));
-            }
-            let index = space.insert(slot, print, parent, position as u16);
-            next.push(made.into_state(), spare);
-            totals.max_depth = storing.depth;
-            let bytes = counted_bytes(&space.visited, current, next, edges);
-            totals.memory_bytes = totals.memory_bytes.max(bytes);
-            storing.generated.push(*totals);
-            index
-        }
-    };
-    if let Some(graph) = storing.graph.as_deref_mut() {
-        graph.push_edge(target, classes);
-    }
-    Ok(None)
-}
-
-/// Each of `made`, successors of state `parent`, looked up in order as [`settle`] does, a new
-/// one cloned into the level. Returns the limit that stopped it, if one did.
-#[inline(always)]
-pub(super) fn settle_all<M, P>(
-    space: &mut Space<'_, M, P>,
-    (current, next, spare): Levels<'_, M::State>,
-    at: (u32, bool),
-    made: &[Made<M::State, P::Print>],
-    storing: &mut Storing<'_, M::State>,
-    totals: &mut Totals,
-) -> Result<Option<Limit>, Error>
-where
-    M: Model,
-    M::State: Eq + Clone,
-    M::Action: Clone,
-    P: Fingerprinter<M::State>,
-{
-    for one in made {
-        let levels = (current, &mut *next, &mut *spare);
-        if let Some(limit) = settle(space, levels, at, one, storing, totals)? {
-            return Ok(Some(limit));
-        }
-    }
-    Ok(None)
-}
-
-/// A successor made and fingerprinted (`None` outside the boundary), waiting to be looked up.
-pub(super) struct Made<S, F> {
-    pub(super) position: usize,
-    pub(super) classes: u32,
-    pub(super) print: Option<F>,
-    pub(super) state: S,
-}
-
-/// A made successor as [`settle`] takes it: owned, and moved into the level if it is new, or
-/// borrowed from the run or batch that holds it, and cloned into the level if it is new. Either
-/// way a duplicate, most successors, is never copied.
-pub(super) trait Successor<S, F> {
-    fn made(&self) -> &Made<S, F>;
-    fn into_state(self) -> S;
-}
-
-impl<S, F> Successor<S, F> for Made<S, F> {
-    #[inline(always)]
-    fn made(&self) -> &Made<S, F> {
-        self
-    }
-    #[inline(always)]
-    fn into_state(self) -> S {
-        self.state
-    }
-}
-
-impl<S: Clone, F> Successor<S, F> for &Made<S, F> {
-    #[inline(always)]
-    fn made(&self) -> &Made<S, F> {
-        self
-    }
-    #[inline(always)]
-    fn into_state(self) -> S {
-        self.state.clone()
-    }
-}
-
-/// What storing a round's new states is bound by and fills in besides the search.
-pub(super) struct Storing<'a, S> {
-    pub(super) budget: &'a Budget,
-    pub(super) depth: u64,
-    /// Per new state stored, the totals once it was.
-    pub(super) generated: &'a mut Vec<Totals>,
-    pub(super) graph: Option<&'a mut Graph<S>>,
-}
-
-/// The new states of a round, to check: `next`'s from position `from` on, at `depth`, with
-/// the totals once each was stored.
-pub(super) struct Round<'a, S> {
-    pub(super) next: &'a Level<S>,
-    pub(super) from: usize,
-    pub(super) depth: u64,
-    pub(super) generated: &'a [Totals],
 }

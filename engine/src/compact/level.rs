@@ -1,7 +1,9 @@
 //! Breadth-first levels: the states of the level being expanded and the level being built, held
 //! whole or, past `Options::pack_above_bytes`, packed by the system's codec.
 
-use super::*;
+use std::mem::size_of;
+
+use walcheck_properties::codec::{Codec, Decode};
 
 /// A block of a level: whole states, or the same states packed by a [`Codec`] (`ends[i]` is
 /// where state `i`'s bytes end in `bytes`).

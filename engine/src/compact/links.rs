@@ -1,7 +1,10 @@
 //! Parent links: each stored state's parent and action position, packed as varints in runs, so
 //! that a path is rebuilt from the table without keeping the states.
 
-use super::*;
+use std::mem::size_of;
+
+use crate::graph::push_lean;
+use crate::table::NONE;
 
 /// States per run of [`Links`]: reading a link decodes at most this many.
 pub(super) const LINK_RUN: usize = 64;

@@ -4,9 +4,18 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
-use stateright::{Model, Property};
+use stateright::{Expectation, Model, Property};
 
+use std::hash::Hash;
+use std::time::Instant;
+
+use walcheck_properties::codec::Codec;
+
+use super::links::Links;
+use super::visited::{Recent, RECENT_SLOTS};
 use super::*;
+use crate::search::{self, Verdict};
+use crate::table::NONE;
 
 /// [`check`] with every level packed by [`Codec::postcard`].
 fn check_packed<M>(model: &M, options: &Options) -> Result<Report<M::State, M::Action>, Error>
@@ -38,16 +47,15 @@ where
         pack_above_bytes: 0,
         ..*options
     };
-    explore_hooked(
+    let search = Search {
         model,
-        &Xxh64,
-        &options,
-        &hooks,
-        None,
-        Some(codec),
-        &mut |_| {},
-    )
-    .map(|(report, _)| report)
+        fingerprinter: &Xxh64,
+        options: &options,
+        hooks: &hooks,
+        recording: None,
+        codec: Some(codec),
+    };
+    explore_hooked(search, &mut |_| {}).map(|(report, _)| report)
 }
 
 /// Runs the compact engine at 1, 2 and 4 threads and several round sizes, its levels held

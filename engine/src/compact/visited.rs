@@ -1,7 +1,9 @@
 //! The states stored so far: each one's fingerprint in the table with its parent link, and a
 //! small cache of the fingerprints looked up most recently.
 
-use super::*;
+use super::links::Links;
+use crate::fingerprint::Fingerprint;
+use crate::table::{Slot, Table, NONE};
 
 /// Every state stored, in the order stored: its fingerprint in a [`Table`], and its parent link.
 pub(super) struct Visited<F> {
