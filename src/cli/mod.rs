@@ -2,12 +2,15 @@
 //! defines its own systems gets all of it for them with [`main`]:
 //!
 //! ```no_run
-//! # use walcheck::catalogue::AnySystem;
-//! # fn my_systems() -> Vec<&'static dyn AnySystem> { Vec::new() }
+//! # use walcheck_systems::olake_sync::OlakeSyncSystem as MySystem;
 //! fn main() -> std::process::ExitCode {
-//!     walcheck::cli::main(&my_systems())
+//!     walcheck::cli::main(&MySystem)
 //! }
 //! ```
+//!
+//! Its type, the crate's own [`Systems`](crate::catalogue::Systems), goes down as a type
+//! parameter to each command that builds models (`check`, `show`, `replay`, `explore`), which
+//! hands it to the registry with its work ([`crate::catalogue::SystemConfig::with_model`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -368,22 +371,21 @@ impl Args for ParamArgs {
     }
 }
 
-/// The whole command line over the built-in systems and `systems` (after them, in catalogue
-/// order): `list`, `check`, `show`, `replay`, `merge` and `explore` take every one; `simulate`,
-/// `triage` and `live` serve the built-in systems they were written for. Returns the exit code
-/// (0 as expected, 1 a verdict differs, 2 bad usage or input, 3 inconclusive).
+/// The whole command line over the built-in systems and `systems`, a crate's own (after them,
+/// in catalogue order; `&MySystem`, or a tuple of several: [`catalogue::Systems`]): `list`,
+/// `check`, `show`, `replay`, `merge` and `explore` take every one; `simulate`, `triage` and
+/// `live` serve the built-in systems they were written for. Returns the exit code (0 as
+/// expected, 1 a verdict differs, 2 bad usage or input, 3 inconclusive).
 ///
 /// A binary that wants `check --json`'s heap figures (`peak_heap_bytes`, `bytes_per_state`)
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
-pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
+pub fn main<U: catalogue::Systems>(systems: U) -> ExitCode {
     let _ = PROGRAM.set(invoked_name());
     let files = match crate::connector::load_named(std::env::args().skip(1)) {
         Ok(files) => files,
         Err(code) => return code,
     };
-    let mut all = systems.to_vec();
-    all.extend(files);
-    if let Err(e) = crate::catalogue::register(&all) {
+    if let Err(e) = crate::catalogue::register(&(systems, files)) {
         return usage_error(&e);
     }
     let cli = match parse() {
@@ -391,11 +393,11 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
         Err(code) => return code,
     };
     match cli.command {
-        Command::Replay { trace } => replay(&trace),
+        Command::Replay { trace } => replay::<U>(&trace),
         Command::Triage { system, json } => triage(&system, json),
-        Command::Show { trace, format } => show(&trace, format),
+        Command::Show { trace, format } => show::<U>(&trace, format),
         Command::List { json } => list(json),
-        command @ Command::Check { .. } => check(command),
+        command @ Command::Check { .. } => check::<U>(command),
         Command::Merge { reports } => merge(&reports),
         Command::Explore {
             spec,
@@ -403,7 +405,7 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             bounds,
             addr,
             allow_remote,
-        } => explore(&spec, faults.as_deref(), &bounds, &addr, allow_remote),
+        } => explore::<U>(&spec, faults.as_deref(), &bounds, &addr, allow_remote),
         Command::Live { what } => live_command(what),
         Command::Simulate {
             spec,
@@ -437,6 +439,13 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             params,
         }),
     }
+}
+
+/// [`main`] with no systems of a crate's own: the `walcheck` binary's. Not generic, so compiled
+/// once, in this library: the binary links it rather than compiling every engine for every
+/// built-in model again (and debug builds of the tests reuse the searches it instantiates).
+pub fn walcheck() -> ExitCode {
+    main(())
 }
 
 /// The command line parsed, or the exit code when there is nothing to run: 0 after printing
@@ -644,7 +653,7 @@ fn list(json: bool) -> ExitCode {
 
 /// `walcheck explore SPEC`: a link per counterexample printed, then the Explorer served until
 /// the process is stopped.
-fn explore(
+fn explore<U: catalogue::Systems>(
     spec: &str,
     faults: Option<&str>,
     bounds: &[String],
@@ -660,7 +669,7 @@ fn explore(
         Ok(addr) => addr,
         Err(err) => return usage_error(&err),
     };
-    let links = crate::explore::links(&config, &crate::explore::link_budget());
+    let links = crate::explore::links::<U>(&config, &crate::explore::link_budget());
     let mut text = format!(
         "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
         config.info().name,
@@ -680,7 +689,7 @@ fn explore(
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    crate::explore::serve(&config, addr);
+    crate::explore::serve::<U>(&config, addr);
     ExitCode::SUCCESS
 }
 
