@@ -675,13 +675,13 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             if !infos.iter().any(|info| has_bound(info, name)) {
                 return Err(format!(
                     "no system has a bound named {name:?} (see {} list)",
-                    crate::cli::program()
+                    crate::program::name()
                 ));
             }
         }
         wanted.retain(|(system, _)| fits(system.info()));
         if wanted.is_empty() {
-            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::cli::program()));
+            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::program::name()));
         }
     }
     let mut entries = Vec::new();

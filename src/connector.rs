@@ -36,7 +36,7 @@ pub fn warn_unreached(entries: &[crate::catalogue::Entry]) {
             let _ = writeln!(
                 std::io::stderr(),
                 "{}: warning: {}: {line}",
-                crate::cli::program(),
+                crate::program::name(),
                 crate::report::config_name(&entry.config)
             );
         }
@@ -230,7 +230,7 @@ fn named_files(args: impl Iterator<Item = String>) -> Result<Vec<String>, String
                 let _ = writeln!(
                     std::io::stderr(),
                     "{}: warning: {changed}",
-                    crate::cli::program()
+                    crate::program::name()
                 );
             }
             path
@@ -269,19 +269,19 @@ fn bad_name(file: &Path, name: &str, before: &[&'static FileSystem]) -> Option<S
 pub fn load_named(
     args: impl Iterator<Item = String>,
 ) -> Result<Vec<&'static FileSystem>, ExitCode> {
-    let named = named_files(args).map_err(|e| crate::cli::usage_error(&e))?;
+    let named = named_files(args).map_err(|e| crate::program::usage_error(&e))?;
     let mut systems: Vec<&'static FileSystem> = Vec::new();
     let (mut loaded, mut sources, mut failed) = (Vec::new(), Vec::new(), false);
     for arg in named {
-        let files = files_of(&arg).map_err(|e| crate::cli::usage_error(&e))?;
+        let files = files_of(&arg).map_err(|e| crate::program::usage_error(&e))?;
         let mut names = Vec::new();
         for file in files {
-            let text = read_connector(&file).map_err(|e| crate::cli::usage_error(&e))?;
+            let text = read_connector(&file).map_err(|e| crate::program::usage_error(&e))?;
             match walcheck_lang::system::load_text(&file, &text) {
                 Ok((system, warnings)) => {
                     let _ = write!(std::io::stderr(), "{warnings}");
                     if let Some(why) = bad_name(&file, system.info().name, &systems) {
-                        return Err(crate::cli::usage_error(&why));
+                        return Err(crate::program::usage_error(&why));
                     }
                     let system: &'static FileSystem = Box::leak(Box::new(system));
                     names.push(system.info().name);
@@ -292,7 +292,7 @@ pub fn load_named(
                     let _ = write!(std::io::stderr(), "{diagnostics}");
                     failed = true;
                 }
-                Err(e) => return Err(crate::cli::usage_error(&e)),
+                Err(e) => return Err(crate::program::usage_error(&e)),
             }
         }
         loaded.push((arg, names));

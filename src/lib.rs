@@ -35,6 +35,7 @@ pub mod connector;
 pub mod explore;
 pub mod heap;
 pub mod input;
+pub mod program;
 pub mod progress;
 pub mod report;
 pub mod run;

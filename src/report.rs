@@ -343,7 +343,7 @@ fn written_line(results: &[CheckResult]) -> String {
     format!(
         "{count} written under {} (`{program} show FILE` renders one; `{program} check {spec}` prints their step tables)\n\n",
         dir.display(),
-        program = crate::cli::program(),
+        program = crate::program::name(),
     )
 }
 
@@ -753,7 +753,7 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
     } else {
         format!(
             "each bound of the configuration: `{} list` says what it is, its unit and range",
-            crate::cli::program()
+            crate::program::name()
         )
     };
     rows.push(("configuration", "", &list));

@@ -92,7 +92,7 @@ pub(super) fn check_exit(
             std::io::stderr(),
             "{}: interrupted: {stopped} of {} checks stopped inconclusive; the report gives the \
              other {}",
-            program(),
+            program::name(),
             results.len(),
             results.len() - stopped
         );

@@ -16,10 +16,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Once, OnceLock};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
+use crate::program::{self, usage_error};
 use crate::run::CheckResult;
 use crate::search::Budget;
 use crate::{report, run};
@@ -380,7 +381,7 @@ impl Args for ParamArgs {
 /// A binary that wants `check --json`'s heap figures (`peak_heap_bytes`, `bytes_per_state`)
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
 pub fn main<U: catalogue::Systems>(systems: U) -> ExitCode {
-    let _ = PROGRAM.set(invoked_name());
+    program::name_from_args();
     let files = match crate::connector::load_named(std::env::args().skip(1)) {
         Ok(files) => files,
         Err(code) => return code,
@@ -473,7 +474,7 @@ fn parse() -> Result<Cli, ExitCode> {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             Err(usage_error(
-                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program()),
+                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program::name()),
             ))
         }
         Err(err) => Err(usage_error(&clap_error_line(&err))),
@@ -483,19 +484,19 @@ fn parse() -> Result<Cli, ExitCode> {
 /// The command line's definition, with the help that depends on the registered systems.
 fn command() -> clap::Command {
     let command = Cli::command()
-        .bin_name(program())
+        .bin_name(program::name())
         .mut_subcommand("check", |check| {
             check.mut_arg("faults", |faults| faults.help(faults_help()))
         })
         // `live` without its command is named by clap ("'walcheck live' requires a
         // subcommand"), not taken for a missing top-level command.
         .mut_subcommand("live", |live| live.arg_required_else_help(false));
-    if program() == "walcheck" {
+    if program::name() == "walcheck" {
         return command;
     }
     // A crate's own binary over walcheck: `textbook-connector (walcheck 0.1.0)`.
     let version = concat!("(walcheck ", env!("CARGO_PKG_VERSION"), ")");
-    let command = command.name(program()).version(version);
+    let command = command.name(program::name()).version(version);
     let commands: Vec<String> = command
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
@@ -503,30 +504,8 @@ fn command() -> clap::Command {
     name_program_in_help(command, &commands)
 }
 
-static PROGRAM: OnceLock<String> = OnceLock::new();
-
-/// The name the program was invoked by, for error lines and the commands the output suggests:
-/// its file name, as clap's usage lines show it (`textbook-connector` for a crate's own binary
-/// over [`main`]); `walcheck` where there is none, or before [`main`] runs.
-pub fn program() -> &'static str {
-    PROGRAM.get().map_or("walcheck", String::as_str)
-}
-
-/// argv\[0\]'s file name, as clap takes it.
-fn invoked_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|arg| {
-            Path::new(&arg)
-                .file_name()
-                .and_then(|name| name.to_str())
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "walcheck".to_owned())
-}
-
 /// `command`'s help texts (its own, its arguments', its subcommands') with each `walcheck
-/// COMMAND` naming [`program`] instead.
+/// COMMAND` naming [`program::name`] instead.
 fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Command {
     let rename = |text: Option<&clap::builder::StyledStr>| {
         text.map(|text| name_program(&text.to_string(), commands))
@@ -558,7 +537,7 @@ fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Co
 }
 
 /// `text` with each `walcheck COMMAND` (one of `commands`, as a whole word) naming
-/// [`program`] instead, so that a crate's own binary says to run itself.
+/// [`program::name`] instead, so that a crate's own binary says to run itself.
 fn name_program(text: &str, commands: &[String]) -> String {
     const WALCHECK: &str = "walcheck ";
     let mut out = String::new();
@@ -575,7 +554,11 @@ fn name_program(text: &str, commands: &[String]) -> String {
                 })
             });
         out.push_str(&rest[..at]);
-        out.push_str(if names_command { program() } else { "walcheck" });
+        out.push_str(if names_command {
+            program::name()
+        } else {
+            "walcheck"
+        });
         out.push(' ');
         rest = after;
     }
@@ -602,7 +585,7 @@ fn faults_help() -> String {
         "Only this fault set: {} (see `{} list`); without a SPEC, only the systems that have it \
          are checked",
         groups.join("; "),
-        program()
+        program::name()
     )
 }
 
@@ -708,12 +691,4 @@ fn print(text: &str) -> ExitCode {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => usage_error(&format!("cannot write output: {err}")),
     }
-}
-
-/// One line on stderr, `PROGRAM: error: MESSAGE` (the program as invoked, as clap's usage lines
-/// name it), and exit code 2.
-pub(crate) fn usage_error(message: &str) -> ExitCode {
-    // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
-    let _ = writeln!(std::io::stderr(), "{}: error: {message}", program());
-    ExitCode::from(2)
 }

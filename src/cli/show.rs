@@ -81,7 +81,7 @@ pub(super) fn show_live_rule(trace: &Trace, format: Format) -> String {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(","),
-        program()
+        program::name()
     );
     let explanation = render::Explanation {
         before: vec![note.clone()],
