@@ -501,6 +501,21 @@ impl Debug for SystemConfig {
     }
 }
 
+/// A configuration as summary lines and warnings name it: `system:variant faults=F bounds`
+/// (the bounds not at their defaults).
+impl fmt::Display for SystemConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (system, variant, faults) = (self.info().name, self.variant(), self.faults());
+        let mut name = format!("{system}:{variant} faults={faults}");
+        let bounds = self.non_default_bounds();
+        if !bounds.is_empty() {
+            name.push(' ');
+            name.push_str(&bounds.join(","));
+        }
+        f.pad(&name)
+    }
+}
+
 /// A command's work on a configuration's model, written once for any model (a closure cannot be
 /// generic over them) and run by [`SystemConfig::with_model`]: a search, a replay, a link of the
 /// Explorer. Adding a command's job touches nothing here.

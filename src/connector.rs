@@ -37,7 +37,7 @@ pub fn warn_unreached(entries: &[crate::catalogue::Entry]) {
                 std::io::stderr(),
                 "{}: warning: {}: {line}",
                 crate::program::name(),
-                crate::report::config_name(&entry.config)
+                entry.config
             );
         }
     }
