@@ -147,8 +147,8 @@ fn connector_file(c: &mut Criterion) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("connectors/olake-bootstrap-master.wal");
     let (system, _) = walcheck_lang::system::load(&path).expect("the example file loads");
-    let system: &'static dyn walcheck::catalogue::AnySystem = Box::leak(Box::new(system));
-    walcheck::catalogue::register(&[system]).expect("the file registers");
+    let system: &'static walcheck_lang::system::FileSystem = Box::leak(Box::new(system));
+    walcheck::catalogue::register(&system).expect("the file registers");
     let mut group = c.benchmark_group("connector-file");
     group.sampling_mode(SamplingMode::Flat);
     for (spec, faults, bounds) in [

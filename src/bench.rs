@@ -10,7 +10,8 @@
 //! reachable states, so one exploration times all of them, and one run of the configuration's
 //! expected-violated properties times its counterexamples. The configurations come from
 //! [`catalogue::select`], so systems and properties added to the catalogue are measured without
-//! touching the benchmarks.
+//! touching the benchmarks. They are walcheck's own (built in, or connector files registered):
+//! no crate's own [`catalogue::Systems`], `()` where a model is built.
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
@@ -223,7 +224,11 @@ pub fn property<M: Model>(model: &M, name: &str) -> Property<M> {
 /// `None` when no `always` property of it holds.
 pub fn explore_configuration(configuration: &Configuration, search: Search) -> Option<Explored> {
     let proof = configuration.holding.first()?;
-    Some(configuration.config.with_model(Explore(proof, search)))
+    Some(
+        configuration
+            .config
+            .with_model::<(), _>(Explore(proof, search)),
+    )
 }
 
 /// Decides every `always` and `sometimes` entry of `configuration` as `walcheck check` does with
@@ -237,7 +242,7 @@ pub fn decide_configuration(
         engine,
         ..Options::new(threads, Budget::default())
     };
-    run::run_all_with(&configuration.checks, &options, &Unobserved)
+    run::run_all_with::<()>(&configuration.checks, &options, &Unobserved)
 }
 
 /// Searches `configuration` with walcheck's checker for each expected-violated `always`
@@ -246,11 +251,11 @@ pub fn decide_configuration(
 pub fn find_counterexamples(configuration: &Configuration) -> usize {
     configuration
         .config
-        .with_model(Find(&configuration.violated))
+        .with_model::<(), _>(Find(&configuration.violated))
 }
 
 /// [`explore_configuration`] on the model of a configuration: the property to prove, and how.
-pub struct Explore<'a>(&'a str, Search);
+struct Explore<'a>(&'a str, Search);
 
 impl WithModel for Explore<'_> {
     type Output = Explored;
@@ -266,7 +271,7 @@ impl WithModel for Explore<'_> {
 }
 
 /// [`find_counterexamples`] on the model of a configuration: the properties expected violated.
-pub struct Find<'a>(&'a [&'static str]);
+struct Find<'a>(&'a [&'static str]);
 
 impl WithModel for Find<'_> {
     type Output = usize;

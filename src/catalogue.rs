@@ -1,15 +1,29 @@
-//! The check catalogue: every (system, variant, faults, knobs, property) walcheck checks by
-//! default, with the verdict upstream code leads us to expect and the upstream reason.
+//! The registry and the check catalogue: the systems walcheck knows, and every (system, variant,
+//! faults, knobs, property) it checks by default, with the verdict upstream code leads us to
+//! expect and the upstream reason.
 //!
-//! It is the project's regression suite: `walcheck check` with no SPEC runs all of it, and exits
-//! 1 when a verdict differs from its expectation. Selecting with SPEC, `--faults` and `--bound`
-//! narrows or reconfigures it; expectations are a function of the configuration, so a
+//! The catalogue is the project's regression suite: `walcheck check` with no SPEC runs all of it,
+//! and exits 1 when a verdict differs from its expectation. Selecting with SPEC, `--faults` and
+//! `--bound` narrows or reconfigures it; expectations are a function of the configuration, so a
 //! reconfigured entry still has one.
+//!
+//! The registry knows no command. It lists the systems as trait objects ([`AnySystem`]: their
+//! declarations and expectations), and a command that needs a configuration's model, whose type
+//! the trait object erases, writes its work once as a [`WithModel`] job, generic over the model,
+//! and hands it to [`SystemConfig::with_model`]. That turns the configuration's system back into
+//! its own type by trying each type the binary knows: the built-in systems, connector files
+//! (`walcheck_lang`'s one type of file system) and the [`Systems`] of the crate whose `main`
+//! calls [`crate::cli::main`], a type parameter the commands that build models pass down. Rust has
+//! no generic methods on trait objects, so one side has to know the other's types: here the set
+//! of system types, known where the binary is compiled, rather than a table of every command's
+//! job in the registry. Adding a command touches no file of the registry.
 
+use std::any::Any;
 use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
+use walcheck_lang::system::FileSystem;
 use walcheck_properties::system::{BoundValue, CheckModel, PropertyInfo, System, VisitSystems};
 use walcheck_traces::Header;
 
@@ -30,8 +44,8 @@ pub trait AnySystem: Send + Sync {
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>>;
 
-    /// The model of `config`, ready for any of walcheck's checks.
-    fn checkable(&self, config: &Config) -> Box<dyn Checkable>;
+    /// The system itself, for [`SystemConfig::with_model`] to find its type again.
+    fn as_any(&self) -> &dyn Any;
 
     /// The property ids the model of `config` checks: its `properties()`, then its liveness
     /// properties' ([`walcheck_properties::system::Live::liveness`]).
@@ -51,8 +65,8 @@ impl<S: System> AnySystem for S {
         System::expected(self, config, property)
     }
 
-    fn checkable(&self, config: &Config) -> Box<dyn Checkable> {
-        Box::new(Erased(self.model(config)))
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 
     fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>) {
@@ -193,18 +207,19 @@ fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
 /// small system, and a first step of each action of a large one.
 const VALIDATE_STATES: u64 = 2_000;
 
-/// What [`register`] does after [`validate`]: explores up to 2,000 states of each of `system`'s variants with its last
-/// fault set (the most faults), checking every property: a model that panics on the way (a
-/// misspelt fault or variant name, [`Config::meets`]) is a one-line error at registration.
-pub fn try_out(system: &'static dyn AnySystem) -> Result<(), String> {
+/// What [`register`] does after [`validate`]: explores up to 2,000 states of each of `system`'s
+/// variants with its last fault set (the most faults), checking every property: a model that
+/// panics on the way (a misspelt fault or variant name, [`Config::meets`]) is a one-line error at
+/// registration.
+pub fn try_out<S: System>(system: &S) -> Result<(), String> {
     let info = system.info();
     let faults = info
         .faults
         .last()
         .expect("validated: at least one fault set");
     for (variant, _) in info.variants {
-        let config = SystemConfig::new(system, variant, faults)?;
-        built_quietly(|| config.with_model(TryOut(VALIDATE_STATES))).map_err(|panic| {
+        let config = Config::new(info, variant, faults)?;
+        built_quietly(|| TryOut(VALIDATE_STATES).call(system.model(&config))).map_err(|panic| {
             format!(
                 "system {:?}: its {variant} model panicked: {panic}",
                 info.name
@@ -297,24 +312,130 @@ pub fn built_in() -> Vec<&'static dyn AnySystem> {
 
 static SYSTEMS: OnceLock<Vec<&'static dyn AnySystem>> = OnceLock::new();
 
-/// Makes `extra` known beside the built-in systems (after them, in catalogue order), for the
-/// rest of the process: what [`crate::cli::main`] does with the systems a crate gives it. Call
-/// it once, before anything reads the registry; a name given twice, or a second call, is a
-/// one-line error.
-pub fn register(extra: &[&'static dyn AnySystem]) -> Result<(), String> {
-    let mut all = built_in();
-    for system in extra {
-        validate(*system)?;
-        try_out(*system)?;
-        let name = system.info().name;
-        if all.iter().any(|s| s.info().name == name) {
-            return Err(format!("two systems are called {name:?}"));
+/// Makes `systems` known beside the built-in ones (after them, in catalogue order), for the rest
+/// of the process: what [`crate::cli::main`] does with the systems a crate gives it and the
+/// connector files it loads. Each is [`validate`]d and [`try_out`]ed first. Call it once, before
+/// anything reads the registry; a name given twice, or a second call, is a one-line error.
+pub fn register(systems: &impl Systems) -> Result<(), String> {
+    struct Add(Result<Vec<&'static dyn AnySystem>, String>);
+    impl VisitSystems for Add {
+        fn visit<S: System>(&mut self, system: &'static S) {
+            let Ok(all) = &mut self.0 else { return };
+            let name = system.info().name;
+            let checked = validate(system)
+                .and_then(|()| try_out(system))
+                .and_then(|()| match all.iter().any(|s| s.info().name == name) {
+                    true => Err(format!("two systems are called {name:?}")),
+                    false => Ok(()),
+                });
+            match checked {
+                Ok(()) => all.push(system),
+                Err(e) => self.0 = Err(e),
+            }
         }
-        all.push(*system);
     }
+    let mut add = Add(Ok(built_in()));
+    systems.each(&mut add);
     SYSTEMS
-        .set(all)
+        .set(add.0?)
         .map_err(|_| "the systems were already registered".to_owned())
+}
+
+/// Systems of a crate's own, beside walcheck's built-in ones and connector files. As a value,
+/// what [`crate::cli::main`] is given and [`register`] lists; as a type, what a command that
+/// builds models passes down to [`SystemConfig::with_model`] (`run::run_all::<U>`), so that it
+/// can turn a configuration's system back into its type. `()` is none (the `walcheck` binary),
+/// `&MySystem` one, a tuple `(&A, &B)` several, a `Vec<&'static S>` any number of one type read
+/// at run time. A crate does not implement it.
+pub trait Systems {
+    /// Hands each of these systems to `visit`, in order.
+    fn each(&self, visit: &mut impl VisitSystems);
+
+    /// `job` on the model of `config` when its system is of one of these types; the job back
+    /// otherwise.
+    fn try_with_model<J: WithModel>(config: &SystemConfig, job: J) -> Result<J::Output, J>;
+}
+
+impl Systems for () {
+    fn each(&self, _: &mut impl VisitSystems) {}
+
+    fn try_with_model<J: WithModel>(_: &SystemConfig, job: J) -> Result<J::Output, J> {
+        Err(job)
+    }
+}
+
+impl<S: System> Systems for &'static S {
+    fn each(&self, visit: &mut impl VisitSystems) {
+        visit.visit(*self);
+    }
+
+    fn try_with_model<J: WithModel>(config: &SystemConfig, job: J) -> Result<J::Output, J> {
+        match config.system.as_any().downcast_ref::<S>() {
+            Some(system) => Ok(job.call(system.model(&config.config))),
+            None => Err(job),
+        }
+    }
+}
+
+impl<S: System> Systems for Vec<&'static S> {
+    fn each(&self, visit: &mut impl VisitSystems) {
+        for system in self {
+            visit.visit(*system);
+        }
+    }
+
+    fn try_with_model<J: WithModel>(config: &SystemConfig, job: J) -> Result<J::Output, J> {
+        <&'static S>::try_with_model(config, job)
+    }
+}
+
+/// [`Systems`] for tuples of them: each member's systems in turn.
+macro_rules! tuple_systems {
+    ($($member:ident . $at:tt),+) => {
+        impl<$($member: Systems),+> Systems for ($($member,)+) {
+            fn each(&self, visit: &mut impl VisitSystems) {
+                $(self.$at.each(visit);)+
+            }
+
+            fn try_with_model<J: WithModel>(
+                config: &SystemConfig,
+                job: J,
+            ) -> Result<J::Output, J> {
+                let tried = Err(job);
+                $(let tried = tried.or_else(|job| $member::try_with_model(config, job));)+
+                tried
+            }
+        }
+    };
+}
+
+tuple_systems!(A.0, B.1);
+tuple_systems!(A.0, B.1, C.2);
+tuple_systems!(A.0, B.1, C.2, D.3);
+
+/// The built-in systems as [`Systems`]: `walcheck_systems::each_built_in`'s.
+struct BuiltIn;
+
+impl Systems for BuiltIn {
+    fn each(&self, visit: &mut impl VisitSystems) {
+        walcheck_systems::each_built_in(visit);
+    }
+
+    fn try_with_model<J: WithModel>(config: &SystemConfig, job: J) -> Result<J::Output, J> {
+        /// Tries each system's type in turn, until one is the configuration's.
+        struct Try<'a, J: WithModel>(&'a SystemConfig, Option<Result<J::Output, J>>);
+        impl<J: WithModel> VisitSystems for Try<'_, J> {
+            fn visit<S: System>(&mut self, _: &'static S) {
+                self.1 = match self.1.take() {
+                    Some(Err(job)) => Some(<&'static S>::try_with_model(self.0, job)),
+                    done => done,
+                };
+            }
+        }
+        let mut tried = Try(config, Some(Err(job)));
+        walcheck_systems::each_built_in(&mut tried);
+        tried.1.expect("put back after each try")
+    }
 }
 
 /// Every system walcheck knows: the built-in ones, then any [`register`]ed.
@@ -380,8 +501,24 @@ impl Debug for SystemConfig {
     }
 }
 
-/// A computation over any of walcheck's models (a closure cannot be generic over them), run by
-/// [`SystemConfig::with_model`] on the model of a configuration.
+/// A configuration as summary lines and warnings name it: `system:variant faults=F bounds`
+/// (the bounds not at their defaults).
+impl fmt::Display for SystemConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (system, variant, faults) = (self.info().name, self.variant(), self.faults());
+        let mut name = format!("{system}:{variant} faults={faults}");
+        let bounds = self.non_default_bounds();
+        if !bounds.is_empty() {
+            name.push(' ');
+            name.push_str(&bounds.join(","));
+        }
+        f.pad(&name)
+    }
+}
+
+/// A command's work on a configuration's model, written once for any model (a closure cannot be
+/// generic over them) and run by [`SystemConfig::with_model`]: a search, a replay, a link of the
+/// Explorer. Adding a command's job touches nothing here.
 pub trait WithModel {
     type Output;
     fn call<M>(self, model: M) -> Self::Output
@@ -389,64 +526,19 @@ pub trait WithModel {
         M: CheckModel;
 }
 
-/// A [`WithModel`] computation that a model behind a trait object can run: one listed in
-/// `checkable!`, where each gets its method of [`Checkable`].
-pub trait Dispatch: WithModel {
-    fn dispatch(self, model: Box<dyn Checkable>) -> Self::Output;
-}
-
-/// A model behind a trait object: each of walcheck's computations over a model, instantiated
-/// for that model's type when a [`System`] is made a [`AnySystem`].
-struct Erased<M>(M);
-
-macro_rules! checkable {
-    ($($method:ident($job:ty) -> $out:ty;)*) => {
-        /// A configuration's model with its type erased: every computation of [`Dispatch`].
-        pub trait Checkable {
-            $(
-                #[doc(hidden)]
-                fn $method(self: Box<Self>, job: $job) -> $out;
-            )*
-        }
-
-        impl<M> Checkable for Erased<M>
-        where
-            M: CheckModel,
-        {
-            $(
-                fn $method(self: Box<Self>, job: $job) -> $out {
-                    job.call(self.0)
-                }
-            )*
-        }
-
-        $(
-            impl Dispatch for $job {
-                fn dispatch(self, model: Box<dyn Checkable>) -> $out {
-                    model.$method(self)
-                }
-            }
-        )*
-    };
-}
-
-checkable! {
-    search(crate::run::SearchEntry<'_>) -> crate::run::Searched;
-    search_group(crate::run::Group<'_>) -> crate::run::Grouped;
-    try_out(crate::catalogue::TryOut) -> ();
-    replay(crate::run::Replay<'_>) -> crate::run::Replayed;
-    check_against(crate::run::CheckAgainst<'_>) -> Result<(), String>;
-    links(crate::explore::Links<'_>) -> Vec<crate::explore::Link>;
-    serve(crate::explore::Serve) -> ();
-    explore(crate::bench::Explore<'_>) -> crate::bench::Explored;
-    find(crate::bench::Find<'_>) -> usize;
-}
-
 impl SystemConfig {
-    /// Calls `f` with the model of this configuration: the one place that turns a configuration
-    /// into its model.
-    pub fn with_model<F: Dispatch>(&self, f: F) -> F::Output {
-        f.dispatch(self.system.checkable(&self.config))
+    /// Runs `job` on the model of this configuration: the one place that turns a configuration
+    /// into its model. `U` is the binary's own [`Systems`]; its system is of one of their types
+    /// or of walcheck's (a built-in system, a connector file), else the caller passed the wrong
+    /// `U`, a bug: a panic naming the system.
+    pub fn with_model<U: Systems, J: WithModel>(&self, job: J) -> J::Output {
+        match <(BuiltIn, &'static FileSystem, U)>::try_with_model(self, job) {
+            Ok(output) => output,
+            Err(_) => panic!(
+                "system {:?} is of a type neither walcheck's nor one of the Systems given",
+                self.info().name
+            ),
+        }
     }
 
     /// `system`'s variant and fault set named, every bound at its default, or a one-line error
@@ -598,13 +690,13 @@ pub fn select(selection: &Selection) -> Result<Vec<Entry>, String> {
             if !infos.iter().any(|info| has_bound(info, name)) {
                 return Err(format!(
                     "no system has a bound named {name:?} (see {} list)",
-                    crate::cli::program()
+                    crate::program::name()
                 ));
             }
         }
         wanted.retain(|(system, _)| fits(system.info()));
         if wanted.is_empty() {
-            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::cli::program()));
+            return Err(format!("no system has all of the --faults and --bound given; name one with a SPEC (see {} list)", crate::program::name()));
         }
     }
     let mut entries = Vec::new();

@@ -213,7 +213,7 @@ fn shard_part<'a>(
     let shard = object.get("shard").ok_or_else(|| {
         format!(
             "{name}: not a sharded report (run {} check --shard I/N --json)",
-            crate::cli::program()
+            crate::program::name()
         )
     })?;
     let field = |key: &str| {
@@ -269,7 +269,7 @@ fn check_rows_held(
         shard.get(key).and_then(Value::as_u64).ok_or_else(|| {
             format!(
                 "{name}: its shard has no whole {key} count (rerun {} check --shard {index}/{count} --json)",
-                crate::cli::program()
+                crate::program::name()
             )
         })
     };
@@ -572,7 +572,7 @@ pub fn junit_unfinished() -> String {
     let message = format!(
         "{} check did not finish: it was stopped before it wrote its report (killed, or out of \
          memory), or it is still running",
-        crate::cli::program()
+        crate::program::name()
     );
     emit(
         &mut w,
@@ -784,7 +784,7 @@ fn junit_failure(r: &CheckResult) -> (String, String) {
         (Some(path), Some(t), _) => text.push_str(&format!(
             "trace: {path} ({}); review with {} show {path}\n",
             crate::report::steps(t.len_actions()),
-            crate::cli::program()
+            crate::program::name()
         )),
         (None, Some(_), Some(error)) => text.push_str(&format!("trace: not written: {error}\n")),
         _ => text.push_str("trace: none (no counterexample or witness was found)\n"),

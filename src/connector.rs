@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
-use crate::catalogue::AnySystem;
+use walcheck_lang::system::FileSystem;
+use walcheck_properties::system::System;
 
 /// Each file or folder named on the command line, with the systems it loaded (a folder's in
 /// file-name order).
 static LOADED: OnceLock<Vec<(String, Vec<&'static str>)>> = OnceLock::new();
 
 /// The systems loaded from files, by name, for walcheck's own witnesses.
-static FILES: OnceLock<Vec<&'static walcheck_lang::system::FileSystem>> = OnceLock::new();
+static FILES: OnceLock<Vec<&'static FileSystem>> = OnceLock::new();
 
 /// Prints, on stderr, walcheck's own witnesses for every configuration of a connector file
 /// among `entries` that misses one: each step of the file reached, a connector crash taken at
@@ -24,10 +25,7 @@ pub fn warn_unreached(entries: &[crate::catalogue::Entry]) {
     let files = FILES.get().map_or(&[][..], Vec::as_slice);
     let mut done: Vec<&crate::catalogue::SystemConfig> = Vec::new();
     for entry in entries {
-        let Some(file) = files
-            .iter()
-            .find(|f| walcheck_properties::system::System::info(**f).name == entry.system())
-        else {
+        let Some(file) = files.iter().find(|f| f.info().name == entry.system()) else {
             continue;
         };
         if done.contains(&&entry.config) {
@@ -38,8 +36,8 @@ pub fn warn_unreached(entries: &[crate::catalogue::Entry]) {
             let _ = writeln!(
                 std::io::stderr(),
                 "{}: warning: {}: {line}",
-                crate::cli::program(),
-                crate::report::config_name(&entry.config)
+                crate::program::name(),
+                entry.config
             );
         }
     }
@@ -232,7 +230,7 @@ fn named_files(args: impl Iterator<Item = String>) -> Result<Vec<String>, String
                 let _ = writeln!(
                     std::io::stderr(),
                     "{}: warning: {changed}",
-                    crate::cli::program()
+                    crate::program::name()
                 );
             }
             path
@@ -248,11 +246,11 @@ fn named_files(args: impl Iterator<Item = String>) -> Result<Vec<String>, String
 
 /// Why a file's system cannot be registered under its name: taken by a built-in system or by a
 /// file loaded before it, or not a word.
-fn bad_name(file: &Path, name: &str, before: &[&'static dyn AnySystem]) -> Option<String> {
+fn bad_name(file: &Path, name: &str, before: &[&'static FileSystem]) -> Option<String> {
     let taken = crate::catalogue::built_in()
         .iter()
-        .chain(before)
-        .any(|s| s.info().name == name);
+        .any(|s| s.info().name == name)
+        || before.iter().any(|s| s.info().name == name);
     let why = if taken {
         "already taken (a built-in system, or another file of that name)"
     } else if name.contains(':') || name.contains(char::is_whitespace) {
@@ -270,26 +268,22 @@ fn bad_name(file: &Path, name: &str, before: &[&'static dyn AnySystem]) -> Optio
 /// errors prints its diagnostics and makes the command exit 2.
 pub fn load_named(
     args: impl Iterator<Item = String>,
-) -> Result<Vec<&'static dyn AnySystem>, ExitCode> {
-    let named = named_files(args).map_err(|e| crate::cli::usage_error(&e))?;
-    let mut systems: Vec<&'static dyn AnySystem> = Vec::new();
+) -> Result<Vec<&'static FileSystem>, ExitCode> {
+    let named = named_files(args).map_err(|e| crate::program::usage_error(&e))?;
+    let mut systems: Vec<&'static FileSystem> = Vec::new();
     let (mut loaded, mut sources, mut failed) = (Vec::new(), Vec::new(), false);
-    let mut file_systems = Vec::new();
     for arg in named {
-        let files = files_of(&arg).map_err(|e| crate::cli::usage_error(&e))?;
+        let files = files_of(&arg).map_err(|e| crate::program::usage_error(&e))?;
         let mut names = Vec::new();
         for file in files {
-            let text = read_connector(&file).map_err(|e| crate::cli::usage_error(&e))?;
+            let text = read_connector(&file).map_err(|e| crate::program::usage_error(&e))?;
             match walcheck_lang::system::load_text(&file, &text) {
                 Ok((system, warnings)) => {
                     let _ = write!(std::io::stderr(), "{warnings}");
                     if let Some(why) = bad_name(&file, system.info().name, &systems) {
-                        return Err(crate::cli::usage_error(&why));
+                        return Err(crate::program::usage_error(&why));
                     }
-                    let file_system: &'static walcheck_lang::system::FileSystem =
-                        Box::leak(Box::new(system));
-                    file_systems.push(file_system);
-                    let system: &'static dyn AnySystem = file_system;
+                    let system: &'static FileSystem = Box::leak(Box::new(system));
                     names.push(system.info().name);
                     sources.push((system.info().name, source(&file, &text)));
                     systems.push(system);
@@ -298,7 +292,7 @@ pub fn load_named(
                     let _ = write!(std::io::stderr(), "{diagnostics}");
                     failed = true;
                 }
-                Err(e) => return Err(crate::cli::usage_error(&e)),
+                Err(e) => return Err(crate::program::usage_error(&e)),
             }
         }
         loaded.push((arg, names));
@@ -308,7 +302,7 @@ pub fn load_named(
     }
     let _ = LOADED.set(loaded);
     let _ = SOURCES.set(sources);
-    let _ = FILES.set(file_systems);
+    let _ = FILES.set(systems.clone());
     Ok(systems)
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use stateright::{Checker, Expectation, Model};
 use walcheck_properties::system::CheckModel;
 
-use crate::catalogue::{self, SystemConfig, WithModel};
+use crate::catalogue::{self, SystemConfig, Systems, WithModel};
 use crate::reference;
 use crate::search::{Budget, Path, Verdict};
 
@@ -77,13 +77,13 @@ pub fn address(addr: &str, allow_remote: bool) -> Result<SocketAddr, String> {
 }
 
 /// The deep links of `config`'s properties: one per counterexample or witness found within
-/// `budget`, in the model's property order.
-pub fn links(config: &SystemConfig, budget: &Budget) -> Vec<Link> {
-    config.with_model(Links(budget))
+/// `budget`, in the model's property order. `U`: the binary's own systems ([`Systems`]).
+pub fn links<U: Systems>(config: &SystemConfig, budget: &Budget) -> Vec<Link> {
+    config.with_model::<U, _>(Links(budget))
 }
 
 /// [`links`] on the model of a configuration.
-pub struct Links<'a>(&'a Budget);
+struct Links<'a>(&'a Budget);
 
 impl WithModel for Links<'_> {
     type Output = Vec<Link>;
@@ -163,13 +163,13 @@ pub fn link_budget() -> Budget {
     }
 }
 
-/// Serves the Explorer on `addr` until the process ends.
-pub fn serve(config: &SystemConfig, addr: SocketAddr) {
-    config.with_model(Serve(addr));
+/// Serves the Explorer on `addr` until the process ends. `U`: the binary's own systems.
+pub fn serve<U: Systems>(config: &SystemConfig, addr: SocketAddr) {
+    config.with_model::<U, _>(Serve(addr));
 }
 
 /// [`serve`] on the model of a configuration.
-pub struct Serve(SocketAddr);
+struct Serve(SocketAddr);
 
 impl WithModel for Serve {
     type Output = ();

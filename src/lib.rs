@@ -3,7 +3,7 @@
 //! and the benchmarks' harness (with its two-phase-commit baseline, [`baseline`]).
 //!
 //! The `walcheck` binary is [`cli::main`] over the built-in systems; a crate that defines its own
-//! [`System`] gets the same command line for it with `walcheck::cli::main(&[&MySystem])`. What a
+//! [`System`] gets the same command line for it with `walcheck::cli::main(&MySystem)`. What a
 //! system is built from is re-exported here, so that such a crate depends on `walcheck` alone:
 //! [`pg`] (PostgreSQL 15's WAL pointers and slots), [`Lsn`], [`stateright`], [`serde`], the
 //! vocabulary of [`system`], and the engines' [`compact`], [`liveness`], [`reference`] and
@@ -35,6 +35,7 @@ pub mod connector;
 pub mod explore;
 pub mod heap;
 pub mod input;
+pub mod program;
 pub mod progress;
 pub mod report;
 pub mod run;

@@ -1,4 +1,4 @@
-//! The `walcheck` binary: the command line over the built-in systems.
+//! The `walcheck` binary: the command line over walcheck's own systems.
 
 use std::process::ExitCode;
 
@@ -7,5 +7,5 @@ use std::process::ExitCode;
 static ALLOC: walcheck::heap::Counting = walcheck::heap::Counting;
 
 fn main() -> ExitCode {
-    walcheck::cli::main(&[])
+    walcheck::cli::walcheck()
 }

@@ -343,7 +343,7 @@ fn written_line(results: &[CheckResult]) -> String {
     format!(
         "{count} written under {} (`{program} show FILE` renders one; `{program} check {spec}` prints their step tables)\n\n",
         dir.display(),
-        program = crate::cli::program(),
+        program = crate::program::name(),
     )
 }
 
@@ -753,7 +753,7 @@ pub fn explained_table(trace: &Trace, config: &SystemConfig, cells: Cells) -> St
     } else {
         format!(
             "each bound of the configuration: `{} list` says what it is, its unit and range",
-            crate::cli::program()
+            crate::program::name()
         )
     };
     rows.push(("configuration", "", &list));
@@ -879,22 +879,6 @@ pub fn legend(rows: &[(&str, &str, &str)]) -> String {
     out
 }
 
-/// A configuration as the summary lines name it: `system:variant faults=F bounds`.
-pub fn config_name(config: &SystemConfig) -> String {
-    let bounds = config.non_default_bounds().join(",");
-    format!(
-        "{}:{} faults={}{}",
-        config.info().name,
-        config.variant(),
-        config.faults(),
-        if bounds.is_empty() {
-            String::new()
-        } else {
-            format!(" {bounds}")
-        }
-    )
-}
-
 /// One line per search that ended without deciding some of its checks: which budget ran out
 /// (or why its result could not be trusted), and the checks it left inconclusive.
 fn stopped_text(results: &[CheckResult]) -> String {
@@ -903,7 +887,7 @@ fn stopped_text(results: &[CheckResult]) -> String {
         let line = match (&r.error, r.limit) {
             (Some(error), _) => format!(
                 "error: {}: {error}; its checks are inconclusive ({})",
-                config_name(&r.entry.config),
+                r.entry.config,
                 match r.entry.property.kind {
                     Kind::Eventually =>
                         "the liveness checker's fingerprints are fixed at 64 bits: report it",
@@ -912,7 +896,7 @@ fn stopped_text(results: &[CheckResult]) -> String {
             ),
             (None, Some(limit)) => format!(
                 "inconclusive: {}: {} first",
-                config_name(&r.entry.config),
+                r.entry.config,
                 stopped_by(limit)
             ),
             (None, None) => continue,
@@ -990,7 +974,7 @@ fn collision_text(results: &[CheckResult]) -> String {
             0.0 => "0".to_owned(),
             p => format!("{p:.1e}"),
         },
-        config_name(config),
+        config,
     );
     if worst.optimistic > crate::run::COLLISION_ADVICE_ABOVE {
         out.push_str(&format!(

@@ -20,7 +20,7 @@ use walcheck_properties::system::{
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
-use crate::catalogue::{Entry, SystemConfig, WithModel};
+use crate::catalogue::{Entry, SystemConfig, Systems, WithModel};
 use crate::liveness;
 use crate::reference;
 use crate::search::{Budget, Path as ModelPath, Progress, Verdict};
@@ -213,9 +213,10 @@ impl Observer for Unobserved {
     fn finished(&self, _: usize, _: &CheckResult) {}
 }
 
-/// Runs one entry within `budget` with the default engine.
-pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
-    run_all_with(
+/// Runs one entry within `budget` with the default engine. `U`: the binary's own systems beside
+/// walcheck's (`()` for none; [`Systems`]), as for every function here that builds a model.
+pub fn run_entry<U: Systems>(entry: &Entry, budget: &Budget) -> CheckResult {
+    run_all_with::<U>(
         std::slice::from_ref(entry),
         &Options::new(1, *budget),
         &Unobserved,
@@ -226,7 +227,7 @@ pub fn run_entry(entry: &Entry, budget: &Budget) -> CheckResult {
 /// Runs one entry on its own within `budget`: the reference checker for `always` and
 /// `sometimes`, the fair-liveness checker for `eventually` (stopped by `max_memory_bytes`),
 /// telling `observe` how far the search has got.
-pub fn run_entry_observed(
+pub fn run_entry_observed<U: Systems>(
     entry: &Entry,
     budget: &Budget,
     max_memory_bytes: Option<u64>,
@@ -235,7 +236,7 @@ pub fn run_entry_observed(
     let start = Instant::now();
     let ((verdict, states, unique_states, max_depth, trace, limit), peak_heap_bytes) =
         crate::heap::measure(|| {
-            entry.config.with_model(SearchEntry {
+            entry.config.with_model::<U, _>(SearchEntry {
                 entry,
                 budget,
                 max_memory_bytes,
@@ -267,14 +268,11 @@ pub fn run_entry_observed(
 
 /// What a search of one entry gives: verdict, states, unique states, depth, the trace it found,
 /// and the budget that stopped it when it knows which.
-pub type Searched = (Verdict, u64, u64, u64, Option<Trace>, Option<&'static str>);
-
-/// What a replay gives: the steps replayed, or the first mismatch; or why it could not run.
-pub type Replayed = Result<Result<usize, Mismatch>, String>;
+type Searched = (Verdict, u64, u64, u64, Option<Trace>, Option<&'static str>);
 
 /// `entry`'s check on its model alone: the fair-liveness checker for an `eventually` property,
 /// the reference breadth-first checker otherwise.
-pub struct SearchEntry<'a> {
+struct SearchEntry<'a> {
     entry: &'a Entry,
     budget: &'a Budget,
     max_memory_bytes: Option<u64>,
@@ -477,7 +475,7 @@ fn limit_name(limit: compact::Limit) -> &'static str {
 
 /// The entries of one configuration decided by one compact search: its `always` and
 /// `sometimes` entries, and the `eventually` entries decided on the graph it records.
-pub struct Group<'a> {
+struct Group<'a> {
     safety: &'a [&'a Entry],
     liveness: &'a [&'a Entry],
     options: &'a Options,
@@ -488,7 +486,7 @@ pub struct Group<'a> {
 /// What a [`Group`] search gives: per entry (the safety entries, then the liveness ones) what
 /// [`Searched`] says and the collision estimate of a verdict reached by exhaustion, with the
 /// search's distinct states and counted bytes; or why the search could not be trusted.
-pub type Grouped = Result<(Vec<(Searched, Option<CollisionEstimate>)>, u64, u64), String>;
+type Grouped = Result<(Vec<(Searched, Option<CollisionEstimate>)>, u64, u64), String>;
 
 impl WithModel for Group<'_> {
     type Output = Grouped;
@@ -703,18 +701,18 @@ fn header(entry: &Entry, verdict: Verdict) -> Header {
 /// Runs `entries` on `threads` threads with the default engine. Entries not started by
 /// `budget.deadline` (or before `budget.interrupt`) are inconclusive. Results come back in
 /// `entries` order.
-pub fn run_all(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
-    run_all_with(entries, &Options::new(threads, *budget), &Unobserved)
+pub fn run_all<U: Systems>(entries: &[Entry], threads: usize, budget: &Budget) -> Vec<CheckResult> {
+    run_all_with::<U>(entries, &Options::new(threads, *budget), &Unobserved)
 }
 
 /// [`run_all`] with the default engine, with `observer` watching each entry.
-pub fn run_all_observed(
+pub fn run_all_observed<U: Systems>(
     entries: &[Entry],
     threads: usize,
     budget: &Budget,
     observer: &dyn Observer,
 ) -> Vec<CheckResult> {
-    run_all_with(entries, &Options::new(threads, *budget), observer)
+    run_all_with::<U>(entries, &Options::new(threads, *budget), observer)
 }
 
 /// One unit of work: the entries (indices into the run's) that one search decides.
@@ -802,7 +800,7 @@ fn jobs(entries: &[Entry], engine: Engine) -> Vec<Job> {
 /// so a configuration searched alone, or the last one still running, gets them all; reference
 /// and liveness searches run on their worker alone. Searches not started by the deadline (or
 /// before the interrupt) are inconclusive.
-pub fn run_all_with(
+pub fn run_all_with<U: Systems>(
     entries: &[Entry],
     options: &Options,
     observer: &dyn Observer,
@@ -822,7 +820,7 @@ pub fn run_all_with(
                     let done = match job {
                         Job::Entry(index) => {
                             observer.started(*index, &entries[*index]);
-                            vec![run_entry_observed(
+                            vec![run_entry_observed::<U>(
                                 &entries[*index],
                                 &options.budget,
                                 options.max_memory_bytes,
@@ -837,7 +835,7 @@ pub fn run_all_with(
                             };
                             let group = (pick(safety), pick(liveness));
                             let observe = &mut |p| observer.progress(first, p);
-                            run_group(group, options, &share, observe)
+                            run_group::<U>(group, options, &share, observe)
                         }
                     };
                     running.fetch_sub(1, Ordering::Relaxed);
@@ -860,7 +858,7 @@ pub fn run_all_with(
 
 /// Decides `group`, the safety and liveness entries of one configuration, with one compact
 /// search on the threads `share` gives each round.
-fn run_group(
+fn run_group<U: Systems>(
     (safety, liveness): (Vec<&Entry>, Vec<&Entry>),
     options: &Options,
     share: &dyn Fn() -> usize,
@@ -875,7 +873,7 @@ fn run_group(
     };
     let key = search_key(safety.first().unwrap_or_else(|| &liveness[0]));
     let (grouped, heap) = crate::heap::measure(|| {
-        key.with_model(Group {
+        key.with_model::<U, _>(Group {
             safety: &safety,
             liveness: &liveness,
             options,
@@ -1105,18 +1103,18 @@ impl Observer for WritingTraces<'_> {
 /// the PostgreSQL model, [`walcheck_sim::observed`]). The outer `Err` is bad input (see
 /// [`check_trace`]: exit 2); the inner one is where replay parted from the trace (exit 1). `Ok` is
 /// the number of steps replayed.
-pub fn replay_trace(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
+pub fn replay_trace<U: Systems>(trace: &Trace) -> Result<Result<usize, Mismatch>, String> {
     if trace.header.is_observed() {
         // A live run's observations: only the observed variables are constrained.
         return walcheck_sim::observed::replay_observed(trace);
     }
     let config = crate::catalogue::config_from_header(&trace.header)?;
     check_values(trace, config.info().view.variables)?;
-    config.with_model(Replay(trace))
+    config.with_model::<U, _>(Replay(trace))
 }
 
 /// [`replay_trace`] on the model of the trace's header.
-pub struct Replay<'a>(&'a Trace);
+struct Replay<'a>(&'a Trace);
 
 impl WithModel for Replay<'_> {
     type Output = Result<Result<usize, Mismatch>, String>;
@@ -1133,10 +1131,10 @@ impl WithModel for Replay<'_> {
 /// not: a known system, variant, fault set and bounds; a property of that system whose kind the
 /// header repeats; a counterexample (`always`, `violated`) or a witness (`sometimes`, `holds`);
 /// and exactly that system's variables.
-pub fn check_trace(trace: &Trace) -> Result<SystemConfig, String> {
+pub fn check_trace<U: Systems>(trace: &Trace) -> Result<SystemConfig, String> {
     let config = crate::catalogue::config_from_header(&trace.header)?;
     check_values(trace, config.info().view.variables)?;
-    config.with_model(CheckAgainst(trace))?;
+    config.with_model::<U, _>(CheckAgainst(trace))?;
     Ok(config)
 }
 
@@ -1185,7 +1183,7 @@ fn value_of_kind(value: &walcheck_properties::system::Var, kind: &str) -> Result
 }
 
 /// `check_against` on the model of a configuration.
-pub struct CheckAgainst<'a>(&'a Trace);
+struct CheckAgainst<'a>(&'a Trace);
 
 impl WithModel for CheckAgainst<'_> {
     type Output = Result<(), String>;

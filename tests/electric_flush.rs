@@ -185,7 +185,7 @@ fn electric_catalogue_verdicts_and_witnesses() {
 fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
     let selection = |bounds: &[&str]| {
         let entries = select(&["electric-flush:head"], Some("none"), bounds);
-        run::run_all(&entries, 2, &Budget::default())
+        run::run_all::<()>(&entries, 2, &Budget::default())
     };
     let unfair = selection(&["fairness=none"]);
     let eventually: Vec<_> = unfair

@@ -22,7 +22,7 @@ fn run(
         max_memory_bytes,
         ..Options::new(threads, Budget::default())
     };
-    run::run_all_with(entries, &options, &Unobserved)
+    run::run_all_with::<()>(entries, &options, &Unobserved)
 }
 
 /// `entries` checked by the compact engine on 2 threads with every level packed by its model's
@@ -32,7 +32,7 @@ fn run_packed(entries: &[Entry]) -> Vec<CheckResult> {
         pack_above_bytes: 0,
         ..Options::new(2, Budget::default())
     };
-    run::run_all_with(entries, &options, &Unobserved)
+    run::run_all_with::<()>(entries, &options, &Unobserved)
 }
 
 /// What `check --json` reports of a result apart from timings and the compact engine's own
@@ -128,7 +128,7 @@ fn a_search_a_budget_stopped_carries_no_collision_estimate() {
         max_states: Some(1000),
         ..Budget::default()
     };
-    let results = run::run_all_with(&entries, &Options::new(2, budget), &Unobserved);
+    let results = run::run_all_with::<()>(&entries, &Options::new(2, budget), &Unobserved);
     assert!(results
         .iter()
         .any(|r| r.entry.property.kind.name() == "eventually" && r.limit == Some("max-states")));
@@ -191,7 +191,7 @@ fn compact_results_are_the_same_at_any_thread_count_and_width() {
             json(&run(&entries, Engine::Compact, threads, None))
         );
     }
-    let wide = run::run_all_with(
+    let wide = run::run_all_with::<()>(
         &entries,
         &Options {
             fingerprint_bits: 128,
@@ -280,7 +280,7 @@ fn a_forced_fingerprint_collision_is_an_error_not_a_counterexample() {
     let honest = run(&entries, Engine::Compact, 1, None);
     assert!(honest.iter().any(CheckResult::is_counterexample));
     // 8-bit fingerprints over hundreds of states: collisions, each compared and found.
-    let narrow = run::run_all_with(
+    let narrow = run::run_all_with::<()>(
         &entries,
         &Options {
             fingerprint_bits: 8,

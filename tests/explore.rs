@@ -144,7 +144,7 @@ fn the_explorer_lists_properties_and_deep_links_open_the_violating_state() {
     }
 
     // The deep link opens the state our checker reports as the violation.
-    let result = run::run_entry(&entry, &Budget::default());
+    let result = run::run_entry::<()>(&entry, &Budget::default());
     assert_eq!(result.verdict, Verdict::Violated);
     let trace = result.trace.unwrap();
     let violating = &trace.steps.last().unwrap().vars;

@@ -17,7 +17,7 @@ fn golden_dir() -> PathBuf {
 
 fn regenerated() -> BTreeMap<String, String> {
     let entries = catalogue::select(&Selection::default()).unwrap();
-    run::run_all(&entries, 2, &Budget::default())
+    run::run_all::<()>(&entries, 2, &Budget::default())
         .iter()
         .filter(|r| {
             r.is_counterexample() && r.entry.expected == walcheck::search::Verdict::Violated
@@ -85,7 +85,7 @@ fn golden_traces_parse_as_itf_and_replay() {
             itf::trace_from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(parsed.states.len() >= 2, "{name}");
         let trace = Trace::from_text(text).unwrap();
-        let steps = run::replay_trace(&trace)
+        let steps = run::replay_trace::<()>(&trace)
             .unwrap()
             .unwrap_or_else(|m| panic!("{name}: {m}"));
         assert_eq!(steps, trace.len_actions(), "{name}");

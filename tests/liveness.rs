@@ -420,7 +420,7 @@ fn electric_entries(property: &str, bounds: &[&str]) -> Vec<Entry> {
 /// traffic the catalogue gives the liveness property, and with the scripted transactions only.
 #[test]
 fn liveness_agrees_with_the_safety_formulation_on_every_entry() {
-    let safe = run::run_all(
+    let safe = run::run_all::<()>(
         &electric_entries("wal-retention-bounded", &[]),
         2,
         &Budget::default(),
@@ -432,7 +432,7 @@ fn liveness_agrees_with_the_safety_formulation_on_every_entry() {
         let bounds: Vec<&str> = traffic.into_iter().collect();
         let live = electric_entries("eventually-acknowledged", &bounds);
         assert_eq!(live.len(), safe.len());
-        let live = run::run_all(&live, 2, &Budget::default());
+        let live = run::run_all::<()>(&live, 2, &Budget::default());
         for (l, s) in live.iter().zip(&safe) {
             let mut config = l.entry.config.clone();
             config.set_bound("traffic", "finite").unwrap();
@@ -484,7 +484,7 @@ fn unfair_pr1084_entry() -> Entry {
 fn a_lasso_trace_replays_and_a_broken_one_does_not() {
     let entry = unfair_pr1084_entry();
     assert_eq!(entry.expected, Verdict::Violated);
-    let result = run::run_entry(&entry, &Budget::default());
+    let result = run::run_entry::<()>(&entry, &Budget::default());
     assert_eq!(result.verdict, Verdict::Violated);
     let trace = result.trace.unwrap();
     assert_eq!(trace.loop_index(), Some(3));
@@ -492,7 +492,7 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
     let parsed: itf::Trace<itf::Value> = itf::trace_from_str(&text).unwrap();
     assert_eq!(parsed.loop_index, Some(3));
     let back = walcheck_traces::Trace::from_text(&text).unwrap();
-    assert_eq!(run::replay_trace(&back).unwrap(), Ok(4));
+    assert_eq!(run::replay_trace::<()>(&back).unwrap(), Ok(4));
 
     // Without its last step the trace claims the retry state stutters, but actions are enabled
     // there.
@@ -500,7 +500,7 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
     cut.steps.pop();
     assert_eq!(cut.loop_index(), Some(3));
     assert_eq!(
-        run::replay_trace(&cut).unwrap(),
+        run::replay_trace::<()>(&cut).unwrap(),
         Err(Mismatch::LoopDiffers {
             property: "bootstrap-eventually-completes".into(),
             loop_index: 3
@@ -514,7 +514,7 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
     let declared = text.replace("fairness=none", "fairness=declared");
     assert_ne!(declared, text);
     let declared = walcheck_traces::Trace::from_text(&declared).unwrap();
-    let unfair = run::replay_trace(&declared).unwrap().unwrap_err();
+    let unfair = run::replay_trace::<()>(&declared).unwrap().unwrap_err();
     assert_eq!(
         unfair,
         Mismatch::UnfairLoop {

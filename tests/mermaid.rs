@@ -101,7 +101,7 @@ fn mermaid_accepts_every_counterexample_diagram() {
         }
     };
     let entries = catalogue::select(&Selection::default()).unwrap();
-    let results = run::run_all(&entries, 1, &Budget::default());
+    let results = run::run_all::<()>(&entries, 1, &Budget::default());
     let mut diagrams: Vec<String> = results
         .iter()
         .filter(|r| r.is_counterexample())

@@ -79,7 +79,7 @@ fn master_lsn_mismatch_ends_at_validate_with_olakes_error() {
     expected.push(Validate);
     assert_eq!(counterexample(&e), expected);
 
-    let result = run::run_entry(&e, &Budget::default());
+    let result = run::run_entry::<()>(&e, &Budget::default());
     let trace = result.trace.unwrap();
     let last = trace.steps.last().unwrap();
     assert_eq!(last.action.as_deref(), Some("Validate"));
@@ -291,7 +291,7 @@ fn acceptance_table() {
                 &[&format!("server={server}")],
                 property,
             );
-            let result = run::run_entry(&e, &Budget::default());
+            let result = run::run_entry::<()>(&e, &Budget::default());
             assert_eq!(
                 result.verdict, verdict,
                 "{variant} {faults} {server} {property}"
@@ -359,7 +359,7 @@ fn deeper_bounds_keep_the_verdicts() {
             "no-lsn-mismatch",
         );
         assert_eq!(
-            run::run_entry(&e, &Budget::default()).verdict,
+            run::run_entry::<()>(&e, &Budget::default()).verdict,
             verdict,
             "{spec}"
         );

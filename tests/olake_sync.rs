@@ -105,7 +105,7 @@ fn master_survives_connector_crashes_through_the_recovery_skip() {
     ] {
         for bounds in [&[][..], &["syncs=3", "crashes=2"][..]] {
             let e = entry("olake-sync:master", "connector-crash", bounds, property);
-            let result = run::run_entry(&e, &Budget::default());
+            let result = run::run_entry::<()>(&e, &Budget::default());
             assert_eq!(result.verdict, Verdict::Holds, "{property} {bounds:?}");
         }
     }
@@ -115,7 +115,7 @@ fn master_survives_connector_crashes_through_the_recovery_skip() {
         "reach-recovery-sync",
     ] {
         let e = entry("olake-sync:master", "connector-crash", &[], witness);
-        let result = run::run_entry(&e, &Budget::default());
+        let result = run::run_entry::<()>(&e, &Budget::default());
         assert_eq!(result.verdict, Verdict::Holds, "{witness}");
     }
 }
@@ -212,7 +212,7 @@ fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
     for spec in ["olake-sync:master", "olake-sync:pr854", "olake-sync:pr864"] {
         let e = entry(spec, "all", &deep, "no-ack-timeout");
         assert_eq!(
-            run::run_entry(&e, &Budget::default()).verdict,
+            run::run_entry::<()>(&e, &Budget::default()).verdict,
             Verdict::Holds,
             "{spec}"
         );
@@ -225,7 +225,7 @@ fn v050_ack_timeout_needs_a_keepalive_regression_eof_and_a_crash() {
     ] {
         let e = entry(spec, "all", bounds, "no-ack-timeout");
         assert_eq!(
-            run::run_entry(&e, &Budget::default()).verdict,
+            run::run_entry::<()>(&e, &Budget::default()).verdict,
             Verdict::Holds,
             "{spec} {bounds:?}"
         );
@@ -242,7 +242,10 @@ fn catalogue_verdicts_witnesses_and_size() {
     for r in &results {
         if r.is_counterexample() {
             let trace = r.trace.as_ref().unwrap();
-            assert_eq!(run::replay_trace(trace).unwrap(), Ok(trace.steps.len() - 1));
+            assert_eq!(
+                run::replay_trace::<()>(trace).unwrap(),
+                Ok(trace.steps.len() - 1)
+            );
         }
     }
     // Every crash point is reached where the variant's order has one.
@@ -315,7 +318,7 @@ fn acceptance_table() {
                     &[keepalive],
                     "no-lsn-mismatch",
                 );
-                let result = run::run_entry(&e, &Budget::default());
+                let result = run::run_entry::<()>(&e, &Budget::default());
                 assert_eq!(result.verdict, verdict, "{variant} {faults} {keepalive}");
                 for property in ["ack-within-durable", "ack-within-destination"] {
                     let e = entry(
@@ -324,7 +327,7 @@ fn acceptance_table() {
                         &[keepalive],
                         property,
                     );
-                    assert_eq!(run::run_entry(&e, &Budget::default()).verdict, Holds);
+                    assert_eq!(run::run_entry::<()>(&e, &Budget::default()).verdict, Holds);
                 }
             }
         }

@@ -1,12 +1,13 @@
 //! A system declared at run time, as a connector file is (`walcheck_lang::system`): its name,
 //! variants, bound and properties come from text the process reads, not from `static` items. The
-//! declaration is leaked once, for the rest of the process — what the registry's `&'static`
-//! references ask — and the system is checked like a built-in one.
+//! system is leaked once, for the rest of the process — what the registry's `&'static`
+//! references ask — and checked like a built-in one: its type, `&Counter`, is the `Systems` the
+//! run is given, as a crate's own binary gives its own to `walcheck::cli::main`.
 
 use walcheck::catalogue::{self, AnySystem, Selection};
 use walcheck::search::{Budget, Verdict};
 use walcheck::stateright::{Model, Property};
-use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo};
+use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo, VisitSystems};
 use walcheck::{run, Var, Variables};
 
 use crate::util::in_own_process;
@@ -159,14 +160,14 @@ fn a_system_read_at_run_time_is_registered_and_checked() {
     if !in_own_process("runtime_system::a_system_read_at_run_time_is_registered_and_checked") {
         return;
     }
-    let system: &'static dyn AnySystem = Box::leak(Box::new(read(SOURCE)));
-    catalogue::register(&[system]).unwrap();
+    let system: &'static Counter = Box::leak(Box::new(read(SOURCE)));
+    catalogue::register(&system).unwrap();
     let selection = Selection {
         specs: vec!["counter".to_owned()],
         ..Selection::default()
     };
     let entries = catalogue::select(&selection).unwrap();
-    let results = run::run_all(&entries, 1, &Budget::default());
+    let results = run::run_all::<&Counter>(&entries, 1, &Budget::default());
     let verdicts: Vec<(&str, Verdict, u64)> = results
         .iter()
         .map(|r| (r.entry.config.variant(), r.verdict, r.max_depth))
@@ -187,10 +188,14 @@ fn a_system_read_at_run_time_is_registered_and_checked() {
 
 #[test]
 fn every_built_in_declaration_validates() {
-    for system in catalogue::built_in() {
-        catalogue::validate(system).unwrap();
-        catalogue::try_out(system).unwrap();
+    struct Validate;
+    impl VisitSystems for Validate {
+        fn visit<S: System>(&mut self, system: &'static S) {
+            catalogue::validate(system).unwrap();
+            catalogue::try_out(system).unwrap();
+        }
     }
+    walcheck_systems::each_built_in(&mut Validate);
     catalogue::validate(&read(SOURCE)).unwrap();
 }
 
@@ -236,18 +241,16 @@ fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
 /// registered says so in one line, and a correct name passes.
 #[test]
 fn a_misspelt_fault_in_a_step_is_a_one_line_error() {
-    let with = |needs| -> &'static dyn AnySystem {
-        Box::leak(Box::new(Counter {
-            step_needs: Some(needs),
-            ..read(SOURCE)
-        }))
+    let with = |needs| Counter {
+        step_needs: Some(needs),
+        ..read(SOURCE)
     };
     assert_eq!(
-        catalogue::try_out(with("fault:crahs")).unwrap_err(),
+        catalogue::try_out(&with("fault:crahs")).unwrap_err(),
         "system \"counter\": its by-one model panicked: needs \"fault:crahs\": counter has no \
          fault set \"crahs\"; its fault sets are none"
     );
-    catalogue::try_out(with("steps=2")).unwrap();
+    catalogue::try_out(&with("steps=2")).unwrap();
 }
 
 /// An expectation table with no row for a property is a one-line error, both when the system

@@ -75,7 +75,7 @@ pub fn select(specs: &[&str], faults: Option<&str>, bounds: &[&str]) -> Vec<Entr
 /// The catalogue entries of `spec` with every fault set, checked on 2 threads, each verdict
 /// asserted to be the one its expectation table gives.
 pub fn checked_as_expected(spec: &str) -> Vec<CheckResult> {
-    let results = run::run_all(&select(&[spec], None, &[]), 2, &Budget::default());
+    let results = run::run_all::<()>(&select(&[spec], None, &[]), 2, &Budget::default());
     for r in &results {
         assert_eq!(
             r.verdict,

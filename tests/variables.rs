@@ -60,7 +60,7 @@ fn a_counterexample_explains_itself() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("traces/golden/olake-bootstrap__master__none__state-matches-slot.itf.json");
     let trace = walcheck_traces::Trace::read(&path).unwrap();
-    let config = walcheck::run::check_trace(&trace).unwrap();
+    let config = walcheck::run::check_trace::<()>(&trace).unwrap();
     let text =
         walcheck::report::explained_table(&trace, &config, walcheck_traces::render::Cells::Changes);
     let lines: Vec<&str> = text.lines().collect();
@@ -101,11 +101,11 @@ fn a_trace_with_an_invalid_lsn_is_refused() {
     for bad in ["ZZ/1", "1/12345678A", "0/", ""] {
         let edited = text.replacen("\"0/100A000\"", &format!("\"{bad}\""), 1);
         let trace = walcheck_traces::Trace::from_text(&edited).unwrap();
-        let err = walcheck::run::check_trace(&trace).unwrap_err();
+        let err = walcheck::run::check_trace::<()>(&trace).unwrap_err();
         assert_eq!(
             err,
             format!("state 1: insert is {bad:?}, not an LSN (X/Y, 1 to 8 hex digits each)")
         );
-        assert!(walcheck::run::replay_trace(&trace).is_err(), "{bad}");
+        assert!(walcheck::run::replay_trace::<()>(&trace).is_err(), "{bad}");
     }
 }

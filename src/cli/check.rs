@@ -6,8 +6,9 @@ use super::*;
 /// `walcheck check`: the entries selected (and sharded), checked within the budget, their
 /// counterexamples written, the report printed.
 ///
-/// It takes the whole command so that its flags are named once, here, beside their use.
-pub(super) fn check(command: Command) -> ExitCode {
+/// It takes the whole command so that its flags are named once, here, beside their use. `U`:
+/// the binary's own systems, which its searches build models of ([`catalogue::Systems`]).
+pub(super) fn check<U: catalogue::Systems>(command: Command) -> ExitCode {
     // First, so that a signal during selection stops the run as one during a search does,
     // rather than killing it before its JUnit placeholder replaces an earlier run's report.
     stop_on_interrupt();
@@ -55,7 +56,7 @@ pub(super) fn check(command: Command) -> ExitCode {
     // Only for a run that goes ahead: bad usage stays one line.
     note_reference_limits(engine, fingerprint_bits, max_memory);
     let options = run_options(engine, threads, budgets, max_memory, fingerprint_bits);
-    let (mut results, wall) = run_checks(&entries, &options, json, &out);
+    let (mut results, wall) = run_checks::<U>(&entries, &options, json, &out);
     // A trace that cannot be written costs its file, not the verdicts: report them all, then
     // say what failed and exit 2.
     let written = write_check_files(&mut results, &out, junit.as_deref(), strict);
@@ -91,7 +92,7 @@ pub(super) fn check_exit(
             std::io::stderr(),
             "{}: interrupted: {stopped} of {} checks stopped inconclusive; the report gives the \
              other {}",
-            program(),
+            program::name(),
             results.len(),
             results.len() - stopped
         );
@@ -255,7 +256,7 @@ pub(super) fn select_run(
 /// each counterexample written under `out` as soon as it is found; from the first SIGINT or
 /// SIGTERM on, the searches stop as a budget stops them. The results, and the wall time they
 /// took.
-pub(super) fn run_checks(
+pub(super) fn run_checks<U: catalogue::Systems>(
     entries: &[Entry],
     options: &run::Options,
     json: bool,
@@ -269,7 +270,7 @@ pub(super) fn run_checks(
         None => &run::Unobserved,
     };
     let writing = run::WritingTraces::new(out, entries.len(), shown);
-    let mut results = run::run_all_with(entries, options, &writing);
+    let mut results = run::run_all_with::<U>(entries, options, &writing);
     writing.record(&mut results);
     crate::connector::warn_unreached(entries);
     (results, started.elapsed())

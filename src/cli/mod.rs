@@ -2,21 +2,25 @@
 //! defines its own systems gets all of it for them with [`main`]:
 //!
 //! ```no_run
-//! # use walcheck::catalogue::AnySystem;
-//! # fn my_systems() -> Vec<&'static dyn AnySystem> { Vec::new() }
+//! # use walcheck_systems::olake_sync::OlakeSyncSystem as MySystem;
 //! fn main() -> std::process::ExitCode {
-//!     walcheck::cli::main(&my_systems())
+//!     walcheck::cli::main(&MySystem)
 //! }
 //! ```
+//!
+//! Its type, the crate's own [`Systems`](crate::catalogue::Systems), goes down as a type
+//! parameter to each command that builds models (`check`, `show`, `replay`, `explore`), which
+//! hands it to the registry with its work ([`crate::catalogue::SystemConfig::with_model`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Once, OnceLock};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::catalogue::{self, Entry, Selection};
+use crate::program::{self, usage_error};
 use crate::run::CheckResult;
 use crate::search::Budget;
 use crate::{report, run};
@@ -368,22 +372,21 @@ impl Args for ParamArgs {
     }
 }
 
-/// The whole command line over the built-in systems and `systems` (after them, in catalogue
-/// order): `list`, `check`, `show`, `replay`, `merge` and `explore` take every one; `simulate`,
-/// `triage` and `live` serve the built-in systems they were written for. Returns the exit code
-/// (0 as expected, 1 a verdict differs, 2 bad usage or input, 3 inconclusive).
+/// The whole command line over the built-in systems and `systems`, a crate's own (after them,
+/// in catalogue order; `&MySystem`, or a tuple of several: [`catalogue::Systems`]): `list`,
+/// `check`, `show`, `replay`, `merge` and `explore` take every one; `simulate`, `triage` and
+/// `live` serve the built-in systems they were written for. Returns the exit code (0 as
+/// expected, 1 a verdict differs, 2 bad usage or input, 3 inconclusive).
 ///
 /// A binary that wants `check --json`'s heap figures (`peak_heap_bytes`, `bytes_per_state`)
 /// installs [`crate::heap::Counting`] as its `#[global_allocator]`; without it they are null.
-pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
-    let _ = PROGRAM.set(invoked_name());
+pub fn main<U: catalogue::Systems>(systems: U) -> ExitCode {
+    program::name_from_args();
     let files = match crate::connector::load_named(std::env::args().skip(1)) {
         Ok(files) => files,
         Err(code) => return code,
     };
-    let mut all = systems.to_vec();
-    all.extend(files);
-    if let Err(e) = crate::catalogue::register(&all) {
+    if let Err(e) = crate::catalogue::register(&(systems, files)) {
         return usage_error(&e);
     }
     let cli = match parse() {
@@ -391,11 +394,11 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
         Err(code) => return code,
     };
     match cli.command {
-        Command::Replay { trace } => replay(&trace),
+        Command::Replay { trace } => replay::<U>(&trace),
         Command::Triage { system, json } => triage(&system, json),
-        Command::Show { trace, format } => show(&trace, format),
+        Command::Show { trace, format } => show::<U>(&trace, format),
         Command::List { json } => list(json),
-        command @ Command::Check { .. } => check(command),
+        command @ Command::Check { .. } => check::<U>(command),
         Command::Merge { reports } => merge(&reports),
         Command::Explore {
             spec,
@@ -403,7 +406,7 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
             bounds,
             addr,
             allow_remote,
-        } => explore(&spec, faults.as_deref(), &bounds, &addr, allow_remote),
+        } => explore::<U>(&spec, faults.as_deref(), &bounds, &addr, allow_remote),
         Command::Live { what } => live_command(what),
         Command::Simulate {
             spec,
@@ -439,6 +442,13 @@ pub fn main(systems: &[&'static dyn crate::catalogue::AnySystem]) -> ExitCode {
     }
 }
 
+/// [`main`] with no systems of a crate's own: the `walcheck` binary's. Not generic, so compiled
+/// once, in this library: the binary links it rather than compiling every engine for every
+/// built-in model again (and debug builds of the tests reuse the searches it instantiates).
+pub fn walcheck() -> ExitCode {
+    main(())
+}
+
 /// The command line parsed, or the exit code when there is nothing to run: 0 after printing
 /// --help or --version, 2 after one line of bad usage.
 fn parse() -> Result<Cli, ExitCode> {
@@ -464,7 +474,7 @@ fn parse() -> Result<Cli, ExitCode> {
             if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
             Err(usage_error(
-                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program()),
+                &format!("a command is required: list, check, triage, simulate, live, explore, merge, replay or show (see {} --help)", program::name()),
             ))
         }
         Err(err) => Err(usage_error(&clap_error_line(&err))),
@@ -474,19 +484,19 @@ fn parse() -> Result<Cli, ExitCode> {
 /// The command line's definition, with the help that depends on the registered systems.
 fn command() -> clap::Command {
     let command = Cli::command()
-        .bin_name(program())
+        .bin_name(program::name())
         .mut_subcommand("check", |check| {
             check.mut_arg("faults", |faults| faults.help(faults_help()))
         })
         // `live` without its command is named by clap ("'walcheck live' requires a
         // subcommand"), not taken for a missing top-level command.
         .mut_subcommand("live", |live| live.arg_required_else_help(false));
-    if program() == "walcheck" {
+    if program::name() == "walcheck" {
         return command;
     }
     // A crate's own binary over walcheck: `textbook-connector (walcheck 0.1.0)`.
     let version = concat!("(walcheck ", env!("CARGO_PKG_VERSION"), ")");
-    let command = command.name(program()).version(version);
+    let command = command.name(program::name()).version(version);
     let commands: Vec<String> = command
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
@@ -494,30 +504,8 @@ fn command() -> clap::Command {
     name_program_in_help(command, &commands)
 }
 
-static PROGRAM: OnceLock<String> = OnceLock::new();
-
-/// The name the program was invoked by, for error lines and the commands the output suggests:
-/// its file name, as clap's usage lines show it (`textbook-connector` for a crate's own binary
-/// over [`main`]); `walcheck` where there is none, or before [`main`] runs.
-pub fn program() -> &'static str {
-    PROGRAM.get().map_or("walcheck", String::as_str)
-}
-
-/// argv\[0\]'s file name, as clap takes it.
-fn invoked_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|arg| {
-            Path::new(&arg)
-                .file_name()
-                .and_then(|name| name.to_str())
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "walcheck".to_owned())
-}
-
 /// `command`'s help texts (its own, its arguments', its subcommands') with each `walcheck
-/// COMMAND` naming [`program`] instead.
+/// COMMAND` naming [`program::name`] instead.
 fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Command {
     let rename = |text: Option<&clap::builder::StyledStr>| {
         text.map(|text| name_program(&text.to_string(), commands))
@@ -549,7 +537,7 @@ fn name_program_in_help(command: clap::Command, commands: &[String]) -> clap::Co
 }
 
 /// `text` with each `walcheck COMMAND` (one of `commands`, as a whole word) naming
-/// [`program`] instead, so that a crate's own binary says to run itself.
+/// [`program::name`] instead, so that a crate's own binary says to run itself.
 fn name_program(text: &str, commands: &[String]) -> String {
     const WALCHECK: &str = "walcheck ";
     let mut out = String::new();
@@ -566,7 +554,11 @@ fn name_program(text: &str, commands: &[String]) -> String {
                 })
             });
         out.push_str(&rest[..at]);
-        out.push_str(if names_command { program() } else { "walcheck" });
+        out.push_str(if names_command {
+            program::name()
+        } else {
+            "walcheck"
+        });
         out.push(' ');
         rest = after;
     }
@@ -593,7 +585,7 @@ fn faults_help() -> String {
         "Only this fault set: {} (see `{} list`); without a SPEC, only the systems that have it \
          are checked",
         groups.join("; "),
-        program()
+        program::name()
     )
 }
 
@@ -644,7 +636,7 @@ fn list(json: bool) -> ExitCode {
 
 /// `walcheck explore SPEC`: a link per counterexample printed, then the Explorer served until
 /// the process is stopped.
-fn explore(
+fn explore<U: catalogue::Systems>(
     spec: &str,
     faults: Option<&str>,
     bounds: &[String],
@@ -660,7 +652,7 @@ fn explore(
         Ok(addr) => addr,
         Err(err) => return usage_error(&err),
     };
-    let links = crate::explore::links(&config, &crate::explore::link_budget());
+    let links = crate::explore::links::<U>(&config, &crate::explore::link_budget());
     let mut text = format!(
         "Explorer for {}:{} faults={} at http://{addr}/ (Ctrl-C stops it)\n",
         config.info().name,
@@ -680,7 +672,7 @@ fn explore(
     if printed != ExitCode::SUCCESS {
         return printed;
     }
-    crate::explore::serve(&config, addr);
+    crate::explore::serve::<U>(&config, addr);
     ExitCode::SUCCESS
 }
 
@@ -699,12 +691,4 @@ fn print(text: &str) -> ExitCode {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => usage_error(&format!("cannot write output: {err}")),
     }
-}
-
-/// One line on stderr, `PROGRAM: error: MESSAGE` (the program as invoked, as clap's usage lines
-/// name it), and exit code 2.
-pub(crate) fn usage_error(message: &str) -> ExitCode {
-    // Not eprintln!: a closed or full stderr must not turn bad usage into a panic.
-    let _ = writeln!(std::io::stderr(), "{}: error: {message}", program());
-    ExitCode::from(2)
 }

@@ -10,13 +10,13 @@ pub(super) fn read_trace(path: &Path) -> Result<Trace, ExitCode> {
     Trace::from_text(&text).map_err(|err| usage_error(&format!("{}: {err}", path.display())))
 }
 
-/// `walcheck replay TRACE`.
-pub(super) fn replay(path: &Path) -> ExitCode {
+/// `walcheck replay TRACE`, on a model of walcheck's systems or of `U`, the binary's own.
+pub(super) fn replay<U: catalogue::Systems>(path: &Path) -> ExitCode {
     let trace = match read_trace(path) {
         Ok(trace) => trace,
         Err(code) => return code,
     };
-    let steps = match run::replay_trace(&trace) {
+    let steps = match run::replay_trace::<U>(&trace) {
         Err(err) => return usage_error(&format!("{}: {err}", path.display())),
         Ok(Err(mismatch)) => {
             let _ = print(&format!(
@@ -39,8 +39,9 @@ pub(super) fn replay(path: &Path) -> ExitCode {
     ))
 }
 
-/// `walcheck show TRACE [--format F]`.
-pub(super) fn show(path: &Path, format: Format) -> ExitCode {
+/// `walcheck show TRACE [--format F]`, checked against a model of walcheck's systems or of `U`,
+/// the binary's own.
+pub(super) fn show<U: catalogue::Systems>(path: &Path, format: Format) -> ExitCode {
     let trace = match read_trace(path) {
         Ok(trace) => trace,
         Err(code) => return code,
@@ -52,7 +53,7 @@ pub(super) fn show(path: &Path, format: Format) -> ExitCode {
     let checked = if trace.header.is_observed() {
         catalogue::config_from_header(&trace.header)
     } else {
-        run::check_trace(&trace)
+        run::check_trace::<U>(&trace)
     };
     let config = match checked {
         Ok(config) => config,
@@ -80,7 +81,7 @@ pub(super) fn show_live_rule(trace: &Trace, format: Format) -> String {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(","),
-        program()
+        program::name()
     );
     let explanation = render::Explanation {
         before: vec![note.clone()],

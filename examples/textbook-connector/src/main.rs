@@ -225,5 +225,5 @@ impl System for Textbook {
 }
 
 fn main() -> std::process::ExitCode {
-    walcheck::cli::main(&[&Textbook])
+    walcheck::cli::main(&Textbook)
 }
