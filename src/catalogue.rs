@@ -10,7 +10,9 @@ use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
-use walcheck_properties::system::{BoundValue, CheckModel, PropertyInfo, System, VisitSystems};
+use walcheck_properties::system::{
+    BoundValue, CheckModel, Model, PropertyInfo, System, VisitSystems,
+};
 use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};
@@ -31,10 +33,11 @@ pub trait AnySystem: Send + Sync {
     ) -> Option<Result<(Verdict, &'static str), String>>;
 
     /// The model of `config`, ready for any of walcheck's checks.
-    fn checkable(&self, config: &Config) -> Box<dyn Checkable>;
+    fn checkable(&'static self, config: &Config) -> Box<dyn Checkable>;
 
-    /// The property ids the model of `config` checks: its `properties()`, then its liveness
-    /// properties' ([`walcheck_properties::system::Live::liveness`]).
+    /// The property ids the model of `config` checks: its [`System::properties`], then its
+    /// liveness properties' ([`System::liveness`]), once `config` is read
+    /// ([`System::config`]).
     fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>);
 }
 
@@ -48,19 +51,22 @@ impl<S: System> AnySystem for S {
         config: &Config,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
-        System::expected(self, config, property)
+        System::expected(self, &System::config(self, config), property)
     }
 
-    fn checkable(&self, config: &Config) -> Box<dyn Checkable> {
-        Box::new(Erased(self.model(config)))
+    fn checkable(&'static self, config: &Config) -> Box<dyn Checkable> {
+        Box::new(Erased(Model::of(self, config)))
     }
 
     fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>) {
-        use walcheck_properties::system::Live as _;
-        let model = self.model(config);
-        let properties = stateright::Model::properties(&model);
-        let live = model.liveness().iter().map(|l| l.id).collect();
-        (properties.iter().map(|p| p.name.to_owned()).collect(), live)
+        // Reading the configuration is where a name the system does not declare panics.
+        System::config(self, config);
+        let properties = System::properties(self)
+            .iter()
+            .map(|p| p.id.to_owned())
+            .collect();
+        let live = System::liveness(self).iter().map(|l| l.id).collect();
+        (properties, live)
     }
 }
 
@@ -68,8 +74,8 @@ impl<S: System> AnySystem for S {
 /// wrong: a name without `:` or spaces; variants and fault sets, each named once; bounds named
 /// once, defaults in range; property ids unique, each `needs` naming a fault set or bound value
 /// it has; declared key variables and counters; and a model (of the first variant, first fault
-/// set, default bounds) that checks every declared property, liveness ones in `Live::liveness`
-/// too.
+/// set, default bounds) that checks every declared property, liveness ones in
+/// [`System::liveness`] too.
 pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
     let info = system.info();
     let name = info.name;
@@ -120,7 +126,7 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
 }
 
 /// The part of [`validate`] that builds a model: of the first variant and fault set at the
-/// default bounds, it checks every declared property (liveness ones in `Live::liveness` too),
+/// default bounds, it checks every declared property (liveness ones in [`System::liveness`] too),
 /// and an expectation table, where there is one, has a row for each.
 fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
     let info = system.info();
@@ -139,7 +145,7 @@ fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
         let eventually = property.kind == walcheck_properties::system::Kind::Eventually;
         if eventually && !live.contains(&property.id) {
             return bad(format!(
-                "eventually property {} is not in its model's Live::liveness()",
+                "eventually property {} is not in its system's liveness()",
                 property.id
             ));
         }

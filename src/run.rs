@@ -4,7 +4,6 @@
 //! and traces come back in catalogue order, the same at any thread count.
 
 use std::fmt::{Debug, Display};
-use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -14,9 +13,7 @@ use stateright::{Model, Property};
 use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
-use walcheck_properties::system::{
-    CheckModel, FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND,
-};
+use walcheck_properties::system::{CheckModel, FairnessChoice, Kind, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
@@ -381,9 +378,7 @@ fn search_liveness<M>(
     observe: &mut dyn FnMut(Progress),
 ) -> Searched
 where
-    M: Live,
-    M::State: Hash + Eq + Clone + Variables,
-    M::Action: Clone + PartialEq + Display + 'static,
+    M: CheckModel,
 {
     let properties = model.liveness();
     let property = liveness_property(&properties, entry);
@@ -507,7 +502,7 @@ impl WithModel for Group<'_> {
 
 /// `entry`'s liveness property among its model's `properties`; panics when the model does not
 /// list it (the catalogue and the model disagree).
-fn liveness_property<'a, M: Live>(
+fn liveness_property<'a, M: CheckModel>(
     properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
     entry: &Entry,
 ) -> &'a walcheck_properties::system::Liveness<M, M::State> {
@@ -524,7 +519,7 @@ fn liveness_property<'a, M: Live>(
 }
 
 /// The liveness rows of `entries` on `model`, each under its fairness.
-fn liveness_rows<'a, M: Live>(
+fn liveness_rows<'a, M: CheckModel>(
     model: &'a M,
     properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
     entries: &[&Entry],
@@ -544,9 +539,7 @@ fn liveness_rows<'a, M: Live>(
 /// the search records (one product per property, [`liveness::decide_rows`]).
 fn search_group<M, P>(model: &M, fingerprinter: &P, group: Group<'_>) -> Grouped
 where
-    M: Live + Sync,
-    M::State: Hash + Eq + Clone + Variables + Send + Sync,
-    M::Action: Clone + PartialEq + Display + 'static,
+    M: CheckModel,
     P: Fingerprinter<M::State>,
 {
     let budget = &group.options.budget;
@@ -1258,9 +1251,7 @@ where
 
 fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
 where
-    M: Live,
-    M::State: Variables + PartialEq + Clone,
-    M::Action: Clone + Display + 'static,
+    M: CheckModel,
 {
     check_against(model, trace)?;
     let property = model

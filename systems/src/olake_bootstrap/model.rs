@@ -1,4 +1,4 @@
-//! System `olake-bootstrap`: its state, actions and transitions: the `stateright::Model`.
+//! System `olake-bootstrap`: its state, actions and transitions.
 
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -76,23 +76,15 @@ pub enum Action {
     Restart,
 }
 
-/// The `olake-bootstrap` model for one configuration.
-#[derive(Clone, Debug)]
-pub struct OlakeBootstrap {
-    pub config: Config,
-}
-
-impl OlakeBootstrap {
-    pub const fn new(config: Config) -> OlakeBootstrap {
-        OlakeBootstrap { config }
-    }
-
+/// The transitions of a configuration: its initial state, its enabled actions and what each
+/// does.
+impl Config {
     /// The initial state: a quiet cluster with the slot at rest at [`INITIAL_LSN`]
     /// ([`Server::at_rest`]), no state
     /// file, the connector about to run its first sync.
     pub fn initial_state(&self) -> State {
         State {
-            server: Server::at_rest(self.config.server, INITIAL_LSN),
+            server: Server::at_rest(self.server, INITIAL_LSN),
             state_file: None,
             connector: Connector::first_run(),
             statements: 0,
@@ -101,9 +93,9 @@ impl OlakeBootstrap {
     }
 
     /// Applies `action` to `state`; the same transition the checker, the simulator and the tests
-    /// use. The caller must only apply enabled actions (`Model::actions`).
+    /// use. The caller must only apply enabled actions ([`Config::enabled`]).
     pub fn apply(&self, state: &mut State, action: Action) {
-        let cfg = &self.config;
+        let cfg = self;
         match action {
             Action::Append { pages, commit } => {
                 state.server.insert_commit(
@@ -169,7 +161,7 @@ impl OlakeBootstrap {
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
     pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
-        let cfg = &self.config;
+        let cfg = self;
         let server = &state.server;
         let wal = &server.wal;
         match cfg.driven {

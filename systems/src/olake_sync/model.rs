@@ -1,4 +1,4 @@
-//! System `olake-sync`: its state, actions and transitions: the `stateright::Model`.
+//! System `olake-sync`: its state, actions and transitions.
 
 use super::*;
 use crate::olake_bootstrap::INITIAL_LSN;
@@ -54,17 +54,9 @@ pub enum Action {
     Restart,
 }
 
-/// The `olake-sync` model for one configuration.
-#[derive(Clone, Debug)]
-pub struct OlakeSync {
-    pub config: Config,
-}
-
-impl OlakeSync {
-    pub const fn new(config: Config) -> OlakeSync {
-        OlakeSync { config }
-    }
-
+/// The transitions of a configuration: its initial state, its enabled actions and what each
+/// does.
+impl Config {
     /// The initial state: a quiet primary with the slot at rest at [`INITIAL_LSN`]
     /// ([`Server::at_rest`]), the state file
     /// there too (the bootstrap is done), an empty destination, the first sync about to start.
@@ -86,7 +78,7 @@ impl OlakeSync {
 
     /// Applies `action` to `state`. The caller must only apply enabled actions.
     pub fn apply(&self, state: &mut State, action: Action) {
-        let cfg = &self.config;
+        let cfg = self;
         let variant = cfg.variant;
         match action {
             Action::CommitTxn => {
@@ -128,12 +120,12 @@ impl OlakeSync {
     /// The transaction the walsender decodes next, the first committed one ending after what it
     /// has read (`read_to`), if any.
     fn next_txn(&self, read_to: Lsn, committed: u8) -> Option<u8> {
-        (0..committed).find(|&i| self.config.txn(i).end_lsn > read_to)
+        (0..committed).find(|&i| self.txn(i).end_lsn > read_to)
     }
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
     pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
-        let cfg = &self.config;
+        let cfg = self;
         let server = &state.server;
         if state.txns < cfg.txns {
             actions.push(Action::CommitTxn);

@@ -4,7 +4,7 @@ use super::*;
 use walcheck_model::olake::sync::{PostStep, SyncPhase};
 use walcheck_properties::system::PropertyInfo;
 
-walcheck_properties::checks! { OlakeSync:
+walcheck_properties::checks! { OlakeSyncSystem:
     /// The properties, each declared once.
     CHECKS => PROPERTIES [
         NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails a sync (the non-retryable lsn mismatch)")
@@ -38,14 +38,6 @@ walcheck_properties::checks! { OlakeSync:
             .needs("keepalive=on")
             .when(|_, s: &State| keepalive_regression(s));
     ]
-}
-
-/// No liveness property: the defaults (no fairness, no properties); packed with serde's derive
-/// in postcard's format.
-impl walcheck_properties::system::Live for OlakeSync {
-    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
-        Some(walcheck_properties::codec::Codec::postcard())
-    }
 }
 
 /// `no-lsn-mismatch`: `validateGlobalState` has not failed the run.
