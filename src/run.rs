@@ -3,7 +3,7 @@
 //! entry (`--engine reference`); `eventually` entries each get the fair-liveness checker. Results
 //! and traces come back in catalogue order, the same at any thread count.
 
-use std::fmt::{Debug, Display};
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -325,7 +325,7 @@ fn breadth_first_trace<M>(
 where
     M: Model,
     M::State: Variables,
-    M::Action: Clone + PartialEq + Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     // Breadth-first paths are already shortest and canonical (the first deciding state in
     // breadth-first order, reached through the first parent by the first action): debug builds,
@@ -338,7 +338,7 @@ where
             "a breadth-first path is shortest and canonical"
         );
     }
-    to_trace(entry, verdict, &path)
+    to_trace(model, entry, verdict, &path)
 }
 
 fn search<M>(
@@ -350,7 +350,7 @@ fn search<M>(
 where
     M: Model,
     M::State: std::hash::Hash + Eq + Clone + Variables,
-    M::Action: Clone + PartialEq + std::fmt::Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     let property = property_of(model, entry);
     let outcome = reference::check_observed(model, &property, budget, observe)
@@ -390,17 +390,17 @@ where
         max_memory_bytes,
         observe,
     );
-    liveness_searched(entry, outcome)
+    liveness_searched(model, entry, outcome)
 }
 
 /// What a liveness check of `entry` gives: its verdict and counts, and its lasso as a trace.
-fn liveness_searched<S, A>(entry: &Entry, outcome: liveness::Outcome<S, A>) -> Searched
-where
-    S: Variables,
-    A: Display,
-{
+fn liveness_searched<M: CheckModel>(
+    model: &M,
+    entry: &Entry,
+    outcome: liveness::Outcome<M::State, M::Action>,
+) -> Searched {
     let trace = outcome.lasso.as_ref().map(|lasso| {
-        let trace = to_trace(entry, outcome.verdict, &lasso.path);
+        let trace = to_trace(model, entry, outcome.verdict, &lasso.path);
         assert_eq!(
             trace.loop_index(),
             Some(lasso.loop_index),
@@ -591,7 +591,7 @@ where
                 && outcome.limit.is_none()
                 && outcome.collision.is_none();
             let collision = exhausted.then_some(report.collision);
-            searched.push((liveness_searched(entry, outcome), collision));
+            searched.push((liveness_searched(model, entry, outcome), collision));
         }
     }
     Ok((searched, report.unique_states, report.memory_bytes))
@@ -607,7 +607,7 @@ fn safety_searched<M>(
 where
     M: Model,
     M::State: Variables + Clone,
-    M::Action: Clone + PartialEq + Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     let limit = match report.stop {
         compact::Stop::Limit(limit) => Some(limit_name(limit)),
@@ -644,13 +644,20 @@ where
     searched
 }
 
-/// The trace of `path`, with `entry`'s header.
-pub fn to_trace<S: Variables, A: std::fmt::Display>(
+/// The trace of `path`, a path of `model`, with `entry`'s header: each action named by the
+/// model's `format_action`.
+pub fn to_trace<M>(
+    model: &M,
     entry: &Entry,
     verdict: Verdict,
-    path: &ModelPath<S, A>,
-) -> Trace {
-    let vars = |s: &S| {
+    path: &ModelPath<M::State, M::Action>,
+) -> Trace
+where
+    M: Model,
+    M::State: Variables,
+    M::Action: Debug,
+{
+    let vars = |s: &M::State| {
         s.variables()
             .into_iter()
             .map(|(n, v)| (n.to_owned(), v))
@@ -662,7 +669,7 @@ pub fn to_trace<S: Variables, A: std::fmt::Display>(
         time_us: None,
     }];
     steps.extend(path.steps.iter().map(|(a, s)| Step {
-        action: Some(a.to_string()),
+        action: Some(model.format_action(a)),
         vars: vars(s),
         time_us: None,
     }));

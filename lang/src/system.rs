@@ -721,7 +721,12 @@ impl System for FileSystem {
             .then_some(next)
     }
 
-    /// Each declared property with the condition of its index ([`CONDITIONS`]).
+    /// As its `Display` names it: the file's step, or PostgreSQL's or the workload's action.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    /// Each declared property with the condition of its index (`CONDITIONS`).
     fn properties(&self) -> Vec<Declared<Self>> {
         let properties = self.info.properties.iter().zip(CONDITIONS);
         properties

@@ -1,6 +1,9 @@
-//! The vocabulary of a checkable system: property kinds and declarations, bounds with their
-//! ranges, trace variables, sequence-diagram lanes and fairness, as the checkers, the catalogue
-//! and `walcheck list` read them.
+//! A checkable system: the one trait a system is written in ([`System`]: its states, actions,
+//! initial states, transitions and properties, its configuration read once into a typed one),
+//! the model walcheck makes of each configuration ([`Model`]) and the trait the engines and
+//! commands take ([`CheckModel`]); and the vocabulary a system is declared in: property kinds and
+//! declarations, bounds with their ranges, trace variables, sequence-diagram lanes and fairness,
+//! as the checkers, the catalogue and `walcheck list` read them.
 
 use crate::codec::Codec;
 use std::fmt;
@@ -996,6 +999,23 @@ pub struct View {
     pub lanes: &'static Lanes,
 }
 
+impl View {
+    /// The view of a system that draws no processes apart: `variables`, the step tables'
+    /// `key_variables`, no terms or counters, one diagram lane ([`Lanes::SINGLE`]).
+    pub const fn new(
+        variables: &'static [VarInfo],
+        key_variables: &'static [&'static str],
+    ) -> View {
+        View {
+            variables,
+            terms: &[],
+            key_variables,
+            counters: &[],
+            lanes: &Lanes::SINGLE,
+        }
+    }
+}
+
 impl SystemInfo {
     /// A declaration with nothing declared, to complete one with `..SystemInfo::EMPTY`: no
     /// variants, fault sets, bounds, trace knobs, properties or `also` knob; no variables; one
@@ -1009,13 +1029,7 @@ impl SystemInfo {
         trace_knobs: &[],
         properties: &[],
         also: None,
-        view: View {
-            variables: &[],
-            terms: &[],
-            key_variables: &[],
-            counters: &[],
-            lanes: &Lanes::SINGLE,
-        },
+        view: View::new(&[], &[]),
     };
 
     /// The variant names, in catalogue order.
@@ -1310,13 +1324,10 @@ impl<T: std::hash::Hash + Eq + Clone + fmt::Debug + Variables + Send + Sync + 's
 {
 }
 
-/// What a checker needs of a system's actions: compared, shown as traces name them
-/// (`Advance{target=0/3}`), sent between threads.
-pub trait CheckAction:
-    Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static
-{
-}
-impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
+/// What a checker needs of a system's actions: compared, shown, sent between threads. Traces
+/// name an action by its model's `format_action` ([`System::format_action`]).
+pub trait CheckAction: Clone + PartialEq + fmt::Debug + Send + Sync + 'static {}
+impl<T: Clone + PartialEq + fmt::Debug + Send + Sync + 'static> CheckAction for T {}
 
 /// A system's model as every engine and command takes it: stateright's `Model` with states and
 /// actions a checker can store, show and share between threads, and what the checkers ask
@@ -1362,14 +1373,14 @@ pub trait VisitSystems {
 ///
 /// What to write: [`System::info`], [`System::config`], [`System::init_states`],
 /// [`System::actions`], [`System::next_state`] and [`System::properties`]. The rest have
-/// defaults: no fairness and no liveness property, states held whole, no expectation table (a
-/// system without one is checked plainly: every `always` and `eventually` property should hold
-/// and every `sometimes` witness be reached). walcheck makes the model of each configuration,
+/// defaults: actions named by their `Debug`, no fairness and no liveness property, states held
+/// whole, no expectation table (a system without one is checked plainly: every `always` and
+/// `eventually` property should hold and every `sometimes` witness be reached). walcheck makes the model of each configuration,
 /// [`Model`], from these.
 pub trait System: Send + Sync + Sized + 'static {
     /// A state: stored, compared, shown and written as trace variables.
     type State: CheckState;
-    /// An action: one atomic step, named in traces by its `Display`.
+    /// An action: one atomic step, named in traces by [`System::format_action`].
     type Action: CheckAction;
     /// The typed configuration [`System::config`] reads: what the steps, the properties and the
     /// expectation table take instead of looking bounds up by name.
@@ -1410,6 +1421,14 @@ pub trait System: Send + Sync + Sized + 'static {
     /// [`checks!`](crate::checks)): the declared ones ([`SystemInfo::properties`]), and any more
     /// a command reads by id (electric-flush's triage properties).
     fn properties(&self) -> Vec<Declared<Self>>;
+
+    /// An action as traces name it: by default its `Debug` without the spaces around braces
+    /// (`Receive { txn: 0 }` reads `Receive{txn: 0}`). Sequence diagrams take the text before
+    /// `{` as the action's name ([`Lanes::lane`]).
+    fn format_action(&self, action: &Self::Action) -> String {
+        let debug = format!("{action:?}");
+        debug.replace(" { ", "{").replace(" }", "}")
+    }
 
     /// The fairness constraints in force for `config`: none by default. A system with a
     /// `fairness` bound ([`FAIRNESS_BOUND`]) selects its declared ones or none through
@@ -1498,9 +1517,9 @@ impl<S: System> stateright::Model for Model<S> {
         self.system.next_state(&self.config, state, action)
     }
 
-    /// As traces name it (its `Display`: `Advance{target=0/3}`), not as `Debug` would.
+    /// As traces name it ([`System::format_action`]).
     fn format_action(&self, action: &S::Action) -> String {
-        action.to_string()
+        self.system.format_action(action)
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {

@@ -114,6 +114,11 @@ impl System for ElectricFlushSystem {
         Some(next)
     }
 
+    /// As its `Display` names it (written beside the trace view, `view.rs`).
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
     /// The declared properties, then those only `walcheck triage` reads.
     fn properties(&self) -> Vec<Declared<Self>> {
         CHECKS.iter().chain(&TRIAGE_CHECKS).copied().collect()

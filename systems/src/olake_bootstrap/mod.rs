@@ -118,6 +118,11 @@ impl System for OlakeBootstrapSystem {
         Some(next)
     }
 
+    /// As its `Display` names it (written beside the trace view, `view.rs`).
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Declared<Self>> {
         CHECKS.to_vec()
     }

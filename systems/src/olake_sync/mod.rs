@@ -107,6 +107,11 @@ impl System for OlakeSyncSystem {
         Some(next)
     }
 
+    /// As its `Display` names it (written beside the trace view, `view.rs`).
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Declared<Self>> {
         CHECKS.to_vec()
     }
