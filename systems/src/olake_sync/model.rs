@@ -78,14 +78,13 @@ impl Config {
 
     /// Applies `action` to `state`. The caller must only apply enabled actions.
     pub fn apply(&self, state: &mut State, action: Action) {
-        let cfg = self;
-        let variant = cfg.variant;
+        let variant = self.variant;
         match action {
             Action::CommitTxn => {
-                let next = cfg.txn(state.txns);
+                let next = self.txn(state.txns);
                 let txn = state.server.wal.commit_txn(
                     next.xid,
-                    cfg.change_bytes(),
+                    self.change_bytes(),
                     COMMIT_RECORD_BYTES,
                     next.published_rows,
                     CommitMode::Sync,
@@ -98,7 +97,7 @@ impl Config {
             Action::Validate => state
                 .connector
                 .validate(variant, &state.server, &state.durable),
-            Action::Receive { txn } => state.connector.receive(txn, &cfg.txn(txn)),
+            Action::Receive { txn } => state.connector.receive(txn, &self.txn(txn)),
             Action::Keepalive => state.connector.keepalive(variant),
             Action::EndStream => state.connector.end_stream(false),
             Action::Commit => state.connector.commit(variant, &mut state.durable),
@@ -125,13 +124,12 @@ impl Config {
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
     pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
-        let cfg = self;
         let server = &state.server;
-        if state.txns < cfg.txns {
+        if state.txns < self.txns {
             actions.push(Action::CommitTxn);
         }
         let connector = &state.connector;
-        let runs_left = connector.runs < cfg.syncs;
+        let runs_left = connector.runs < self.syncs;
         match connector.phase {
             SyncPhase::Validate => actions.push(Action::Validate),
             // `pgoutput.go:StreamChanges` checks the exit before every receive: once
@@ -143,15 +141,15 @@ impl Config {
                 if let Some(txn) = self.next_txn(s.walsender.read_to, state.txns) {
                     actions.push(Action::Receive { txn });
                 }
-                if cfg.keepalive && s.client_pos != s.walsender.keepalive(false).wal_end {
+                if self.keepalive && s.client_pos != s.walsender.keepalive(false).wal_end {
                     actions.push(Action::Keepalive);
                 }
             }
-            SyncPhase::Post { stream, .. } => match connector.next_post_step(cfg.variant) {
+            SyncPhase::Post { stream, .. } => match connector.next_post_step(self.variant) {
                 Some(PostStep::Commit) => actions.push(Action::Commit),
                 Some(PostStep::Ack) => {
                     actions.push(Action::Ack { restart: None });
-                    let boundaries = (0..state.txns).map(|i| cfg.txn(i).end_lsn);
+                    let boundaries = (0..state.txns).map(|i| self.txn(i).end_lsn);
                     actions.extend(
                         restart_candidates(stream.client_pos, &server.slot, boundaries)
                             .map(|to| Action::Ack { restart: Some(to) }),
@@ -165,8 +163,8 @@ impl Config {
             SyncPhase::Done | SyncPhase::Failed(_) | SyncPhase::Crashed { .. } => {}
         }
         let crashes = [Action::ConnectorCrash, Action::PgCrash];
-        let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
-        cfg.faults
+        let (crash_left, running) = (state.crashes < self.crashes, connector.phase.is_running());
+        self.faults
             .offer_crashes(crash_left, running, crashes, actions);
     }
 }
