@@ -28,18 +28,13 @@
 //! Properties: `no-data-loss` (always), and two witnesses showing that a verdict of `holds` is
 //! not vacuous: `reach-connector-crash` and `reach-all-delivered`.
 
-use std::fmt;
-
-use walcheck::pg::decoding::{decoding_start, txn_needs_skip};
-use walcheck::pg::CommitMode::Sync;
-use walcheck::pg::{DurableSlot, Slot, Txn, Wal};
-use walcheck::system::Config as GenericConfig;
+use walcheck::pg::{decoding, CommitMode::Sync, DurableSlot, Slot, Txn, Wal};
 use walcheck::system::{number, Declared, Lsn, PropertyInfo, System, SystemInfo, View};
 
 /// Where the WAL and the slot are at rest at the start, before the first client transaction.
 const INITIAL_LSN: Lsn = Lsn(0x100_0000);
 
-// A declaration table, one entry a line; what it leaves out is empty (one diagram lane).
+// A declaration table, one entry a line; what it leaves out is empty.
 #[rustfmt::skip]
 static INFO: SystemInfo = SystemInfo {
     name: "textbook",
@@ -54,11 +49,7 @@ static INFO: SystemInfo = SystemInfo {
         number("crashes", 1, 0, 2, "crashes", "connector crashes injected in all"),
     ],
     properties: PROPERTIES,
-    view: View {
-        variables: VARIABLES,
-        key_variables: &["confirmed_flush", "destination", "held"],
-        ..SystemInfo::EMPTY.view
-    },
+    view: View::new(VARIABLES, &["confirmed_flush", "destination", "held"]),
     ..SystemInfo::EMPTY
 };
 
@@ -106,20 +97,12 @@ enum Action {
     ConnectorCrash,
 }
 
-/// Traces name an action as it is written here.
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
-
 /// A client transaction of one published row commits synchronously (PostgreSQL 15
 /// `xact.c:RecordTransactionCommit`, through `pg::Wal::commit_txn`).
 fn commit_txn(c: &Config, mut s: State) -> Option<State> {
     (s.txns.len() < c.txns as usize).then_some(())?;
     let xid = 730 + s.txns.len() as u32;
-    let txn = s.wal.commit_txn(xid, 200, 46, 1, Sync);
-    s.txns.push(txn);
+    s.txns.push(s.wal.commit_txn(xid, 200, 46, 1, Sync));
     Some(s)
 }
 
@@ -137,9 +120,7 @@ fn receive(c: &Config, mut s: State) -> Option<State> {
 fn write(c: &Config, mut s: State) -> Option<State> {
     let txn = s.held.take()?;
     s.destination.push(txn);
-    if !c.ack_on_receipt {
-        s.unacked = Some(txn);
-    }
+    s.unacked = s.unacked.or(Some(txn).filter(|_| !c.ack_on_receipt));
     Some(s)
 }
 
@@ -164,34 +145,25 @@ fn connector_crash(c: &Config, mut s: State) -> Option<State> {
 /// CreateDecodingContext` decodes from `confirmed_flush` and skips every transaction whose
 /// commit record starts before it (`snapbuild.c:SnapBuildXactNeedsSkip`).
 fn restart_at(s: &State) -> u64 {
-    let start = decoding_start(Lsn::INVALID, s.slot.slot.confirmed_flush);
+    let start = decoding::decoding_start(Lsn::INVALID, s.slot.slot.confirmed_flush);
     // Transactions are in commit order: the skipped ones come first.
-    s.txns.partition_point(|txn| txn_needs_skip(txn, start)) as u64
+    s.txns
+        .partition_point(|txn| decoding::txn_needs_skip(txn, start)) as u64
 }
 
 walcheck::checks! { Textbook:
     /// The properties, each declared once with its condition: `INFO` lists them, the model
     /// checks them.
     CHECKS => PROPERTIES [
+        /// No committed transaction is gone from everywhere it could still come from.
         NO_DATA_LOSS = PropertyInfo::always("no-data-loss", "every committed transaction is in the destination, held by the connector, or still to be streamed")
-            .when(|_, s| no_data_loss(s));
+            .when(|_, s: &State| (0..s.txns.len() as u64).all(|txn| s.destination.contains(&txn) || s.held == Some(txn) || txn >= restart_at(s)));
         REACH_CONNECTOR_CRASH = PropertyInfo::sometimes("reach-connector-crash", "the connector crashed and was restarted")
             .needs("fault:connector-crash")
             .when(|_, s: &State| s.crashes > 0);
         REACH_ALL_DELIVERED = PropertyInfo::sometimes("reach-all-delivered", "every transaction of the run is in the destination and the slot confirmed it")
-            .when(|m, s| all_delivered(&m.config, s));
+            .when(|m, s| restart_at(s) == m.config.txns && (0..m.config.txns).all(|txn| s.destination.contains(&txn)));
     ]
-}
-
-/// `no-data-loss`: no committed transaction is gone from everywhere it could still come from.
-fn no_data_loss(s: &State) -> bool {
-    let kept = |txn| s.destination.contains(&txn) || s.held == Some(txn) || txn >= restart_at(s);
-    (0..s.txns.len() as u64).all(kept)
-}
-
-/// `reach-all-delivered`: every transaction of the run is in the destination and confirmed.
-fn all_delivered(c: &Config, s: &State) -> bool {
-    restart_at(s) == c.txns && (0..c.txns).all(|txn| s.destination.contains(&txn))
 }
 
 /// The system `textbook`: its declaration, configuration, steps and properties.
@@ -206,7 +178,7 @@ impl System for Textbook {
         &INFO
     }
 
-    fn config(&self, config: &GenericConfig) -> Config {
+    fn config(&self, config: &walcheck::Config) -> Config {
         Config {
             ack_on_receipt: config.is_variant("ack-on-receipt"),
             crash: config.meets(Some("fault:connector-crash")),
