@@ -1335,9 +1335,9 @@ impl<T: Clone + PartialEq + fmt::Debug + Send + Sync + 'static> CheckAction for 
 /// fair-liveness checker), and how its states may be packed (for the compact engine's largest
 /// levels). A generic function asks for `M: CheckModel`.
 ///
-/// Every [`System`]'s [`Model`] is one. A model written straight on stateright (an engine's
-/// test, a benchmark) writes `impl CheckModel for Toy {}` and takes the defaults: no fairness,
-/// no liveness properties, its states held whole.
+/// Every [`System`]'s [`Model`] is one. A model written straight on stateright (a test's toy)
+/// can be one with `impl CheckModel for Toy {}`, taking the defaults: no fairness, no liveness
+/// properties, its states held whole.
 pub trait CheckModel:
     stateright::Model<State: CheckState, Action: CheckAction> + Send + Sync + Sized + 'static
 {

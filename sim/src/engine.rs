@@ -2,8 +2,8 @@
 //!
 //! A client backend runs the ladder level's statements, the walwriter wakes on its timer or on an
 //! asynchronous commit's latch, and at a random instant the connector starts its first sync.
-//! Every event becomes one action of the `olake-bootstrap` model, applied through
-//! [`Config::apply`] and only when [`Config::enabled`] lists it: the simulator
+//! Every event becomes one action of the `olake-bootstrap` model, applied through its
+//! configuration's [`Config::apply`] and only when [`Config::enabled`] lists it: the simulator
 //! decides *when* things happen, the model alone decides *what* they do. What the model leaves to
 //! time — the walwriter's last flush and hibernation, `asyncXactLSN`, the client's pacing, the
 //! connector's deadline — lives here, each citing the PostgreSQL or OLake code it follows.

@@ -116,7 +116,7 @@ fn receive(c: &Config, mut s: State) -> Option<State> {
 }
 
 /// The destination commits the held transaction and from then on holds it durably.
-/// `ack-after-commit` queues its acknowledgement now.
+/// `ack-after-commit` queues its acknowledgement now (`ack-on-receipt` keeps the one it owes).
 fn write(c: &Config, mut s: State) -> Option<State> {
     let txn = s.held.take()?;
     s.destination.push(txn);
