@@ -207,8 +207,7 @@ where
         let recorded = step.action.clone().unwrap_or_default();
         enabled.clear();
         model.actions(&state, &mut enabled);
-        let named = |a: &&M::Action| model.format_action(a) == recorded;
-        let Some(action) = enabled.iter().find(named).cloned() else {
+        let Some(action) = enabled.iter().find(|a| model.format_action(a) == recorded) else {
             return Err(Mismatch::NotEnabled {
                 step: i,
                 action: recorded,
@@ -234,7 +233,7 @@ where
         if loop_index.is_some() {
             states.push(state.clone());
         }
-        replayed.push(action);
+        replayed.push(action.clone());
     }
     if let Some(index) = loop_index {
         let last = states.len() - 1;
