@@ -24,7 +24,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
 use walcheck_lang::system::FileSystem;
-use walcheck_properties::system::{BoundValue, CheckModel, PropertyInfo, System, VisitSystems};
+use walcheck_properties::system::{
+    BoundValue, CheckModel, Model, PropertyInfo, System, VisitSystems,
+};
 use walcheck_traces::Header;
 
 pub use walcheck_properties::system::{Config, SystemInfo};
@@ -47,8 +49,9 @@ pub trait AnySystem: Send + Sync {
     /// The system itself, for [`SystemConfig::with_model`] to find its type again.
     fn as_any(&self) -> &dyn Any;
 
-    /// The property ids the model of `config` checks: its `properties()`, then its liveness
-    /// properties' ([`walcheck_properties::system::Live::liveness`]).
+    /// The property ids the model of `config` checks: its [`System::properties`], then its
+    /// liveness properties' ([`System::liveness`]), once `config` is read
+    /// ([`System::config`]).
     fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>);
 }
 
@@ -62,7 +65,7 @@ impl<S: System> AnySystem for S {
         config: &Config,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
-        System::expected(self, config, property)
+        System::expected(self, &System::config(self, config), property)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -70,11 +73,14 @@ impl<S: System> AnySystem for S {
     }
 
     fn model_property_ids(&self, config: &Config) -> (Vec<String>, Vec<&'static str>) {
-        use walcheck_properties::system::Live as _;
-        let model = self.model(config);
-        let properties = stateright::Model::properties(&model);
-        let live = model.liveness().iter().map(|l| l.id).collect();
-        (properties.iter().map(|p| p.name.to_owned()).collect(), live)
+        // Reading the configuration is where a name the system does not declare panics.
+        System::config(self, config);
+        let properties = System::properties(self)
+            .iter()
+            .map(|p| p.id.to_owned())
+            .collect();
+        let live = System::liveness(self).iter().map(|l| l.id).collect();
+        (properties, live)
     }
 }
 
@@ -82,8 +88,8 @@ impl<S: System> AnySystem for S {
 /// wrong: a name without `:` or spaces; variants and fault sets, each named once; bounds named
 /// once, defaults in range; property ids unique, each `needs` naming a fault set or bound value
 /// it has; declared key variables and counters; and a model (of the first variant, first fault
-/// set, default bounds) that checks every declared property, liveness ones in `Live::liveness`
-/// too.
+/// set, default bounds) that checks every declared property, liveness ones in
+/// [`System::liveness`] too.
 pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
     let info = system.info();
     let name = info.name;
@@ -134,7 +140,7 @@ pub fn validate(system: &dyn AnySystem) -> Result<(), String> {
 }
 
 /// The part of [`validate`] that builds a model: of the first variant and fault set at the
-/// default bounds, it checks every declared property (liveness ones in `Live::liveness` too),
+/// default bounds, it checks every declared property (liveness ones in [`System::liveness`] too),
 /// and an expectation table, where there is one, has a row for each.
 fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
     let info = system.info();
@@ -153,7 +159,7 @@ fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
         let eventually = property.kind == walcheck_properties::system::Kind::Eventually;
         if eventually && !live.contains(&property.id) {
             return bad(format!(
-                "eventually property {} is not in its model's Live::liveness()",
+                "eventually property {} is not in its system's liveness()",
                 property.id
             ));
         }
@@ -211,7 +217,7 @@ const VALIDATE_STATES: u64 = 2_000;
 /// variants with its last fault set (the most faults), checking every property: a model that
 /// panics on the way (a misspelt fault or variant name, [`Config::meets`]) is a one-line error at
 /// registration.
-pub fn try_out<S: System>(system: &S) -> Result<(), String> {
+pub fn try_out<S: System>(system: &'static S) -> Result<(), String> {
     let info = system.info();
     let faults = info
         .faults
@@ -219,12 +225,14 @@ pub fn try_out<S: System>(system: &S) -> Result<(), String> {
         .expect("validated: at least one fault set");
     for (variant, _) in info.variants {
         let config = Config::new(info, variant, faults)?;
-        built_quietly(|| TryOut(VALIDATE_STATES).call(system.model(&config))).map_err(|panic| {
-            format!(
-                "system {:?}: its {variant} model panicked: {panic}",
-                info.name
-            )
-        })?;
+        built_quietly(|| TryOut(VALIDATE_STATES).call(Model::of(system, &config))).map_err(
+            |panic| {
+                format!(
+                    "system {:?}: its {variant} model panicked: {panic}",
+                    info.name
+                )
+            },
+        )?;
     }
     Ok(())
 }
@@ -370,8 +378,9 @@ impl<S: System> Systems for &'static S {
     }
 
     fn try_with_model<J: WithModel>(config: &SystemConfig, job: J) -> Result<J::Output, J> {
-        match config.system.as_any().downcast_ref::<S>() {
-            Some(system) => Ok(job.call(system.model(&config.config))),
+        let any: &'static dyn AnySystem = config.system;
+        match any.as_any().downcast_ref::<S>() {
+            Some(system) => Ok(job.call(Model::of(system, &config.config))),
             None => Err(job),
         }
     }

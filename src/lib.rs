@@ -16,14 +16,11 @@ pub use walcheck_model::pg;
 pub use walcheck_model::{Lsn, ParseLsnError};
 pub use walcheck_properties::system;
 pub use walcheck_properties::system::{
-    BoundInfo, BoundValue, Config, FairClass, Fairness, Kind, Lanes, Live, Liveness, PropertyInfo,
-    System, SystemInfo, ToVar, Var, VarInfo, Variables, View,
+    BoundInfo, BoundValue, Config, Declared, FairClass, Fairness, Kind, Lanes, Liveness,
+    PropertyInfo, System, SystemInfo, ToVar, Var, VarInfo, Variables, View,
 };
-pub use walcheck_properties::{
-    actions, actions_plumbing, debug_as_variables, display_as_debug, fault_sets,
-};
+pub use walcheck_properties::{checks, debug_as_variables, fault_sets, variables, view};
 pub use walcheck_properties::{codec, pg_view, verdict};
-pub use walcheck_properties::{model_plumbing, variables};
 pub use {serde, stateright};
 
 pub mod baseline;

@@ -3,8 +3,7 @@
 //! entry (`--engine reference`); `eventually` entries each get the fair-liveness checker. Results
 //! and traces come back in catalogue order, the same at any thread count.
 
-use std::fmt::{Debug, Display};
-use std::hash::Hash;
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -14,9 +13,7 @@ use stateright::{Model, Property};
 use walcheck_engine::compact::{
     self, CollisionEstimate, Fingerprint, Fingerprinter, Xxh128, Xxh64,
 };
-use walcheck_properties::system::{
-    CheckModel, FairnessChoice, Kind, Live, Variables, FAIRNESS_BOUND,
-};
+use walcheck_properties::system::{CheckModel, FairnessChoice, Kind, Variables, FAIRNESS_BOUND};
 use walcheck_traces::replay::{minimise, Mismatch};
 use walcheck_traces::{Header, Step, Trace, SCHEMA};
 
@@ -326,7 +323,7 @@ fn breadth_first_trace<M>(
 where
     M: Model,
     M::State: Variables,
-    M::Action: Clone + PartialEq + Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     // Breadth-first paths are already shortest and canonical (the first deciding state in
     // breadth-first order, reached through the first parent by the first action): debug builds,
@@ -339,7 +336,7 @@ where
             "a breadth-first path is shortest and canonical"
         );
     }
-    to_trace(entry, verdict, &path)
+    to_trace(model, entry, verdict, &path)
 }
 
 fn search<M>(
@@ -351,7 +348,7 @@ fn search<M>(
 where
     M: Model,
     M::State: std::hash::Hash + Eq + Clone + Variables,
-    M::Action: Clone + PartialEq + std::fmt::Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     let property = property_of(model, entry);
     let outcome = reference::check_observed(model, &property, budget, observe)
@@ -379,9 +376,7 @@ fn search_liveness<M>(
     observe: &mut dyn FnMut(Progress),
 ) -> Searched
 where
-    M: Live,
-    M::State: Hash + Eq + Clone + Variables,
-    M::Action: Clone + PartialEq + Display + 'static,
+    M: CheckModel,
 {
     let properties = model.liveness();
     let property = liveness_property(&properties, entry);
@@ -393,17 +388,17 @@ where
         max_memory_bytes,
         observe,
     );
-    liveness_searched(entry, outcome)
+    liveness_searched(model, entry, outcome)
 }
 
 /// What a liveness check of `entry` gives: its verdict and counts, and its lasso as a trace.
-fn liveness_searched<S, A>(entry: &Entry, outcome: liveness::Outcome<S, A>) -> Searched
-where
-    S: Variables,
-    A: Display,
-{
+fn liveness_searched<M: CheckModel>(
+    model: &M,
+    entry: &Entry,
+    outcome: liveness::Outcome<M::State, M::Action>,
+) -> Searched {
     let trace = outcome.lasso.as_ref().map(|lasso| {
-        let trace = to_trace(entry, outcome.verdict, &lasso.path);
+        let trace = to_trace(model, entry, outcome.verdict, &lasso.path);
         assert_eq!(
             trace.loop_index(),
             Some(lasso.loop_index),
@@ -505,7 +500,7 @@ impl WithModel for Group<'_> {
 
 /// `entry`'s liveness property among its model's `properties`; panics when the model does not
 /// list it (the catalogue and the model disagree).
-fn liveness_property<'a, M: Live>(
+fn liveness_property<'a, M: CheckModel>(
     properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
     entry: &Entry,
 ) -> &'a walcheck_properties::system::Liveness<M, M::State> {
@@ -522,7 +517,7 @@ fn liveness_property<'a, M: Live>(
 }
 
 /// The liveness rows of `entries` on `model`, each under its fairness.
-fn liveness_rows<'a, M: Live>(
+fn liveness_rows<'a, M: CheckModel>(
     model: &'a M,
     properties: &'a [walcheck_properties::system::Liveness<M, M::State>],
     entries: &[&Entry],
@@ -542,9 +537,7 @@ fn liveness_rows<'a, M: Live>(
 /// the search records (one product per property, [`liveness::decide_rows`]).
 fn search_group<M, P>(model: &M, fingerprinter: &P, group: Group<'_>) -> Grouped
 where
-    M: Live + Sync,
-    M::State: Hash + Eq + Clone + Variables + Send + Sync,
-    M::Action: Clone + PartialEq + Display + 'static,
+    M: CheckModel,
     P: Fingerprinter<M::State>,
 {
     let budget = &group.options.budget;
@@ -596,7 +589,7 @@ where
                 && outcome.limit.is_none()
                 && outcome.collision.is_none();
             let collision = exhausted.then_some(report.collision);
-            searched.push((liveness_searched(entry, outcome), collision));
+            searched.push((liveness_searched(model, entry, outcome), collision));
         }
     }
     Ok((searched, report.unique_states, report.memory_bytes))
@@ -612,7 +605,7 @@ fn safety_searched<M>(
 where
     M: Model,
     M::State: Variables + Clone,
-    M::Action: Clone + PartialEq + Display,
+    M::Action: Clone + PartialEq + Debug,
 {
     let limit = match report.stop {
         compact::Stop::Limit(limit) => Some(limit_name(limit)),
@@ -649,13 +642,20 @@ where
     searched
 }
 
-/// The trace of `path`, with `entry`'s header.
-pub fn to_trace<S: Variables, A: std::fmt::Display>(
+/// The trace of `path`, a path of `model`, with `entry`'s header: each action named by the
+/// model's `format_action`.
+pub fn to_trace<M>(
+    model: &M,
     entry: &Entry,
     verdict: Verdict,
-    path: &ModelPath<S, A>,
-) -> Trace {
-    let vars = |s: &S| {
+    path: &ModelPath<M::State, M::Action>,
+) -> Trace
+where
+    M: Model,
+    M::State: Variables,
+    M::Action: Debug,
+{
+    let vars = |s: &M::State| {
         s.variables()
             .into_iter()
             .map(|(n, v)| (n.to_owned(), v))
@@ -667,7 +667,7 @@ pub fn to_trace<S: Variables, A: std::fmt::Display>(
         time_us: None,
     }];
     steps.extend(path.steps.iter().map(|(a, s)| Step {
-        action: Some(a.to_string()),
+        action: Some(model.format_action(a)),
         vars: vars(s),
         time_us: None,
     }));
@@ -1256,9 +1256,7 @@ where
 
 fn replay_on<M>(model: &M, trace: &Trace) -> Result<Result<usize, Mismatch>, String>
 where
-    M: Live,
-    M::State: Variables + PartialEq + Clone,
-    M::Action: Clone + Display + 'static,
+    M: CheckModel,
 {
     check_against(model, trace)?;
     let property = model

@@ -92,7 +92,7 @@ impl FixRow {
 }
 
 fn decide(config: Config, property: &'static str, budget: &Budget) -> Finding {
-    let model = ElectricFlush::new(config);
+    let model = ElectricFlush::from(config);
     let prop = model
         .properties()
         .into_iter()

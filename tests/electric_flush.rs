@@ -8,12 +8,14 @@ use walcheck::run;
 use walcheck::search::{Budget, Verdict};
 use walcheck_model::electric::consumer::{Msg, Status};
 use walcheck_model::electric::{Offset, Variant};
-use walcheck_systems::electric_flush::{Action, Action::*, Config, ElectricFlush, Faults, State};
+use walcheck_systems::electric_flush::{
+    Action, Action::*, Config, ElectricFlush, ElectricFlushSystem, Faults, State,
+};
 
 use crate::util::{checked_as_expected, select};
 
 fn counterexample(config: Config, property: &str) -> Vec<Action> {
-    let path = crate::util::counterexample(&ElectricFlush::new(config), property);
+    let path = crate::util::counterexample(&ElectricFlush::from(config), property);
     path.actions().copied().collect()
 }
 
@@ -54,7 +56,7 @@ fn v1_4_15_loses_shape_0s_notification_by_the_4064_mechanism() {
         V1_4_15_LOST
     );
 
-    let model = ElectricFlush::new(config);
+    let model = ElectricFlush::from(config);
     let path = reference::replay(&model, &V1_4_15_LOST).unwrap();
     // Shape 0's :flushed (1:1) is handled at step 7, before its commit is delivered at step 8.
     let before_commit = &path.steps[6].1;
@@ -70,7 +72,7 @@ fn v1_4_15_loses_shape_0s_notification_by_the_4064_mechanism() {
     );
     // The end: quiescent, shape 0's entry pinned at its partial flush, nothing left to send it.
     let last = path.last_state();
-    assert!(model.quiescent(last));
+    assert!(model.config.quiescent(last));
     let entry = last.tracker.entries[0].unwrap();
     assert_eq!(
         (entry.last_sent, entry.last_flushed),
@@ -105,13 +107,13 @@ fn settle(model: &ElectricFlush, mut state: State) -> State {
 fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned() {
     let mut retained = Vec::new();
     for txns in [2, 3] {
-        let model = ElectricFlush::new(Config {
+        let model = ElectricFlush::from(Config {
             txns,
             ..Config::new(Variant::V1_4_15, Faults::None)
         });
         let path = reference::replay(&model, &V1_4_15_LOST[..13]).unwrap();
         let last = settle(&model, path.last_state().clone());
-        assert!(model.quiescent(&last), "txns={txns}");
+        assert!(model.config.quiescent(&last), "txns={txns}");
         assert_eq!(
             last.tracker.entries[0].unwrap().last_sent,
             Offset::new(1, 5),
@@ -129,7 +131,7 @@ fn later_unrelated_transactions_grow_retained_wal_while_the_entry_stays_pinned()
 
 #[test]
 fn pr4064_defers_the_early_flush_and_releases_it_aligned() {
-    let model = ElectricFlush::new(Config::new(Variant::Pr4064, Faults::None));
+    let model = ElectricFlush::from(Config::new(Variant::Pr4064, Faults::None));
     let state = reference::replay(&model, &V1_4_15_LOST[..7])
         .unwrap()
         .last_state()
@@ -219,7 +221,7 @@ fn without_fairness_eventually_acknowledged_is_violated_everywhere() {
 
 #[test]
 fn head_removes_a_dead_consumers_shape() {
-    let model = ElectricFlush::new(Config::new(Variant::Head, Faults::ConsumerKill));
+    let model = ElectricFlush::from(Config::new(Variant::Head, Faults::ConsumerKill));
     let state = reference::replay(&model, &[Publish, Deliver(0), Deliver(1), Kill(0)])
         .unwrap()
         .last_state()
@@ -284,14 +286,14 @@ fn every_electric_counterexample_is_minimal() {
         e.expected == Verdict::Violated
             && e.property.kind == walcheck_properties::system::Kind::Always
     }) {
-        let config = walcheck_systems::electric_flush::Config::of(&e.config.config);
-        let model = ElectricFlush::new(config);
+        let model = ElectricFlush::of(&ElectricFlushSystem, &e.config.config);
         let property = model
             .properties()
             .into_iter()
             .find(|p| p.name == e.property.id)
             .unwrap();
-        let actions = counterexample(config, e.property.id);
+        let path = crate::util::counterexample(&model, e.property.id);
+        let actions: Vec<Action> = path.actions().copied().collect();
         for i in 0..actions.len() {
             let mut shorter = actions.clone();
             shorter.remove(i);

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use stateright::Model;
 use walcheck::run;
 use walcheck::search::{Budget, Verdict};
-use walcheck_systems::electric_flush::ElectricFlush;
+use walcheck_systems::electric_flush::{ElectricFlush, ElectricFlushSystem};
 
 use crate::util::{chromium, headless, select, walcheck_command};
 
@@ -130,11 +130,10 @@ fn the_explorer_lists_properties_and_deep_links_open_the_violating_state() {
         .into_iter()
         .find(|e| e.property.id == property && e.config.non_default_bounds().is_empty())
         .unwrap();
-    let config = walcheck_systems::electric_flush::Config::of(&entry.config.config);
 
     // The front page lists every property of the system.
     let page = dump_dom(&chromium, &format!("http://127.0.0.1:{port}/"));
-    let model = ElectricFlush::new(config);
+    let model = ElectricFlush::of(&ElectricFlushSystem, &entry.config.config);
     for p in model.properties() {
         assert!(
             page.contains(p.name),

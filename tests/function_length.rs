@@ -38,7 +38,7 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("systems/src/electric_flush/model.rs", "enabled", 91),
     ("systems/src/electric_flush/view.rs", "variables", 105),
     ("systems/src/olake_bootstrap/expected.rs", "verdict", 90),
-    ("systems/src/olake_bootstrap/model.rs", "enabled", 80),
+    ("systems/src/olake_bootstrap/model.rs", "enabled", 79),
     ("systems/src/olake_sync/expected.rs", "verdict", 91),
     ("traces/src/lib.rs", "from_itf", 119),
     ("traces/src/render.rs", "step_table", 78),

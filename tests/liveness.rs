@@ -10,9 +10,13 @@ use walcheck::search::{Budget, Verdict};
 use walcheck_model::electric;
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
-use walcheck_properties::system::{FairClass, Fairness, FairnessChoice, Live, Liveness};
+use walcheck_properties::system::{
+    CheckModel, FairClass, Fairness, FairnessChoice, Liveness, System,
+};
 use walcheck_systems::electric_flush::{self, ElectricFlush};
-use walcheck_systems::olake_bootstrap::{self, Action::*, Config, Faults, OlakeBootstrap};
+use walcheck_systems::olake_bootstrap::{
+    self, Action::*, Config, Faults, OlakeBootstrap, OlakeBootstrapSystem,
+};
 use walcheck_traces::replay::Mismatch;
 
 use crate::util::select;
@@ -20,7 +24,7 @@ use crate::util::select;
 fn pr1084(fairness: FairnessChoice) -> OlakeBootstrap {
     let mut config = Config::new(Variant::Pr1084, Faults::None);
     config.fairness = fairness;
-    OlakeBootstrap::new(config)
+    OlakeBootstrap::from(config)
 }
 
 fn electric(
@@ -31,7 +35,7 @@ fn electric(
     let mut config = electric_flush::Config::new(variant, electric_flush::Faults::None);
     config.fairness = fairness;
     config.traffic = traffic;
-    ElectricFlush::new(config)
+    ElectricFlush::from(config)
 }
 
 /// Electric v1.4.15's lasso, up to the state where shape 0's entry is stuck and everything
@@ -506,7 +510,7 @@ fn a_lasso_trace_replays_and_a_broken_one_does_not() {
             loop_index: 3
         })
     );
-    let config = walcheck_systems::olake_bootstrap::Config::of(&entry.config.config);
+    let config = OlakeBootstrapSystem.config(&entry.config.config);
     assert_eq!(config.fairness, FairnessChoice::None);
 
     // The same lasso claimed under the declared fairness: it closes, but the walwriter is

@@ -8,7 +8,9 @@ use walcheck::run;
 use walcheck::search::{Budget, Verdict};
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode::Sync;
-use walcheck_systems::olake_bootstrap::{Action, Action::*, Config, Faults, OlakeBootstrap, State};
+use walcheck_systems::olake_bootstrap::{
+    Action, Action::*, Config, Faults, OlakeBootstrap, OlakeBootstrapSystem, State,
+};
 
 use crate::util::{checked_as_expected, select};
 
@@ -29,8 +31,7 @@ fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
 
 fn model_of(entry: &Entry) -> OlakeBootstrap {
     assert_eq!(entry.system(), "olake-bootstrap");
-    let config = walcheck_systems::olake_bootstrap::Config::of(&entry.config.config);
-    OlakeBootstrap::new(config)
+    OlakeBootstrap::of(&OlakeBootstrapSystem, &entry.config.config)
 }
 
 /// The counterexample the checker finds for `entry`, as actions.
@@ -304,14 +305,14 @@ fn acceptance_table() {
 /// master, no discovery and the same state count for pr1084.
 #[test]
 fn stateright_checkers_agree() {
-    let master = OlakeBootstrap::new(Config::new(Variant::Master, Faults::None));
+    let master = OlakeBootstrap::from(Config::new(Variant::Master, Faults::None));
     let checker = master.checker().spawn_bfs().join();
     checker.assert_discovery(
         "no-lsn-mismatch",
         [MASTER_SEED_ADVANCE.to_vec(), vec![Validate]].concat(),
     );
 
-    let fixed = OlakeBootstrap::new(Config::new(Variant::Pr1084, Faults::ConnectorCrash));
+    let fixed = OlakeBootstrap::from(Config::new(Variant::Pr1084, Faults::ConnectorCrash));
     let ours = reference::check(&fixed, &fixed.properties()[0], &Budget::default()).unwrap();
     let bfs = fixed.clone().checker().spawn_bfs().join();
     let dfs = fixed.clone().checker().threads(2).spawn_dfs().join();
@@ -330,7 +331,7 @@ fn stateright_checkers_agree() {
 /// A budget stops the search and says so.
 #[test]
 fn budget_makes_a_search_inconclusive() {
-    let fixed = OlakeBootstrap::new(Config::new(Variant::Pr1084, Faults::None));
+    let fixed = OlakeBootstrap::from(Config::new(Variant::Pr1084, Faults::None));
     let outcome = reference::check(
         &fixed,
         &fixed.properties()[0],
@@ -419,7 +420,7 @@ fn minimise_shrinks_a_padded_counterexample_to_the_canonical_one() {
 /// no longer, and no single step can go. (Only breadth-first search promises the shortest.)
 #[test]
 fn a_depth_first_counterexample_minimises_to_a_one_minimal_one() {
-    let model = OlakeBootstrap::new(Config::new(Variant::Master, Faults::All));
+    let model = OlakeBootstrap::from(Config::new(Variant::Master, Faults::All));
     let dfs = model.clone().checker().spawn_dfs().join();
     let found: Vec<Action> = dfs.discovery("no-lsn-mismatch").unwrap().into_actions();
     let property = model

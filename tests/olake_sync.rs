@@ -10,7 +10,7 @@ use walcheck::search::{Budget, Verdict};
 use walcheck_model::olake::sync::{SyncFailure, SyncPhase};
 use walcheck_model::Lsn;
 use walcheck_properties::system::Kind;
-use walcheck_systems::olake_sync::{Action, Action::*, OlakeSync, State};
+use walcheck_systems::olake_sync::{Action, Action::*, OlakeSync, OlakeSyncSystem, State};
 
 use crate::util::{checked_as_expected, select};
 
@@ -31,8 +31,7 @@ fn entry(spec: &str, faults: &str, bounds: &[&str], property: &str) -> Entry {
 
 fn model_of(entry: &Entry) -> OlakeSync {
     assert_eq!(entry.system(), "olake-sync");
-    let config = walcheck_systems::olake_sync::Config::of(&entry.config.config);
-    OlakeSync::new(config)
+    OlakeSync::of(&OlakeSyncSystem, &entry.config.config)
 }
 
 /// The counterexample the checker finds for `entry`, as actions, and its last state.

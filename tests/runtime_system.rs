@@ -6,8 +6,9 @@
 
 use walcheck::catalogue::{self, AnySystem, Selection};
 use walcheck::search::{Budget, Verdict};
-use walcheck::stateright::{Model, Property};
-use walcheck::system::{number, Config, Live, PropertyInfo, System, SystemInfo, VisitSystems};
+use walcheck::system::{
+    number, Config, Declared, Model, PropertyInfo, System, SystemInfo, VisitSystems,
+};
 use walcheck::{run, Var, Variables};
 
 use crate::util::in_own_process;
@@ -33,17 +34,18 @@ struct Counter {
     checked: usize,
     /// A property it keeps an expectation for, making a table of one row; `None`: no table.
     table: Option<&'static str>,
-    /// What its steps ask [`Config::meets`] before they are taken: `None`, or a need.
+    /// What its configuration asks [`Config::meets`] for its steps to be taken: `None`, or a
+    /// need.
     step_needs: Option<&'static str>,
 }
 
-struct CounterModel {
+/// A configuration of the counter, read once: its variant's step, how many steps it takes, and
+/// whether it takes them at all (what its steps ask [`Config::meets`]).
+#[derive(Clone, Debug)]
+struct Setup {
     step: u64,
     steps: u64,
-    limit: u64,
-    properties: &'static [PropertyInfo],
-    config: Config,
-    step_needs: Option<&'static str>,
+    stepping: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -55,60 +57,47 @@ impl Variables for State {
     }
 }
 
-impl Model for CounterModel {
+impl System for Counter {
     type State = State;
     type Action = u64;
-
-    fn init_states(&self) -> Vec<State> {
-        vec![State(0, 0)]
-    }
-
-    fn actions(&self, state: &State, actions: &mut Vec<u64>) {
-        if state.1 < self.steps && self.config.meets(self.step_needs) {
-            actions.push(self.step);
-        }
-    }
-
-    fn next_state(&self, state: &State, step: u64) -> Option<State> {
-        Some(State(state.0 + step, state.1 + 1))
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        let within = |m: &CounterModel, s: &State| s.0 <= m.limit;
-        self.properties.iter().map(|p| p.check(within)).collect()
-    }
-}
-
-impl Live for CounterModel {}
-
-impl System for Counter {
-    type Model = CounterModel;
+    type Config = Setup;
 
     fn info(&self) -> &'static SystemInfo {
         self.info
     }
 
-    fn model(&self, config: &Config) -> CounterModel {
-        let step = self
-            .steps
-            .iter()
-            .find(|(v, _)| *v == config.variant)
-            .unwrap()
-            .1;
-        let (steps, limit) = (config.number(self.reads), self.limit);
-        CounterModel {
-            step,
-            steps,
-            limit,
-            properties: &self.info.properties[..self.checked],
-            config: config.clone(),
-            step_needs: self.step_needs,
+    fn config(&self, config: &Config) -> Setup {
+        let variant = self.steps.iter().find(|(v, _)| *v == config.variant);
+        Setup {
+            step: variant.unwrap().1,
+            steps: config.number(self.reads),
+            stepping: config.meets(self.step_needs),
         }
+    }
+
+    fn init_states(&self, _: &Setup) -> Vec<State> {
+        vec![State(0, 0)]
+    }
+
+    fn actions(&self, setup: &Setup, state: &State, actions: &mut Vec<u64>) {
+        if state.1 < setup.steps && setup.stepping {
+            actions.push(setup.step);
+        }
+    }
+
+    fn next_state(&self, _: &Setup, state: &State, step: u64) -> Option<State> {
+        Some(State(state.0 + step, state.1 + 1))
+    }
+
+    fn properties(&self) -> Vec<Declared<Self>> {
+        let within = |m: &Model<Counter>, s: &State| s.0 <= m.system.limit;
+        let checked = &self.info.properties[..self.checked];
+        checked.iter().map(|p| p.when(within)).collect()
     }
 
     fn expected(
         &self,
-        _: &Config,
+        _: &Setup,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
         let row = Ok((Verdict::Holds, "the table's one row"));
@@ -222,8 +211,8 @@ fn a_broken_declaration_is_a_one_line_error() {
     }
 }
 
-/// A model that reads a bound its system does not declare panics in `Config::number`; the
-/// registry says so in one line instead of panicking on some later command.
+/// A system that reads a bound it does not declare panics in `Config::number` as it reads its
+/// configuration; the registry says so in one line instead of panicking on some later command.
 #[test]
 fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
     let system = Counter {
@@ -236,7 +225,7 @@ fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
     );
 }
 
-/// A model whose steps ask for a fault the system does not declare (a misspelling that would
+/// A system whose configuration asks for a fault it does not declare (a misspelling that would
 /// switch the fault off for good) panics in `Config::meets`; trying the system out before it is
 /// registered says so in one line, and a correct name passes.
 #[test]
@@ -246,11 +235,11 @@ fn a_misspelt_fault_in_a_step_is_a_one_line_error() {
         ..read(SOURCE)
     };
     assert_eq!(
-        catalogue::try_out(&with("fault:crahs")).unwrap_err(),
+        catalogue::try_out(Box::leak(Box::new(with("fault:crahs")))).unwrap_err(),
         "system \"counter\": its by-one model panicked: needs \"fault:crahs\": counter has no \
          fault set \"crahs\"; its fault sets are none"
     );
-    catalogue::try_out(&with("steps=2")).unwrap();
+    catalogue::try_out(Box::leak(Box::new(with("steps=2")))).unwrap();
 }
 
 /// An expectation table with no row for a property is a one-line error, both when the system

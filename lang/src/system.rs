@@ -11,12 +11,12 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use stateright::{Model, Property};
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::codec::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
-    choice, number, BoundInfo, BoundValue, Config, FairClass, FairnessChoice, Kind, Lanes, Live,
-    Liveness, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View, FAIRNESS_BOUND,
+    choice, number, BoundInfo, BoundValue, Config, Declared, FairClass, FairnessChoice, Kind,
+    Lanes, Liveness, Model, PropertyInfo, System, SystemInfo, Var, VarInfo, Variables, View,
+    FAIRNESS_BOUND,
 };
 use walcheck_properties::verdict::Verdict;
 
@@ -42,7 +42,8 @@ enum Check {
     },
     /// `sometimes ID: cond`.
     Sometimes(Expr),
-    /// `eventually-acknowledged`'s goal (the fair-liveness checker reads [`Live::liveness`]).
+    /// `eventually-acknowledged`'s goal (the fair-liveness checker reads
+    /// [`System::liveness`]).
     Acknowledged,
 }
 
@@ -436,15 +437,16 @@ fn env(config: &Config, creates_slot: bool) -> Env {
     }
 }
 
-/// The model of one configuration of a file.
+/// A file's typed configuration: the machine that runs its program in the environment the bounds
+/// give, and the fairness its liveness check assumes.
 #[derive(Clone, Debug)]
-pub struct FileModel {
+pub struct FileConfig {
     machine: Machine,
-    checks: &'static [Check],
-    info: &'static SystemInfo,
-    liveness: bool,
-    config: Config,
+    fairness: FairnessChoice,
 }
+
+/// The model of one configuration of a file.
+pub type FileModel = Model<FileSystem>;
 
 /// A state, and the program that names its variables.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -535,11 +537,11 @@ impl Variables for State {
     }
 }
 
-impl FileModel {
+impl FileSystem {
     /// Whether property `index` (of [`SystemInfo::properties`]) holds in `state` (for a
-    /// witness: is reached there).
-    fn holds(&self, index: usize, state: &State) -> bool {
-        let m = &self.machine;
+    /// witness: is reached there) when the file runs as `config` says.
+    fn holds(&self, index: usize, config: &FileConfig, state: &State) -> bool {
+        let m = &config.machine;
         let s = &state.state;
         match &self.checks[index] {
             Check::AckWithinDurable => m.ack_within_durable(s),
@@ -556,11 +558,12 @@ impl FileModel {
     }
 }
 
-/// The conditions of a file's properties by index: stateright's properties take function
-/// pointers, so each index has its own.
+/// The conditions of a file's properties by index: a property's condition is a function
+/// pointer, so each index has its own.
 macro_rules! conditions {
     ($($i:literal)*) => {
-        const CONDITIONS: &[fn(&FileModel, &State) -> bool] = &[$(|m, s| m.holds($i, s)),*];
+        const CONDITIONS: &[fn(&FileModel, &State) -> bool] =
+            &[$(|m, s| m.system.holds($i, &m.config, s)),*];
     };
 }
 conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
@@ -568,41 +571,6 @@ conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 
 
 /// The most properties (built-in and the file's own) a file may have.
 pub const PROPERTIES_MAX: usize = 64;
-
-impl Model for FileModel {
-    type State = State;
-    type Action = Action;
-
-    fn init_states(&self) -> Vec<State> {
-        vec![State {
-            state: self.machine.initial(),
-            program: ProgramRef(self.machine.program),
-        }]
-    }
-
-    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
-        self.machine.actions(&state.state, actions);
-    }
-
-    fn next_state(&self, state: &State, action: Action) -> Option<State> {
-        let mut next = state.clone();
-        self.machine.apply(&mut next.state, action).then_some(next)
-    }
-
-    fn format_action(&self, action: &Action) -> String {
-        action.to_string()
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        self.info
-            .properties
-            .iter()
-            .zip(CONDITIONS)
-            .filter(|(p, _)| self.config.meets(p.needs))
-            .map(|(p, condition)| p.check(*condition))
-            .collect()
-    }
-}
 
 /// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
 /// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay and the
@@ -621,36 +589,6 @@ static FAIRNESS: [FairClass<Action>; 5] = [
     FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
 ];
-
-impl Live for FileModel {
-    fn fairness(&self) -> &'static [FairClass<Action>] {
-        FairnessChoice::of(&self.config).constraints(&FAIRNESS)
-    }
-
-    fn liveness(&self) -> Vec<Liveness<Self, State>> {
-        if !self.liveness {
-            return Vec::new();
-        }
-        vec![Liveness {
-            id: "eventually-acknowledged",
-            trigger: Some(|m, s| !m.machine.acknowledged(&s.state)),
-            goal: |m, s| m.machine.acknowledged(&s.state),
-        }]
-    }
-
-    /// The machine state serialized by serde in postcard's format; decoding gives it back with
-    /// this model's program, which every state of the model names.
-    fn codec(&self) -> Option<Codec<State>> {
-        let program = ProgramRef(self.machine.program);
-        Some(Codec::new(
-            |s: &State, out: &mut Vec<u8>| encode_postcard(&s.state, out),
-            move |bytes: &[u8]| State {
-                state: decode_postcard(bytes),
-                program,
-            },
-        ))
-    }
-}
 
 /// The most states walcheck's own witnesses explore: past it they are not checked (and a line
 /// says so), so that they never cost more than the checks themselves on a large configuration.
@@ -686,7 +624,7 @@ impl FileSystem {
     /// step, which only costs a warning.
     pub fn reached(&self, config: &Config) -> Reached {
         use std::hash::BuildHasher;
-        let machine = self.model(config).machine;
+        let machine = self.config(config).machine;
         let hasher = rustc_hash::FxBuildHasher;
         let start = machine.initial();
         let mut seen = rustc_hash::FxHashSet::default();
@@ -746,28 +684,87 @@ impl FileSystem {
 }
 
 impl System for FileSystem {
-    type Model = FileModel;
+    type State = State;
+    type Action = Action;
+    type Config = FileConfig;
 
     fn info(&self) -> &'static SystemInfo {
         self.info
     }
 
-    fn model(&self, config: &Config) -> FileModel {
-        FileModel {
+    fn config(&self, config: &Config) -> FileConfig {
+        FileConfig {
             machine: Machine {
                 program: self.program,
                 env: env(config, self.creates_slot),
             },
-            checks: self.checks,
-            info: self.info,
-            liveness: self.liveness,
-            config: config.clone(),
+            fairness: FairnessChoice::of(config),
         }
+    }
+
+    fn init_states(&self, config: &FileConfig) -> Vec<State> {
+        vec![State {
+            state: config.machine.initial(),
+            program: ProgramRef(self.program),
+        }]
+    }
+
+    fn actions(&self, config: &FileConfig, state: &State, actions: &mut Vec<Action>) {
+        config.machine.actions(&state.state, actions);
+    }
+
+    fn next_state(&self, config: &FileConfig, state: &State, action: Action) -> Option<State> {
+        let mut next = state.clone();
+        config
+            .machine
+            .apply(&mut next.state, action)
+            .then_some(next)
+    }
+
+    /// As its `Display` names it: the file's step, or PostgreSQL's or the workload's action.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    /// Each declared property with the condition of its index (`CONDITIONS`).
+    fn properties(&self) -> Vec<Declared<Self>> {
+        let properties = self.info.properties.iter().zip(CONDITIONS);
+        properties
+            .map(|(p, condition)| p.when(*condition))
+            .collect()
+    }
+
+    fn fairness(&self, config: &FileConfig) -> &'static [FairClass<Action>] {
+        config.fairness.constraints(&FAIRNESS)
+    }
+
+    fn liveness(&self) -> Vec<Liveness<FileModel, State>> {
+        if !self.liveness {
+            return Vec::new();
+        }
+        vec![Liveness {
+            id: "eventually-acknowledged",
+            trigger: Some(|m, s| !m.config.machine.acknowledged(&s.state)),
+            goal: |m, s| m.config.machine.acknowledged(&s.state),
+        }]
+    }
+
+    /// The machine state serialized by serde in postcard's format; decoding gives it back with
+    /// this file's program, which every state names.
+    fn codec(&self) -> Option<Codec<State>> {
+        let program = ProgramRef(self.program);
+        Some(Codec::new(
+            |s: &State, out: &mut Vec<u8>| encode_postcard(&s.state, out),
+            move |bytes: &[u8]| State {
+                state: decode_postcard(bytes),
+                program,
+            },
+        ))
     }
 
     fn expected(
         &self,
-        _: &Config,
+        _: &FileConfig,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
         let table = self.expected.as_ref()?;

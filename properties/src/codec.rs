@@ -1,5 +1,5 @@
 //! A state's codec: how an engine may hold a model's states packed into bytes. A system gives one
-//! with [`crate::system::Live::codec`]; the compact engine packs a large breadth-first level with it.
+//! with [`crate::system::System::codec`]; the compact engine packs a large breadth-first level with it.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// Equal states must encode to equal bytes, and `decode(encode(s)) == s`: the engine expands
 /// the decoded state in place of the one it packed. [`Codec::postcard`]
 /// is one for any state that serde serializes; the built-in systems' models give it
-/// (`Live::codec`); [`Codec::new`] takes any two functions.
+/// (`System::codec`); [`Codec::new`] takes any two functions.
 pub struct Codec<S> {
     pub encode: Encode<S>,
     pub decode: Decode<S>,

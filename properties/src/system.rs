@@ -1,6 +1,9 @@
-//! The vocabulary of a checkable system: property kinds and declarations, bounds with their
-//! ranges, trace variables, sequence-diagram lanes and fairness, as the checkers, the catalogue
-//! and `walcheck list` read them.
+//! A checkable system: the one trait a system is written in ([`System`]: its states, actions,
+//! initial states, transitions and properties, its configuration read once into a typed one),
+//! the model walcheck makes of each configuration ([`Model`]) and the trait the engines and
+//! commands take ([`CheckModel`]); and the vocabulary a system is declared in: property kinds and
+//! declarations, bounds with their ranges, trace variables, sequence-diagram lanes and fairness,
+//! as the checkers, the catalogue and `walcheck list` read them.
 
 use crate::codec::Codec;
 use std::fmt;
@@ -120,30 +123,34 @@ impl PropertyInfo {
 }
 
 /// A property declared once, with its condition: what [`SystemInfo::properties`] lists (through
-/// [`infos`]) and what the model's `properties()` checks (through [`Declared::property`]), so a
-/// system writes a property's id, kind, doc and predicate in one place.
+/// [`infos`]) and what the model checks (through [`System::properties`]), so a system writes a
+/// property's id, kind, doc and predicate in one place. The condition takes the [`Model`] of the
+/// configuration checked, whose `config` is the system's typed one.
 ///
 /// ```ignore
-/// pub const NO_LSN_MISMATCH: Declared<OlakeSync> =
-///     PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails")
-///         .when(|_, s| no_lsn_mismatch(s));
+/// pub const NO_DATA_LOSS: Declared<OlakeSyncSystem> =
+///     PropertyInfo::always("no-data-loss", "every transaction … is in the destination")
+///         .when(|m, s| no_data_loss(&m.config, s));
 /// ```
-pub struct Declared<M: stateright::Model> {
+pub struct Declared<S: System> {
     pub info: PropertyInfo,
     /// Whether a state satisfies it: for `always`, holds in every state; for `sometimes`, the
     /// witness; for `eventually`, the goal.
-    pub condition: fn(&M, &M::State) -> bool,
+    pub condition: Condition<S>,
 }
 
-impl<M: stateright::Model> Clone for Declared<M> {
+/// A condition on a state of system `S`, given the model of the configuration checked.
+pub type Condition<S> = fn(&Model<S>, &<S as System>::State) -> bool;
+
+impl<S: System> Clone for Declared<S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<M: stateright::Model> Copy for Declared<M> {}
+impl<S: System> Copy for Declared<S> {}
 
-impl<M: stateright::Model> std::ops::Deref for Declared<M> {
+impl<S: System> std::ops::Deref for Declared<S> {
     type Target = PropertyInfo;
 
     fn deref(&self) -> &PropertyInfo {
@@ -153,10 +160,7 @@ impl<M: stateright::Model> std::ops::Deref for Declared<M> {
 
 impl PropertyInfo {
     /// This declaration with its condition.
-    pub const fn when<M: stateright::Model>(
-        self,
-        condition: fn(&M, &M::State) -> bool,
-    ) -> Declared<M> {
+    pub const fn when<S: System>(self, condition: Condition<S>) -> Declared<S> {
         Declared {
             info: self,
             condition,
@@ -164,17 +168,17 @@ impl PropertyInfo {
     }
 }
 
-impl<M: stateright::Model> Declared<M> {
+impl<S: System> Declared<S> {
     /// The stateright property that checks it (see [`PropertyInfo::check`]).
-    pub fn property(&self) -> stateright::Property<M> {
+    pub fn property(&self) -> stateright::Property<Model<S>> {
         self.info.check(self.condition)
     }
 
-    /// This `eventually` property as the fair-liveness checker reads it ([`Live::liveness`]), its
-    /// condition the goal: `eventually goal` from the initial state with no `trigger`, `always
-    /// (trigger implies eventually goal)` with one. The goal is the condition its declaration
-    /// already holds, so a system writes it once.
-    pub fn liveness(&self, trigger: Option<fn(&M, &M::State) -> bool>) -> Liveness<M, M::State> {
+    /// This `eventually` property as the fair-liveness checker reads it ([`System::liveness`]),
+    /// its condition the goal: `eventually goal` from the initial state with no `trigger`,
+    /// `always (trigger implies eventually goal)` with one. The goal is the condition its
+    /// declaration already holds, so a system writes it once.
+    pub fn liveness(&self, trigger: Option<Condition<S>>) -> Liveness<Model<S>, S::State> {
         Liveness {
             id: self.info.id,
             trigger,
@@ -185,9 +189,7 @@ impl<M: stateright::Model> Declared<M> {
 
 /// The declarations of `declared`, in order: a system's [`SystemInfo::properties`], from the
 /// same list its model checks (`pub const PROPERTIES: &[PropertyInfo] = &infos(&CHECKS);`).
-pub const fn infos<M: stateright::Model, const N: usize>(
-    declared: &[Declared<M>; N],
-) -> [PropertyInfo; N] {
+pub const fn infos<S: System, const N: usize>(declared: &[Declared<S>; N]) -> [PropertyInfo; N] {
     let mut infos = [PropertyInfo::always("", ""); N];
     let mut i = 0;
     while i < N {
@@ -198,22 +200,30 @@ pub const fn infos<M: stateright::Model, const N: usize>(
 }
 
 /// Declares a system's properties, each once: a `pub const` for each (a [`Declared`], its
-/// [`PropertyInfo`] with its condition), the list of them the model checks (`CHECKS` below), in
-/// the order given and with its length counted, and the list of their declarations (`PROPERTIES`,
-/// through [`infos`]) that [`SystemInfo::properties`] names. Each property's name is written once.
+/// [`PropertyInfo`] with its condition), the list of them the model checks (`CHECKS` below, what
+/// [`System::properties`] returns), in the order given and with its length counted, and the list
+/// of their declarations (`PROPERTIES`, through [`infos`]) that [`SystemInfo::properties`] names.
+/// Each property's name is written once.
 ///
 /// ```
 /// use walcheck_properties::system::PropertyInfo;
-/// # use walcheck_properties::__stateright::Model;
+/// # use walcheck_properties::system::{Config, Declared, System, SystemInfo, Var, Variables};
 /// # #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 /// # struct State { crashes: u8 }
+/// # impl Variables for State {
+/// #     fn variables(&self) -> Vec<(&'static str, Var)> { Vec::new() }
+/// # }
 /// # struct Connector;
-/// # impl Model for Connector {
+/// # impl System for Connector {
 /// #     type State = State;
-/// #     type Action = ();
-/// #     fn init_states(&self) -> Vec<State> { vec![State { crashes: 0 }] }
-/// #     fn actions(&self, _: &State, _: &mut Vec<()>) {}
-/// #     fn next_state(&self, _: &State, _: ()) -> Option<State> { None }
+/// #     type Action = u8;
+/// #     type Config = ();
+/// #     fn info(&self) -> &'static SystemInfo { &SystemInfo::EMPTY }
+/// #     fn config(&self, _: &Config) {}
+/// #     fn init_states(&self, _: &()) -> Vec<State> { vec![State { crashes: 0 }] }
+/// #     fn actions(&self, _: &(), _: &State, _: &mut Vec<u8>) {}
+/// #     fn next_state(&self, _: &(), _: &State, _: u8) -> Option<State> { None }
+/// #     fn properties(&self) -> Vec<Declared<Self>> { CHECKS.to_vec() }
 /// # }
 /// walcheck_properties::checks! { Connector:
 ///     /// The properties, each declared once.
@@ -232,7 +242,7 @@ pub const fn infos<M: stateright::Model, const N: usize>(
 #[macro_export]
 macro_rules! checks {
     (
-        $model:ty:
+        $system:ty:
         $(#[$meta:meta])*
         $checks:ident => $infos:ident [
             $($(#[$pmeta:meta])* $name:ident = $declared:expr;)*
@@ -240,11 +250,11 @@ macro_rules! checks {
     ) => {
         $(
             $(#[$pmeta])*
-            pub const $name: $crate::system::Declared<$model> = $declared;
+            pub const $name: $crate::system::Declared<$system> = $declared;
         )*
 
         $(#[$meta])*
-        pub const $checks: [$crate::system::Declared<$model>; [$(stringify!($name)),*].len()] =
+        pub const $checks: [$crate::system::Declared<$system>; [$(stringify!($name)),*].len()] =
             [$($name),*];
 
         #[doc = concat!("The declarations of [`", stringify!($checks), "`], in order: what the system's declaration lists.")]
@@ -530,46 +540,6 @@ macro_rules! variables {
     };
 }
 
-/// The `stateright::Model` plumbing a system written the usual walcheck way shares, inside its
-/// `impl Model`: one initial state (`self.initial_state()`), the enabled actions in their fixed
-/// order (`self.enabled(state, actions)`), the transition as `self.apply(&mut next, action)` on
-/// a copy (which never refuses an enabled action), and actions printed as traces print them
-/// (their `Display`: `Advance{target=0/3}`), not as `Debug` would.
-///
-/// `model_plumbing!(CHECKS)` also writes `properties()`: every [`Declared`] property of the list
-/// (of each list, in order, given more).
-#[macro_export]
-macro_rules! model_plumbing {
-    ($($checks:expr),+) => {
-        $crate::model_plumbing!();
-
-        fn properties(&self) -> Vec<$crate::__stateright::Property<Self>> {
-            let mut properties = Vec::new();
-            $(properties.extend($checks.iter().map($crate::system::Declared::property));)+
-            properties
-        }
-    };
-    () => {
-        fn format_action(&self, action: &Self::Action) -> String {
-            action.to_string()
-        }
-
-        fn init_states(&self) -> Vec<Self::State> {
-            vec![self.initial_state()]
-        }
-
-        fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
-            self.enabled(state, actions);
-        }
-
-        fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
-            let mut next = state.clone();
-            self.apply(&mut next, action);
-            Some(next)
-        }
-    };
-}
-
 /// A system's fault sets as an enum: `None` (named `none`, no fault) first, then one variant
 /// for each single fault with its name on the command line and a predicate saying whether a
 /// fault set injects it, then `All` (named `all`, every fault). Generates the enum (`Copy`,
@@ -643,88 +613,6 @@ macro_rules! fault_sets {
     };
 }
 
-/// The actions of a system that writes each behaviour as one method of its model, guard first:
-/// `fn receive(&self, s: &mut State) -> Option<()>` returns `None` (leaving the copy it was given
-/// to be dropped) where the action is not enabled. Declares the action enum (plain variants,
-/// printed by name) and, on the model, `ACTIONS` in the order the checker tries them and
-/// `step`, which hands each action to its method. [`actions_plumbing!`](crate::actions_plumbing)
-/// then writes the `stateright::Model` methods from them.
-///
-/// ```ignore
-/// walcheck::actions! { TextbookModel, State => enum Action {
-///     CommitTxn => commit_txn,
-///     Receive => receive,
-/// }}
-/// ```
-#[macro_export]
-macro_rules! actions {
-    ($model:ty, $state:ty => $vis:vis enum $action:ident { $($name:ident => $method:ident,)* }) => {
-        /// An action: one atomic step, taken by the model's method of the same name.
-        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-        $vis enum $action {
-            $($name,)*
-        }
-
-        impl std::fmt::Display for $action {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                std::fmt::Debug::fmt(self, f)
-            }
-        }
-
-        impl $model {
-            /// Every action, in the order the checker tries them.
-            const ACTIONS: &'static [$action] = &[$($action::$name,)*];
-
-            /// Takes `action` on `state`, or `None` where it is not enabled.
-            fn step(&self, state: &mut $state, action: $action) -> Option<()> {
-                match action {
-                    $($action::$name => self.$method(state),)*
-                }
-            }
-        }
-    };
-}
-
-/// The `stateright::Model` methods of a system declared with [`actions!`](crate::actions), inside
-/// its `impl Model`: the one initial state given (`actions_plumbing!(INITIAL)`), the enabled
-/// actions (those whose method does not return `None`) in `ACTIONS` order, and a transition that
-/// is the action's method on a copy of the state. `actions_plumbing!(INITIAL, CHECKS)` also
-/// writes `properties()`: every [`Declared`] property of the list.
-#[macro_export]
-macro_rules! actions_plumbing {
-    ($initial:expr, $($checks:expr),+) => {
-        $crate::actions_plumbing!($initial);
-
-        fn properties(&self) -> Vec<$crate::__stateright::Property<Self>> {
-            let mut properties = Vec::new();
-            $(properties.extend($checks.iter().map($crate::system::Declared::property));)+
-            properties
-        }
-    };
-    ($initial:expr) => {
-        fn format_action(&self, action: &Self::Action) -> String {
-            action.to_string()
-        }
-
-        fn init_states(&self) -> Vec<Self::State> {
-            vec![$initial]
-        }
-
-        fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
-            // Only the enabled ones: replay, the Explorer and liveness's dead states read
-            // `actions()` as what is enabled.
-            let enabled = |a: &&Self::Action| self.step(&mut state.clone(), **a).is_some();
-            actions.extend(Self::ACTIONS.iter().filter(enabled));
-        }
-
-        fn next_state(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
-            let mut next = state.clone();
-            self.step(&mut next, action)?;
-            Some(next)
-        }
-    };
-}
-
 /// `Debug` for a system's state: its trace variables one a line, as step tables and the
 /// Explorer name them.
 #[macro_export]
@@ -733,20 +621,6 @@ macro_rules! debug_as_variables {
         impl std::fmt::Debug for $state {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 $crate::system::fmt_variables(&$crate::system::Variables::variables(self), f)
-            }
-        }
-    };
-}
-
-/// `Display` for an action as traces name it, from its `Debug` without the spaces around
-/// braces: `Receive { txn: 0 }` reads `Receive{txn: 0}`.
-#[macro_export]
-macro_rules! display_as_debug {
-    ($action:ty) => {
-        impl std::fmt::Display for $action {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                let debug = format!("{self:?}");
-                f.write_str(&debug.replace(" { ", "{").replace(" }", "}"))
             }
         }
     };
@@ -1026,32 +900,6 @@ pub struct Liveness<M, S> {
     pub goal: fn(&M, &S) -> bool,
 }
 
-/// What the checkers ask of a model besides stateright's `Model`: the fairness its `fairness`
-/// bound selects and its liveness properties (for the fair-liveness checker), and how its
-/// states may be packed (for the compact engine's largest levels). A system without liveness
-/// properties (olake-sync) takes the defaults: no fairness, no properties; a model without a
-/// codec has its states held whole.
-pub trait Live: stateright::Model + Sized {
-    /// The fairness constraints in force for this configuration.
-    fn fairness(&self) -> &'static [FairClass<Self::Action>] {
-        &[]
-    }
-
-    /// The liveness properties, by id.
-    fn liveness(&self) -> Vec<Liveness<Self, Self::State>> {
-        Vec::new()
-    }
-
-    /// How the compact engine may pack this model's states in a breadth-first level that would
-    /// otherwise hold more than the compact engine's `Options::pack_above_bytes` of them whole.
-    /// `None` by default: held whole. A state that serde serializes can take
-    /// [`Codec::postcard`]; one whose bytes leave part of it out, [`Codec::new`] with a
-    /// `decode` that restores it.
-    fn codec(&self) -> Option<Codec<Self::State>> {
-        None
-    }
-}
-
 /// Which fairness a liveness check assumes: the constraints the system declares, or none (every
 /// maximal path counts, as in stateright's own `eventually`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1089,7 +937,7 @@ impl FairnessChoice {
 }
 
 /// The `fairness` bound both systems take: which fairness their liveness checks assume. It must
-/// choose only that (through [`FairnessChoice::constraints`] in [`Live::fairness`]), never a
+/// choose only that (through [`FairnessChoice::constraints`] in [`System::fairness`]), never a
 /// transition or a property: the liveness rows of configurations that differ only in it are
 /// decided on one explored graph.
 pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
@@ -1151,6 +999,23 @@ pub struct View {
     pub lanes: &'static Lanes,
 }
 
+impl View {
+    /// The view of a system that draws no processes apart: `variables`, the step tables'
+    /// `key_variables`, no terms or counters, one diagram lane ([`Lanes::SINGLE`]).
+    pub const fn new(
+        variables: &'static [VarInfo],
+        key_variables: &'static [&'static str],
+    ) -> View {
+        View {
+            variables,
+            terms: &[],
+            key_variables,
+            counters: &[],
+            lanes: &Lanes::SINGLE,
+        }
+    }
+}
+
 impl SystemInfo {
     /// A declaration with nothing declared, to complete one with `..SystemInfo::EMPTY`: no
     /// variants, fault sets, bounds, trace knobs, properties or `also` knob; no variables; one
@@ -1164,13 +1029,7 @@ impl SystemInfo {
         trace_knobs: &[],
         properties: &[],
         also: None,
-        view: View {
-            variables: &[],
-            terms: &[],
-            key_variables: &[],
-            counters: &[],
-            lanes: &Lanes::SINGLE,
-        },
+        view: View::new(&[], &[]),
     };
 
     /// The variant names, in catalogue order.
@@ -1190,8 +1049,9 @@ impl SystemInfo {
 
 /// One configuration of a system: its variant, fault set and the value of every bound (and of
 /// any trace knob set), validated against its [`SystemInfo`]. The catalogue, the checkers and
-/// trace headers all speak of configurations in this one form; a system's own code reads its
-/// values with [`Config::number`] and [`Config::name`].
+/// trace headers all speak of configurations in this one form; a system reads its values once,
+/// in [`System::config`], with [`Config::number`], [`Config::name`], [`Config::is_variant`] and
+/// [`Config::meets`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Config {
     pub variant: &'static str,
@@ -1412,8 +1272,8 @@ impl Config {
     ///
     /// Panics on a fault, bound or knob the system does not declare, or on text of neither
     /// form: a misspelt name in a model would otherwise switch its fault off for good and hide
-    /// what it finds. Registering a system explores a little of each variant, so the panic is a
-    /// one-line error there, not in a later check.
+    /// what it finds. A system asks in [`System::config`], which registering a system calls for
+    /// each variant, so the panic is a one-line error there, not in a later check.
     pub fn meets(&self, needs: Option<&str>) -> bool {
         let Some(needs) = needs else { return true };
         let info = self.system.0;
@@ -1464,25 +1324,39 @@ impl<T: std::hash::Hash + Eq + Clone + fmt::Debug + Variables + Send + Sync + 's
 {
 }
 
-/// What a checker needs of a system's actions: compared, shown as traces name them
-/// (`Advance{target=0/3}`), sent between threads.
-pub trait CheckAction:
-    Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static
-{
-}
-impl<T: Clone + PartialEq + fmt::Debug + fmt::Display + Send + Sync + 'static> CheckAction for T {}
+/// What a checker needs of a system's actions: compared, shown, sent between threads. Traces
+/// name an action by its model's `format_action` ([`System::format_action`]).
+pub trait CheckAction: Clone + PartialEq + fmt::Debug + Send + Sync + 'static {}
+impl<T: Clone + PartialEq + fmt::Debug + Send + Sync + 'static> CheckAction for T {}
 
 /// A system's model as every engine and command takes it: stateright's `Model` with states and
-/// actions a checker can store, show and share between threads, and the fairness, liveness and
-/// codec of [`Live`]. The bounds are written here once; a generic function asks for
-/// `M: CheckModel`.
+/// actions a checker can store, show and share between threads, and what the checkers ask
+/// besides: the fairness its `fairness` bound selects and its liveness properties (for the
+/// fair-liveness checker), and how its states may be packed (for the compact engine's largest
+/// levels). A generic function asks for `M: CheckModel`.
+///
+/// Every [`System`]'s [`Model`] is one. A model written straight on stateright (a test's toy)
+/// can be one with `impl CheckModel for Toy {}`, taking the defaults: no fairness, no liveness
+/// properties, its states held whole.
 pub trait CheckModel:
-    stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
+    stateright::Model<State: CheckState, Action: CheckAction> + Send + Sync + Sized + 'static
 {
-}
-impl<M> CheckModel for M where
-    M: stateright::Model<State: CheckState, Action: CheckAction> + Live + Send + Sync + 'static
-{
+    /// The fairness constraints in force for this configuration.
+    fn fairness(&self) -> &'static [FairClass<Self::Action>] {
+        &[]
+    }
+
+    /// The liveness properties, by id.
+    fn liveness(&self) -> Vec<Liveness<Self, Self::State>> {
+        Vec::new()
+    }
+
+    /// How the compact engine may pack this model's states in a breadth-first level that would
+    /// otherwise hold more than the compact engine's `Options::pack_above_bytes` of them whole.
+    /// `None` by default: held whole.
+    fn codec(&self) -> Option<Codec<Self::State>> {
+        None
+    }
 }
 
 /// What walks a list of systems of different types, one call each: how a crate hands its
@@ -1492,18 +1366,25 @@ pub trait VisitSystems {
     fn visit<S: System>(&mut self, system: &'static S);
 }
 
-/// A checkable system: stateright's `Model` for each configuration, with everything the
-/// catalogue, `walcheck list`, reports and traces read declared once in its [`SystemInfo`].
+/// A checkable system, in the shape of stateright's `Model`: a state type, an action type, the
+/// initial states, the enabled actions, the step and the properties; with its declaration
+/// ([`SystemInfo`]: variants, fault sets, bounds with units and ranges, properties, trace
+/// variables) and its configuration read once into a typed one ([`System::Config`]).
 ///
-/// Three things to write, as stateright's `Model` asks for three: the declaration
-/// ([`System::info`]), the model of a configuration ([`System::model`]) and, optionally, the
-/// verdicts the upstream code leads one to expect ([`System::expected`]). A system with no
-/// expectations is checked plainly: every `always` and `eventually` property should hold and
-/// every `sometimes` witness be reached.
-pub trait System: Send + Sync + 'static {
-    /// The model checked. Its `properties()` are the declared ones (see
-    /// [`PropertyInfo::check`]); its fairness and liveness properties come from [`Live`].
-    type Model: CheckModel;
+/// What to write: [`System::info`], [`System::config`], [`System::init_states`],
+/// [`System::actions`], [`System::next_state`] and [`System::properties`]. The rest have
+/// defaults: actions named by their `Debug`, no fairness and no liveness property, states held
+/// whole, no expectation table (a system without one is checked plainly: every `always` and
+/// `eventually` property should hold and every `sometimes` witness be reached). walcheck makes the model of each configuration,
+/// [`Model`], from these.
+pub trait System: Send + Sync + Sized + 'static {
+    /// A state: stored, compared, shown and written as trace variables.
+    type State: CheckState;
+    /// An action: one atomic step, named in traces by [`System::format_action`].
+    type Action: CheckAction;
+    /// The typed configuration [`System::config`] reads: what the steps, the properties and the
+    /// expectation table take instead of looking bounds up by name.
+    type Config: Clone + fmt::Debug + Send + Sync + 'static;
 
     /// The declaration: name, variants, fault sets, bounds, properties, trace view.
     ///
@@ -1512,9 +1393,64 @@ pub trait System: Send + Sync + 'static {
     /// registry holds systems for the whole process too; `tests/runtime_system.rs` does so.
     fn info(&self) -> &'static SystemInfo;
 
-    /// The model of `config`, a configuration of this system (its values are valid: the
-    /// catalogue checked them against [`System::info`]).
-    fn model(&self, config: &Config) -> Self::Model;
+    /// `config`, a configuration of this system (its values are valid: the catalogue checked
+    /// them against [`System::info`]), read into the typed configuration: the one place that
+    /// reads bounds by name ([`Config::number`], [`Config::name`]), the variant
+    /// ([`Config::is_variant`]) and faults ([`Config::meets`]). A name the system does not
+    /// declare panics here, and registering a system reads a configuration of each variant, so
+    /// a misspelling is a one-line error then, never during a check.
+    fn config(&self, config: &Config) -> Self::Config;
+
+    /// The initial states of `config`.
+    fn init_states(&self, config: &Self::Config) -> Vec<Self::State>;
+
+    /// The actions enabled in `state`, in a fixed order (stateright rebuilds paths from their
+    /// indices). Only the enabled ones: replay, the Explorer and liveness's dead states read
+    /// them as what is enabled.
+    fn actions(&self, config: &Self::Config, state: &Self::State, actions: &mut Vec<Self::Action>);
+
+    /// The state `action` leads to from `state`, or `None` where it is not enabled.
+    fn next_state(
+        &self,
+        config: &Self::Config,
+        state: &Self::State,
+        action: Self::Action,
+    ) -> Option<Self::State>;
+
+    /// Every property the model checks, each declared once with its condition (see
+    /// [`checks!`](crate::checks)): the declared ones ([`SystemInfo::properties`]), and any more
+    /// a command reads by id (electric-flush's triage properties).
+    fn properties(&self) -> Vec<Declared<Self>>;
+
+    /// An action as traces name it: by default its `Debug` without the spaces around braces
+    /// (`Receive { txn: 0 }` reads `Receive{txn: 0}`). Sequence diagrams take the text before
+    /// `{` as the action's name ([`Lanes::lane`]).
+    fn format_action(&self, action: &Self::Action) -> String {
+        let debug = format!("{action:?}");
+        debug.replace(" { ", "{").replace(" }", "}")
+    }
+
+    /// The fairness constraints in force for `config`: none by default. A system with a
+    /// `fairness` bound ([`FAIRNESS_BOUND`]) selects its declared ones or none through
+    /// [`FairnessChoice::constraints`].
+    fn fairness(&self, config: &Self::Config) -> &'static [FairClass<Self::Action>] {
+        let _ = config;
+        &[]
+    }
+
+    /// The liveness properties, by id: each `eventually` property of the declaration, with its
+    /// trigger ([`Declared::liveness`]). None by default.
+    fn liveness(&self) -> Vec<Liveness<Model<Self>, Self::State>> {
+        Vec::new()
+    }
+
+    /// How the compact engine may pack a state in a breadth-first level that would otherwise
+    /// hold more than the compact engine's `Options::pack_above_bytes` of them whole. `None` by
+    /// default: held whole. A state that serde serializes can take [`Codec::postcard`]; one whose
+    /// bytes leave part of it out, [`Codec::new`] with a `decode` that restores it.
+    fn codec(&self) -> Option<Codec<Self::State>> {
+        None
+    }
 
     /// The verdict expected of `property` in `config`, with the upstream reason, for a system
     /// that keeps an expectation table (the built-in catalogue's regression suite). `None` for
@@ -1522,10 +1458,86 @@ pub trait System: Send + Sync + 'static {
     /// property, a one-line error.
     fn expected(
         &self,
-        config: &Config,
+        config: &Self::Config,
         property: &PropertyInfo,
     ) -> Option<Result<(crate::verdict::Verdict, &'static str), String>> {
         let _ = (config, property);
         None
+    }
+}
+
+/// The model of one configuration of system `S`: the system and its typed configuration.
+/// walcheck writes stateright's `Model` and [`CheckModel`] for it from `S`'s methods, so a
+/// system never does; a property's condition takes it (`|m, s| no_data_loss(&m.config, s)`).
+pub struct Model<S: System> {
+    pub system: &'static S,
+    pub config: S::Config,
+}
+
+impl<S: System> Model<S> {
+    /// The model of `system` with its typed configuration `config`.
+    pub const fn new(system: &'static S, config: S::Config) -> Model<S> {
+        Model { system, config }
+    }
+
+    /// The model of `config`, a configuration of `system`, read once into its typed form.
+    pub fn of(system: &'static S, config: &Config) -> Model<S> {
+        Model::new(system, system.config(config))
+    }
+}
+
+impl<S: System> Clone for Model<S> {
+    fn clone(&self) -> Self {
+        Model::new(self.system, self.config.clone())
+    }
+}
+
+impl<S: System> fmt::Debug for Model<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Model")
+            .field("system", &self.system.info().name)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl<S: System> stateright::Model for Model<S> {
+    type State = S::State;
+    type Action = S::Action;
+
+    fn init_states(&self) -> Vec<S::State> {
+        self.system.init_states(&self.config)
+    }
+
+    fn actions(&self, state: &S::State, actions: &mut Vec<S::Action>) {
+        self.system.actions(&self.config, state, actions);
+    }
+
+    fn next_state(&self, state: &S::State, action: S::Action) -> Option<S::State> {
+        self.system.next_state(&self.config, state, action)
+    }
+
+    /// As traces name it ([`System::format_action`]).
+    fn format_action(&self, action: &S::Action) -> String {
+        self.system.format_action(action)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        let declared = self.system.properties();
+        declared.iter().map(Declared::property).collect()
+    }
+}
+
+impl<S: System> CheckModel for Model<S> {
+    fn fairness(&self) -> &'static [FairClass<S::Action>] {
+        self.system.fairness(&self.config)
+    }
+
+    fn liveness(&self) -> Vec<Liveness<Self, S::State>> {
+        self.system.liveness()
+    }
+
+    fn codec(&self) -> Option<Codec<S::State>> {
+        self.system.codec()
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! A client backend runs the ladder level's statements, the walwriter wakes on its timer or on an
 //! asynchronous commit's latch, and at a random instant the connector starts its first sync.
-//! Every event becomes one action of the `olake-bootstrap` model, applied through
-//! [`OlakeBootstrap::apply`] and only when [`OlakeBootstrap::enabled`] lists it: the simulator
+//! Every event becomes one action of the `olake-bootstrap` model, applied through its
+//! configuration's [`Config::apply`] and only when [`Config::enabled`] lists it: the simulator
 //! decides *when* things happen, the model alone decides *what* they do. What the model leaves to
 //! time — the walwriter's last flush and hibernation, `asyncXactLSN`, the client's pacing, the
 //! connector's deadline — lives here, each citing the PostgreSQL or OLake code it follows.
@@ -393,7 +393,7 @@ impl Sim {
         Sim {
             params: *params,
             level: level.clone(),
-            state: model.initial_state(),
+            state: model.config.initial_state(),
             now_us: 0,
             queue,
             workload_rng,
@@ -518,14 +518,14 @@ impl Sim {
     /// properties and records the step.
     fn apply(&mut self, model: &OlakeBootstrap, action: Action) -> Result<(), String> {
         self.enabled.clear();
-        model.enabled(&self.state, &mut self.enabled);
+        model.config.enabled(&self.state, &mut self.enabled);
         if !self.enabled.contains(&action) {
             return Err(format!(
                 "internal: the simulator chose {action} at {} us, which the model does not enable",
                 self.now_us
             ));
         }
-        model.apply(&mut self.state, action);
+        model.config.apply(&mut self.state, action);
         self.outcome.steps += 1;
         self.check_advance_wait();
         let step = match &mut self.record {
@@ -787,7 +787,7 @@ impl Sim {
             Action::WalWriterWrite
         };
         self.enabled.clear();
-        model.enabled(&self.state, &mut self.enabled);
+        model.config.enabled(&self.state, &mut self.enabled);
         if self.enabled.contains(&action) {
             self.apply(model, action)?;
         }
@@ -1052,7 +1052,7 @@ pub fn run_attempt(
 ) -> Result<(Warmup, Vec<Outcome>), String> {
     let models: Vec<OlakeBootstrap> = variants
         .iter()
-        .map(|v| OlakeBootstrap::new(config(*v, params, level)))
+        .map(|v| OlakeBootstrap::from(config(*v, params, level)))
         .collect();
     let Some(first) = models.first() else {
         return Ok((Warmup::default(), Vec::new()));
@@ -1080,7 +1080,7 @@ pub fn run_back_to_back(
 ) -> Result<(Warmup, Vec<Vec<Outcome>>), String> {
     let models: Vec<OlakeBootstrap> = variants
         .iter()
-        .map(|v| OlakeBootstrap::new(config(*v, params, level)))
+        .map(|v| OlakeBootstrap::from(config(*v, params, level)))
         .collect();
     let Some(first) = models.first() else {
         return Ok((Warmup::default(), Vec::new()));
@@ -1127,7 +1127,7 @@ pub fn record_attempt(
     level: &Level,
     id: AttemptId,
 ) -> Result<(Outcome, Vec<Recorded>, OlakeBootstrap), String> {
-    let model = OlakeBootstrap::new(config(variant, params, level));
+    let model = OlakeBootstrap::from(config(variant, params, level));
     let mut sim = Sim::new(&model, params, level, id).recording();
     sim.warm_up(&model)?;
     let (outcome, sim) = sim.finish(&model)?;
@@ -1191,7 +1191,7 @@ mod tests {
             wal_bytes: params.row_wal_bytes,
             ..LadderKind::Async.levels(&params)[0].clone()
         };
-        let model = OlakeBootstrap::new(config(Variant::Master, &params, &level));
+        let model = OlakeBootstrap::from(config(Variant::Master, &params, &level));
         let mut sim = Sim::new(&model, &params, &level, id(LadderKind::Async, 0, 0));
         sim.queue = EventQueue::new();
         for cycle in 1..=LOOPS_UNTIL_HIBERNATE {

@@ -20,7 +20,7 @@ use walcheck_sim::reference::shape_log::{
     align_offset_to_txn_boundary, Design, FlushTracker, ShapeLogPipeline, ShapeMsg, Snapshot,
 };
 use walcheck_systems::electric_flush::{
-    Action, Config as ModelConfig, ElectricFlush, Faults, State, TimerOrder,
+    Action, Config as ModelConfig, Faults, Scenario, State, TimerOrder,
 };
 
 /// The configurations compared: the catalogue's defaults, and a deeper workload with every timer
@@ -48,12 +48,12 @@ impl<const C: u8> ReferenceStateMachine for Model<C> {
     type Transition = Step;
 
     fn init_state() -> BoxedStrategy<State> {
-        Just(ElectricFlush::new(config(C)).initial_state()).boxed()
+        Just(Scenario::new(config(C)).initial_state()).boxed()
     }
 
     fn transitions(state: &State) -> BoxedStrategy<Step> {
         let mut actions = Vec::new();
-        ElectricFlush::new(config(C)).enabled(state, &mut actions);
+        Scenario::new(config(C)).enabled(state, &mut actions);
         if actions.is_empty() {
             Just(Step::Idle).boxed()
         } else {
@@ -65,14 +65,14 @@ impl<const C: u8> ReferenceStateMachine for Model<C> {
 
     fn apply(mut state: State, step: &Step) -> State {
         if let Step::Act(action) = *step {
-            ElectricFlush::new(config(C)).apply(&mut state, action);
+            Scenario::new(config(C)).apply(&mut state, action);
         }
         state
     }
 
     fn preconditions(state: &State, step: &Step) -> bool {
         let mut actions = Vec::new();
-        ElectricFlush::new(config(C)).enabled(state, &mut actions);
+        Scenario::new(config(C)).enabled(state, &mut actions);
         match step {
             Step::Act(action) => actions.contains(action),
             Step::Idle => actions.is_empty(),

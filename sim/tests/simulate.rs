@@ -156,7 +156,7 @@ fn a_violating_attempt_is_a_trace_that_replays() {
         assert_eq!(&parsed, trace);
         let itf: itf::Trace<itf::Value> = itf::trace_from_str(&text).unwrap();
         assert_eq!(itf.states.len(), trace.steps.len());
-        let model = OlakeBootstrap::new(engine::config(
+        let model = OlakeBootstrap::from(engine::config(
             Variant::Master,
             &options.params,
             &level.level,

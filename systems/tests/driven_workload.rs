@@ -8,8 +8,10 @@ use walcheck_model::olake::Variant;
 use walcheck_model::pg::CommitMode;
 use walcheck_model::Lsn;
 use walcheck_properties::system::Config as GenericConfig;
+use walcheck_properties::system::System;
 use walcheck_systems::olake_bootstrap::{
-    self, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, INFO, INITIAL_LSN,
+    self, Action, Config, DrivenWorkload, Faults, OlakeBootstrap, OlakeBootstrapSystem, INFO,
+    INITIAL_LSN,
 };
 
 const MIB: u64 = 1024 * 1024;
@@ -25,7 +27,7 @@ fn driven(variant: Variant, commit: CommitMode) -> OlakeBootstrap {
         commit_record_bytes: 40,
         commit,
     });
-    OlakeBootstrap::new(config)
+    OlakeBootstrap::from(config)
 }
 
 fn enabled(model: &OlakeBootstrap, state: &olake_bootstrap::State) -> Vec<Action> {
@@ -37,8 +39,8 @@ fn enabled(model: &OlakeBootstrap, state: &olake_bootstrap::State) -> Vec<Action
 #[test]
 fn the_checker_never_sees_the_driven_actions() {
     for variant in Variant::ALL {
-        let model = OlakeBootstrap::new(Config::new(variant, Faults::All));
-        let actions = enabled(&model, &model.initial_state());
+        let model = OlakeBootstrap::from(Config::new(variant, Faults::All));
+        let actions = enabled(&model, &model.config.initial_state());
         assert!(actions
             .iter()
             .all(|a| !matches!(a, Action::InsertWal { .. } | Action::Commit { .. })));
@@ -49,7 +51,7 @@ fn the_checker_never_sees_the_driven_actions() {
 #[test]
 fn a_driven_statement_writes_out_what_no_longer_fits_as_it_grows() {
     let model = driven(Variant::Master, CommitMode::Sync);
-    let mut state = model.initial_state();
+    let mut state = model.config.initial_state();
     assert_eq!(
         enabled(&model, &state)[..3],
         [
@@ -66,22 +68,28 @@ fn a_driven_statement_writes_out_what_no_longer_fits_as_it_grows() {
         .any(|a| matches!(a, Action::Append { .. })));
     // Four 1 MiB chunks fit in 4 MiB of wal_buffers: nothing is written.
     for _ in 0..4 {
-        model.apply(&mut state, Action::InsertWal { bytes: MIB });
+        model
+            .config
+            .apply(&mut state, Action::InsertWal { bytes: MIB });
     }
     assert_eq!(state.server.wal.write, INITIAL_LSN);
     // The fifth needs the buffers of the first: the backend writes them out, without a flush.
-    model.apply(&mut state, Action::InsertWal { bytes: MIB });
+    model
+        .config
+        .apply(&mut state, Action::InsertWal { bytes: MIB });
     assert_eq!(state.server.wal.insert, INITIAL_LSN.plus(5 * MIB));
     assert_eq!(state.server.wal.write, INITIAL_LSN.plus(MIB));
     assert_eq!(state.server.wal.flush, INITIAL_LSN);
-    model.apply(&mut state, Action::InsertWal { bytes: 300_000 });
+    model
+        .config
+        .apply(&mut state, Action::InsertWal { bytes: 300_000 });
     let insert = INITIAL_LSN.plus(5 * MIB + 300_000);
     assert_eq!(
         state.server.wal.write,
         insert.page_ceil(8192).minus(4 * MIB)
     );
     // The commit record, then the backend waits in XLogFlush: no more inserts meanwhile.
-    model.apply(
+    model.config.apply(
         &mut state,
         Action::Commit {
             bytes: 40,
@@ -94,7 +102,7 @@ fn a_driven_statement_writes_out_what_no_longer_fits_as_it_grows() {
     assert!(!actions
         .iter()
         .any(|a| matches!(a, Action::InsertWal { .. } | Action::Commit { .. })));
-    model.apply(&mut state, Action::CommitFlush);
+    model.config.apply(&mut state, Action::CommitFlush);
     let end = Lsn(insert.0 + 40);
     assert_eq!((state.server.wal.write, state.server.wal.flush), (end, end));
 }
@@ -102,9 +110,11 @@ fn a_driven_statement_writes_out_what_no_longer_fits_as_it_grows() {
 #[test]
 fn an_asynchronous_commit_leaves_its_record_unflushed() {
     let model = driven(Variant::Master, CommitMode::Async);
-    let mut state = model.initial_state();
-    model.apply(&mut state, Action::InsertWal { bytes: 300_000 });
-    model.apply(
+    let mut state = model.config.initial_state();
+    model
+        .config
+        .apply(&mut state, Action::InsertWal { bytes: 300_000 });
+    model.config.apply(
         &mut state,
         Action::Commit {
             bytes: 40,
@@ -114,7 +124,7 @@ fn an_asynchronous_commit_leaves_its_record_unflushed() {
     assert!(!state.server.commit_pending);
     assert_eq!(state.server.wal.flush, INITIAL_LSN);
     // The walwriter writes whole pages without flushing: write ahead of flush, page-aligned.
-    model.apply(&mut state, Action::WalWriterWrite);
+    model.config.apply(&mut state, Action::WalWriterWrite);
     assert_eq!(
         state.server.wal.write,
         state.server.wal.insert.page_floor(8192)
@@ -136,13 +146,13 @@ fn driven_knobs_round_trip_through_a_header_and_stay_out_of_check() {
     for (name, value) in &header {
         rebuilt.set_knob(&INFO, name, value).unwrap();
     }
-    assert_eq!(Config::of(&rebuilt), config);
+    assert_eq!(OlakeBootstrapSystem.config(&rebuilt), config);
     let mut checker = GenericConfig::new(&INFO, "master", "none").unwrap();
     assert!(checker.set_bound(&INFO, "commit", "sync").is_err());
     assert!(checker.set_knob(&INFO, "commit", "often").is_err());
     assert!(checker.set_knob(&INFO, "insert_chunk_bytes", "-1").is_err());
     assert!(checker.set_bound(&INFO, "page_bytes", "3000").is_err());
-    assert_eq!(Config::of(&checker).driven, None);
+    assert_eq!(OlakeBootstrapSystem.config(&checker).driven, None);
     assert!(checker.set_knob(&INFO, "wal_buffers_pages", "512").is_ok());
 }
 
@@ -159,13 +169,13 @@ proptest! {
     ) {
         let commit = if asynchronous { CommitMode::Async } else { CommitMode::Sync };
         let model = driven(variant, commit);
-        let mut state = model.initial_state();
+        let mut state = model.config.initial_state();
         for choice in choices {
             let actions = enabled(&model, &state);
             if actions.is_empty() {
                 break;
             }
-            model.apply(&mut state, actions[choice % actions.len()]);
+            model.config.apply(&mut state, actions[choice % actions.len()]);
             prop_assert!(olake_bootstrap::wal_pointers_ordered(&state), "{state:?}");
             prop_assert!(olake_bootstrap::slot_pointers_ordered(&state), "{state:?}");
             if variant == Variant::Pr1084 {

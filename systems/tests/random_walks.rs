@@ -14,7 +14,7 @@ fn walk(
     choices: &[usize],
     mut check: impl FnMut(&State) -> Result<(), TestCaseError>,
 ) -> Result<(), TestCaseError> {
-    let mut state = model.initial_state();
+    let mut state = model.config.initial_state();
     check(&state)?;
     let mut actions = Vec::new();
     for choice in choices {
@@ -38,7 +38,7 @@ fn deep(variant: Variant, faults: Faults, server: Role) -> OlakeBootstrap {
     config.statements = 6;
     config.syncs = 4;
     config.crashes = 2;
-    OlakeBootstrap::new(config)
+    OlakeBootstrap::from(config)
 }
 
 proptest! {

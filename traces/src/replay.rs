@@ -153,7 +153,7 @@ fn diff<S: Variables>(recorded: &[(String, Var)], state: &S) -> Vec<VarDiff> {
 }
 
 /// Re-executes `trace` against `model`: from the first initial state, each recorded action must be
-/// enabled (matched by its displayed text) and lead to the recorded state, and the last state must
+/// enabled (matched by its name, the model's `format_action`) and lead to the recorded state, and the last state must
 /// show the recorded outcome for `property`. A lasso ([`Trace::loop_index`]) must also close its
 /// cycle: its last state is, as a model state, the state at the loop index (or, when they are the
 /// same step, has no enabled action, and stutters), and the goal holds nowhere on the cycle.
@@ -166,7 +166,7 @@ pub fn replay<M>(
 where
     M: Model,
     M::State: Variables + PartialEq + Clone,
-    M::Action: fmt::Display + Clone,
+    M::Action: fmt::Debug + Clone,
 {
     replay_fair(model, property, &[], trace)
 }
@@ -183,7 +183,7 @@ pub fn replay_fair<M>(
 where
     M: Model,
     M::State: Variables + PartialEq + Clone,
-    M::Action: fmt::Display + Clone,
+    M::Action: fmt::Debug + Clone,
 {
     let mut state = model
         .init_states()
@@ -207,11 +207,11 @@ where
         let recorded = step.action.clone().unwrap_or_default();
         enabled.clear();
         model.actions(&state, &mut enabled);
-        let Some(action) = enabled.iter().find(|a| a.to_string() == recorded).cloned() else {
+        let Some(action) = enabled.iter().find(|a| model.format_action(a) == recorded) else {
             return Err(Mismatch::NotEnabled {
                 step: i,
                 action: recorded,
-                enabled: enabled.iter().map(ToString::to_string).collect(),
+                enabled: enabled.iter().map(|a| model.format_action(a)).collect(),
             });
         };
         let Some(next) = model.next_state(&state, action.clone()) else {
@@ -233,7 +233,7 @@ where
         if loop_index.is_some() {
             states.push(state.clone());
         }
-        replayed.push(action);
+        replayed.push(action.clone());
     }
     if let Some(index) = loop_index {
         let last = states.len() - 1;

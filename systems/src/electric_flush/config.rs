@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 use walcheck_model::electric::consumer::Injection;
 use walcheck_model::electric::{workload, Fragment, Variant};
 use walcheck_properties::system::choice;
-use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{number, BoundInfo, FairnessChoice, FAIRNESS_BOUND};
 
 walcheck_properties::fault_sets! {
@@ -59,7 +58,9 @@ pub const BOUNDS: &[BoundInfo] = &[
     ).quiet(),
 ];
 
-/// The configuration.
+/// The system's typed configuration: variant, faults, knobs and bounds (see [`BOUNDS`]), as
+/// [`ElectricFlushSystem`](super::ElectricFlushSystem)'s `config` reads them (within a
+/// [`Scenario`](super::Scenario)).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub variant: Variant,
@@ -79,29 +80,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against `INFO`.
-    pub fn of(config: &GenericConfig) -> Config {
-        Config {
-            shapes: config.small("shapes"),
-            fragments: config.small("fragments"),
-            txns: config.small("txns"),
-            inline_flush_lines: config.small("inline_flush_lines"),
-            crashes: config.small("crashes"),
-            variant: Variant::from_name(config.variant).expect("a variant of INFO"),
-            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
-            timer_order: match config.name("timer_order") {
-                "any" => TimerOrder::Any,
-                _ => TimerOrder::Realistic,
-            },
-            fairness: FairnessChoice::of(config),
-            traffic: match config.name("traffic") {
-                "steady" => Traffic::Steady,
-                _ => Traffic::Finite,
-            },
-            injection: Injection::None,
-        }
-    }
-
+    /// `variant` with `faults` and every bound at its default.
     pub const fn new(variant: Variant, faults: Faults) -> Config {
         Config {
             variant,

@@ -1,4 +1,4 @@
-//! System `electric-flush`: its state, actions and transitions: the `stateright::Model`.
+//! System `electric-flush`: its state, actions and transitions.
 
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -85,17 +85,19 @@ pub enum Action {
     StallCheck(u8),
 }
 
-/// The `electric-flush` model for one configuration.
+/// A configuration with its scripted workload laid out once: the typed configuration the
+/// model of each configuration holds, and its transitions.
 #[derive(Clone, Debug)]
-pub struct ElectricFlush {
+pub struct Scenario {
     pub config: Config,
     workload: Vec<(Fragment, u8)>,
     /// The unrelated transaction [`Traffic::Steady`] repeats.
     unrelated: (Fragment, u8),
 }
 
-impl ElectricFlush {
-    pub fn new(config: Config) -> ElectricFlush {
+impl Scenario {
+    /// `config`, its workload laid out ([`Config::workload`]).
+    pub fn new(config: Config) -> Scenario {
         let workload = config.workload();
         let after = workload.iter().map(|(f, _)| f.tx).max().unwrap_or(0) + 1;
         let unrelated = Fragment {
@@ -104,7 +106,7 @@ impl ElectricFlush {
             lines: [0; MAX_SHAPES],
             last_log_offset: Offset::new(after, 1),
         };
-        ElectricFlush {
+        Scenario {
             workload,
             unrelated: (unrelated, 1),
             config,
@@ -153,7 +155,7 @@ impl ElectricFlush {
         (from..self.config.shapes).find(|&s| self.routed(index, s.into()))
     }
 
-    pub(super) fn last_commit_lsn(&self) -> u8 {
+    pub fn last_commit_lsn(&self) -> u8 {
         self.workload
             .iter()
             .filter(|(f, _)| f.commit)

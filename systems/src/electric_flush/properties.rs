@@ -2,9 +2,9 @@
 
 use super::*;
 use walcheck_properties::cdc;
-use walcheck_properties::system::{FairClass, Live, Liveness, PropertyInfo};
+use walcheck_properties::system::{FairClass, PropertyInfo};
 
-walcheck_properties::checks! { ElectricFlush:
+walcheck_properties::checks! { ElectricFlushSystem:
     /// The properties, each declared once.
     CHECKS => PROPERTIES [
         NO_LOST_FLUSH_NOTIFICATION = PropertyInfo::always("no-lost-flush-notification", "at quiescence no live shape has a tracker entry or a persisted but unnotified txn boundary")
@@ -39,7 +39,7 @@ walcheck_properties::checks! { ElectricFlush:
     ]
 }
 
-walcheck_properties::checks! { ElectricFlush:
+walcheck_properties::checks! { ElectricFlushSystem:
     /// Properties only `walcheck triage` uses: whether a hypothesis's mechanism occurs, and a lost
     /// notification on a path where it occurred.
     TRIAGE_CHECKS => TRIAGE_PROPERTIES [
@@ -101,29 +101,12 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
     FairClass::weak("stall-check-s1", |a| matches!(a, Action::StallCheck(1))),
 ];
 
-impl Live for ElectricFlush {
-    /// Packed with serde's derive in postcard's format (its LSNs as varints).
-    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
-        Some(walcheck_properties::codec::Codec::postcard())
-    }
-
-    /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
-    fn fairness(&self) -> &'static [FairClass<Action>] {
-        self.config.fairness.constraints(FAIRNESS)
-    }
-
-    /// The liveness properties, by id (`eventually-acknowledged`).
-    fn liveness(&self) -> Vec<Liveness<ElectricFlush, State>> {
-        vec![EVENTUALLY_ACKNOWLEDGED.liveness(None)]
-    }
-}
-
 /// `eventually-acknowledged`'s goal: the slot's `confirmed_flush` has reached the last commit of
 /// the workload, so every committed transaction is acknowledged (Electric
 /// `postgres/replication_client.ex:encode_standby_status_update` (1.4.15 `64a89a05f`) sends the
 /// flush position PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage` moves the slot to).
 pub fn all_acknowledged(model: &ElectricFlush, state: &State) -> bool {
-    state.client.confirmed_flush >= model.last_commit_lsn()
+    state.client.confirmed_flush >= model.config.last_commit_lsn()
 }
 
 /// Holds unless a notification is lost on a path where history bit `bit` was set.
@@ -134,7 +117,7 @@ pub(super) fn lost_after(model: &ElectricFlush, state: &State, bit: u16) -> bool
 /// `no-lost-flush-notification`: at quiescence no live shape has a tracker entry, and no
 /// consumer holds a mapping entry whose key is persisted (its boundary never notified).
 pub fn no_lost_flush_notification(model: &ElectricFlush, state: &State) -> bool {
-    !model.quiescent(state)
+    !model.config.quiescent(state)
         || state.shapes.iter().enumerate().all(|(s, c)| {
             !c.status.is_live()
                 || (state.tracker.entries[s].is_none()
@@ -156,5 +139,5 @@ pub fn ack_within_flushed(state: &State) -> bool {
 /// `wal-retention-bounded`: at quiescence `confirmed_flush` has reached the last scripted commit's
 /// LSN (unrelated transactions after it, [`Traffic::Steady`], may take it further).
 pub fn wal_retention_bounded(model: &ElectricFlush, state: &State) -> bool {
-    !model.quiescent(state) || state.client.confirmed_flush >= model.last_commit_lsn()
+    !model.config.quiescent(state) || state.client.confirmed_flush >= model.config.last_commit_lsn()
 }

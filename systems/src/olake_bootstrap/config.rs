@@ -3,7 +3,6 @@
 use walcheck_model::olake::Variant;
 use walcheck_model::pg::{CommitMode, Role};
 use walcheck_properties::system::choice;
-use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{number, BoundInfo, BoundValue, FairnessChoice, FAIRNESS_BOUND};
 
 walcheck_properties::fault_sets! {
@@ -148,7 +147,8 @@ pub const DRIVEN_KNOBS: &[BoundInfo] = &[
     ),
 ];
 
-/// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
+/// The system's typed configuration: variant, faults, knobs and bounds (see [`BOUNDS`]), as
+/// [`OlakeBootstrapSystem`](super::OlakeBootstrapSystem)'s `config` reads them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub variant: Variant,
@@ -203,37 +203,6 @@ impl DrivenWorkload {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against `INFO`; with the
-    /// simulator's workload when it sets any trace knob.
-    pub fn of(config: &GenericConfig) -> Config {
-        let driven = config.has_trace_knobs().then(|| DrivenWorkload {
-            chunk_bytes: config.number("insert_chunk_bytes"),
-            tail_bytes: config.number("insert_tail_bytes"),
-            commit_record_bytes: config.number("commit_record_bytes"),
-            commit: match config.name("commit") {
-                "async" => CommitMode::Async,
-                _ => CommitMode::Sync,
-            },
-        });
-        Config {
-            variant: Variant::from_name(config.variant).expect("a variant of INFO"),
-            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
-            server: match config.name("server") {
-                "standby" => Role::Standby,
-                _ => Role::Primary,
-            },
-            page_bytes: config.number("page_bytes"),
-            wal_buffers_pages: config.number("wal_buffers_pages"),
-            stmt_pages_small: config.number("stmt_pages_small"),
-            stmt_pages_bulk: config.number("stmt_pages_bulk"),
-            statements: config.small("statements"),
-            syncs: config.small("syncs"),
-            crashes: config.small("crashes"),
-            fairness: FairnessChoice::of(config),
-            driven,
-        }
-    }
-
     /// `variant` with `faults` and every bound at its default.
     pub const fn new(variant: Variant, faults: Faults) -> Config {
         Config {

@@ -1,4 +1,4 @@
-//! System `olake-bootstrap`: its state, actions and transitions: the `stateright::Model`.
+//! System `olake-bootstrap`: its state, actions and transitions.
 
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -76,23 +76,15 @@ pub enum Action {
     Restart,
 }
 
-/// The `olake-bootstrap` model for one configuration.
-#[derive(Clone, Debug)]
-pub struct OlakeBootstrap {
-    pub config: Config,
-}
-
-impl OlakeBootstrap {
-    pub const fn new(config: Config) -> OlakeBootstrap {
-        OlakeBootstrap { config }
-    }
-
+/// The transitions of a configuration: its initial state, its enabled actions and what each
+/// does.
+impl Config {
     /// The initial state: a quiet cluster with the slot at rest at [`INITIAL_LSN`]
     /// ([`Server::at_rest`]), no state
     /// file, the connector about to run its first sync.
     pub fn initial_state(&self) -> State {
         State {
-            server: Server::at_rest(self.config.server, INITIAL_LSN),
+            server: Server::at_rest(self.server, INITIAL_LSN),
             state_file: None,
             connector: Connector::first_run(),
             statements: 0,
@@ -101,16 +93,15 @@ impl OlakeBootstrap {
     }
 
     /// Applies `action` to `state`; the same transition the checker, the simulator and the tests
-    /// use. The caller must only apply enabled actions (`Model::actions`).
+    /// use. The caller must only apply enabled actions ([`Config::enabled`]).
     pub fn apply(&self, state: &mut State, action: Action) {
-        let cfg = &self.config;
         match action {
             Action::Append { pages, commit } => {
                 state.server.insert_commit(
-                    pages * cfg.page_bytes,
+                    pages * self.page_bytes,
                     commit,
-                    cfg.page_bytes,
-                    cfg.wal_buffers_bytes(),
+                    self.page_bytes,
+                    self.wal_buffers_bytes(),
                 );
                 state.statements += 1;
             }
@@ -119,21 +110,21 @@ impl OlakeBootstrap {
                 state
                     .server
                     .wal
-                    .append(bytes, cfg.page_bytes, cfg.wal_buffers_bytes());
+                    .append(bytes, self.page_bytes, self.wal_buffers_bytes());
             }
             Action::Commit { bytes, commit } => {
                 state.server.insert_commit(
                     bytes,
                     commit,
-                    cfg.page_bytes,
-                    cfg.wal_buffers_bytes(),
+                    self.page_bytes,
+                    self.wal_buffers_bytes(),
                 );
             }
             Action::WalWriterWrite => {
-                state.server.wal.walwriter_write_pages(cfg.page_bytes);
+                state.server.wal.walwriter_write_pages(self.page_bytes);
             }
             Action::WalWriterFlush => {
-                state.server.wal.walwriter_flush_pages(cfg.page_bytes);
+                state.server.wal.walwriter_flush_pages(self.page_bytes);
             }
             Action::Checkpoint => state.server.checkpoint(),
             Action::Replay => {
@@ -142,15 +133,15 @@ impl OlakeBootstrap {
             Action::ReadSlot => {
                 state
                     .connector
-                    .read_slot(cfg.variant, &state.server, state.state_file)
+                    .read_slot(self.variant, &state.server, state.state_file)
             }
             Action::SeedState => state
                 .connector
-                .seed_state(cfg.variant, &mut state.state_file),
+                .seed_state(self.variant, &mut state.state_file),
             Action::Advance { restart_moves } => {
                 state
                     .connector
-                    .advance(cfg.variant, &mut state.server, restart_moves)
+                    .advance(self.variant, &mut state.server, restart_moves)
             }
             Action::AdvanceGiveUp => state.connector.give_up_advance(),
             Action::Validate => state.connector.validate(&state.server, state.state_file),
@@ -169,12 +160,11 @@ impl OlakeBootstrap {
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
     pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
-        let cfg = &self.config;
         let server = &state.server;
         let wal = &server.wal;
-        match cfg.driven {
-            None if state.statements < cfg.statements && !server.commit_pending => {
-                let mut sizes = vec![cfg.stmt_pages_small, cfg.stmt_pages_bulk];
+        match self.driven {
+            None if state.statements < self.statements && !server.commit_pending => {
+                let mut sizes = vec![self.stmt_pages_small, self.stmt_pages_bulk];
                 sizes.dedup();
                 for pages in sizes {
                     for commit in [CommitMode::Sync, CommitMode::Async] {
@@ -202,20 +192,20 @@ impl OlakeBootstrap {
         // PostgreSQL's own steps are offered when they would change something: each function
         // says whether it did, here on a copy of the pointers.
         let moves = |step: &dyn Fn(&mut Wal) -> bool| step(&mut { *wal });
-        if moves(&|w| w.walwriter_write_pages(cfg.page_bytes)) {
+        if moves(&|w| w.walwriter_write_pages(self.page_bytes)) {
             actions.push(Action::WalWriterWrite);
         }
-        if moves(&|w| w.walwriter_flush_pages(cfg.page_bytes)) {
+        if moves(&|w| w.walwriter_flush_pages(self.page_bytes)) {
             actions.push(Action::WalWriterFlush);
         }
         if server.checkpoint_has_work() {
             actions.push(Action::Checkpoint);
         }
-        if cfg.server == Role::Standby && moves(&Wal::replay_to_flush) {
+        if self.server == Role::Standby && moves(&Wal::replay_to_flush) {
             actions.push(Action::Replay);
         }
         let connector = &state.connector;
-        let runs_left = connector.runs < cfg.syncs;
+        let runs_left = connector.runs < self.syncs;
         match connector.phase {
             Phase::PreCdc => actions.push(Action::ReadSlot),
             Phase::Bootstrap {
@@ -244,8 +234,8 @@ impl OlakeBootstrap {
             Phase::Validated | Phase::Failed(_) | Phase::Crashed => {}
         }
         let crashes = [Action::ConnectorCrash, Action::PgCrash];
-        let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
-        cfg.faults
+        let (crash_left, running) = (state.crashes < self.crashes, connector.phase.is_running());
+        self.faults
             .offer_crashes(crash_left, running, crashes, actions);
     }
 }

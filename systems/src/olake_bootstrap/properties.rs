@@ -4,9 +4,9 @@ use super::*;
 use walcheck_model::olake::{AdvanceCall, Phase};
 use walcheck_model::pg::Role;
 use walcheck_properties::cdc;
-use walcheck_properties::system::{FairClass, Live, Liveness, PropertyInfo};
+use walcheck_properties::system::{FairClass, PropertyInfo};
 
-walcheck_properties::checks! { OlakeBootstrap:
+walcheck_properties::checks! { OlakeBootstrapSystem:
     /// The properties in the order the model checks them, each declared once.
     CHECKS => PROPERTIES [
         STATE_MATCHES_SLOT = PropertyInfo::always("state-matches-slot", "once the state file is seeded and the connector is past PreCDC's bootstrap, it equals the slot's confirmed_flush")
@@ -17,7 +17,7 @@ walcheck_properties::checks! { OlakeBootstrap:
             .when(|_, s| wal_pointers_ordered(s));
         SLOT_POINTERS_ORDERED = PropertyInfo::always("slot-pointers-ordered", "restart_lsn <= confirmed_flush <= the advance limit; saved <= in memory")
             .when(|_, s| slot_pointers_ordered(s));
-        /// Its goal; [`Live::liveness`] gives its trigger.
+        /// Its goal; [`OlakeBootstrapSystem`]'s `liveness` gives its trigger.
         BOOTSTRAP_EVENTUALLY_COMPLETES = PropertyInfo::eventually("bootstrap-eventually-completes", "always (a run is in PreCDC's bootstrap implies eventually it is not): the bootstrap returns, seeded or with its error, instead of retrying forever")
             .also_with("fairness", "none")
             .when(|_, s| !in_bootstrap(s));
@@ -69,23 +69,6 @@ pub const FAIRNESS: &[FairClass<Action>] = &[
         )
     }),
 ];
-
-impl Live for OlakeBootstrap {
-    /// Packed with serde's derive in postcard's format (its LSNs as varints).
-    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
-        Some(walcheck_properties::codec::Codec::postcard())
-    }
-
-    /// The fairness its `fairness` bound selects: [`FAIRNESS`], or none.
-    fn fairness(&self) -> &'static [FairClass<Action>] {
-        self.config.fairness.constraints(FAIRNESS)
-    }
-
-    /// The liveness properties, by id (`bootstrap-eventually-completes`).
-    fn liveness(&self) -> Vec<Liveness<OlakeBootstrap, State>> {
-        vec![BOOTSTRAP_EVENTUALLY_COMPLETES.liveness(Some(|_, s| in_bootstrap(s)))]
-    }
-}
 
 /// Whether a run is inside PreCDC's bootstrap (OLake `cdc.go:PreCDC` with no global state): read
 /// W0, and still to seed the state or to advance (#1084: until `end_lsn` reaches W0).

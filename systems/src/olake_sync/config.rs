@@ -5,7 +5,6 @@ use walcheck_model::olake::sync::SyncVariant;
 use walcheck_model::pg::txn::{maxalign, COMMIT_RECORD_BYTES};
 use walcheck_model::pg::{CommitMode, Txn, Wal};
 use walcheck_properties::system::choice;
-use walcheck_properties::system::Config as GenericConfig;
 use walcheck_properties::system::{number, BoundInfo};
 
 /// The first transaction's xid (`FirstNormalTransactionId`, `access/transam.h`); xids show
@@ -56,7 +55,8 @@ pub const BOUNDS: &[BoundInfo] = &[
     ),
 ];
 
-/// The system's configuration: variant, faults, knobs and bounds (see [`BOUNDS`]).
+/// The system's typed configuration: variant, faults, knobs and bounds (see [`BOUNDS`]), as
+/// [`OlakeSyncSystem`](super::OlakeSyncSystem)'s `config` reads them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub variant: SyncVariant,
@@ -74,19 +74,6 @@ pub struct Config {
 }
 
 impl Config {
-    /// The typed form of a configuration the catalogue validated against `INFO`.
-    pub fn of(config: &GenericConfig) -> Config {
-        Config {
-            variant: SyncVariant::from_name(config.variant).expect("a variant of INFO"),
-            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
-            keepalive: config.name("keepalive") == "on",
-            txns: config.small("txns"),
-            txn_bytes: config.number("txn_bytes"),
-            syncs: config.small("syncs"),
-            crashes: config.small("crashes"),
-        }
-    }
-
     /// `variant` with `faults` and every bound at its default.
     pub const fn new(variant: SyncVariant, faults: Faults) -> Config {
         Config {

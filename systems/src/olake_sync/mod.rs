@@ -31,11 +31,19 @@ pub use model::*;
 pub use properties::*;
 pub use view::*;
 
-built_in_system! {
-    name: "olake-sync",
-    system: OlakeSyncSystem,
-    model: OlakeSync,
-    checks: [CHECKS],
+use crate::olake_bootstrap::Faults;
+use walcheck_model::olake::sync::SyncVariant;
+use walcheck_properties::codec::Codec;
+use walcheck_properties::system::Config as GenericConfig;
+use walcheck_properties::system::{Declared, Model, PropertyInfo, System, SystemInfo};
+use walcheck_properties::verdict::Verdict;
+
+/// The system's name on the command line and in reports.
+pub const NAME: &str = "olake-sync";
+
+/// The declaration `walcheck list`, the catalogue and traces read.
+pub static INFO: SystemInfo = SystemInfo {
+    name: NAME,
     doc: "OLake's steady-state sync: StreamChanges' recovery rules and PostCDC's acknowledgement and state write, across crashes",
     variants: &[
         ("v0.5.0", "OLake tag v0.5.0: state file, then acknowledgement; recovery on any metadata difference"),
@@ -43,7 +51,83 @@ built_in_system! {
         ("pr854", "OLake PR #854 8ad23875: acknowledgement, then state; no destination metadata"),
         ("pr864", "OLake PR #864 07a0df03: v0.5.0's order; forward-only keepalives, >= poll"),
     ],
-    faults: crate::olake_bootstrap::Faults::NAMES,
+    faults: Faults::NAMES,
+    bounds: BOUNDS,
     trace_knobs: &[],
+    properties: PROPERTIES,
     also: Some(("keepalive", "on")),
+    view: VIEW,
+};
+
+/// The `olake-sync` system: its declaration and the model of each configuration.
+pub struct OlakeSyncSystem;
+
+/// The model of one configuration: `OlakeSync::from(config)`.
+pub type OlakeSync = Model<OlakeSyncSystem>;
+
+impl From<Config> for OlakeSync {
+    fn from(config: Config) -> OlakeSync {
+        Model::new(&OlakeSyncSystem, config)
+    }
+}
+
+impl System for OlakeSyncSystem {
+    type State = State;
+    type Action = Action;
+    type Config = Config;
+
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
+    }
+
+    fn config(&self, config: &GenericConfig) -> Config {
+        Config {
+            variant: SyncVariant::from_name(config.variant).expect("a variant of INFO"),
+            faults: Faults::from_name(config.faults).expect("a fault set of INFO"),
+            keepalive: config.name("keepalive") == "on",
+            txns: config.small("txns"),
+            txn_bytes: config.number("txn_bytes"),
+            syncs: config.small("syncs"),
+            crashes: config.small("crashes"),
+        }
+    }
+
+    fn init_states(&self, config: &Config) -> Vec<State> {
+        vec![config.initial_state()]
+    }
+
+    fn actions(&self, config: &Config, state: &State, actions: &mut Vec<Action>) {
+        config.enabled(state, actions);
+    }
+
+    /// [`Config::apply`] on a copy: every enabled action is taken.
+    fn next_state(&self, config: &Config, state: &State, action: Action) -> Option<State> {
+        let mut next = state.clone();
+        config.apply(&mut next, action);
+        Some(next)
+    }
+
+    /// As its `Display` names it (written beside the trace view, `view.rs`).
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    fn properties(&self) -> Vec<Declared<Self>> {
+        CHECKS.to_vec()
+    }
+
+    /// No liveness property: no fairness either. Packed with serde's derive in postcard's
+    /// format.
+    fn codec(&self) -> Option<Codec<State>> {
+        Some(Codec::postcard())
+    }
+
+    fn expected(
+        &self,
+        config: &Config,
+        property: &PropertyInfo,
+    ) -> Option<Result<(Verdict, &'static str), String>> {
+        let verdict = || expected::verdict(config, property.id);
+        crate::expectation(&INFO, expected::ROWS, property, verdict)
+    }
 }

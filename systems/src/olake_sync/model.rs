@@ -1,4 +1,4 @@
-//! System `olake-sync`: its state, actions and transitions: the `stateright::Model`.
+//! System `olake-sync`: its state, actions and transitions.
 
 use super::*;
 use crate::olake_bootstrap::INITIAL_LSN;
@@ -54,17 +54,9 @@ pub enum Action {
     Restart,
 }
 
-/// The `olake-sync` model for one configuration.
-#[derive(Clone, Debug)]
-pub struct OlakeSync {
-    pub config: Config,
-}
-
-impl OlakeSync {
-    pub const fn new(config: Config) -> OlakeSync {
-        OlakeSync { config }
-    }
-
+/// The transitions of a configuration: its initial state, its enabled actions and what each
+/// does.
+impl Config {
     /// The initial state: a quiet primary with the slot at rest at [`INITIAL_LSN`]
     /// ([`Server::at_rest`]), the state file
     /// there too (the bootstrap is done), an empty destination, the first sync about to start.
@@ -86,14 +78,13 @@ impl OlakeSync {
 
     /// Applies `action` to `state`. The caller must only apply enabled actions.
     pub fn apply(&self, state: &mut State, action: Action) {
-        let cfg = &self.config;
-        let variant = cfg.variant;
+        let variant = self.variant;
         match action {
             Action::CommitTxn => {
-                let next = cfg.txn(state.txns);
+                let next = self.txn(state.txns);
                 let txn = state.server.wal.commit_txn(
                     next.xid,
-                    cfg.change_bytes(),
+                    self.change_bytes(),
                     COMMIT_RECORD_BYTES,
                     next.published_rows,
                     CommitMode::Sync,
@@ -106,7 +97,7 @@ impl OlakeSync {
             Action::Validate => state
                 .connector
                 .validate(variant, &state.server, &state.durable),
-            Action::Receive { txn } => state.connector.receive(txn, &cfg.txn(txn)),
+            Action::Receive { txn } => state.connector.receive(txn, &self.txn(txn)),
             Action::Keepalive => state.connector.keepalive(variant),
             Action::EndStream => state.connector.end_stream(false),
             Action::Commit => state.connector.commit(variant, &mut state.durable),
@@ -128,18 +119,17 @@ impl OlakeSync {
     /// The transaction the walsender decodes next, the first committed one ending after what it
     /// has read (`read_to`), if any.
     fn next_txn(&self, read_to: Lsn, committed: u8) -> Option<u8> {
-        (0..committed).find(|&i| self.config.txn(i).end_lsn > read_to)
+        (0..committed).find(|&i| self.txn(i).end_lsn > read_to)
     }
 
     /// The enabled actions in `state`, in a fixed order (stateright rebuilds paths from indices).
     pub fn enabled(&self, state: &State, actions: &mut Vec<Action>) {
-        let cfg = &self.config;
         let server = &state.server;
-        if state.txns < cfg.txns {
+        if state.txns < self.txns {
             actions.push(Action::CommitTxn);
         }
         let connector = &state.connector;
-        let runs_left = connector.runs < cfg.syncs;
+        let runs_left = connector.runs < self.syncs;
         match connector.phase {
             SyncPhase::Validate => actions.push(Action::Validate),
             // `pgoutput.go:StreamChanges` checks the exit before every receive: once
@@ -151,15 +141,15 @@ impl OlakeSync {
                 if let Some(txn) = self.next_txn(s.walsender.read_to, state.txns) {
                     actions.push(Action::Receive { txn });
                 }
-                if cfg.keepalive && s.client_pos != s.walsender.keepalive(false).wal_end {
+                if self.keepalive && s.client_pos != s.walsender.keepalive(false).wal_end {
                     actions.push(Action::Keepalive);
                 }
             }
-            SyncPhase::Post { stream, .. } => match connector.next_post_step(cfg.variant) {
+            SyncPhase::Post { stream, .. } => match connector.next_post_step(self.variant) {
                 Some(PostStep::Commit) => actions.push(Action::Commit),
                 Some(PostStep::Ack) => {
                     actions.push(Action::Ack { restart: None });
-                    let boundaries = (0..state.txns).map(|i| cfg.txn(i).end_lsn);
+                    let boundaries = (0..state.txns).map(|i| self.txn(i).end_lsn);
                     actions.extend(
                         restart_candidates(stream.client_pos, &server.slot, boundaries)
                             .map(|to| Action::Ack { restart: Some(to) }),
@@ -173,8 +163,8 @@ impl OlakeSync {
             SyncPhase::Done | SyncPhase::Failed(_) | SyncPhase::Crashed { .. } => {}
         }
         let crashes = [Action::ConnectorCrash, Action::PgCrash];
-        let (crash_left, running) = (state.crashes < cfg.crashes, connector.phase.is_running());
-        cfg.faults
+        let (crash_left, running) = (state.crashes < self.crashes, connector.phase.is_running());
+        self.faults
             .offer_crashes(crash_left, running, crashes, actions);
     }
 }

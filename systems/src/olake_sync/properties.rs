@@ -5,7 +5,7 @@ use walcheck_model::olake::sync::{PostStep, SyncPhase};
 use walcheck_properties::cdc;
 use walcheck_properties::system::PropertyInfo;
 
-walcheck_properties::checks! { OlakeSync:
+walcheck_properties::checks! { OlakeSyncSystem:
     /// The properties, each declared once.
     CHECKS => PROPERTIES [
         NO_LSN_MISMATCH = PropertyInfo::always("no-lsn-mismatch", "validateGlobalState never fails a sync (the non-retryable lsn mismatch)")
@@ -39,14 +39,6 @@ walcheck_properties::checks! { OlakeSync:
             .needs("keepalive=on")
             .when(|_, s: &State| keepalive_regression(s));
     ]
-}
-
-/// No liveness property: the defaults (no fairness, no properties); packed with serde's derive
-/// in postcard's format.
-impl walcheck_properties::system::Live for OlakeSync {
-    fn codec(&self) -> Option<walcheck_properties::codec::Codec<State>> {
-        Some(walcheck_properties::codec::Codec::postcard())
-    }
 }
 
 /// `no-lsn-mismatch`: `validateGlobalState` has not failed the run.
@@ -124,17 +116,17 @@ mod tests {
     /// undelivered transaction there is lost; at the record's start it is still sent.
     #[test]
     fn a_slot_confirmed_inside_a_commit_record_has_skipped_its_transaction() {
-        let model = OlakeSync::new(Config::new(SyncVariant::Master, Faults::None));
-        let mut state = model.initial_state();
+        let config = Config::new(SyncVariant::Master, Faults::None);
+        let mut state = config.initial_state();
         state.txns = 1;
-        let txn = model.config.txn(0);
+        let txn = config.txn(0);
         state.server.slot.confirmed_flush = txn.commit_lsn;
-        assert!(ack_within_durable(&model.config, &state));
+        assert!(ack_within_durable(&config, &state));
         state.server.slot.confirmed_flush = txn.commit_lsn.plus(8);
         assert!(txn.commit_lsn.plus(8) < txn.end_lsn);
-        assert!(!ack_within_durable(&model.config, &state));
+        assert!(!ack_within_durable(&config, &state));
         state.durable.dest_txns = 1;
         state.server.slot.confirmed_flush = txn.end_lsn;
-        assert!(ack_within_durable(&model.config, &state));
+        assert!(ack_within_durable(&config, &state));
     }
 }
