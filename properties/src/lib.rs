@@ -16,9 +16,12 @@
 
 pub mod cdc;
 pub mod codec;
+pub mod declaration;
 pub mod pg_view;
+pub mod property;
 pub mod system;
 pub mod verdict;
+pub mod view;
 
 #[doc(hidden)]
 pub use stateright as __stateright;
