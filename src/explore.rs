@@ -159,7 +159,7 @@ pub fn link_budget() -> Budget {
     Budget {
         max_states: Some(2_000_000),
         deadline: Some(Instant::now() + Duration::from_secs(30)),
-        interrupt: None,
+        ..Budget::default()
     }
 }
 

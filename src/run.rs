@@ -543,9 +543,9 @@ where
     let budget = &group.options.budget;
     let options = compact::Options {
         threads: 1,
-        budget: compact::Budget {
+        budget: Budget {
             max_memory_bytes: group.options.max_memory_bytes,
-            ..compact::Budget::from(*budget)
+            ..*budget
         },
         // A narrow test fingerprint is there to collide: compare every duplicate.
         verify_duplicates: group.options.fingerprint_bits < 64,

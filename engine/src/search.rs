@@ -10,16 +10,28 @@ pub use walcheck_properties::verdict::Verdict;
 /// How many expanded states pass between deadline (and interrupt) checks and progress reports.
 pub const OBSERVE_EVERY: u64 = 256;
 
-/// Limits on one search. Exceeding one is an outcome (`Verdict::Inconclusive`), never a hang.
+/// Limits on one search, every engine's. Exceeding one is an outcome
+/// (`Verdict::Inconclusive`), never a hang.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct Budget {
-    /// Stop once this many unique states are stored.
+    /// Stop once this many unique states are stored (initial states are always stored).
     pub max_states: Option<u64>,
-    /// Stop at this instant.
+    /// Stop at this instant (the compact engine looks between rounds of
+    /// [`Options::chunk_states`](crate::compact::Options::chunk_states) parents).
     pub deadline: Option<Instant>,
     /// Stop once this flag is raised (the command line raises it on SIGINT or SIGTERM); looked
     /// at where the deadline is.
     pub interrupt: Option<&'static AtomicBool>,
+    /// The compact engine's only: stop before its own stored bytes would exceed this — the
+    /// fingerprint table, the parent links, and the states held (the level being built, and the
+    /// blocks of the level being expanded not yet let go), whole at the `size_of` their type
+    /// reports, packed at their bytes (see
+    /// [`Report::memory_bytes`](crate::compact::Report::memory_bytes)). Where it stops depends
+    /// on [`Options::chunk_states`](crate::compact::Options::chunk_states) (blocks are let go,
+    /// and packed, a round at a time), never on the thread count. The reference engine does not
+    /// measure its memory and leaves it unread; the liveness checker's decision takes its bound
+    /// as an argument of its own ([`crate::liveness::decide_rows`]).
+    pub max_memory_bytes: Option<u64>,
 }
 
 impl Budget {
@@ -94,7 +106,7 @@ pub enum Limit {
     States,
     /// [`Budget::deadline`].
     Time,
-    /// [`Budget::max_memory_bytes`](crate::compact::Budget::max_memory_bytes).
+    /// [`Budget::max_memory_bytes`](Budget::max_memory_bytes).
     Memory,
     /// The table's 32-bit state indices: `u32::MAX` states are stored.
     Indices,

@@ -138,6 +138,7 @@ pub(super) fn run_options(
         max_states,
         deadline: timeout.map(|t| Instant::now() + t),
         interrupt: Some(&INTERRUPT),
+        max_memory_bytes: None,
     };
     run::Options {
         engine,

@@ -4,10 +4,10 @@
 use std::mem::size_of;
 
 use super::level::Level;
-use super::options::Budget;
 use super::visited::Visited;
 use crate::fingerprint::Fingerprint;
 use crate::graph::MAX_EDGES;
+use crate::search::Budget;
 use crate::search::Limit;
 use crate::table::{Table, NONE};
 

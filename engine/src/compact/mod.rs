@@ -103,6 +103,6 @@ mod visited;
 pub use crate::fingerprint::{Fingerprint, Fingerprinter, Narrow, Xxh128, Xxh64};
 pub use crate::search::Limit;
 pub use explore::{check, check_hooked, check_with, explore_hooked, Explored, Hooks, Search};
-pub use options::{Budget, Options, CHUNK_STATES, PACK_ABOVE_BYTES};
+pub use options::{Options, CHUNK_STATES, PACK_ABOVE_BYTES};
 pub use report::{Checked, CollisionEstimate, Error, Report, Stop};
 pub use space::{Marks, Recording};

@@ -1,10 +1,7 @@
-//! How to run one search of the compact engine: its limits ([`Budget`]) and its options
-//! ([`Options`]): threads, round size, duplicate verification and packing.
+//! How to run one search of the compact engine: its options ([`Options`]): its limits (every
+//! engine's [`Budget`]), threads, round size, duplicate verification and packing.
 
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
-
-use crate::search;
+use crate::search::Budget;
 
 /// Parents expanded per round when [`Options::chunk_states`] is left at its default. It bounds
 /// the successors a round holds whole, made and waiting to be looked up (on several threads,
@@ -16,38 +13,6 @@ pub const CHUNK_STATES: usize = 4096;
 /// whole catalogue is below it); above it each state is encoded once and decoded once more to be
 /// expanded, and a packed state is not compared with a duplicate of its fingerprint.
 pub const PACK_ABOVE_BYTES: usize = 64 << 20;
-
-/// Limits on one search. Exceeding one is an outcome
-/// ([`Verdict::Inconclusive`](crate::search::Verdict::Inconclusive)), never a hang.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct Budget {
-    /// Stop once this many unique states are stored (initial states are always stored).
-    pub max_states: Option<u64>,
-    /// Stop at this instant (looked at between rounds of [`Options::chunk_states`] parents).
-    pub deadline: Option<Instant>,
-    /// Stop once this flag is raised (looked at where the deadline is).
-    pub interrupt: Option<&'static AtomicBool>,
-    /// Stop before the engine's own stored bytes would exceed this: the fingerprint table, the
-    /// parent links, and the states held (the level being built, and the blocks of the level
-    /// being expanded not yet let go), whole at the `size_of` their type reports, packed at
-    /// their bytes (see [`Report::memory_bytes`]). Where it stops depends on
-    /// [`Options::chunk_states`] (blocks are let go, and packed, a round at a time), never on
-    /// the thread count.
-    ///
-    /// [`Report::memory_bytes`]: super::Report::memory_bytes
-    pub max_memory_bytes: Option<u64>,
-}
-
-impl From<search::Budget> for Budget {
-    fn from(budget: search::Budget) -> Budget {
-        Budget {
-            max_states: budget.max_states,
-            deadline: budget.deadline,
-            interrupt: budget.interrupt,
-            max_memory_bytes: None,
-        }
-    }
-}
 
 /// How to run one search.
 #[derive(Copy, Clone, Debug)]

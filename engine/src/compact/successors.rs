@@ -8,12 +8,12 @@ use stateright::Model;
 
 use super::budget::{admit, counted_bytes};
 use super::level::Levels;
-use super::options::Budget;
 use super::report::Error;
 use super::space::{Recording, Space, Totals};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::graph::Graph;
 use crate::liveness;
+use crate::search::Budget;
 use crate::search::Limit;
 
 /// A successor made and fingerprinted (`None` outside the boundary), waiting to be looked up.

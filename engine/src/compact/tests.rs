@@ -14,7 +14,7 @@ use walcheck_properties::codec::Codec;
 use super::links::Links;
 use super::visited::{Recent, RECENT_SLOTS};
 use super::*;
-use crate::search::{self, Verdict};
+use crate::search::{self, Budget, Verdict};
 use crate::table::NONE;
 
 /// [`check`] with every level packed by [`Codec::postcard`].
@@ -106,9 +106,9 @@ where
         }
     }
     let report = reports.swap_remove(0);
-    let old_budget = search::Budget {
+    let old_budget = Budget {
         max_states: budget.max_states,
-        ..search::Budget::default()
+        ..Budget::default()
     };
     for (property, checked) in model.properties().iter().zip(&report.properties) {
         assert_eq!(property.name, checked.name);
