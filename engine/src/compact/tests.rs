@@ -14,7 +14,7 @@ use walcheck_properties::codec::Codec;
 use super::links::Links;
 use super::visited::{Recent, RECENT_SLOTS};
 use super::*;
-use crate::search::{self, Budget, Verdict};
+use crate::search::{Budget, Verdict};
 use crate::table::NONE;
 
 /// [`check`] with every level packed by [`Codec::postcard`].
