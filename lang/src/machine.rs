@@ -527,18 +527,33 @@ impl Machine {
         }
     }
 
-    /// A run ended (its end, or a retryable fail): the next one starts, if any is left.
+    /// A run ended (its end, or a retryable fail): its replication connection closes and its
+    /// open batch is lost, its memory stays as its last step left it. The state is the run's
+    /// end, a state of its own that every property sees: the connector's next step there is
+    /// `next run` ([`Machine::next_run`]), or, when `runs` allows no other, the pipeline is done.
     fn end_run(&self, state: &mut State) {
         state.walsender = None;
         state.stream_closed = false;
         state.batch = 0;
-        if state.runs >= self.env.runs {
-            state.status = Status::Done;
-            return;
-        }
+        state.status = if state.runs >= self.env.runs {
+            Status::Done
+        } else {
+            Status::Running(self.program.run_end as u16)
+        };
+    }
+
+    /// The step `next run`, from a run's end: the next run starts with the volatile variables
+    /// at their initial values, at `every run`'s first step.
+    fn next_run(&self, state: &mut State) {
+        debug_assert!(state.runs < self.env.runs, "a run's end with no run left is done");
         state.runs += 1;
         self.reset_volatile(state);
         self.go(state, self.program.every_run);
+    }
+
+    /// Whether the connector is at a run's end: its run is over, the next not started.
+    pub fn at_run_end(&self, state: &State) -> bool {
+        state.status == Status::Running(self.program.run_end as u16)
     }
 
     fn reset_volatile(&self, state: &mut State) {
@@ -620,6 +635,10 @@ impl Machine {
         };
         state.error = None;
         let mut pc = pc as usize;
+        if pc == self.program.run_end {
+            self.next_run(state);
+            return false;
+        }
         let region = self.program.code[pc].atomic;
         loop {
             let mut next = pc + 1;
@@ -643,10 +662,14 @@ impl Machine {
                 }
             }
             self.go(state, next);
+            // A labelled block is one step: its instructions run forward (the static checks
+            // allow no loop and no call in it) until control leaves it. A run's end is outside
+            // every block, so one step never reaches into the next run.
             match (region, state.status) {
                 (Some((start, end)), Status::Running(next))
-                    if (next as usize) >= start && (next as usize) < end =>
+                    if (next as usize) > pc && (next as usize) < end =>
                 {
+                    debug_assert!(next as usize >= start);
                     pc = next as usize;
                 }
                 _ => return false,
@@ -1142,8 +1165,11 @@ impl Machine {
         }
         let crashes = state.connector_crashes + state.pg_crashes;
         if crashes < env.crashes {
+            // A crash needs a run in progress: at a run's end the connector has no step under
+            // way, and a crash at the next run's first step is the same fault.
             if state.connector_crashes < env.connector_crashes
                 && matches!(state.status, Status::Running(_))
+                && !self.at_run_end(state)
             {
                 actions.push(Action::ConnectorCrash);
             }

@@ -84,7 +84,8 @@ pub enum Op {
         /// The try's first instruction.
         body: usize,
     },
-    /// Control: `every run` ended.
+    /// A run's end, `every run`'s or a retryable failure's: the connector stops here, and its
+    /// step, `next run`, starts the next run.
     RunEnd,
     /// Control: `first run` ended: a crash from now on restarts at `after crash`.
     FirstRunDone,
@@ -99,7 +100,6 @@ impl Op {
                 | Op::Jump(_)
                 | Op::RetryStart { .. }
                 | Op::RetryUntil { .. }
-                | Op::RunEnd
                 | Op::FirstRunDone
         )
     }
@@ -141,9 +141,16 @@ pub struct Program {
     pub after_crash: usize,
     /// Where each later run starts: `every run`.
     pub every_run: usize,
+    /// The run's end: the instruction the connector stops at between two runs, its step
+    /// [`RUN_END_STEP`]; the last instruction.
+    pub run_end: usize,
     /// Every name `in` may test: the procedures and labelled blocks.
     pub scopes: Vec<&'static str>,
 }
+
+/// The step a connector takes at a run's end, which starts the next run: not a statement of
+/// the file, so walcheck's own witnesses (each step reached) leave it out.
+pub const RUN_END_STEP: &str = "next run";
 
 /// Text kept for the rest of the process: a compiled file's names live as long as the system
 /// made from it, which the registry keeps for the whole process.
@@ -199,7 +206,7 @@ impl Program {
         if let Some(p) = every {
             c.block(&p.body, true);
         }
-        c.push(Op::RunEnd, "run ends", true);
+        let run_end = c.push(Op::RunEnd, RUN_END_STEP, true);
         for instr in &mut c.code {
             if let Op::Jump(usize::MAX) = instr.op {
                 instr.op = Op::Jump(every_run);
@@ -229,6 +236,7 @@ impl Program {
             has_first_run: first.is_some(),
             after_crash: after.unwrap_or(every_run),
             every_run,
+            run_end,
             scopes: c.all_scopes,
         }
     }

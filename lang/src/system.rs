@@ -22,7 +22,7 @@ use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
 use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
-use crate::program::{leak, Program};
+use crate::program::{leak, Op, Program};
 use crate::vocabulary::{self, Domain};
 
 /// The variant every file has: the one design it describes.
@@ -673,7 +673,8 @@ impl FileSystem {
     pub fn step_names(&self) -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Vec::new();
         for instr in &self.program.code {
-            if !instr.op.is_control() && !names.contains(&instr.step) {
+            let own = !instr.op.is_control() && !matches!(instr.op, Op::RunEnd);
+            if own && !names.contains(&instr.step) {
                 names.push(instr.step);
             }
         }
