@@ -545,7 +545,10 @@ impl Machine {
     /// The step `next run`, from a run's end: the next run starts with the volatile variables
     /// at their initial values, at `every run`'s first step.
     fn next_run(&self, state: &mut State) {
-        debug_assert!(state.runs < self.env.runs, "a run's end with no run left is done");
+        debug_assert!(
+            state.runs < self.env.runs,
+            "a run's end with no run left is done"
+        );
         state.runs += 1;
         self.reset_volatile(state);
         self.go(state, self.program.every_run);
@@ -1041,11 +1044,11 @@ impl Machine {
         match state.status {
             Status::Running(pc) => {
                 let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || (instr.atomic.is_some() && instr.step == name)
+                instr.label == Some(name) || (instr.atomic.is_some() && instr.base == name)
             }
             Status::Fatal(pc) => {
                 let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || instr.step == name
+                instr.label == Some(name) || instr.base == name
             }
             Status::Done => false,
         }

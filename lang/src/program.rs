@@ -11,7 +11,8 @@ use crate::outline::first_line;
 /// A variable's place in a state's variable array, and what a crash does to it.
 #[derive(Clone, Debug)]
 pub struct Slot {
-    /// Its name: a declared variable, a message, or a retry's hidden try counter (`#try3`).
+    /// Its name: a declared variable, a message, or a retry's try counter (`tries@14`, for
+    /// the `retry` on line 14: no variable can take that name).
     pub name: &'static str,
     /// Where it lives.
     pub storage: Storage,
@@ -19,8 +20,22 @@ pub struct Slot {
     pub ty: Type,
     /// Its value at the start (of each run, for a volatile one).
     pub init: ExprKind,
-    /// Whether a trace shows it (hidden try counters are not shown).
-    pub shown: bool,
+    /// What it is: a trace's legend says so.
+    pub kind: SlotKind,
+    /// An `async` variable's flushed copy's name in traces: `NAME.flushed` (no variable can
+    /// take it).
+    pub flushed: Option<&'static str>,
+}
+
+/// What a variable slot holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    /// A variable the file declares.
+    Declared,
+    /// The message of a `for each message`.
+    Message,
+    /// The tries a `retry` has made.
+    Tries,
 }
 
 /// One instruction.
@@ -111,8 +126,13 @@ pub struct Instr {
     /// What it does.
     pub op: Op,
     /// The step's name in traces: its label, or `LINE: TEXT` (a statement of a labelled block
-    /// carries the block's).
+    /// carries the block's); a procedure's step inlined at several calls names the lines of its
+    /// calls too (`12: x = pg_current_wal_lsn() (via line 20)`), so that a trace tells every
+    /// position of the connector apart.
     pub step: &'static str,
+    /// The step's name as the file writes it, the same in every inlined copy: what `at NAME`
+    /// compares.
+    pub base: &'static str,
     /// The instructions `start..end` of the labelled block this one is part of: one step.
     pub atomic: Option<(usize, usize)>,
     /// The procedures and labelled blocks it is inside, for `in NAME`.
@@ -176,7 +196,8 @@ impl Program {
             scopes: Vec::new(),
             all_scopes: Vec::new(),
             atomic: None,
-            retries: 0,
+            calls: Vec::new(),
+            copies: Vec::new(),
         };
         for v in file.vars() {
             c.slot(
@@ -184,7 +205,7 @@ impl Program {
                 v.storage,
                 v.ty.node,
                 v.init.node.clone(),
-                true,
+                SlotKind::Declared,
             );
         }
         let find = |kind: fn(&ProcKind) -> bool| file.procedures().find(|p| kind(&p.kind));
@@ -212,23 +233,8 @@ impl Program {
                 instr.op = Op::Jump(every_run);
             }
         }
-        let chooses = |op: &Op| match op {
-            Op::Receive { .. } => true,
-            Op::Call(call) | Op::AssignCall { call, .. } => matches!(
-                call.callee.node.as_str(),
-                "pg_replication_slot_advance" | "standby_status_update"
-            ),
-            _ => false,
-        };
-        let plain: Vec<bool> = (0..c.code.len())
-            .map(|i| {
-                let (start, end) = c.code[i].atomic.unwrap_or((i, i + 1));
-                !c.code[start..end].iter().any(|k| chooses(&k.op))
-            })
-            .collect();
-        for (instr, plain) in c.code.iter_mut().zip(plain) {
-            instr.plain = plain;
-        }
+        c.mark_plain();
+        c.name_copies();
         Program {
             slots: c.slots,
             code: c.code,
@@ -257,7 +263,10 @@ struct Compiler<'f> {
     all_scopes: Vec<&'static str>,
     /// The labelled block being compiled: its first instruction and its step name.
     atomic: Option<(usize, &'static str)>,
-    retries: usize,
+    /// The lines of the procedure calls being inlined, outermost first.
+    calls: Vec<usize>,
+    /// For each instruction, the lines of the calls it was inlined through.
+    copies: Vec<Vec<usize>>,
 }
 
 impl Compiler<'_> {
@@ -267,7 +276,7 @@ impl Compiler<'_> {
         storage: Storage,
         ty: Type,
         init: ExprKind,
-        shown: bool,
+        kind: SlotKind,
     ) -> usize {
         if let Some(&i) = self.vars.get(name) {
             return i;
@@ -278,7 +287,8 @@ impl Compiler<'_> {
             storage,
             ty,
             init,
-            shown,
+            kind,
+            flushed: (storage == Storage::DurableAsync).then(|| leak(&format!("{name}.flushed"))),
         });
         self.vars.insert(name.to_owned(), i);
         i
@@ -286,9 +296,11 @@ impl Compiler<'_> {
 
     fn push(&mut self, op: Op, step: &'static str, fair: bool) -> usize {
         let at = self.code.len();
+        self.copies.push(self.calls.clone());
         self.code.push(Instr {
             op,
             step,
+            base: step,
             atomic: None,
             scopes: self.scopes.clone(),
             label: None,
@@ -296,6 +308,53 @@ impl Compiler<'_> {
             plain: false,
         });
         at
+    }
+
+    /// Marks the instructions whose step is plain: nothing in it waits or takes a PostgreSQL
+    /// choice.
+    fn mark_plain(&mut self) {
+        let chooses = |op: &Op| match op {
+            Op::Receive { .. } => true,
+            Op::Call(call) | Op::AssignCall { call, .. } => matches!(
+                call.callee.node.as_str(),
+                "pg_replication_slot_advance" | "standby_status_update"
+            ),
+            _ => false,
+        };
+        let plain: Vec<bool> = (0..self.code.len())
+            .map(|i| {
+                let (start, end) = self.code[i].atomic.unwrap_or((i, i + 1));
+                !self.code[start..end].iter().any(|k| chooses(&k.op))
+            })
+            .collect();
+        for (instr, plain) in self.code.iter_mut().zip(plain) {
+            instr.plain = plain;
+        }
+    }
+
+    /// Tells apart the inlined copies of a step: a step name that instructions inlined through
+    /// different calls share takes the lines of those calls (`… (via line 20)`, `… (via lines
+    /// 20, 5)` through a procedure that calls another).
+    fn name_copies(&mut self) {
+        let mut chains: BTreeMap<&'static str, Vec<&Vec<usize>>> = BTreeMap::new();
+        for (instr, chain) in self.code.iter().zip(&self.copies) {
+            let seen = chains.entry(instr.base).or_default();
+            if !seen.contains(&chain) {
+                seen.push(chain);
+            }
+        }
+        for (instr, chain) in self.code.iter_mut().zip(&self.copies) {
+            if chains[instr.base].len() < 2 || chain.is_empty() {
+                continue;
+            }
+            let lines: Vec<String> = chain.iter().map(ToString::to_string).collect();
+            let s = if chain.len() > 1 { "s" } else { "" };
+            instr.step = leak(&format!(
+                "{} (via line{s} {})",
+                instr.base,
+                lines.join(", ")
+            ));
+        }
     }
 
     fn step_name(&self, stmt: &Stmt) -> &'static str {
@@ -330,6 +389,52 @@ impl Compiler<'_> {
         self.scopes.push(name);
     }
 
+    /// A call: a procedure of the file inlined, or a call of the vocabulary.
+    fn call(&mut self, stmt: &Stmt, call: &Call, step: &'static str, fair: bool) {
+        match self.procedures.get(&call.callee.node).copied() {
+            Some(procedure) => {
+                self.scope(&call.callee.node);
+                self.calls.push(stmt.span.line(self.source));
+                self.block(&procedure.body, fair);
+                self.calls.pop();
+                self.scopes.pop();
+            }
+            None => {
+                self.push(Op::Call(call.clone()), step, fair);
+            }
+        }
+    }
+
+    /// `retry TIMES times { BODY } until UNTIL`: its try counter, one a `retry` line (the
+    /// copies of an inlined one never run at once), to 0, the body, then the test.
+    fn retry(
+        &mut self,
+        stmt: &Stmt,
+        (times, body, until): (u64, &Block, &Expr),
+        step: &'static str,
+        fair: bool,
+    ) {
+        let name = format!("tries@{}", stmt.span.line(self.source));
+        let ty = Type::Counter(0, times);
+        let init = ExprKind::Number(0);
+        let counter = self.slot(&name, Storage::Volatile, ty, init, SlotKind::Tries);
+        self.push(Op::RetryStart { counter }, step, fair);
+        let body_at = self.code.len();
+        self.block(body, fair);
+        let until = until.clone();
+        let body = body_at;
+        self.push(
+            Op::RetryUntil {
+                counter,
+                times,
+                until,
+                body,
+            },
+            step,
+            fair,
+        );
+    }
+
     fn stmt(&mut self, stmt: &Stmt, fair: bool) {
         let step = self.step_name(stmt);
         let first = self.code.len();
@@ -356,16 +461,7 @@ impl Compiler<'_> {
                     fair,
                 );
             }
-            StmtKind::Call(call) => match self.procedures.get(&call.callee.node).copied() {
-                Some(procedure) => {
-                    self.scope(&call.callee.node);
-                    self.block(&procedure.body, fair);
-                    self.scopes.pop();
-                }
-                None => {
-                    self.push(Op::Call(call.clone()), step, fair);
-                }
-            },
+            StmtKind::Call(call) => self.call(stmt, call, step, fair),
             StmtKind::If {
                 cond,
                 then,
@@ -396,23 +492,7 @@ impl Compiler<'_> {
             // `retry 0 times` never runs its body (warning W01): nothing to compile.
             StmtKind::Retry { times, .. } if times.node == 0 => {}
             StmtKind::Retry { times, body, until } => {
-                self.retries += 1;
-                let name = format!("#try{}", self.retries);
-                let ty = Type::Counter(0, times.node);
-                let counter = self.slot(&name, Storage::Volatile, ty, ExprKind::Number(0), false);
-                self.push(Op::RetryStart { counter }, step, fair);
-                let body_at = self.code.len();
-                self.block(body, fair);
-                self.push(
-                    Op::RetryUntil {
-                        counter,
-                        times: times.node,
-                        until: until.clone(),
-                        body: body_at,
-                    },
-                    step,
-                    fair,
-                );
+                self.retry(stmt, (times.node, body, until), step, fair);
             }
             StmtKind::ForEach {
                 message,
@@ -424,7 +504,7 @@ impl Compiler<'_> {
                     Storage::Volatile,
                     Type::Message,
                     ExprKind::None,
-                    true,
+                    SlotKind::Message,
                 );
                 let head = self.code.len();
                 let branch = until.as_ref().map(|cond| {

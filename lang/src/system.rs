@@ -22,7 +22,7 @@ use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
 use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
-use crate::program::{leak, Op, Program};
+use crate::program::{leak, Op, Program, SlotKind};
 use crate::vocabulary::{self, Domain};
 
 /// The variant every file has: the one design it describes.
@@ -305,65 +305,130 @@ fn view(program: &Program) -> View {
             doc: "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)",
         },
     ];
-    for slot in program.slots.iter().filter(|s| s.shown) {
-        let doc = match slot.storage {
-            Storage::Durable => "a durable variable of the file (kept by a crash)",
-            Storage::DurableAsync => {
-                "an async durable variable of the file (a pending value is lost by a crash)"
-            }
-            Storage::Destination => "destination metadata of the file (written with a commit)",
-            Storage::Volatile => "a volatile variable of the file (reset by a crash and each run)",
-        };
-        let kind = match slot.ty {
-            Type::Lsn => "LSN or none",
-            Type::Bool => "bool",
-            Type::Counter(..) => "count",
-            _ => "text",
-        };
-        variables.push(VarInfo {
-            name: slot.name,
-            kind,
-            doc,
-        });
-    }
-    for (name, doc) in [
-        (
-            "published",
-            "client transactions on the published tables so far",
-        ),
-        ("other", "client transactions on other tables so far"),
-        ("runs", "connector runs started"),
-        ("connector_crashes", "connector crashes so far"),
-        ("pg_crashes", "PostgreSQL crashes so far"),
-    ] {
-        variables.push(VarInfo {
-            name,
-            kind: "count",
-            doc,
-        });
-    }
+    variables.extend(program.slots.iter().flat_map(slot_variables));
+    variables.extend(
+        BOOKKEEPING
+            .iter()
+            .map(|&(name, kind, doc)| VarInfo { name, kind, doc }),
+    );
     let mut key = vec!["step", "flush", "confirmed_flush", "destination"];
     key.extend(
         program
             .slots
             .iter()
-            .filter(|s| s.shown && s.storage != Storage::Volatile)
+            .filter(|s| s.kind == SlotKind::Declared && s.storage != Storage::Volatile)
             .map(|s| s.name),
     );
+    // A keepalive received changes no other column: a table shows its count when it changes.
+    let counters: Vec<&'static str> = BOOKKEEPING
+        .iter()
+        .map(|&(name, ..)| name)
+        .filter(|&name| name != "keepalives")
+        .collect();
     View {
         variables: Box::leak(variables.into_boxed_slice()),
         key_variables: Box::leak(key.into_boxed_slice()),
-        counters: &[
-            "published",
-            "other",
-            "runs",
-            "connector_crashes",
-            "pg_crashes",
-        ],
+        counters: Box::leak(counters.into_boxed_slice()),
         lanes: &LANES,
         ..SystemInfo::EMPTY.view
     }
 }
+
+/// The trace variables of a variable slot: its value, and an `async` variable's flushed copy
+/// (`NAME.flushed`, a name no variable can take).
+fn slot_variables(slot: &crate::program::Slot) -> Vec<VarInfo> {
+    let doc = match (slot.kind, slot.storage) {
+        (SlotKind::Tries, _) => {
+            "the tries the `retry` on that line has made (reset by a crash and each run)"
+        }
+        (_, Storage::Durable) => "a durable variable of the file (kept by a crash)",
+        (_, Storage::DurableAsync) => {
+            "an async durable variable of the file (a pending value is lost by a crash)"
+        }
+        (_, Storage::Destination) => "destination metadata of the file (written with a commit)",
+        (_, Storage::Volatile) => "a volatile variable of the file (reset by a crash and each run)",
+    };
+    let kind = match slot.ty {
+        Type::Lsn => "LSN or none",
+        Type::Bool => "bool",
+        Type::Counter(..) => "count",
+        _ => "text",
+    };
+    let mut vars = vec![VarInfo {
+        name: slot.name,
+        kind,
+        doc,
+    }];
+    if let Some(name) = slot.flushed {
+        vars.push(VarInfo {
+            name,
+            kind,
+            doc: "the async variable's value on disk: what a crash returns it to",
+        });
+    }
+    vars
+}
+
+/// The rest of a state, which a trace keeps and step tables leave out (the actions show the
+/// counters; the rest is PostgreSQL's and the connector's bookkeeping), but for `keepalives`:
+/// with them, two states a trace shows alike are the same state, so that a lasso's loop is the
+/// first state equal to its last.
+const BOOKKEEPING: &[(&str, &str, &str)] = &[
+    (
+        "published",
+        "count",
+        "client transactions on the published tables so far",
+    ),
+    (
+        "other",
+        "count",
+        "client transactions on other tables so far",
+    ),
+    ("runs", "count", "connector runs started"),
+    ("connector_crashes", "count", "connector crashes so far"),
+    ("pg_crashes", "count", "PostgreSQL crashes so far"),
+    (
+        "keepalives",
+        "count",
+        "keepalive messages the walsender sent so far",
+    ),
+    (
+        "stream",
+        "text",
+        "the replication connection: none, closed (by a PostgreSQL crash), or where its walsender \
+         decodes from, has read to and has sent to",
+    ),
+    (
+        "saved_restart_lsn",
+        "LSN or none",
+        "the slot's restart_lsn on disk",
+    ),
+    (
+        "slot_dirty",
+        "bool",
+        "the slot changed since it was last saved to disk",
+    ),
+    (
+        "commit_pending",
+        "bool",
+        "a synchronous commit waits for its flush (CommitFlush)",
+    ),
+    (
+        "first_run_done",
+        "bool",
+        "`first run` has ended (a crash before restarts it)",
+    ),
+    (
+        "slot_origin",
+        "LSN",
+        "where the slot was created: earlier transactions are the backfill's",
+    ),
+    (
+        "lost",
+        "bool",
+        "a START_REPLICATION skipped a transaction the destination did not hold",
+    ),
+];
 
 /// The sequence diagram's participants: the clients, PostgreSQL (its WAL), the slot, the
 /// connector and the destination. A step goes from the connector to what its statement calls,
@@ -511,28 +576,54 @@ impl Variables for State {
                 Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
             ),
         ];
-        for (slot, value) in program.slots.iter().zip(s.vars.iter()) {
-            if slot.shown {
-                let var = match value {
-                    Value::Bool(b) => Var::Bool(*b),
-                    Value::Count(n) => Var::Int(*n),
-                    _ => Var::Text(Shown(*value, &s.txns).to_string()),
-                };
-                vars.push((slot.name, var));
+        let value = |value: Value| match value {
+            Value::Bool(b) => Var::Bool(b),
+            Value::Count(n) => Var::Int(n),
+            _ => Var::Text(Shown(value, &s.txns).to_string()),
+        };
+        let mut flushed = s.flushed.iter();
+        for (slot, &v) in program.slots.iter().zip(s.vars.iter()) {
+            vars.push((slot.name, value(v)));
+            if let Some(name) = slot.flushed {
+                let on_disk = flushed.next().copied().unwrap_or(Value::None);
+                vars.push((name, value(on_disk)));
             }
         }
-        vars.extend([
-            ("published", Var::Int(u64::from(s.published))),
-            ("other", Var::Int(u64::from(s.other))),
-            ("runs", Var::Int(u64::from(s.runs))),
-            (
-                "connector_crashes",
-                Var::Int(u64::from(s.connector_crashes)),
-            ),
-            ("pg_crashes", Var::Int(u64::from(s.pg_crashes))),
-        ]);
+        vars.extend(bookkeeping(s));
         vars
     }
+}
+
+/// The values of [`BOOKKEEPING`], in its order.
+fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 13] {
+    let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
+    let count = |n: u8| Var::Int(u64::from(n));
+    let stream = match (s.walsender, s.stream_closed) {
+        (Some(w), _) => format!(
+            "from {}, read to {}, sent {}",
+            w.start_decoding_at, w.read_to, w.sent_ptr
+        ),
+        (None, true) => "closed".to_owned(),
+        (None, false) => "none".to_owned(),
+    };
+    let saved_restart = s
+        .slot
+        .map_or(walcheck_model::Lsn::INVALID, |d| d.slot.saved.restart_lsn);
+    [
+        ("published", count(s.published)),
+        ("other", count(s.other)),
+        ("runs", count(s.runs)),
+        ("connector_crashes", count(s.connector_crashes)),
+        ("pg_crashes", count(s.pg_crashes)),
+        ("keepalives", count(s.keepalives)),
+        ("stream", Var::Text(stream)),
+        ("saved_restart_lsn", lsn(saved_restart)),
+        ("slot_dirty", Var::Bool(s.slot.is_some_and(|d| d.dirty))),
+        ("commit_pending", Var::Bool(s.commit_pending)),
+        ("first_run_done", Var::Bool(s.first_done)),
+        ("slot_origin", lsn(s.slot_origin)),
+        ("lost", Var::Bool(s.lost)),
+    ]
 }
 
 impl FileModel {
