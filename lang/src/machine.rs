@@ -46,6 +46,10 @@ pub enum Value {
     Txns(u16),
     /// A counter's value.
     Count(u64),
+    /// A sum or difference of counters that left `0..=18446744073709551615` on the way: below
+    /// 0 (`false`) or past the top (`true`). Never held by a variable: assigned, it stops the
+    /// pipeline ([`Stop::OutOfRange`]); compared, it is below (above) every counter.
+    Outside(bool),
     /// A received message.
     Message(Message),
 }
@@ -85,7 +89,17 @@ impl Value {
     fn count(self) -> u64 {
         match self {
             Value::Count(n) => n,
+            Value::Outside(true) => u64::MAX,
             _ => 0,
+        }
+    }
+
+    /// A counter's place in the order of counters: below 0, a value, or past the top.
+    fn rank(self) -> (i8, u64) {
+        match self {
+            Value::Outside(false) => (-1, 0),
+            Value::Outside(true) => (1, 0),
+            other => (0, other.count()),
         }
     }
 }
@@ -103,6 +117,7 @@ impl fmt::Display for Shown<'_> {
             Value::Txn(Some(i)) => write!(f, "T{}", u16::from(i) + 1),
             Value::Txns(set) => f.write_str(&txn_set(set)),
             Value::Count(n) => write!(f, "{n}"),
+            Value::Outside(_) => f.write_str("out of range"),
             Value::Message(m) => match m.txn {
                 Some(i) => write!(f, "T{}", u16::from(i) + 1),
                 None => write!(f, "keepalive {}", m.wal_end),
@@ -722,10 +737,12 @@ impl Machine {
     /// Assigns, converting `none` to the variable's kind; a counter leaving its range is a
     /// fatal error of the design.
     fn set(&self, state: &mut State, var: usize, value: Value) -> Result<(), Stop> {
-        if let (Value::Count(n), Type::Counter(lo, hi)) = (value, self.program.slots[var].ty) {
-            if n < lo || n > hi {
-                return Err(Stop::OutOfRange);
+        match (value, self.program.slots[var].ty) {
+            (Value::Count(n), Type::Counter(lo, hi)) if n < lo || n > hi => {
+                return Err(Stop::OutOfRange)
             }
+            (Value::Outside(_), _) => return Err(Stop::OutOfRange),
+            _ => {}
         }
         let value = match (value, state.vars[var]) {
             (Value::None, Value::Lsn(_)) => Value::Lsn(Lsn::INVALID),
@@ -1394,9 +1411,26 @@ fn init(slot: &crate::program::Slot) -> Value {
     }
 }
 
+/// `a + b` (`add`) or `a - b` of counters, as [`Value::Outside`] when it leaves 64 bits.
+fn counter_sum(add: bool, a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Outside(side), _) => Value::Outside(side),
+        (_, Value::Outside(side)) => Value::Outside(side == add),
+        _ if add => a
+            .count()
+            .checked_add(b.count())
+            .map_or(Value::Outside(true), Value::Count),
+        _ => a
+            .count()
+            .checked_sub(b.count())
+            .map_or(Value::Outside(false), Value::Count),
+    }
+}
+
 fn binary(op: BinOp, a: Value, b: Value) -> Value {
-    let ordered = |a: Value, b: Value| match (a, b) {
-        (Value::Count(x), Value::Count(y)) => x.cmp(&y),
+    let counter = |v: Value| matches!(v, Value::Count(_) | Value::Outside(_));
+    let ordered = |a: Value, b: Value| match (counter(a), counter(b)) {
+        (true, true) => a.rank().cmp(&b.rank()),
         _ => a.lsn().cmp(&b.lsn()),
     };
     let equal = || {
@@ -1415,8 +1449,8 @@ fn binary(op: BinOp, a: Value, b: Value) -> Value {
         BinOp::Ge => ordered(a, b).is_ge(),
         BinOp::And => a.truth() && b.truth(),
         BinOp::Or => a.truth() || b.truth(),
-        BinOp::Add => return Value::Count(a.count().saturating_add(b.count())),
-        // Below 0 is out of every range: `set` stops the pipeline there.
-        BinOp::Sub => return Value::Count(a.count().checked_sub(b.count()).unwrap_or(u64::MAX)),
+        // Exact within 64 bits, left to right; a result outside them stays outside (the side of
+        // the first operand outside): assigned, it stops the pipeline there.
+        BinOp::Add | BinOp::Sub => return counter_sum(op == BinOp::Add, a, b),
     })
 }

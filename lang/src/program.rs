@@ -183,6 +183,7 @@ impl Program {
     pub fn compile(file: &File, source: &str) -> Program {
         let mut c = Compiler {
             source,
+            lines: Lines::of(source),
             procedures: file
                 .procedures()
                 .filter_map(|p| match &p.kind {
@@ -255,6 +256,8 @@ impl Program {
 
 struct Compiler<'f> {
     source: &'f str,
+    /// Where `source`'s lines start.
+    lines: Lines,
     procedures: BTreeMap<String, &'f Procedure>,
     slots: Vec<Slot>,
     vars: BTreeMap<String, usize>,
@@ -366,7 +369,7 @@ impl Compiler<'_> {
             None => {
                 let text = first_line(stmt.span.text(self.source));
                 let text = text.strip_suffix('{').unwrap_or(text).trim_end();
-                leak(&format!("{}: {text}", stmt.span.line(self.source)))
+                leak(&format!("{}: {text}", self.lines.line(stmt.span)))
             }
         }
     }
@@ -394,7 +397,7 @@ impl Compiler<'_> {
         match self.procedures.get(&call.callee.node).copied() {
             Some(procedure) => {
                 self.scope(&call.callee.node);
-                self.calls.push(stmt.span.line(self.source));
+                self.calls.push(self.lines.line(stmt.span));
                 self.block(&procedure.body, fair);
                 self.calls.pop();
                 self.scopes.pop();
@@ -414,7 +417,7 @@ impl Compiler<'_> {
         step: &'static str,
         fair: bool,
     ) {
-        let name = format!("tries@{}", stmt.span.line(self.source));
+        let name = format!("tries@{}", self.lines.line(stmt.span));
         let ty = Type::Counter(0, times);
         let init = ExprKind::Number(0);
         let counter = self.slot(&name, Storage::Volatile, ty, init, SlotKind::Tries);

@@ -657,8 +657,9 @@ macro_rules! conditions {
 conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
     32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
 
-/// The most properties (built-in and the file's own) a file may have.
-pub const PROPERTIES_MAX: usize = 64;
+/// The most properties (built-in and the file's own) a file may have: one condition each above.
+pub use crate::limits::PROPERTIES_MAX;
+const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
 
 impl Model for FileModel {
     type State = State;
@@ -762,14 +763,12 @@ pub struct Reached {
 impl FileSystem {
     /// Every step of the file, in file order, once each.
     pub fn step_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = Vec::new();
-        for instr in &self.program.code {
-            let own = !instr.op.is_control() && !matches!(instr.op, Op::RunEnd);
-            if own && !names.contains(&instr.step) {
-                names.push(instr.step);
-            }
-        }
-        names
+        let mut seen = BTreeSet::new();
+        let own = |instr: &&crate::program::Instr| {
+            !instr.op.is_control() && !matches!(instr.op, Op::RunEnd)
+        };
+        let steps = self.program.code.iter().filter(own).map(|i| i.step);
+        steps.filter(|step| seen.insert(*step)).collect()
     }
 
     /// Explores `config` breadth-first and says which steps it reached and which it crashed at:
