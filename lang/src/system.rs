@@ -414,6 +414,12 @@ const BOOKKEEPING: &[(&str, &str, &str)] = &[
         "a synchronous commit waits for its flush (CommitFlush)",
     ),
     (
+        "transactions",
+        "text",
+        "each committed transaction: its commit mode, its WAL (first to end LSN), and `other` when \
+         it is on tables outside the publication",
+    ),
+    (
         "first_run_done",
         "bool",
         "`first run` has ended (a crash before restarts it)",
@@ -594,8 +600,26 @@ impl Variables for State {
     }
 }
 
+/// `T1 sync 0/1000000-0/1002000, T2 async 0/1002000-0/1004000 other`: what tells the
+/// committed transactions apart beyond their names.
+fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
+    let described: Vec<String> = txns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mode = match t.mode {
+                CommitMode::Sync => "sync",
+                CommitMode::Async => "async",
+            };
+            let other = if t.is_published() { "" } else { " other" };
+            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+        })
+        .collect();
+    described.join(", ")
+}
+
 /// The values of [`BOOKKEEPING`], in its order.
-fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 13] {
+fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
     let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
     let count = |n: u8| Var::Int(u64::from(n));
     let stream = match (s.walsender, s.stream_closed) {
@@ -620,6 +644,7 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 13] {
         ("saved_restart_lsn", lsn(saved_restart)),
         ("slot_dirty", Var::Bool(s.slot.is_some_and(|d| d.dirty))),
         ("commit_pending", Var::Bool(s.commit_pending)),
+        ("transactions", Var::Text(transactions(&s.txns))),
         ("first_run_done", Var::Bool(s.first_done)),
         ("slot_origin", lsn(s.slot_origin)),
         ("lost", Var::Bool(s.lost)),
