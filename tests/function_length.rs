@@ -27,7 +27,6 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("lang/src/machine.rs", "apply", 109),
     ("lang/src/program.rs", "stmt", 135),
     ("lang/src/system.rs", "new", 86),
-    ("lang/src/system.rs", "view", 87),
     ("sim/src/observed.rs", "protocol_step", 87),
     ("sim/src/observed.rs", "replay_observed", 180),
     ("sim/src/plot.rs", "draw", 134),

@@ -239,78 +239,34 @@ fn unit(name: &str) -> &'static str {
     }
 }
 
+/// The columns every trace of a file has first: the connector's position, PostgreSQL's
+/// pointers and slot, the destination.
+const COLUMNS: &[(&str, &str, &str)] = &[
+    ("step", "text", "the connector's next step (a label, LINE: statement, or next run at a run's end), done, or where it stopped"),
+    ("insert", "LSN", "the WAL insert pointer"),
+    ("write", "LSN", "the WAL write pointer (pg_current_wal_lsn)"),
+    ("flush", "LSN", "the WAL flush pointer: what a crash keeps and the walsender may send"),
+    ("replay", "LSN or none", "a standby's replay pointer"),
+    ("confirmed_flush", "LSN or none", "the slot's confirmed_flush_lsn: where a restart streams from"),
+    ("restart_lsn", "LSN or none", "the slot's restart_lsn"),
+    ("saved_confirmed_flush", "LSN or none", "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to"),
+    ("committed", "list", "the client transactions committed (T1, T2, … in commit order)"),
+    ("destination", "list", "the transactions the destination durably holds"),
+    ("batch", "list", "the destination's open batch (lost by a connector crash)"),
+    ("error", "text", "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)"),
+];
+
 /// The trace view: PostgreSQL's pointers and slot, the connector's position and variables, the
 /// destination.
 fn view(program: &Program) -> View {
-    let mut variables = vec![
-        VarInfo {
-            name: "step",
-            kind: "text",
-            doc:
-                "the connector's next step (a label, or LINE: statement), done, or where it stopped",
-        },
-        VarInfo {
-            name: "insert",
-            kind: "LSN",
-            doc: "the WAL insert pointer",
-        },
-        VarInfo {
-            name: "write",
-            kind: "LSN",
-            doc: "the WAL write pointer (pg_current_wal_lsn)",
-        },
-        VarInfo {
-            name: "flush",
-            kind: "LSN",
-            doc: "the WAL flush pointer: what a crash keeps and the walsender may send",
-        },
-        VarInfo {
-            name: "replay",
-            kind: "LSN or none",
-            doc: "a standby's replay pointer",
-        },
-        VarInfo {
-            name: "confirmed_flush",
-            kind: "LSN or none",
-            doc: "the slot's confirmed_flush_lsn: where a restart streams from",
-        },
-        VarInfo {
-            name: "restart_lsn",
-            kind: "LSN or none",
-            doc: "the slot's restart_lsn",
-        },
-        VarInfo {
-            name: "saved_confirmed_flush",
-            kind: "LSN or none",
-            doc: "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to",
-        },
-        VarInfo {
-            name: "committed",
-            kind: "list",
-            doc: "the client transactions committed (T1, T2, … in commit order)",
-        },
-        VarInfo {
-            name: "destination",
-            kind: "list",
-            doc: "the transactions the destination durably holds",
-        },
-        VarInfo {
-            name: "batch",
-            kind: "list",
-            doc: "the destination's open batch (lost by a connector crash)",
-        },
-        VarInfo {
-            name: "error",
-            kind: "text",
-            doc: "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)",
-        },
-    ];
+    let info = |&(name, kind, doc): &(&'static str, &'static str, &'static str)| VarInfo {
+        name,
+        kind,
+        doc,
+    };
+    let mut variables: Vec<VarInfo> = COLUMNS.iter().map(info).collect();
     variables.extend(program.slots.iter().flat_map(slot_variables));
-    variables.extend(
-        BOOKKEEPING
-            .iter()
-            .map(|&(name, kind, doc)| VarInfo { name, kind, doc }),
-    );
+    variables.extend(BOOKKEEPING.iter().map(info));
     let mut key = vec!["step", "flush", "confirmed_flush", "destination"];
     key.extend(
         program
