@@ -397,23 +397,30 @@ fn liveness_searched<M: CheckModel>(
     entry: &Entry,
     outcome: liveness::Outcome<M::State, M::Action>,
 ) -> Searched {
-    let trace = outcome.lasso.as_ref().map(|lasso| {
-        let trace = to_trace(model, entry, outcome.verdict, &lasso.path);
-        assert_eq!(
-            trace.loop_index(),
-            Some(lasso.loop_index),
-            "a lasso's loop state is the first state of its trace equal to the last"
-        );
-        trace
-    });
-    // A lasso that could not be rebuilt is inconclusive, said by its limit's name; the result
-    // turns it into an error ([`collision_error`]).
-    let limit = match outcome.collision {
-        Some(_) => Some(LIVENESS_COLLISION),
-        None => outcome.limit.map(limit_name),
+    let trace = outcome
+        .lasso
+        .as_ref()
+        .map(|lasso| to_trace(model, entry, outcome.verdict, &lasso.path));
+    // A trace marks its loop at the first state equal to its last (`Trace::loop_index`): a lasso
+    // whose trace shows its loop state earlier (the system's variables do not tell two of its
+    // states apart) cannot be written as one.
+    let hidden = trace
+        .as_ref()
+        .zip(outcome.lasso.as_ref())
+        .is_some_and(|(t, lasso)| t.loop_index() != Some(lasso.loop_index));
+    // A lasso that could not be rebuilt or written is inconclusive, said by its limit's name;
+    // the result turns it into an error ([`collision_error`]).
+    let limit = match (outcome.collision.as_ref(), hidden) {
+        (Some(_), _) => Some(LIVENESS_COLLISION),
+        (None, true) => Some(LASSO_HIDDEN),
+        (None, false) => outcome.limit.map(limit_name),
+    };
+    let (verdict, trace) = match hidden {
+        true => (Verdict::Inconclusive, None),
+        false => (outcome.verdict, trace),
     };
     (
-        outcome.verdict,
+        verdict,
         outcome.states,
         outcome.unique_states,
         outcome.max_depth,
@@ -425,8 +432,11 @@ fn liveness_searched<M: CheckModel>(
 /// The limit a liveness check reports when the lasso it found could not be rebuilt.
 const LIVENESS_COLLISION: &str = "liveness-collision";
 
-/// A result's limit and error from what its search said: a lasso that could not be rebuilt is
-/// an error, not a budget.
+/// The limit a liveness check reports when the lasso it found cannot be written as a trace.
+const LASSO_HIDDEN: &str = "lasso-loop-hidden";
+
+/// A result's limit and error from what its search said: a lasso that could not be rebuilt, or
+/// written as a trace, is an error, not a budget.
 fn collision_error(limit: Option<&'static str>) -> (Option<&'static str>, Option<String>) {
     match limit {
         Some(LIVENESS_COLLISION) => (
@@ -434,6 +444,14 @@ fn collision_error(limit: Option<&'static str>) -> (Option<&'static str>, Option
             Some(
                 "two states share a 64-bit fingerprint in the liveness graph, so its lasso could \
                  not be rebuilt"
+                    .to_owned(),
+            ),
+        ),
+        Some(LASSO_HIDDEN) => (
+            None,
+            Some(
+                "the lasso's trace shows its loop state earlier than the loop: the system's \
+                 trace variables do not tell two of its states apart"
                     .to_owned(),
             ),
         ),

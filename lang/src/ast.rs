@@ -34,6 +34,28 @@ impl Span {
     }
 }
 
+/// Where each line of a text starts: a span's line found in logarithmic time, where
+/// [`Span::line`] counts the text before it.
+#[derive(Clone, Debug)]
+pub struct Lines(Vec<usize>);
+
+impl Lines {
+    /// The lines of `source`.
+    pub fn of(source: &str) -> Lines {
+        let after_newlines = source
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i + 1);
+        Lines(std::iter::once(0).chain(after_newlines).collect())
+    }
+
+    /// The 1-based line of `span`'s start, as [`Span::line`] gives it.
+    pub fn line(&self, span: Span) -> usize {
+        self.0.partition_point(|&start| start <= span.start)
+    }
+}
+
 /// A node and the span of its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spanned<T> {

@@ -22,6 +22,8 @@ pub fn check_file(file: &File, source: &str) -> Vec<Diagnostic> {
     c.procedures(file);
     c.properties(file);
     c.diagnostics
+        .extend(crate::limits::check_limits(file, source));
+    c.diagnostics
         .sort_by_key(|d| (d.span.start, d.span.end, d.code));
     c.diagnostics
 }
@@ -1177,11 +1179,31 @@ fn named_ref(p: &Procedure) -> Option<&str> {
 // ---- procedures: recursion, use, reachability ----------------------------------------------
 
 impl Checker<'_> {
-    /// A procedure that calls itself, directly or not, is an unbounded loop.
+    /// A procedure that calls itself, directly or not, is an unbounded loop: one in a strongly
+    /// connected component of the calls with another, or calling itself (linear in the calls,
+    /// without recursion: a chain of thousands of procedures is read in one pass).
     fn recursion(&mut self, file: &File) {
+        let mut graph = petgraph::Graph::<&str, ()>::new();
+        let mut nodes: BTreeMap<&str, petgraph::graph::NodeIndex> = BTreeMap::new();
+        let mut looping: BTreeSet<String> = BTreeSet::new();
+        for (callee, callers) in &self.calls {
+            for caller in callers {
+                if caller == callee {
+                    looping.insert(callee.clone());
+                }
+                let [from, to] =
+                    [caller, callee].map(|n| *nodes.entry(n).or_insert_with(|| graph.add_node(n)));
+                graph.add_edge(from, to, ());
+            }
+        }
+        for component in petgraph::algo::kosaraju_scc(&graph) {
+            if component.len() > 1 {
+                looping.extend(component.iter().map(|&i| graph[i].to_owned()));
+            }
+        }
         for p in file.procedures() {
             let Some(name) = named_ref(p) else { continue };
-            if self.reaches(name, name) {
+            if looping.contains(name) {
                 let message = format!("procedure `{name}` calls itself");
                 let span = p.head;
                 let d = Diagnostic::new(
@@ -1194,23 +1216,6 @@ impl Checker<'_> {
                 self.report(d);
             }
         }
-    }
-
-    /// Whether `from` is called, through any chain of calls, by `target`.
-    fn reaches(&self, target: &str, from: &str) -> bool {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![from.to_string()];
-        while let Some(callee) = stack.pop() {
-            for caller in self.calls.get(&callee).into_iter().flatten() {
-                if caller == target {
-                    return true;
-                }
-                if seen.insert(caller.clone()) {
-                    stack.push(caller.clone());
-                }
-            }
-        }
-        false
     }
 
     /// `after crash` when the environment injects no connector crash.

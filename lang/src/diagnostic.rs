@@ -47,6 +47,9 @@ pub enum Code {
     /// A construct in a place where it cannot mean anything (a loop inside one atomic step, a
     /// property's condition in the code, a second `every run`).
     Misplaced,
+    /// A file past one of walcheck's limits on its size: its properties, the instructions its
+    /// runs compile to, how deep its inlined procedures nest.
+    Limit,
     /// A step no run can reach.
     Unreachable,
 }
@@ -68,6 +71,7 @@ impl Code {
             Code::BadKnob => "E11",
             Code::Duplicate => "E12",
             Code::Misplaced => "E13",
+            Code::Limit => "E14",
             Code::Unreachable => "W01",
         }
     }

@@ -20,6 +20,7 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod limits;
 pub mod machine;
 pub mod outline;
 mod parser;

@@ -46,6 +46,10 @@ pub enum Value {
     Txns(u16),
     /// A counter's value.
     Count(u64),
+    /// A sum or difference of counters that left `0..=18446744073709551615` on the way: below
+    /// 0 (`false`) or past the top (`true`). Never held by a variable: assigned, it stops the
+    /// pipeline ([`Stop::OutOfRange`]); compared, it is below (above) every counter.
+    Outside(bool),
     /// A received message.
     Message(Message),
 }
@@ -85,7 +89,17 @@ impl Value {
     fn count(self) -> u64 {
         match self {
             Value::Count(n) => n,
+            Value::Outside(true) => u64::MAX,
             _ => 0,
+        }
+    }
+
+    /// A counter's place in the order of counters: below 0, a value, or past the top.
+    fn rank(self) -> (i8, u64) {
+        match self {
+            Value::Outside(false) => (-1, 0),
+            Value::Outside(true) => (1, 0),
+            other => (0, other.count()),
         }
     }
 }
@@ -103,6 +117,7 @@ impl fmt::Display for Shown<'_> {
             Value::Txn(Some(i)) => write!(f, "T{}", u16::from(i) + 1),
             Value::Txns(set) => f.write_str(&txn_set(set)),
             Value::Count(n) => write!(f, "{n}"),
+            Value::Outside(_) => f.write_str("out of range"),
             Value::Message(m) => match m.txn {
                 Some(i) => write!(f, "T{}", u16::from(i) + 1),
                 None => write!(f, "keepalive {}", m.wal_end),
@@ -527,18 +542,36 @@ impl Machine {
         }
     }
 
-    /// A run ended (its end, or a retryable fail): the next one starts, if any is left.
+    /// A run ended (its end, or a retryable fail): its replication connection closes and its
+    /// open batch is lost, its memory stays as its last step left it. The state is the run's
+    /// end, a state of its own that every property sees: the connector's next step there is
+    /// `next run` ([`Machine::next_run`]), or, when `runs` allows no other, the pipeline is done.
     fn end_run(&self, state: &mut State) {
         state.walsender = None;
         state.stream_closed = false;
         state.batch = 0;
-        if state.runs >= self.env.runs {
-            state.status = Status::Done;
-            return;
-        }
+        state.status = if state.runs >= self.env.runs {
+            Status::Done
+        } else {
+            Status::Running(self.program.run_end as u16)
+        };
+    }
+
+    /// The step `next run`, from a run's end: the next run starts with the volatile variables
+    /// at their initial values, at `every run`'s first step.
+    fn next_run(&self, state: &mut State) {
+        debug_assert!(
+            state.runs < self.env.runs,
+            "a run's end with no run left is done"
+        );
         state.runs += 1;
         self.reset_volatile(state);
         self.go(state, self.program.every_run);
+    }
+
+    /// Whether the connector is at a run's end: its run is over, the next not started.
+    pub fn at_run_end(&self, state: &State) -> bool {
+        state.status == Status::Running(self.program.run_end as u16)
     }
 
     fn reset_volatile(&self, state: &mut State) {
@@ -620,6 +653,10 @@ impl Machine {
         };
         state.error = None;
         let mut pc = pc as usize;
+        if pc == self.program.run_end {
+            self.next_run(state);
+            return false;
+        }
         let region = self.program.code[pc].atomic;
         loop {
             let mut next = pc + 1;
@@ -643,10 +680,14 @@ impl Machine {
                 }
             }
             self.go(state, next);
+            // A labelled block is one step: its instructions run forward (the static checks
+            // allow no loop and no call in it) until control leaves it. A run's end is outside
+            // every block, so one step never reaches into the next run.
             match (region, state.status) {
                 (Some((start, end)), Status::Running(next))
-                    if (next as usize) >= start && (next as usize) < end =>
+                    if (next as usize) > pc && (next as usize) < end =>
                 {
+                    debug_assert!(next as usize >= start);
                     pc = next as usize;
                 }
                 _ => return false,
@@ -696,10 +737,12 @@ impl Machine {
     /// Assigns, converting `none` to the variable's kind; a counter leaving its range is a
     /// fatal error of the design.
     fn set(&self, state: &mut State, var: usize, value: Value) -> Result<(), Stop> {
-        if let (Value::Count(n), Type::Counter(lo, hi)) = (value, self.program.slots[var].ty) {
-            if n < lo || n > hi {
-                return Err(Stop::OutOfRange);
+        match (value, self.program.slots[var].ty) {
+            (Value::Count(n), Type::Counter(lo, hi)) if n < lo || n > hi => {
+                return Err(Stop::OutOfRange)
             }
+            (Value::Outside(_), _) => return Err(Stop::OutOfRange),
+            _ => {}
         }
         let value = match (value, state.vars[var]) {
             (Value::None, Value::Lsn(_)) => Value::Lsn(Lsn::INVALID),
@@ -1018,11 +1061,11 @@ impl Machine {
         match state.status {
             Status::Running(pc) => {
                 let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || (instr.atomic.is_some() && instr.step == name)
+                instr.label == Some(name) || (instr.atomic.is_some() && instr.base == name)
             }
             Status::Fatal(pc) => {
                 let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || instr.step == name
+                instr.label == Some(name) || instr.base == name
             }
             Status::Done => false,
         }
@@ -1142,8 +1185,11 @@ impl Machine {
         }
         let crashes = state.connector_crashes + state.pg_crashes;
         if crashes < env.crashes {
+            // A crash needs a run in progress: at a run's end the connector has no step under
+            // way, and a crash at the next run's first step is the same fault.
             if state.connector_crashes < env.connector_crashes
                 && matches!(state.status, Status::Running(_))
+                && !self.at_run_end(state)
             {
                 actions.push(Action::ConnectorCrash);
             }
@@ -1365,9 +1411,26 @@ fn init(slot: &crate::program::Slot) -> Value {
     }
 }
 
+/// `a + b` (`add`) or `a - b` of counters, as [`Value::Outside`] when it leaves 64 bits.
+fn counter_sum(add: bool, a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Outside(side), _) => Value::Outside(side),
+        (_, Value::Outside(side)) => Value::Outside(side == add),
+        _ if add => a
+            .count()
+            .checked_add(b.count())
+            .map_or(Value::Outside(true), Value::Count),
+        _ => a
+            .count()
+            .checked_sub(b.count())
+            .map_or(Value::Outside(false), Value::Count),
+    }
+}
+
 fn binary(op: BinOp, a: Value, b: Value) -> Value {
-    let ordered = |a: Value, b: Value| match (a, b) {
-        (Value::Count(x), Value::Count(y)) => x.cmp(&y),
+    let counter = |v: Value| matches!(v, Value::Count(_) | Value::Outside(_));
+    let ordered = |a: Value, b: Value| match (counter(a), counter(b)) {
+        (true, true) => a.rank().cmp(&b.rank()),
         _ => a.lsn().cmp(&b.lsn()),
     };
     let equal = || {
@@ -1386,8 +1449,8 @@ fn binary(op: BinOp, a: Value, b: Value) -> Value {
         BinOp::Ge => ordered(a, b).is_ge(),
         BinOp::And => a.truth() && b.truth(),
         BinOp::Or => a.truth() || b.truth(),
-        BinOp::Add => return Value::Count(a.count().saturating_add(b.count())),
-        // Below 0 is out of every range: `set` stops the pipeline there.
-        BinOp::Sub => return Value::Count(a.count().checked_sub(b.count()).unwrap_or(u64::MAX)),
+        // Exact within 64 bits, left to right; a result outside them stays outside (the side of
+        // the first operand outside): assigned, it stops the pipeline there.
+        BinOp::Add | BinOp::Sub => return counter_sum(op == BinOp::Add, a, b),
     })
 }

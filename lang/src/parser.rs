@@ -27,8 +27,10 @@ struct State {
     depth: Cell<usize>,
 }
 
-/// The deepest nesting of blocks, parentheses and `not`s a file may have: deeper text is an
-/// error, not a stack overflow.
+/// The deepest nesting of blocks (an `else if` nests one level deeper), parentheses, `not`s
+/// and operators a file may have, each operator of a chain (`a and b and c`, `t + 1 + 1`,
+/// `m.txn.end_lsn`) one level deeper than the one before: deeper text is an error, not a stack
+/// overflow where the tree is read.
 pub const NESTING_MAX: usize = 64;
 type PResult<T> = ModalResult<T, ContextError>;
 
@@ -311,6 +313,18 @@ fn number(i: &mut In<'_>) -> PResult<Spanned<u64>> {
     .parse_next(i)
 }
 
+/// A counter's value or bound: a decimal number of 64 bits at most, an error past it (a counter
+/// holds `0..=18446744073709551615`).
+fn counter_number(i: &mut In<'_>) -> PResult<Spanned<u64>> {
+    let digits = peek(take_while(1.., |c: char| c.is_ascii_digit())).parse_next(i)?;
+    if digits.parse::<u64>().is_err() {
+        let what = expected("a number of 64 bits at most (18446744073709551615)");
+        let e = ContextError::new().add_context(i, &i.checkpoint(), what);
+        return Err(ErrMode::Cut(e));
+    }
+    number(i)
+}
+
 /// An LSN as PostgreSQL prints it: `X/Y`, two hexadecimal numbers of 32 bits, in bytes.
 fn lsn(i: &mut In<'_>) -> PResult<Spanned<u64>> {
     let hex = || take_while(1..=8, |c: char| c.is_ascii_hexdigit());
@@ -447,7 +461,7 @@ fn durable_kind(i: &mut In<'_>) -> PResult<Storage> {
 }
 
 fn ty(i: &mut In<'_>) -> PResult<Spanned<Type>> {
-    let counter = (number, sym(".."), number).map(|(lo, _, hi)| Spanned {
+    let counter = (counter_number, sym(".."), counter_number).map(|(lo, _, hi)| Spanned {
         node: Type::Counter(lo.node, hi.node),
         span: Span::new(lo.span.start, hi.span.end),
     });
@@ -566,16 +580,32 @@ fn block(i: &mut In<'_>) -> PResult<Block> {
 /// `p`, one level deeper; an error past [`NESTING_MAX`].
 fn nested<T>(i: &mut In<'_>, p: impl FnOnce(&mut In<'_>) -> PResult<T>) -> PResult<T> {
     let depth = i.state.depth.get();
+    deeper(i, "less nesting (64 levels at most)")?;
+    let out = p(i);
+    i.state.depth.set(depth);
+    out
+}
+
+/// One level deeper, for the rest of the caller's rule (which sets the depth back); an error
+/// saying `what` it expected past [`NESTING_MAX`].
+fn deeper(i: &mut In<'_>, what: &'static str) -> PResult<()> {
+    let depth = i.state.depth.get();
     if depth >= NESTING_MAX {
-        let e = ContextError::new().add_context(
-            i,
-            &i.checkpoint(),
-            expected("less nesting (64 levels at most)"),
-        );
+        let e = ContextError::new().add_context(i, &i.checkpoint(), expected(what));
         return Err(ErrMode::Cut(e));
     }
     i.state.depth.set(depth + 1);
-    let out = p(i);
+    Ok(())
+}
+
+/// Past [`NESTING_MAX`] in a chain of operators.
+const CHAIN_MAX: &str =
+    "a shorter chain of operators (64 levels of nesting at most, an operator one each)";
+
+/// `chain`, the depth set back after it: the levels its operators took are its own.
+fn chained<T>(i: &mut In<'_>, chain: impl FnOnce(&mut In<'_>) -> PResult<T>) -> PResult<T> {
+    let depth = i.state.depth.get();
+    let out = chain(i);
     i.state.depth.set(depth);
     out
 }
@@ -654,7 +684,7 @@ fn if_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
 
 /// `else { … }`, or `else if …` as a block holding that one `if`.
 fn else_branch(i: &mut In<'_>) -> PResult<Block> {
-    let nested = |i: &mut In<'_>| {
+    let else_if = |i: &mut In<'_>| {
         let (kind, range) = if_stmt.with_span().parse_next(i)?;
         let span = Span::new(range.start, last_end(i).max(range.start));
         Ok(Block {
@@ -667,7 +697,8 @@ fn else_branch(i: &mut In<'_>) -> PResult<Block> {
             span,
         })
     };
-    alt((block, nested))
+    // An `else if` nests its `if` one level deeper, as `else { if … }` would.
+    alt((block, move |i: &mut In<'_>| nested(i, else_if)))
         .context(expected("`{` or `if`"))
         .parse_next(i)
 }
@@ -826,19 +857,22 @@ fn and_expr(i: &mut In<'_>) -> PResult<Expr> {
     binary_chain(i, ("and", BinOp::And), not_expr)
 }
 
-/// `first (OP next)*`, folded to the left.
+/// `first (OP next)*`, folded to the left, each operator a level deeper.
 fn binary_chain(
     i: &mut In<'_>,
     (word, op): (&'static str, BinOp),
     mut next: impl FnMut(&mut In<'_>) -> PResult<Expr>,
 ) -> PResult<Expr> {
-    let mut lhs = next(i)?;
-    loop {
-        let op = opt(kw(word).value(op)).parse_next(i)?;
-        let Some(op) = op else { return Ok(lhs) };
-        let rhs = cut_err(|i: &mut In<'_>| next(i)).parse_next(i)?;
-        lhs = binary(op, lhs, rhs);
-    }
+    chained(i, |i| {
+        let mut lhs = next(i)?;
+        loop {
+            let op = opt(kw(word).value(op)).parse_next(i)?;
+            let Some(op) = op else { return Ok(lhs) };
+            deeper(i, CHAIN_MAX)?;
+            let rhs = cut_err(|i: &mut In<'_>| next(i)).parse_next(i)?;
+            lhs = binary(op, lhs, rhs);
+        }
+    })
 }
 
 fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
@@ -884,29 +918,36 @@ fn comparison(i: &mut In<'_>) -> PResult<Expr> {
 }
 
 fn sum(i: &mut In<'_>) -> PResult<Expr> {
-    let mut lhs = postfix(i)?;
-    loop {
-        let op = opt(alt((
-            sym("+").value(BinOp::Add),
-            sym("-").value(BinOp::Sub),
-        )))
-        .parse_next(i)?;
-        let Some(op) = op else { return Ok(lhs) };
-        let rhs = cut_err(postfix).parse_next(i)?;
-        lhs = binary(op, lhs, rhs);
-    }
+    chained(i, |i| {
+        let mut lhs = postfix(i)?;
+        loop {
+            let op = opt(alt((
+                sym("+").value(BinOp::Add),
+                sym("-").value(BinOp::Sub),
+            )))
+            .parse_next(i)?;
+            let Some(op) = op else { return Ok(lhs) };
+            deeper(i, CHAIN_MAX)?;
+            let rhs = cut_err(postfix).parse_next(i)?;
+            lhs = binary(op, lhs, rhs);
+        }
+    })
 }
 
 fn postfix(i: &mut In<'_>) -> PResult<Expr> {
-    let mut e = primary(i)?;
-    while let Some(field) = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)? {
-        let span = Span::new(e.span.start, field.span.end);
-        e = Spanned {
-            node: ExprKind::Field(Box::new(e), field),
-            span,
-        };
-    }
-    Ok(e)
+    chained(i, |i| {
+        let mut e = primary(i)?;
+        let dot = |i: &mut In<'_>| preceded(sym("."), must(any_word, "a field name")).parse_next(i);
+        while let Some(field) = opt(dot).parse_next(i)? {
+            deeper(i, CHAIN_MAX)?;
+            let span = Span::new(e.span.start, field.span.end);
+            e = Spanned {
+                node: ExprKind::Field(Box::new(e), field),
+                span,
+            };
+        }
+        Ok(e)
+    })
 }
 
 fn primary(i: &mut In<'_>) -> PResult<Expr> {
@@ -915,7 +956,7 @@ fn primary(i: &mut In<'_>) -> PResult<Expr> {
             node: ExprKind::Lsn(l.node),
             span: l.span,
         }),
-        number.map(|n| Spanned {
+        counter_number.map(|n| Spanned {
             node: ExprKind::Number(n.node),
             span: n.span,
         }),

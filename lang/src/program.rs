@@ -11,7 +11,8 @@ use crate::outline::first_line;
 /// A variable's place in a state's variable array, and what a crash does to it.
 #[derive(Clone, Debug)]
 pub struct Slot {
-    /// Its name: a declared variable, a message, or a retry's hidden try counter (`#try3`).
+    /// Its name: a declared variable, a message, or a retry's try counter (`tries@14`, for
+    /// the `retry` on line 14: no variable can take that name).
     pub name: &'static str,
     /// Where it lives.
     pub storage: Storage,
@@ -19,8 +20,22 @@ pub struct Slot {
     pub ty: Type,
     /// Its value at the start (of each run, for a volatile one).
     pub init: ExprKind,
-    /// Whether a trace shows it (hidden try counters are not shown).
-    pub shown: bool,
+    /// What it is: a trace's legend says so.
+    pub kind: SlotKind,
+    /// An `async` variable's flushed copy's name in traces: `NAME.flushed` (no variable can
+    /// take it).
+    pub flushed: Option<&'static str>,
+}
+
+/// What a variable slot holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    /// A variable the file declares.
+    Declared,
+    /// The message of a `for each message`.
+    Message,
+    /// The tries a `retry` has made.
+    Tries,
 }
 
 /// One instruction.
@@ -84,7 +99,8 @@ pub enum Op {
         /// The try's first instruction.
         body: usize,
     },
-    /// Control: `every run` ended.
+    /// A run's end, `every run`'s or a retryable failure's: the connector stops here, and its
+    /// step, `next run`, starts the next run.
     RunEnd,
     /// Control: `first run` ended: a crash from now on restarts at `after crash`.
     FirstRunDone,
@@ -99,7 +115,6 @@ impl Op {
                 | Op::Jump(_)
                 | Op::RetryStart { .. }
                 | Op::RetryUntil { .. }
-                | Op::RunEnd
                 | Op::FirstRunDone
         )
     }
@@ -111,8 +126,13 @@ pub struct Instr {
     /// What it does.
     pub op: Op,
     /// The step's name in traces: its label, or `LINE: TEXT` (a statement of a labelled block
-    /// carries the block's).
+    /// carries the block's); a procedure's step inlined at several calls names the lines of its
+    /// calls too (`12: x = pg_current_wal_lsn() (via line 20)`), so that a trace tells every
+    /// position of the connector apart.
     pub step: &'static str,
+    /// The step's name as the file writes it, the same in every inlined copy: what `at NAME`
+    /// compares.
+    pub base: &'static str,
     /// The instructions `start..end` of the labelled block this one is part of: one step.
     pub atomic: Option<(usize, usize)>,
     /// The procedures and labelled blocks it is inside, for `in NAME`.
@@ -141,9 +161,16 @@ pub struct Program {
     pub after_crash: usize,
     /// Where each later run starts: `every run`.
     pub every_run: usize,
+    /// The run's end: the instruction the connector stops at between two runs, its step
+    /// [`RUN_END_STEP`]; the last instruction.
+    pub run_end: usize,
     /// Every name `in` may test: the procedures and labelled blocks.
     pub scopes: Vec<&'static str>,
 }
+
+/// The step a connector takes at a run's end, which starts the next run: not a statement of
+/// the file, so walcheck's own witnesses (each step reached) leave it out.
+pub const RUN_END_STEP: &str = "next run";
 
 /// Text kept for the rest of the process: a compiled file's names live as long as the system
 /// made from it, which the registry keeps for the whole process.
@@ -156,6 +183,7 @@ impl Program {
     pub fn compile(file: &File, source: &str) -> Program {
         let mut c = Compiler {
             source,
+            lines: Lines::of(source),
             procedures: file
                 .procedures()
                 .filter_map(|p| match &p.kind {
@@ -169,7 +197,8 @@ impl Program {
             scopes: Vec::new(),
             all_scopes: Vec::new(),
             atomic: None,
-            retries: 0,
+            calls: Vec::new(),
+            copies: Vec::new(),
         };
         for v in file.vars() {
             c.slot(
@@ -177,7 +206,7 @@ impl Program {
                 v.storage,
                 v.ty.node,
                 v.init.node.clone(),
-                true,
+                SlotKind::Declared,
             );
         }
         let find = |kind: fn(&ProcKind) -> bool| file.procedures().find(|p| kind(&p.kind));
@@ -199,29 +228,14 @@ impl Program {
         if let Some(p) = every {
             c.block(&p.body, true);
         }
-        c.push(Op::RunEnd, "run ends", true);
+        let run_end = c.push(Op::RunEnd, RUN_END_STEP, true);
         for instr in &mut c.code {
             if let Op::Jump(usize::MAX) = instr.op {
                 instr.op = Op::Jump(every_run);
             }
         }
-        let chooses = |op: &Op| match op {
-            Op::Receive { .. } => true,
-            Op::Call(call) | Op::AssignCall { call, .. } => matches!(
-                call.callee.node.as_str(),
-                "pg_replication_slot_advance" | "standby_status_update"
-            ),
-            _ => false,
-        };
-        let plain: Vec<bool> = (0..c.code.len())
-            .map(|i| {
-                let (start, end) = c.code[i].atomic.unwrap_or((i, i + 1));
-                !c.code[start..end].iter().any(|k| chooses(&k.op))
-            })
-            .collect();
-        for (instr, plain) in c.code.iter_mut().zip(plain) {
-            instr.plain = plain;
-        }
+        c.mark_plain();
+        c.name_copies();
         Program {
             slots: c.slots,
             code: c.code,
@@ -229,6 +243,7 @@ impl Program {
             has_first_run: first.is_some(),
             after_crash: after.unwrap_or(every_run),
             every_run,
+            run_end,
             scopes: c.all_scopes,
         }
     }
@@ -241,6 +256,8 @@ impl Program {
 
 struct Compiler<'f> {
     source: &'f str,
+    /// Where `source`'s lines start.
+    lines: Lines,
     procedures: BTreeMap<String, &'f Procedure>,
     slots: Vec<Slot>,
     vars: BTreeMap<String, usize>,
@@ -249,7 +266,10 @@ struct Compiler<'f> {
     all_scopes: Vec<&'static str>,
     /// The labelled block being compiled: its first instruction and its step name.
     atomic: Option<(usize, &'static str)>,
-    retries: usize,
+    /// The lines of the procedure calls being inlined, outermost first.
+    calls: Vec<usize>,
+    /// For each instruction, the lines of the calls it was inlined through.
+    copies: Vec<Vec<usize>>,
 }
 
 impl Compiler<'_> {
@@ -259,7 +279,7 @@ impl Compiler<'_> {
         storage: Storage,
         ty: Type,
         init: ExprKind,
-        shown: bool,
+        kind: SlotKind,
     ) -> usize {
         if let Some(&i) = self.vars.get(name) {
             return i;
@@ -270,7 +290,8 @@ impl Compiler<'_> {
             storage,
             ty,
             init,
-            shown,
+            kind,
+            flushed: (storage == Storage::DurableAsync).then(|| leak(&format!("{name}.flushed"))),
         });
         self.vars.insert(name.to_owned(), i);
         i
@@ -278,9 +299,11 @@ impl Compiler<'_> {
 
     fn push(&mut self, op: Op, step: &'static str, fair: bool) -> usize {
         let at = self.code.len();
+        self.copies.push(self.calls.clone());
         self.code.push(Instr {
             op,
             step,
+            base: step,
             atomic: None,
             scopes: self.scopes.clone(),
             label: None,
@@ -288,6 +311,53 @@ impl Compiler<'_> {
             plain: false,
         });
         at
+    }
+
+    /// Marks the instructions whose step is plain: nothing in it waits or takes a PostgreSQL
+    /// choice.
+    fn mark_plain(&mut self) {
+        let chooses = |op: &Op| match op {
+            Op::Receive { .. } => true,
+            Op::Call(call) | Op::AssignCall { call, .. } => matches!(
+                call.callee.node.as_str(),
+                "pg_replication_slot_advance" | "standby_status_update"
+            ),
+            _ => false,
+        };
+        let plain: Vec<bool> = (0..self.code.len())
+            .map(|i| {
+                let (start, end) = self.code[i].atomic.unwrap_or((i, i + 1));
+                !self.code[start..end].iter().any(|k| chooses(&k.op))
+            })
+            .collect();
+        for (instr, plain) in self.code.iter_mut().zip(plain) {
+            instr.plain = plain;
+        }
+    }
+
+    /// Tells apart the inlined copies of a step: a step name that instructions inlined through
+    /// different calls share takes the lines of those calls (`… (via line 20)`, `… (via lines
+    /// 20, 5)` through a procedure that calls another).
+    fn name_copies(&mut self) {
+        let mut chains: BTreeMap<&'static str, Vec<&Vec<usize>>> = BTreeMap::new();
+        for (instr, chain) in self.code.iter().zip(&self.copies) {
+            let seen = chains.entry(instr.base).or_default();
+            if !seen.contains(&chain) {
+                seen.push(chain);
+            }
+        }
+        for (instr, chain) in self.code.iter_mut().zip(&self.copies) {
+            if chains[instr.base].len() < 2 || chain.is_empty() {
+                continue;
+            }
+            let lines: Vec<String> = chain.iter().map(ToString::to_string).collect();
+            let s = if chain.len() > 1 { "s" } else { "" };
+            instr.step = leak(&format!(
+                "{} (via line{s} {})",
+                instr.base,
+                lines.join(", ")
+            ));
+        }
     }
 
     fn step_name(&self, stmt: &Stmt) -> &'static str {
@@ -299,7 +369,7 @@ impl Compiler<'_> {
             None => {
                 let text = first_line(stmt.span.text(self.source));
                 let text = text.strip_suffix('{').unwrap_or(text).trim_end();
-                leak(&format!("{}: {text}", stmt.span.line(self.source)))
+                leak(&format!("{}: {text}", self.lines.line(stmt.span)))
             }
         }
     }
@@ -320,6 +390,52 @@ impl Compiler<'_> {
             self.all_scopes.push(name);
         }
         self.scopes.push(name);
+    }
+
+    /// A call: a procedure of the file inlined, or a call of the vocabulary.
+    fn call(&mut self, stmt: &Stmt, call: &Call, step: &'static str, fair: bool) {
+        match self.procedures.get(&call.callee.node).copied() {
+            Some(procedure) => {
+                self.scope(&call.callee.node);
+                self.calls.push(self.lines.line(stmt.span));
+                self.block(&procedure.body, fair);
+                self.calls.pop();
+                self.scopes.pop();
+            }
+            None => {
+                self.push(Op::Call(call.clone()), step, fair);
+            }
+        }
+    }
+
+    /// `retry TIMES times { BODY } until UNTIL`: its try counter, one a `retry` line (the
+    /// copies of an inlined one never run at once), to 0, the body, then the test.
+    fn retry(
+        &mut self,
+        stmt: &Stmt,
+        (times, body, until): (u64, &Block, &Expr),
+        step: &'static str,
+        fair: bool,
+    ) {
+        let name = format!("tries@{}", self.lines.line(stmt.span));
+        let ty = Type::Counter(0, times);
+        let init = ExprKind::Number(0);
+        let counter = self.slot(&name, Storage::Volatile, ty, init, SlotKind::Tries);
+        self.push(Op::RetryStart { counter }, step, fair);
+        let body_at = self.code.len();
+        self.block(body, fair);
+        let until = until.clone();
+        let body = body_at;
+        self.push(
+            Op::RetryUntil {
+                counter,
+                times,
+                until,
+                body,
+            },
+            step,
+            fair,
+        );
     }
 
     fn stmt(&mut self, stmt: &Stmt, fair: bool) {
@@ -348,16 +464,7 @@ impl Compiler<'_> {
                     fair,
                 );
             }
-            StmtKind::Call(call) => match self.procedures.get(&call.callee.node).copied() {
-                Some(procedure) => {
-                    self.scope(&call.callee.node);
-                    self.block(&procedure.body, fair);
-                    self.scopes.pop();
-                }
-                None => {
-                    self.push(Op::Call(call.clone()), step, fair);
-                }
-            },
+            StmtKind::Call(call) => self.call(stmt, call, step, fair),
             StmtKind::If {
                 cond,
                 then,
@@ -388,23 +495,7 @@ impl Compiler<'_> {
             // `retry 0 times` never runs its body (warning W01): nothing to compile.
             StmtKind::Retry { times, .. } if times.node == 0 => {}
             StmtKind::Retry { times, body, until } => {
-                self.retries += 1;
-                let name = format!("#try{}", self.retries);
-                let ty = Type::Counter(0, times.node);
-                let counter = self.slot(&name, Storage::Volatile, ty, ExprKind::Number(0), false);
-                self.push(Op::RetryStart { counter }, step, fair);
-                let body_at = self.code.len();
-                self.block(body, fair);
-                self.push(
-                    Op::RetryUntil {
-                        counter,
-                        times: times.node,
-                        until: until.clone(),
-                        body: body_at,
-                    },
-                    step,
-                    fair,
-                );
+                self.retry(stmt, (times.node, body, until), step, fair);
             }
             StmtKind::ForEach {
                 message,
@@ -416,7 +507,7 @@ impl Compiler<'_> {
                     Storage::Volatile,
                     Type::Message,
                     ExprKind::None,
-                    true,
+                    SlotKind::Message,
                 );
                 let head = self.code.len();
                 let branch = until.as_ref().map(|cond| {

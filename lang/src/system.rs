@@ -22,7 +22,7 @@ use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
 use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
-use crate::program::{leak, Program};
+use crate::program::{leak, Op, Program, SlotKind};
 use crate::vocabulary::{self, Domain};
 
 /// The variant every file has: the one design it describes.
@@ -240,131 +240,158 @@ fn unit(name: &str) -> &'static str {
     }
 }
 
+/// The columns every trace of a file has first: the connector's position, PostgreSQL's
+/// pointers and slot, the destination.
+const COLUMNS: &[(&str, &str, &str)] = &[
+    ("step", "text", "the connector's next step (a label, LINE: statement, or next run at a run's end), done, or where it stopped"),
+    ("insert", "LSN", "the WAL insert pointer"),
+    ("write", "LSN", "the WAL write pointer (pg_current_wal_lsn)"),
+    ("flush", "LSN", "the WAL flush pointer: what a crash keeps and the walsender may send"),
+    ("replay", "LSN or none", "a standby's replay pointer"),
+    ("confirmed_flush", "LSN or none", "the slot's confirmed_flush_lsn: where a restart streams from"),
+    ("restart_lsn", "LSN or none", "the slot's restart_lsn"),
+    ("saved_confirmed_flush", "LSN or none", "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to"),
+    ("committed", "list", "the client transactions committed (T1, T2, … in commit order)"),
+    ("destination", "list", "the transactions the destination durably holds"),
+    ("batch", "list", "the destination's open batch (lost by a connector crash)"),
+    ("error", "text", "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)"),
+];
+
 /// The trace view: PostgreSQL's pointers and slot, the connector's position and variables, the
 /// destination.
 fn view(program: &Program) -> View {
-    let mut variables = vec![
-        VarInfo {
-            name: "step",
-            kind: "text",
-            doc:
-                "the connector's next step (a label, or LINE: statement), done, or where it stopped",
-        },
-        VarInfo {
-            name: "insert",
-            kind: "LSN",
-            doc: "the WAL insert pointer",
-        },
-        VarInfo {
-            name: "write",
-            kind: "LSN",
-            doc: "the WAL write pointer (pg_current_wal_lsn)",
-        },
-        VarInfo {
-            name: "flush",
-            kind: "LSN",
-            doc: "the WAL flush pointer: what a crash keeps and the walsender may send",
-        },
-        VarInfo {
-            name: "replay",
-            kind: "LSN or none",
-            doc: "a standby's replay pointer",
-        },
-        VarInfo {
-            name: "confirmed_flush",
-            kind: "LSN or none",
-            doc: "the slot's confirmed_flush_lsn: where a restart streams from",
-        },
-        VarInfo {
-            name: "restart_lsn",
-            kind: "LSN or none",
-            doc: "the slot's restart_lsn",
-        },
-        VarInfo {
-            name: "saved_confirmed_flush",
-            kind: "LSN or none",
-            doc: "the slot's confirmed_flush on disk: what a PostgreSQL crash returns to",
-        },
-        VarInfo {
-            name: "committed",
-            kind: "list",
-            doc: "the client transactions committed (T1, T2, … in commit order)",
-        },
-        VarInfo {
-            name: "destination",
-            kind: "list",
-            doc: "the transactions the destination durably holds",
-        },
-        VarInfo {
-            name: "batch",
-            kind: "list",
-            doc: "the destination's open batch (lost by a connector crash)",
-        },
-        VarInfo {
-            name: "error",
-            kind: "text",
-            doc: "the PostgreSQL ERROR the connector's step met, which ended its run (none when it met none)",
-        },
-    ];
-    for slot in program.slots.iter().filter(|s| s.shown) {
-        let doc = match slot.storage {
-            Storage::Durable => "a durable variable of the file (kept by a crash)",
-            Storage::DurableAsync => {
-                "an async durable variable of the file (a pending value is lost by a crash)"
-            }
-            Storage::Destination => "destination metadata of the file (written with a commit)",
-            Storage::Volatile => "a volatile variable of the file (reset by a crash and each run)",
-        };
-        let kind = match slot.ty {
-            Type::Lsn => "LSN or none",
-            Type::Bool => "bool",
-            Type::Counter(..) => "count",
-            _ => "text",
-        };
-        variables.push(VarInfo {
-            name: slot.name,
-            kind,
-            doc,
-        });
-    }
-    for (name, doc) in [
-        (
-            "published",
-            "client transactions on the published tables so far",
-        ),
-        ("other", "client transactions on other tables so far"),
-        ("runs", "connector runs started"),
-        ("connector_crashes", "connector crashes so far"),
-        ("pg_crashes", "PostgreSQL crashes so far"),
-    ] {
-        variables.push(VarInfo {
-            name,
-            kind: "count",
-            doc,
-        });
-    }
+    let info = |&(name, kind, doc): &(&'static str, &'static str, &'static str)| VarInfo {
+        name,
+        kind,
+        doc,
+    };
+    let mut variables: Vec<VarInfo> = COLUMNS.iter().map(info).collect();
+    variables.extend(program.slots.iter().flat_map(slot_variables));
+    variables.extend(BOOKKEEPING.iter().map(info));
     let mut key = vec!["step", "flush", "confirmed_flush", "destination"];
     key.extend(
         program
             .slots
             .iter()
-            .filter(|s| s.shown && s.storage != Storage::Volatile)
+            .filter(|s| s.kind == SlotKind::Declared && s.storage != Storage::Volatile)
             .map(|s| s.name),
     );
+    // A keepalive received changes no other column: a table shows its count when it changes.
+    let counters: Vec<&'static str> = BOOKKEEPING
+        .iter()
+        .map(|&(name, ..)| name)
+        .filter(|&name| name != "keepalives")
+        .collect();
     View {
         variables: Box::leak(variables.into_boxed_slice()),
         key_variables: Box::leak(key.into_boxed_slice()),
-        counters: &[
-            "published",
-            "other",
-            "runs",
-            "connector_crashes",
-            "pg_crashes",
-        ],
+        counters: Box::leak(counters.into_boxed_slice()),
         lanes: &LANES,
         ..SystemInfo::EMPTY.view
     }
 }
+
+/// The trace variables of a variable slot: its value, and an `async` variable's flushed copy
+/// (`NAME.flushed`, a name no variable can take).
+fn slot_variables(slot: &crate::program::Slot) -> Vec<VarInfo> {
+    let doc = match (slot.kind, slot.storage) {
+        (SlotKind::Tries, _) => {
+            "the tries the `retry` on that line has made (reset by a crash and each run)"
+        }
+        (_, Storage::Durable) => "a durable variable of the file (kept by a crash)",
+        (_, Storage::DurableAsync) => {
+            "an async durable variable of the file (a pending value is lost by a crash)"
+        }
+        (_, Storage::Destination) => "destination metadata of the file (written with a commit)",
+        (_, Storage::Volatile) => "a volatile variable of the file (reset by a crash and each run)",
+    };
+    let kind = match slot.ty {
+        Type::Lsn => "LSN or none",
+        Type::Bool => "bool",
+        Type::Counter(..) => "count",
+        _ => "text",
+    };
+    let mut vars = vec![VarInfo {
+        name: slot.name,
+        kind,
+        doc,
+    }];
+    if let Some(name) = slot.flushed {
+        vars.push(VarInfo {
+            name,
+            kind,
+            doc: "the async variable's value on disk: what a crash returns it to",
+        });
+    }
+    vars
+}
+
+/// The rest of a state, which a trace keeps and step tables leave out (the actions show the
+/// counters; the rest is PostgreSQL's and the connector's bookkeeping), but for `keepalives`:
+/// with them, two states a trace shows alike are the same state, so that a lasso's loop is the
+/// first state equal to its last.
+const BOOKKEEPING: &[(&str, &str, &str)] = &[
+    (
+        "published",
+        "count",
+        "client transactions on the published tables so far",
+    ),
+    (
+        "other",
+        "count",
+        "client transactions on other tables so far",
+    ),
+    ("runs", "count", "connector runs started"),
+    ("connector_crashes", "count", "connector crashes so far"),
+    ("pg_crashes", "count", "PostgreSQL crashes so far"),
+    (
+        "keepalives",
+        "count",
+        "keepalive messages the walsender sent so far",
+    ),
+    (
+        "stream",
+        "text",
+        "the replication connection: none, closed (by a PostgreSQL crash), or where its walsender \
+         decodes from, has read to and has sent to",
+    ),
+    (
+        "saved_restart_lsn",
+        "LSN or none",
+        "the slot's restart_lsn on disk",
+    ),
+    (
+        "slot_dirty",
+        "bool",
+        "the slot changed since it was last saved to disk",
+    ),
+    (
+        "commit_pending",
+        "bool",
+        "a synchronous commit waits for its flush (CommitFlush)",
+    ),
+    (
+        "transactions",
+        "text",
+        "each committed transaction: its commit mode, its WAL (first to end LSN), and `other` when \
+         it is on tables outside the publication",
+    ),
+    (
+        "first_run_done",
+        "bool",
+        "`first run` has ended (a crash before restarts it)",
+    ),
+    (
+        "slot_origin",
+        "LSN",
+        "where the slot was created: earlier transactions are the backfill's",
+    ),
+    (
+        "lost",
+        "bool",
+        "a START_REPLICATION skipped a transaction the destination did not hold",
+    ),
+];
 
 /// The sequence diagram's participants: the clients, PostgreSQL (its WAL), the slot, the
 /// connector and the destination. A step goes from the connector to what its statement calls,
@@ -513,28 +540,73 @@ impl Variables for State {
                 Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
             ),
         ];
-        for (slot, value) in program.slots.iter().zip(s.vars.iter()) {
-            if slot.shown {
-                let var = match value {
-                    Value::Bool(b) => Var::Bool(*b),
-                    Value::Count(n) => Var::Int(*n),
-                    _ => Var::Text(Shown(*value, &s.txns).to_string()),
-                };
-                vars.push((slot.name, var));
+        let value = |value: Value| match value {
+            Value::Bool(b) => Var::Bool(b),
+            Value::Count(n) => Var::Int(n),
+            _ => Var::Text(Shown(value, &s.txns).to_string()),
+        };
+        let mut flushed = s.flushed.iter();
+        for (slot, &v) in program.slots.iter().zip(s.vars.iter()) {
+            vars.push((slot.name, value(v)));
+            if let Some(name) = slot.flushed {
+                let on_disk = flushed.next().copied().unwrap_or(Value::None);
+                vars.push((name, value(on_disk)));
             }
         }
-        vars.extend([
-            ("published", Var::Int(u64::from(s.published))),
-            ("other", Var::Int(u64::from(s.other))),
-            ("runs", Var::Int(u64::from(s.runs))),
-            (
-                "connector_crashes",
-                Var::Int(u64::from(s.connector_crashes)),
-            ),
-            ("pg_crashes", Var::Int(u64::from(s.pg_crashes))),
-        ]);
+        vars.extend(bookkeeping(s));
         vars
     }
+}
+
+/// `T1 sync 0/1000000-0/1002000, T2 async 0/1002000-0/1004000 other`: what tells the
+/// committed transactions apart beyond their names.
+fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
+    let described: Vec<String> = txns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mode = match t.mode {
+                CommitMode::Sync => "sync",
+                CommitMode::Async => "async",
+            };
+            let other = if t.is_published() { "" } else { " other" };
+            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+        })
+        .collect();
+    described.join(", ")
+}
+
+/// The values of [`BOOKKEEPING`], in its order.
+fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
+    let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
+    let count = |n: u8| Var::Int(u64::from(n));
+    let stream = match (s.walsender, s.stream_closed) {
+        (Some(w), _) => format!(
+            "from {}, read to {}, sent {}",
+            w.start_decoding_at, w.read_to, w.sent_ptr
+        ),
+        (None, true) => "closed".to_owned(),
+        (None, false) => "none".to_owned(),
+    };
+    let saved_restart = s
+        .slot
+        .map_or(walcheck_model::Lsn::INVALID, |d| d.slot.saved.restart_lsn);
+    [
+        ("published", count(s.published)),
+        ("other", count(s.other)),
+        ("runs", count(s.runs)),
+        ("connector_crashes", count(s.connector_crashes)),
+        ("pg_crashes", count(s.pg_crashes)),
+        ("keepalives", count(s.keepalives)),
+        ("stream", Var::Text(stream)),
+        ("saved_restart_lsn", lsn(saved_restart)),
+        ("slot_dirty", Var::Bool(s.slot.is_some_and(|d| d.dirty))),
+        ("commit_pending", Var::Bool(s.commit_pending)),
+        ("transactions", Var::Text(transactions(&s.txns))),
+        ("first_run_done", Var::Bool(s.first_done)),
+        ("slot_origin", lsn(s.slot_origin)),
+        ("lost", Var::Bool(s.lost)),
+    ]
 }
 
 impl FileSystem {
@@ -569,8 +641,9 @@ macro_rules! conditions {
 conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
     32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
 
-/// The most properties (built-in and the file's own) a file may have.
-pub const PROPERTIES_MAX: usize = 64;
+/// The most properties (built-in and the file's own) a file may have: one condition each above.
+pub use crate::limits::PROPERTIES_MAX;
+const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
 
 /// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
 /// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay and the
@@ -609,13 +682,12 @@ pub struct Reached {
 impl FileSystem {
     /// Every step of the file, in file order, once each.
     pub fn step_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = Vec::new();
-        for instr in &self.program.code {
-            if !instr.op.is_control() && !names.contains(&instr.step) {
-                names.push(instr.step);
-            }
-        }
-        names
+        let mut seen = BTreeSet::new();
+        let own = |instr: &&crate::program::Instr| {
+            !instr.op.is_control() && !matches!(instr.op, Op::RunEnd)
+        };
+        let steps = self.program.code.iter().filter(own).map(|i| i.step);
+        steps.filter(|step| seen.insert(*step)).collect()
     }
 
     /// Explores `config` breadth-first and says which steps it reached and which it crashed at:

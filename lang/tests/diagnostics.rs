@@ -61,6 +61,7 @@ fn the_cases_cover_every_code() {
         BadKnob,
         Duplicate,
         Misplaced,
+        Limit,
         Unreachable,
     ];
     let mut seen = std::collections::BTreeSet::new();

@@ -192,3 +192,23 @@ fn deep_nesting_is_a_diagnostic() {
     );
     assert!(walcheck_lang::check(&blocks).has_errors());
 }
+
+/// A long chain of operators or of `else if`s is a diagnostic too: each operator and each
+/// `else if` nests one level deeper, where the tree is read.
+#[test]
+fn long_chains_are_a_diagnostic() {
+    let head = "walcheck 1\nvolatile t: 0..3 = 0\nevery run {\n";
+    let chains = [
+        format!("walcheck 1\nalways p: true{}\n", " or true".repeat(100_000)),
+        format!("{head}  t = t{}\n}}\n", " - 0".repeat(100_000)),
+        format!("{head}  t = t{}\n}}\n", ".x".repeat(100_000)),
+        format!(
+            "{head}  if t == 0 {{\n    t = 1\n{}  }}\n}}\n",
+            "  } else if t == 1 {\n    t = 2\n".repeat(100_000)
+        ),
+    ];
+    for source in chains {
+        let checked = walcheck_lang::check(&source);
+        assert!(checked.has_errors(), "{}", &source[..80]);
+    }
+}

@@ -4,6 +4,7 @@
 mod common;
 
 mod connectors;
+mod defects;
 mod diagnostics;
 mod golden;
 mod never_panics;
