@@ -974,15 +974,30 @@ fn primary(i: &mut In<'_>) -> PResult<Expr> {
         }),
         min_max,
         position,
-        name.map(|n| Spanned {
-            node: ExprKind::Var(n.node),
-            span: n.span,
-        }),
+        variable,
         parenthesised,
     ))
     .context(expected("an expression"))
     .parse_next(i)
 }
+
+/// A variable's name as a value; a name followed by `(` is a call, which only a statement may
+/// make: the error says to assign the call's result first.
+fn variable(i: &mut In<'_>) -> PResult<Expr> {
+    let n = name.parse_next(i)?;
+    if opt(peek(sym("("))).parse_next(i)?.is_some() {
+        let e = ContextError::new().add_context(i, &i.checkpoint(), expected(CALL_IN_EXPRESSION));
+        return Err(ErrMode::Cut(e));
+    }
+    Ok(Spanned {
+        node: ExprKind::Var(n.node),
+        span: n.span,
+    })
+}
+
+/// A call where a value is wanted (a condition, `min`/`max`, an operand).
+const CALL_IN_EXPRESSION: &str =
+    "a value, not a call: a call is a statement of its own, so assign its result to a variable first (`x = pg_current_wal_lsn()`) and use the variable here";
 
 fn min_max(i: &mut In<'_>) -> PResult<Expr> {
     let (max, start) =
