@@ -25,11 +25,20 @@ struct State {
     last_end: Cell<usize>,
     /// How deep blocks and expressions nest here.
     depth: Cell<usize>,
+    /// Whether an expression is being read: the outermost one counts the operators of all.
+    in_expr: Cell<bool>,
+    /// The operators (`and`, `or`, `+`, `-`, `.field`) of the outermost expression read so far.
+    operators: Cell<usize>,
 }
 
 /// The deepest nesting of blocks, parentheses and `not`s a file may have: deeper text is an
 /// error, not a stack overflow.
 pub const NESTING_MAX: usize = 64;
+
+/// The most operators one expression may have: a chain folds to the left, one level deeper in
+/// the tree the checks and the interpreter walk for each, so a longer one is an error, not a
+/// stack overflow.
+pub const OPERATORS_MAX: usize = 256;
 type PResult<T> = ModalResult<T, ContextError>;
 
 /// The words the grammar reserves: never a variable, label or procedure name.
@@ -819,7 +828,30 @@ fn arg(i: &mut In<'_>) -> PResult<Arg> {
 
 /// An expression: `or` binds loosest, then `and`, `not`, comparisons, `+`/`-`, fields.
 fn expr(i: &mut In<'_>) -> PResult<Expr> {
-    nested(i, |i| binary_chain(i, ("or", BinOp::Or), and_expr))
+    let outermost = !i.state.in_expr.replace(true);
+    if outermost {
+        i.state.operators.set(0);
+    }
+    let out = nested(i, |i| binary_chain(i, ("or", BinOp::Or), and_expr));
+    if outermost {
+        i.state.in_expr.set(false);
+    }
+    out
+}
+
+/// One more operator in the expression being read; an error past [`OPERATORS_MAX`].
+fn operator(i: &mut In<'_>) -> PResult<()> {
+    let operators = i.state.operators.get();
+    if operators >= OPERATORS_MAX {
+        let e = ContextError::new().add_context(
+            i,
+            &i.checkpoint(),
+            expected("a shorter expression (256 operators at most)"),
+        );
+        return Err(ErrMode::Cut(e));
+    }
+    i.state.operators.set(operators + 1);
+    Ok(())
 }
 
 fn and_expr(i: &mut In<'_>) -> PResult<Expr> {
@@ -836,6 +868,7 @@ fn binary_chain(
     loop {
         let op = opt(kw(word).value(op)).parse_next(i)?;
         let Some(op) = op else { return Ok(lhs) };
+        operator(i)?;
         let rhs = cut_err(|i: &mut In<'_>| next(i)).parse_next(i)?;
         lhs = binary(op, lhs, rhs);
     }
@@ -892,6 +925,7 @@ fn sum(i: &mut In<'_>) -> PResult<Expr> {
         )))
         .parse_next(i)?;
         let Some(op) = op else { return Ok(lhs) };
+        operator(i)?;
         let rhs = cut_err(postfix).parse_next(i)?;
         lhs = binary(op, lhs, rhs);
     }
@@ -900,6 +934,7 @@ fn sum(i: &mut In<'_>) -> PResult<Expr> {
 fn postfix(i: &mut In<'_>) -> PResult<Expr> {
     let mut e = primary(i)?;
     while let Some(field) = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)? {
+        operator(i)?;
         let span = Span::new(e.span.start, field.span.end);
         e = Spanned {
             node: ExprKind::Field(Box::new(e), field),
