@@ -588,12 +588,28 @@ impl SystemConfig {
 
     /// Sets a bound from its text, or says in one line why not.
     pub fn set_bound(&mut self, name: &str, value: &str) -> Result<(), String> {
-        self.config.set_bound(self.system.info(), name, value)
+        self.config.set_bound(self.system.info(), name, value)?;
+        self.read()
     }
 
     /// Sets a bound, or a knob only traces carry (the simulator's workload), from its text.
     pub fn set_knob(&mut self, name: &str, value: &str) -> Result<(), String> {
-        self.config.set_knob(self.system.info(), name, value)
+        self.config.set_knob(self.system.info(), name, value)?;
+        self.read()
+    }
+
+    /// Reads this configuration as its system does ([`System::config`]): registering reads only
+    /// the defaults, so a name the system does not declare, read only at some bound's value, is
+    /// a one-line error once that value is set, not a panic in a later command.
+    fn read(&self) -> Result<(), String> {
+        built_quietly(|| self.system.model_property_ids(&self.config))
+            .map(drop)
+            .map_err(|panic| {
+                format!(
+                    "system {:?}: reading its configuration {self} panicked: {panic}",
+                    self.info().name
+                )
+            })
     }
 
     /// Whether `property` applies to this configuration (a witness's knob or fault is there).

@@ -37,6 +37,9 @@ struct Counter {
     /// What its configuration asks [`Config::meets`] for its steps to be taken: `None`, or a
     /// need.
     step_needs: Option<&'static str>,
+    /// A bound its configuration also reads when `steps` is 3, and only then: `None`, or a
+    /// name.
+    read_at_three: Option<&'static str>,
 }
 
 /// A configuration of the counter, read once: its variant's step, how many steps it takes, and
@@ -68,6 +71,12 @@ impl System for Counter {
 
     fn config(&self, config: &Config) -> Setup {
         let variant = self.steps.iter().find(|(v, _)| *v == config.variant);
+        if let Some(name) = self
+            .read_at_three
+            .filter(|_| config.number(self.reads) == 3)
+        {
+            config.number(name);
+        }
         Setup {
             step: variant.unwrap().1,
             steps: config.number(self.reads),
@@ -139,6 +148,7 @@ fn read(source: &str) -> Counter {
         checked: 1,
         table: None,
         step_needs: None,
+        read_at_three: None,
     }
 }
 
@@ -222,6 +232,25 @@ fn a_model_reading_an_undeclared_bound_is_a_one_line_error() {
     assert_eq!(
         catalogue::validate(&system).unwrap_err(),
         "system \"counter\": building its model of the defaults panicked: no numeric bound stpes: None"
+    );
+}
+
+/// A bound it does not declare that a system reads only at some value of another escapes
+/// registration, which reads the defaults; setting that value is a one-line error, not a panic
+/// in the command that goes on to build the model.
+#[test]
+fn an_undeclared_bound_read_only_at_some_value_is_a_one_line_error_when_set() {
+    let system: &'static dyn AnySystem = Box::leak(Box::new(Counter {
+        read_at_three: Some("limt"),
+        ..read(SOURCE)
+    }));
+    catalogue::validate(system).unwrap();
+    let mut config = catalogue::SystemConfig::new(system, "by-one", "none").unwrap();
+    config.set_bound("steps", "1").unwrap();
+    assert_eq!(
+        config.set_bound("steps", "3").unwrap_err(),
+        "system \"counter\": reading its configuration counter:by-one faults=none steps=3 \
+         panicked: no numeric bound limt: None"
     );
 }
 

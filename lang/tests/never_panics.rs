@@ -174,7 +174,7 @@ proptest! {
     }
 }
 
-/// Deep nesting is a diagnostic, not a stack overflow.
+/// Deep nesting, and a long chain of operators, is a diagnostic, not a stack overflow.
 #[test]
 fn deep_nesting_is_a_diagnostic() {
     let deep = format!(
@@ -191,6 +191,11 @@ fn deep_nesting_is_a_diagnostic() {
         "if true {\n".repeat(10_000)
     );
     assert!(walcheck_lang::check(&blocks).has_errors());
+    // A flat chain folds to the left: as deep as it is long.
+    for op in [" and true", " or true", " + 1", ".txn"] {
+        let chain = format!("walcheck 1\nalways p: true{}\n", op.repeat(100_000));
+        assert!(walcheck_lang::check(&chain).has_errors(), "{op}");
+    }
 }
 
 /// A long chain of operators or of `else if`s is a diagnostic too: each operator and each

@@ -329,7 +329,7 @@ pub(super) fn prepare_outputs(out: &Path, junit: Option<&Path>) -> Result<Vec<Pa
 
 /// Whether the JUnit report can be written to `path` as [`write_whole`] will write it: a file
 /// that is not a regular one (a pipe, `/dev/stdout`; a directory is refused) opened for
-/// writing, untouched; at any other path, the report of a run not finished is written
+/// writing, untouched; at any other path (a link to a regular file included), the report of a run not finished is written
 /// ([`crate::ci::junit_unfinished`]), which the run's own replaces when it ends, so that a run
 /// killed before then leaves a JUnit error, not the report of the run before. A path ending in
 /// a separator, `.` or `..` names no file.
@@ -342,8 +342,11 @@ pub(super) fn junit_writable(path: &Path) -> std::io::Result<()> {
         let fifo = "a FIFO, not a file";
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, fifo));
     }
+    // A link to a regular file is written through like the file itself: it gets the report of
+    // a run not finished too.
+    let linked_file = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_file());
     let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
-    if special {
+    if special && !linked_file {
         return std::fs::OpenOptions::new().write(true).open(path).map(drop);
     }
     // `file_name` reads past a trailing separator or `.`: `nodir/` or `nodir/.` would be
