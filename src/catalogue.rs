@@ -147,7 +147,7 @@ fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
     let name = info.name;
     let bad = |what: String| Err(what);
     let config = Config::new(info, info.variants[0].0, info.faults[0])?;
-    let (checked, live) = built_quietly(|| system.model_property_ids(&config))
+    let (checked, live) = quietly(|| system.model_property_ids(&config))
         .map_err(|panic| format!("building its model of the defaults panicked: {panic}"))?;
     for property in info.properties {
         if !checked.iter().any(|id| id == property.id) {
@@ -182,12 +182,12 @@ fn validate_model(system: &dyn AnySystem) -> Result<(), String> {
 /// What `build` returns, or the message it panicked with, printed nowhere: a system's model
 /// that reads a bound it does not declare ([`Config::number`] panics) is a one-line error when
 /// the system is registered, not a panic on some later command.
-fn built_quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn quietly<T>(build: impl FnOnce() -> T) -> Result<T, String> {
     thread_local! {
         static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
     static HOOK: std::sync::Once = std::sync::Once::new();
-    // One hook for the process, quiet only on a thread inside `built_quietly`: others (tests
+    // One hook for the process, quiet only on a thread inside `quietly`: others (tests
     // running beside it) still print their panics.
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
@@ -225,14 +225,12 @@ pub fn try_out<S: System>(system: &'static S) -> Result<(), String> {
         .expect("validated: at least one fault set");
     for (variant, _) in info.variants {
         let config = Config::new(info, variant, faults)?;
-        built_quietly(|| TryOut(VALIDATE_STATES).call(Model::of(system, &config))).map_err(
-            |panic| {
-                format!(
-                    "system {:?}: its {variant} model panicked: {panic}",
-                    info.name
-                )
-            },
-        )?;
+        quietly(|| TryOut(VALIDATE_STATES).call(Model::of(system, &config))).map_err(|panic| {
+            format!(
+                "system {:?}: its {variant} model panicked: {panic}",
+                info.name
+            )
+        })?;
     }
     Ok(())
 }
@@ -602,7 +600,7 @@ impl SystemConfig {
     /// the defaults, so a name the system does not declare, read only at some bound's value, is
     /// a one-line error once that value is set, not a panic in a later command.
     fn read(&self) -> Result<(), String> {
-        built_quietly(|| self.system.model_property_ids(&self.config))
+        quietly(|| self.system.model_property_ids(&self.config))
             .map(drop)
             .map_err(|panic| {
                 format!(

@@ -721,6 +721,12 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
 /// The exit code for `results`: 0 all as expected (with `strict`: nothing violated), 1 a verdict
 /// differs, 3 inconclusive and nothing differs.
 pub fn exit_code(results: &[CheckResult], strict: bool) -> i32 {
+    if results
+        .iter()
+        .any(|r| r.limit == Some(crate::run::MODEL_PANICKED))
+    {
+        return 2;
+    }
     let differs = results
         .iter()
         .any(|r| !r.matches_expectation() || (strict && r.verdict == Verdict::Violated));
@@ -885,6 +891,10 @@ fn stopped_text(results: &[CheckResult]) -> String {
     let mut lines: Vec<(String, Vec<&str>)> = Vec::new();
     for r in results {
         let line = match (&r.error, r.limit) {
+            (Some(error), Some(crate::run::MODEL_PANICKED)) => format!(
+                "error: {}: {error}; its checks are inconclusive (a bug in the system's own code)",
+                r.entry.config
+            ),
             (Some(error), _) => format!(
                 "error: {}: {error}; its checks are inconclusive ({})",
                 r.entry.config,

@@ -432,6 +432,10 @@ fn liveness_searched<M: CheckModel>(
 /// The limit a liveness check reports when the lasso it found could not be rebuilt.
 const LIVENESS_COLLISION: &str = "liveness-collision";
 
+/// The limit of a search whose model panicked (a system's own code, at bounds registration
+/// did not try): its checks are inconclusive with the panic as their error, and `check` exits 2.
+pub const MODEL_PANICKED: &str = "model-panicked";
+
 /// The limit a liveness check reports when the lasso it found cannot be written as a trace.
 const LASSO_HIDDEN: &str = "lasso-loop-hidden";
 
@@ -835,7 +839,8 @@ pub fn run_all_with<U: Systems>(
                 while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                     running.fetch_add(1, Ordering::Relaxed);
                     let first = job.first();
-                    let done = match job {
+                    let started = Instant::now();
+                    let done = crate::catalogue::quietly(|| match job {
                         Job::Entry(index) => {
                             observer.started(*index, &entries[*index]);
                             vec![run_entry_observed::<U>(
@@ -855,7 +860,17 @@ pub fn run_all_with<U: Systems>(
                             let observe = &mut |p| observer.progress(first, p);
                             run_group::<U>(group, options, &share, observe)
                         }
-                    };
+                    })
+                    .unwrap_or_else(|panic| {
+                        let blank = |i: usize| inconclusive(&entries[i], started.elapsed());
+                        let error = Some(format!("its model panicked: {panic}"));
+                        let panicked = |i| CheckResult {
+                            limit: Some(MODEL_PANICKED),
+                            error: error.clone(),
+                            ..blank(i)
+                        };
+                        job.entries().into_iter().map(panicked).collect()
+                    });
                     running.fetch_sub(1, Ordering::Relaxed);
                     for (index, result) in job.entries().into_iter().zip(done) {
                         observer.finished(index, &result);

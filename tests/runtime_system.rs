@@ -40,6 +40,8 @@ struct Counter {
     /// A bound its configuration also reads when `steps` is 3, and only then: `None`, or a
     /// name.
     read_at_three: Option<&'static str>,
+    /// A value its step panics at (a bug in a system's own code): `None`, or the value.
+    panic_at: Option<u64>,
 }
 
 /// A configuration of the counter, read once: its variant's step, how many steps it takes, and
@@ -95,7 +97,13 @@ impl System for Counter {
     }
 
     fn next_state(&self, _: &Setup, state: &State, step: u64) -> Option<State> {
-        Some(State(state.0 + step, state.1 + 1))
+        let next = State(state.0 + step, state.1 + 1);
+        assert!(
+            self.panic_at != Some(next.0),
+            "the counter reached {}",
+            next.0
+        );
+        Some(next)
     }
 
     fn properties(&self) -> Vec<Declared<Self>> {
@@ -149,6 +157,7 @@ fn read(source: &str) -> Counter {
         table: None,
         step_needs: None,
         read_at_three: None,
+        panic_at: None,
     }
 }
 
@@ -291,4 +300,36 @@ fn an_expectation_table_without_a_row_is_a_one_line_error() {
     let config = catalogue::SystemConfig::new(system, "by-one", "none").unwrap();
     assert!(config.expected(&system.info().properties[0]).is_ok());
     assert_eq!(config.expected(&also).unwrap_err(), message);
+}
+
+/// A system whose own step code panics at bounds registration did not try is not a crash of
+/// the run: the checks of that search are inconclusive with the panic as their error, the rest
+/// are decided, and `check` would exit 2.
+#[test]
+fn a_panic_in_a_system_s_own_step_is_an_error_row_not_a_crash() {
+    let system: &'static Counter = Box::leak(Box::new(Counter {
+        panic_at: Some(3),
+        ..read(SOURCE)
+    }));
+    let erased: &'static dyn AnySystem = system;
+    let entry = |variant| {
+        let config = catalogue::SystemConfig::new(erased, variant, "none").unwrap();
+        catalogue::Entry {
+            config,
+            property: &system.info.properties[0],
+            expected: Verdict::Holds,
+            reason: "",
+        }
+    };
+    let entries = [entry("by-one"), entry("by-three")];
+    let results = run::run_all::<&Counter>(&entries, 1, &Budget::default());
+    assert_eq!(results[0].verdict, Verdict::Holds);
+    assert_eq!(results[0].error, None);
+    assert_eq!(results[1].verdict, Verdict::Inconclusive);
+    assert_eq!(results[1].limit, Some(run::MODEL_PANICKED));
+    assert_eq!(
+        results[1].error.as_deref(),
+        Some("its model panicked: the counter reached 3")
+    );
+    assert_eq!(walcheck::report::exit_code(&results, false), 2);
 }
