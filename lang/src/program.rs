@@ -104,6 +104,12 @@ pub enum Op {
     RunEnd,
     /// Control: `first run` ended: a crash from now on restarts at `after crash`.
     FirstRunDone,
+    /// The start of a labelled block that opens with an `if`: a step that does nothing by
+    /// itself, so that the block is one step whatever its `if`s choose (docs/language.md: "A
+    /// labelled block `NAME: { … }` is one step too, however many statements it holds"), and
+    /// its conditions are read when the block runs. Without it a block whose `if`s all skip
+    /// compiled to no step at all.
+    BlockStart,
 }
 
 impl Op {
@@ -554,6 +560,15 @@ impl Compiler<'_> {
                 }
                 if let Some(label) = &stmt.label {
                     self.scope(&label.node);
+                }
+                if matches!(
+                    block.stmts.first(),
+                    Some(Stmt {
+                        kind: StmtKind::If { .. },
+                        ..
+                    })
+                ) {
+                    self.push(Op::BlockStart, step, fair);
                 }
                 self.block(block, fair);
                 if stmt.label.is_some() {
