@@ -618,13 +618,13 @@ impl<'f> Reference<'f> {
         match &stmt.kind {
             StmtKind::Assign { target, value } => {
                 let v = self.eval(&state, value);
-                self.assign(state, &target.node, v, &fatal)
+                self.assign(state, &target.node, v, fatal)
             }
             StmtKind::AssignCall { target, call } => self
                 .call(state, call)
                 .into_iter()
                 .flat_map(|(s, v)| match v {
-                    Some(v) => self.assign(s, &target.node, v, &fatal),
+                    Some(v) => self.assign(s, &target.node, v, fatal),
                     None => vec![(s, Flow::Fail)],
                 })
                 .collect(),
