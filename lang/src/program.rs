@@ -390,6 +390,37 @@ impl Compiler<'_> {
         self.vars[&name.node]
     }
 
+    /// A labelled block: one step, its instructions marked with the region they span.
+    fn atomic(&mut self, stmt: &Stmt, block: &Block, first: usize, step: &'static str, fair: bool) {
+        let outer = self.atomic;
+        if outer.is_none() {
+            self.atomic = Some((first, step));
+        }
+        if let Some(label) = &stmt.label {
+            self.scope(&label.node);
+        }
+        if matches!(
+            block.stmts.first(),
+            Some(Stmt {
+                kind: StmtKind::If { .. },
+                ..
+            })
+        ) {
+            self.push(Op::BlockStart, step, fair);
+        }
+        self.block(block, fair);
+        if stmt.label.is_some() {
+            self.scopes.pop();
+        }
+        if outer.is_none() {
+            self.atomic = None;
+            let end = self.code.len();
+            for instr in &mut self.code[first..end] {
+                instr.atomic = Some((first, end));
+            }
+        }
+    }
+
     fn scope(&mut self, name: &str) {
         let name = leak(name);
         if !self.all_scopes.contains(&name) {
@@ -553,35 +584,7 @@ impl Compiler<'_> {
                 let var = self.var(name);
                 self.push(Op::Flush(var), step, fair);
             }
-            StmtKind::Atomic(block) => {
-                let outer = self.atomic;
-                if outer.is_none() {
-                    self.atomic = Some((first, step));
-                }
-                if let Some(label) = &stmt.label {
-                    self.scope(&label.node);
-                }
-                if matches!(
-                    block.stmts.first(),
-                    Some(Stmt {
-                        kind: StmtKind::If { .. },
-                        ..
-                    })
-                ) {
-                    self.push(Op::BlockStart, step, fair);
-                }
-                self.block(block, fair);
-                if stmt.label.is_some() {
-                    self.scopes.pop();
-                }
-                if outer.is_none() {
-                    self.atomic = None;
-                    let end = self.code.len();
-                    for instr in &mut self.code[first..end] {
-                        instr.atomic = Some((first, end));
-                    }
-                }
-            }
+            StmtKind::Atomic(block) => self.atomic(stmt, block, first, step, fair),
             StmtKind::Unbounded { .. } => {}
         }
         if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {
