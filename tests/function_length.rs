@@ -25,7 +25,7 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("examples/bench_report.rs", "main", 118),
     ("lang/src/machine.rs", "call", 168),
     ("lang/src/machine.rs", "apply", 109),
-    ("lang/src/program.rs", "stmt", 135),
+    ("lang/src/program.rs", "stmt", 116),
     ("lang/src/system.rs", "new", 86),
     ("sim/src/observed.rs", "protocol_step", 87),
     ("sim/src/observed.rs", "replay_observed", 180),

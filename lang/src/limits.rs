@@ -178,7 +178,16 @@ impl<'f> Inliner<'_, 'f> {
                 let head = if until.is_some() { 3 } else { 2 };
                 plus(own(head), self.block(body, level + 1))
             }
-            StmtKind::Atomic(body) => self.block(body, level + 1),
+            // A labelled block that opens with an `if` starts with `Op::BlockStart`.
+            StmtKind::Atomic(body) => {
+                let start =
+                    matches!(body.stmts.first(), Some(s) if matches!(s.kind, StmtKind::If { .. }));
+                let inner = self.block(body, level + 1);
+                Size {
+                    instructions: inner.instructions.saturating_add(u64::from(start)),
+                    ..inner
+                }
+            }
             StmtKind::Unbounded { .. } => own(0),
             _ => own(1),
         }

@@ -104,6 +104,12 @@ pub enum Op {
     RunEnd,
     /// Control: `first run` ended: a crash from now on restarts at `after crash`.
     FirstRunDone,
+    /// The start of a labelled block that opens with an `if`: a step that does nothing by
+    /// itself, so that the block is one step whatever its `if`s choose (docs/language.md: "A
+    /// labelled block `NAME: { … }` is one step too, however many statements it holds"), and
+    /// its conditions are read when the block runs. Without it a block whose `if`s all skip
+    /// compiled to no step at all.
+    BlockStart,
 }
 
 impl Op {
@@ -384,6 +390,37 @@ impl Compiler<'_> {
         self.vars[&name.node]
     }
 
+    /// A labelled block: one step, its instructions marked with the region they span.
+    fn atomic(&mut self, stmt: &Stmt, block: &Block, first: usize, step: &'static str, fair: bool) {
+        let outer = self.atomic;
+        if outer.is_none() {
+            self.atomic = Some((first, step));
+        }
+        if let Some(label) = &stmt.label {
+            self.scope(&label.node);
+        }
+        if matches!(
+            block.stmts.first(),
+            Some(Stmt {
+                kind: StmtKind::If { .. },
+                ..
+            })
+        ) {
+            self.push(Op::BlockStart, step, fair);
+        }
+        self.block(block, fair);
+        if stmt.label.is_some() {
+            self.scopes.pop();
+        }
+        if outer.is_none() {
+            self.atomic = None;
+            let end = self.code.len();
+            for instr in &mut self.code[first..end] {
+                instr.atomic = Some((first, end));
+            }
+        }
+    }
+
     fn scope(&mut self, name: &str) {
         let name = leak(name);
         if !self.all_scopes.contains(&name) {
@@ -547,26 +584,7 @@ impl Compiler<'_> {
                 let var = self.var(name);
                 self.push(Op::Flush(var), step, fair);
             }
-            StmtKind::Atomic(block) => {
-                let outer = self.atomic;
-                if outer.is_none() {
-                    self.atomic = Some((first, step));
-                }
-                if let Some(label) = &stmt.label {
-                    self.scope(&label.node);
-                }
-                self.block(block, fair);
-                if stmt.label.is_some() {
-                    self.scopes.pop();
-                }
-                if outer.is_none() {
-                    self.atomic = None;
-                    let end = self.code.len();
-                    for instr in &mut self.code[first..end] {
-                        instr.atomic = Some((first, end));
-                    }
-                }
-            }
+            StmtKind::Atomic(block) => self.atomic(stmt, block, first, step, fair),
             StmtKind::Unbounded { .. } => {}
         }
         if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {

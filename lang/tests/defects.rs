@@ -197,6 +197,26 @@ fn a_run_of_one_labelled_block_ends_in_a_state_of_its_own() {
     assert_eq!(path, expected);
 }
 
+/// A labelled block is one step however its `if`s choose: one whose `if` skips is a step that
+/// does nothing. Before, it compiled to no step at all, and `at probe` never held.
+#[test]
+fn a_labelled_block_whose_if_skips_is_a_step_of_its_own() {
+    let path = counterexample(
+        &model("skipped-if-block-no-step"),
+        "never-at-probe",
+        &["step", "v"],
+    );
+    let expected = [
+        row(None, &[("step", "15: v = false"), ("v", "false")], true),
+        row(
+            Some("15: v = false"),
+            &[("step", "probe"), ("v", "false")],
+            false,
+        ),
+    ];
+    assert_eq!(path, expected);
+}
+
 /// A volatile set by a run's last step is seen at the run's end, and reset by the next run's
 /// start, a step of its own. Before, both were one transition, and `v` was never seen true
 /// but in the last run.

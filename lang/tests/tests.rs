@@ -9,3 +9,4 @@ mod diagnostics;
 mod golden;
 mod never_panics;
 mod parser;
+mod reference;

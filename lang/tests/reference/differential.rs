@@ -1,0 +1,279 @@
+//! The interpreter against the reference semantics: for each generated file, the states both
+//! reach (projected to the file's variables, each `async` one's copy on disk, the destination,
+//! the WAL pointers and the slot) and every property's verdict must be the same. A file whose
+//! states pass the bound on either side is counted and left out, never half compared.
+//!
+//! `cargo test -p walcheck-lang reference` compares a few hundred files; with `WALCHECK_LONG=1`
+//! (and `WALCHECK_CASES=N`, default 5000) it compares many more and prints what it covered.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::Config as RunnerConfig;
+use stateright::{Expectation, Model};
+use walcheck_lang::ast::File;
+use walcheck_lang::system::{from_source, FileModel, State};
+use walcheck_properties::system::{Config, System, Variables};
+
+use super::generate;
+use super::semantics::Reference;
+
+/// States explored at most on each side.
+const STATES_MAX: usize = 20_000;
+
+/// A projected state: name → value as traces print it.
+type Projected = BTreeMap<String, String>;
+
+/// What one side found: its projected states and each property's verdict.
+struct Found {
+    states: BTreeSet<Projected>,
+    verdicts: BTreeMap<String, bool>,
+}
+
+/// The names a projection keeps: PostgreSQL's pointers and slot, the destination, and the
+/// file's declared variables with their copies on disk.
+fn kept(file: &File) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = [
+        "insert",
+        "write",
+        "flush",
+        "confirmed_flush",
+        "restart_lsn",
+        "saved_confirmed_flush",
+        "destination",
+    ]
+    .map(str::to_owned)
+    .into();
+    for item in &file.items {
+        if let walcheck_lang::ast::Item::Var(v) = item {
+            names.insert(v.name.node.clone());
+            names.insert(format!("{}.flushed", v.name.node));
+        }
+    }
+    names
+}
+
+/// The interpreter's side: a breadth-first search over its model.
+fn interpreter(source: &str, keep: &BTreeSet<String>) -> Option<Found> {
+    let (system, _) = from_source("generated", "generated.wal", source).expect("it loads");
+    let system: &'static _ = Box::leak(Box::new(system));
+    let config = Config::new(system.info(), "design", "all").expect("its configuration");
+    let model = FileModel::of(system, &config);
+    let init = model.init_states();
+    let mut seen: HashSet<State> = init.iter().cloned().collect();
+    let mut queue: VecDeque<State> = init.into();
+    let mut actions = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        actions.clear();
+        model.actions(&s, &mut actions);
+        for a in actions.drain(..) {
+            if let Some(next) = model.next_state(&s, a) {
+                if seen.len() > STATES_MAX {
+                    return None;
+                }
+                if seen.insert(next.clone()) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    let mut verdicts = BTreeMap::new();
+    for p in model.properties() {
+        let holds = |s: &State| (p.condition)(&model, s);
+        let verdict = match p.expectation {
+            Expectation::Always => seen.iter().all(holds),
+            Expectation::Sometimes => seen.iter().any(holds),
+            Expectation::Eventually => continue,
+        };
+        verdicts.insert(p.name.to_owned(), verdict);
+    }
+    let states = seen
+        .iter()
+        .map(|s| {
+            s.variables()
+                .into_iter()
+                .filter(|(n, _)| keep.contains(*n))
+                .map(|(n, v)| (n.to_owned(), v.to_string()))
+                .collect()
+        })
+        .collect();
+    Some(Found { states, verdicts })
+}
+
+/// The reference's side: its own search and properties.
+fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
+    let r = Reference::new(file);
+    let states = r.explore(STATES_MAX)?;
+    let mut verdicts = BTreeMap::new();
+    for id in [
+        "ack-within-durable",
+        "no-data-loss",
+        "no-fatal-error",
+        "wal-pointers-ordered",
+    ] {
+        verdicts.insert(id.to_owned(), states.iter().all(|s| r.built_in(id, s)));
+    }
+    for inv in file.invariants() {
+        let holds = |s: &_| {
+            let guard = inv
+                .when
+                .as_ref()
+                .is_none_or(|w| r.eval(s, w) == super::semantics::V::Bool(true));
+            !guard || r.eval(s, &inv.cond) == super::semantics::V::Bool(true)
+        };
+        let verdict = if inv.sometimes {
+            states.iter().any(holds)
+        } else {
+            states.iter().all(holds)
+        };
+        verdicts.insert(inv.id.node.clone(), verdict);
+    }
+    let projected = states
+        .iter()
+        .map(|s| {
+            let mut p = r.project(s);
+            p.retain(|n, _| keep.contains(n));
+            p
+        })
+        .collect();
+    Some(Found {
+        states: projected,
+        verdicts,
+    })
+}
+
+/// Files compared, and files past the bound.
+static COMPARED: AtomicUsize = AtomicUsize::new(0);
+static TOO_LARGE: AtomicUsize = AtomicUsize::new(0);
+
+/// Compares the two on `source`: an error names the file and the first difference.
+fn compare(source: &str) -> Result<(), String> {
+    let checked = walcheck_lang::check(source);
+    let file = checked
+        .into_result()
+        .map_err(|d| format!("the generator wrote a rejected file: {d:?}\n{source}"))?;
+    let keep = kept(&file);
+    let (Some(real), Some(refr)) = (interpreter(source, &keep), reference(&file, &keep)) else {
+        TOO_LARGE.fetch_add(1, Ordering::Relaxed);
+        return Ok(());
+    };
+    COMPARED.fetch_add(1, Ordering::Relaxed);
+    if let Some(s) = real.states.difference(&refr.states).next() {
+        return Err(format!(
+            "{source}\nthe interpreter reaches a state the reference does not ({} vs {} states):\n{s:#?}",
+            real.states.len(),
+            refr.states.len()
+        ));
+    }
+    if let Some(s) = refr.states.difference(&real.states).next() {
+        return Err(format!(
+            "{source}\nthe reference reaches a state the interpreter does not ({} vs {} states):\n{s:#?}",
+            real.states.len(),
+            refr.states.len()
+        ));
+    }
+    if real.verdicts != refr.verdicts {
+        return Err(format!(
+            "{source}\nverdicts differ: interpreter {:?}, reference {:?}",
+            real.verdicts, refr.verdicts
+        ));
+    }
+    Ok(())
+}
+
+fn choices() -> impl Strategy<Value = Vec<u32>> {
+    prop::collection::vec(any::<u32>(), 8..160)
+}
+
+fn cases() -> u32 {
+    match std::env::var("WALCHECK_LONG") {
+        Ok(_) => std::env::var("WALCHECK_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(5000),
+        Err(_) => 300,
+    }
+}
+
+proptest! {
+    #![proptest_config(RunnerConfig { cases: cases(), failure_persistence: None, ..RunnerConfig::default() })]
+
+    #[test]
+    fn interpreter_matches_the_reference(choices in choices()) {
+        let source = generate::file(choices);
+        if let Err(e) = compare(&source) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
+
+/// The example connectors that fit the reference's vocabulary, compared as files are.
+#[test]
+fn report_coverage_of_the_long_run() {
+    if std::env::var("WALCHECK_LONG").is_err() {
+        return;
+    }
+    let mut constructs: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut runner = proptest::test_runner::TestRunner::new(RunnerConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..RunnerConfig::default()
+    });
+    let words = [
+        "first run",
+        "after crash",
+        "procedure p",
+        "step",
+        "if ",
+        "else",
+        "retry",
+        "for each",
+        "until",
+        "fail \"",
+        "fail fatal",
+        "flush a",
+        "start_replication",
+        "standby_status_update",
+        "pg_replication_slot_advance",
+        "identify_system",
+        "pg_replication_slots",
+        "destination.write",
+        "destination.commit(dd",
+        "always",
+        " when ",
+        "sometimes",
+        " in ",
+        " at ",
+        "+ 1",
+        "- 1",
+        "keepalives = 1",
+        "pg_crashes = 1",
+        "commit = either",
+    ];
+    let mut failures = Vec::new();
+    for _ in 0..cases() {
+        let c = choices().new_tree(&mut runner).expect("a case").current();
+        let source = generate::file(c);
+        for w in words {
+            if source.contains(w) {
+                *constructs.entry(w).or_default() += 1;
+            }
+        }
+        if let Err(e) = compare(&source) {
+            failures.push(e);
+        }
+    }
+    println!(
+        "compared {} files, {} past {STATES_MAX} states; files using each construct: {constructs:#?}",
+        COMPARED.load(Ordering::Relaxed),
+        TOO_LARGE.load(Ordering::Relaxed)
+    );
+    assert!(
+        failures.is_empty(),
+        "{} mismatches; the first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+}

@@ -1,0 +1,253 @@
+//! Well-typed connector files, written from a list of choices that proptest draws (and shrinks):
+//! durable, volatile, `async` and `in destination` variables, counters and bools; `first run`,
+//! `every run`, `after crash` and a procedure; labelled blocks, `if`/`else`, `retry`, `for each
+//! message … until`; the PostgreSQL calls a primary answers (WAL pointers, the slot's row,
+//! `identify_system`, an advance, `start_replication`, status updates), the destination's
+//! `write` and `commit`, `flush`, `fail` and `fail fatal`; `always … when` and `sometimes`
+//! properties reading the slot, the WAL, `in` and `at`; and small knobs. The shapes follow
+//! `connectors/`: a stream that writes, commits and acknowledges, and a bootstrap that reads
+//! the slot and advances it.
+
+use std::fmt::Write;
+
+/// The file's variables: (name, declaration).
+const VARS: &[(&str, &str)] = &[
+    ("v", "volatile v: lsn = none"),
+    ("d", "durable d: lsn = none"),
+    ("a", "durable a: lsn = none, async"),
+    ("dd", "durable dd: lsn = none, in destination"),
+    ("t", "volatile t: 0..2 = 0"),
+    ("c", "durable c: 0..2 = 0"),
+    ("b", "volatile b: bool = false"),
+];
+
+/// LSN variables an assignment may write.
+const LSN_TARGETS: &[&str] = &["v", "d", "a"];
+
+/// A file drawn from `choices`.
+pub struct Gen {
+    choices: Vec<u32>,
+    at: usize,
+    labels: usize,
+    /// Labels of labelled blocks, for `in` and `at`.
+    blocks: Vec<String>,
+    has_procedure: bool,
+    out: String,
+}
+
+impl Gen {
+    fn pick(&mut self, n: usize) -> usize {
+        let c = self.choices.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        c as usize % n
+    }
+
+    fn one<'a>(&mut self, of: &[&'a str]) -> &'a str {
+        of[self.pick(of.len())]
+    }
+
+    fn lsn(&mut self, in_loop: bool) -> String {
+        let mut of = vec!["v", "d", "a", "dd", "none", "max(v, d)", "min(a, v)", "0/0"];
+        if in_loop {
+            of.extend(["m.wal_end", "m.txn.end_lsn"]);
+        }
+        self.one(&of).to_owned()
+    }
+
+    fn cond(&mut self, property: bool) -> String {
+        let mut of = vec![
+            "b",
+            "not b",
+            "v == none",
+            "d >= v",
+            "t < 2",
+            "c == 1",
+            "v != d",
+            "a == d",
+            "dd <= d or t == 0",
+        ];
+        if property {
+            of.extend([
+                "slot.confirmed_flush <= wal.flush",
+                "d <= slot.confirmed_flush",
+                "slot.restart_lsn == slot.confirmed_flush",
+                "wal.write == wal.flush",
+                "dd == none",
+            ]);
+            let mut c = self.one(&of).to_owned();
+            if !self.blocks.is_empty() && self.pick(3) == 0 {
+                let i = self.pick(self.blocks.len());
+                let word = self.one(&["in", "at", "not at"]);
+                c = format!("{word} {}", self.blocks[i]);
+            } else if self.has_procedure && self.pick(4) == 0 {
+                c = "in p".to_owned();
+            }
+            return c;
+        }
+        self.one(&of).to_owned()
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        let _ = writeln!(self.out, "{}{text}", "  ".repeat(depth));
+    }
+
+    /// A simple statement: one step.
+    fn simple(&mut self, depth: usize, in_loop: bool) {
+        let target = self.one(LSN_TARGETS);
+        let text = match self.pick(if in_loop { 20 } else { 16 }) {
+            0 => format!("{target} = pg_current_wal_lsn()"),
+            1 => format!("{target} = pg_current_wal_flush_lsn()"),
+            2 => format!("{target} = pg_replication_slots().confirmed_flush_lsn"),
+            3 => format!("{target} = identify_system().xlogpos"),
+            4 => format!(
+                "{target} = pg_replication_slot_advance({}).end_lsn",
+                self.lsn(in_loop)
+            ),
+            5 => format!("pg_replication_slot_advance({})", self.lsn(in_loop)),
+            6 => format!("{target} = {}", self.lsn(in_loop)),
+            7 => format!("standby_status_update(flush = {})", self.lsn(in_loop)),
+            8 => format!("destination.commit(dd = {})", self.lsn(in_loop)),
+            9 => "destination.commit()".to_owned(),
+            10 => format!("{} = {} + 1", self.one(&["t", "c"]), self.one(&["t", "c"])),
+            11 => format!("{} = 0", self.one(&["t", "c"])),
+            12 => format!("b = {}", self.cond(false)),
+            13 => "flush a".to_owned(),
+            14 if self.pick(3) == 0 => "fail \"retry later\"".to_owned(),
+            14 => format!("{target} = pg_replication_slots().restart_lsn"),
+            15 if self.pick(4) == 0 => "fail fatal \"stop\"".to_owned(),
+            15 => "t = t - 1".to_owned(),
+            16 | 17 => "destination.write(m.txn)".to_owned(),
+            18 => format!("{target} = m.wal_end"),
+            _ => format!("{target} = max({target}, m.txn.end_lsn)"),
+        };
+        self.line(depth, &text);
+    }
+
+    /// A labelled block: simple statements and `if`s, one step.
+    fn labelled(&mut self, depth: usize, in_loop: bool) {
+        self.labels += 1;
+        let name = format!("step{}", self.labels);
+        self.line(depth, &format!("{name}: {{"));
+        for _ in 0..1 + self.pick(3) {
+            if self.pick(4) == 0 {
+                let c = self.cond(false);
+                self.line(depth + 1, &format!("if {c} {{"));
+                self.simple(depth + 2, in_loop);
+                self.line(depth + 1, "}");
+            } else {
+                self.simple(depth + 1, in_loop);
+            }
+        }
+        self.line(depth, "}");
+        self.blocks.push(name);
+    }
+
+    /// A statement of any kind, nested at most `budget` deeper.
+    fn stmt(&mut self, depth: usize, budget: usize, in_loop: bool, may_call: bool) {
+        match self.pick(10) {
+            0 if !in_loop => {
+                let from = self.one(&["0/0", "d", "a", "dd"]);
+                self.line(depth, &format!("start_replication({from})"));
+            }
+            1 => self.labelled(depth, in_loop),
+            2 if may_call => self.line(depth, "p()"),
+            3 if budget > 0 => {
+                let c = self.cond(false);
+                self.line(depth, &format!("if {c} {{"));
+                self.block(depth + 1, budget - 1, in_loop, may_call);
+                if self.pick(2) == 0 {
+                    self.line(depth, "} else {");
+                    self.block(depth + 1, budget - 1, in_loop, may_call);
+                }
+                self.line(depth, "}");
+            }
+            4 if budget > 0 => {
+                let times = 1 + self.pick(3);
+                self.line(depth, &format!("retry {times} times {{"));
+                self.block(depth + 1, budget - 1, in_loop, may_call);
+                let c = self.cond(false);
+                self.line(depth, &format!("}} until {c}"));
+            }
+            5 if !in_loop && budget > 0 => {
+                let until = match self.pick(3) {
+                    0 => String::new(),
+                    _ => format!(" until {}", self.cond(false)),
+                };
+                self.line(depth, &format!("for each message m{until} {{"));
+                self.block(depth + 1, budget - 1, true, may_call);
+                self.line(depth, "}");
+            }
+            _ => self.simple(depth, in_loop),
+        }
+    }
+
+    fn block(&mut self, depth: usize, budget: usize, in_loop: bool, may_call: bool) {
+        for _ in 0..1 + self.pick(3) {
+            self.stmt(depth, budget, in_loop, may_call);
+        }
+    }
+
+    fn procedure(&mut self, head: &str, may_call: bool) {
+        self.line(0, &format!("{head} {{"));
+        self.block(1, 2, false, may_call);
+        self.line(0, "}");
+    }
+}
+
+/// The text of the file `choices` draw.
+pub fn file(choices: Vec<u32>) -> String {
+    let mut g = Gen {
+        choices,
+        at: 0,
+        labels: 0,
+        blocks: vec![],
+        has_procedure: false,
+        out: String::new(),
+    };
+    g.line(0, "walcheck 1");
+    g.line(0, "connector \"generated\"");
+    let knobs: [(&str, &[&str]); 7] = [
+        ("transactions", &["0", "1", "2", "1"]),
+        ("connector_crashes", &["0", "1"]),
+        ("pg_crashes", &["0", "0", "1"]),
+        ("runs", &["1", "2", "3"]),
+        ("keepalives", &["0", "0", "1"]),
+        ("commit", &["sync", "async", "either"]),
+        ("checkpoints", &["on", "off"]),
+    ];
+    for (knob, values) in knobs {
+        let v = g.one(values);
+        g.line(0, &format!("env {knob} = {v}"));
+    }
+    g.line(
+        0,
+        "skip eventually-acknowledged \"liveness is not compared\"",
+    );
+    for (_, decl) in VARS {
+        g.line(0, decl);
+    }
+    g.has_procedure = g.pick(3) == 0;
+    if g.has_procedure {
+        g.procedure("procedure p", false);
+    }
+    if g.pick(3) == 0 {
+        g.procedure("first run", g.has_procedure);
+    }
+    if g.pick(3) == 0 {
+        g.procedure("after crash", g.has_procedure);
+    }
+    g.procedure("every run", g.has_procedure);
+    for i in 0..g.pick(3) {
+        let c = g.cond(true);
+        let when = match g.pick(3) {
+            0 => format!(" when {}", g.cond(true)),
+            _ => String::new(),
+        };
+        g.line(0, &format!("always inv{i}: {c}{when}"));
+    }
+    for i in 0..g.pick(3) {
+        let c = g.cond(true);
+        g.line(0, &format!("sometimes wit{i}: {c}"));
+    }
+    g.out
+}

@@ -1,0 +1,1392 @@
+//! The reference interpreter: a connector file's meaning, read off docs/language.md one
+//! sentence at a time. Clarity over speed: the connector's position is a stack of frames that
+//! point into the syntax tree, values are plain enums, collections are ordered, and every step
+//! is computed as the list of all its outcomes. Each rule quotes the sentence it implements;
+//! where the page is silent, the comment says so and what was decided.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use walcheck_lang::ast::{
+    BinOp, Block, Call, Expr, ExprKind, File, Item, KnobValue, ProcKind, Stmt, StmtKind, Storage,
+    Type,
+};
+use walcheck_model::olake::sync::restart_candidates;
+use walcheck_model::pg::decoding::{txn_needs_skip, DurableSlot};
+use walcheck_model::pg::stream::{
+    identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
+};
+use walcheck_model::pg::{CommitMode, Role, Server, Txn, Wal};
+use walcheck_model::Lsn;
+use walcheck_properties::cdc;
+
+/// "A quiet primary … at `0/1000000`, the connector's slot at rest there."
+const START: Lsn = Lsn(0x100_0000);
+/// PostgreSQL's WAL page: `txn_pages` and `wal_buffers_pages` count them.
+const PAGE: u64 = 8192;
+
+/// A value of the language ("Types").
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum V {
+    /// An LSN; `none` is 0/0 ("`InvalidXLogRecPtr`, 0/0, below every other LSN").
+    Lsn(Lsn),
+    Bool(bool),
+    /// A transaction by its place in commit order, or `none`.
+    Txn(Option<usize>),
+    /// "a run of transactions, as `pg_logical_slot_get_changes` returns".
+    Txns(BTreeSet<usize>),
+    /// A counter; a sum outside 0..2^64 is kept exactly here, and is out of range.
+    Count(i128),
+    /// A received message: its transaction (none: a keepalive), `wal_end`, `reply_requested`.
+    Msg(Option<usize>, Lsn, bool),
+    /// `none` before it meets a type.
+    None,
+}
+
+impl V {
+    fn lsn(&self) -> Lsn {
+        match self {
+            V::Lsn(l) => *l,
+            _ => Lsn::INVALID,
+        }
+    }
+    fn truth(&self) -> bool {
+        matches!(self, V::Bool(true))
+    }
+    fn is_none(&self) -> bool {
+        match self {
+            V::None | V::Txn(None) => true,
+            V::Lsn(l) => !l.is_valid(),
+            V::Txns(s) => s.is_empty(),
+            _ => false,
+        }
+    }
+}
+
+/// Where a block is in the tree: its procedure, then (statement, which block of it) down.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct At {
+    root: Root,
+    path: Vec<(usize, u8)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Root {
+    FirstRun,
+    EveryRun,
+    AfterCrash,
+    Named(String),
+}
+
+/// One frame of the connector's position.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Frame {
+    /// Running the block `at` from its statement `next`.
+    Seq { at: At, next: usize },
+    /// The `retry` statement `stmt` of block `at`, its body having run `tries` times before
+    /// this one: "tested after each try".
+    Retry { at: At, stmt: usize, tries: u64 },
+    /// `first run` has ended here ("a crash before … restarts it").
+    FirstRunDone,
+    /// `every run` has ended here: the run ends.
+    RunEnds,
+}
+
+/// Where the connector is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Where {
+    /// Its next step is the statement the top frame points at.
+    Step(Vec<Frame>),
+    /// "The state the step that ended it leads to is the run's end, a state of its own."
+    RunEnd,
+    /// "Otherwise the pipeline is `done` in the run's end."
+    Done,
+    /// "`fail fatal` ends the pipeline": stopped at this statement (block, index), inside
+    /// the labelled block `inside` if any.
+    Fatal(At, usize, Option<String>),
+}
+
+/// PostgreSQL and the workload, as walcheck's model of PostgreSQL holds them.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pg {
+    pub wal: Wal,
+    pub slot: Option<DurableSlot>,
+    pub commit_pending: bool,
+    pub txns: Vec<Txn>,
+    pub published: u8,
+    pub other: u8,
+    pub walsender: Option<Walsender>,
+    /// "A PostgreSQL crash closes the replication connection: `for each message` then ends as
+    /// at the end of the stream (the client reads EOF)."
+    pub stream_closed: bool,
+    pub keepalives: u8,
+    /// A `start_replication` skipped an undelivered committed publication transaction.
+    pub lost: bool,
+}
+
+/// One state of the file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct State {
+    pub pg: Pg,
+    pub dest: BTreeSet<usize>,
+    pub batch: BTreeSet<usize>,
+    pub vars: BTreeMap<String, V>,
+    /// Each `async` variable's flushed copy.
+    pub flushed: BTreeMap<String, V>,
+    pub at: Where,
+    pub runs: u8,
+    pub connector_crashes: u8,
+    pub pg_crashes: u8,
+    pub first_done: bool,
+}
+
+/// The knobs ("Environment"), defaults from its table.
+#[derive(Clone, Debug)]
+pub struct Knobs {
+    pub transactions: u8,
+    pub commits: Vec<CommitMode>,
+    pub txn_pages: u64,
+    pub wal_buffers_pages: u64,
+    pub other_traffic: u8,
+    pub runs: u8,
+    pub connector_crashes: u8,
+    pub pg_crashes: u8,
+    pub crashes: u8,
+    pub checkpoints: bool,
+    pub keepalives: u8,
+}
+
+impl Knobs {
+    fn of(file: &File) -> Knobs {
+        let mut k = Knobs {
+            transactions: 2,
+            commits: vec![CommitMode::Sync],
+            txn_pages: 1,
+            wal_buffers_pages: 4,
+            other_traffic: 0,
+            runs: 2,
+            connector_crashes: 1,
+            pg_crashes: 0,
+            // "`crashes` | any": no bound of its own.
+            crashes: u8::MAX,
+            checkpoints: true,
+            keepalives: 0,
+        };
+        for item in &file.items {
+            let Item::Knob(knob) = item else { continue };
+            let n = match &knob.value.node {
+                KnobValue::Number(n) => *n,
+                KnobValue::Word(_) => 0,
+            };
+            let word = match &knob.value.node {
+                KnobValue::Word(w) => w.as_str(),
+                KnobValue::Number(_) => "",
+            };
+            match knob.name.node.as_str() {
+                "transactions" => k.transactions = n as u8,
+                "commit" => {
+                    k.commits = match word {
+                        "async" => vec![CommitMode::Async],
+                        "either" => vec![CommitMode::Sync, CommitMode::Async],
+                        _ => vec![CommitMode::Sync],
+                    }
+                }
+                "txn_pages" => k.txn_pages = n,
+                "wal_buffers_pages" => k.wal_buffers_pages = n,
+                "other_traffic" => k.other_traffic = n as u8,
+                "runs" => k.runs = n as u8,
+                "connector_crashes" => k.connector_crashes = n as u8,
+                "pg_crashes" => k.pg_crashes = n as u8,
+                "crashes" => k.crashes = n as u8,
+                "checkpoints" => k.checkpoints = word == "on",
+                "keepalives" => k.keepalives = n as u8,
+                // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
+                _ => {}
+            }
+        }
+        k
+    }
+}
+
+/// A file's declarations, read once.
+pub struct Reference<'f> {
+    file: &'f File,
+    pub knobs: Knobs,
+    decls: BTreeMap<String, (Storage, Type, V)>,
+}
+
+/// How a statement ended, beside the state it left.
+#[derive(Clone, Debug)]
+enum Flow {
+    /// It went on.
+    Next,
+    /// A `for each message` received one, into its message name.
+    Received,
+    /// The stream is over ("ends as at the end of the stream").
+    StreamEnd,
+    /// "A plain `fail` … ends the run", as does "a call PostgreSQL answers with an `ERROR`".
+    Fail,
+    /// `fail fatal`, or a counter leaving its range ("stops the pipeline at that step").
+    Fatal,
+}
+
+impl<'f> Reference<'f> {
+    pub fn new(file: &'f File) -> Reference<'f> {
+        let mut decls = BTreeMap::new();
+        for item in &file.items {
+            if let Item::Var(v) = item {
+                let init = constant(&v.init.node, v.ty.node);
+                decls.insert(v.name.node.clone(), (v.storage, v.ty.node, init));
+            }
+        }
+        Reference {
+            file,
+            knobs: Knobs::of(file),
+            decls,
+        }
+    }
+
+    fn proc(&self, root: &Root) -> Option<&'f Block> {
+        self.file.items.iter().find_map(|i| match i {
+            Item::Procedure(p) => {
+                let hit = match (&p.kind, root) {
+                    (ProcKind::FirstRun, Root::FirstRun)
+                    | (ProcKind::EveryRun, Root::EveryRun)
+                    | (ProcKind::AfterCrash, Root::AfterCrash) => true,
+                    (ProcKind::Named(n), Root::Named(m)) => n.node == *m,
+                    _ => false,
+                };
+                hit.then_some(&p.body)
+            }
+            _ => None,
+        })
+    }
+
+    fn block(&self, at: &At) -> &'f Block {
+        let mut block = self.proc(&at.root).expect("a frame's procedure exists");
+        for &(stmt, which) in &at.path {
+            block = match (&block.stmts[stmt].kind, which) {
+                (StmtKind::If { then, .. }, 0) => then,
+                (StmtKind::If { otherwise, .. }, _) => otherwise.as_ref().expect("else"),
+                (StmtKind::Retry { body, .. }, _)
+                | (StmtKind::ForEach { body, .. }, _)
+                | (StmtKind::Atomic(body), _) => body,
+                other => unreachable!("{other:?} has no block"),
+            };
+        }
+        block
+    }
+
+    fn start_of(root: Root) -> Frame {
+        Frame::Seq {
+            at: At { root, path: vec![] },
+            next: 0,
+        }
+    }
+
+    // ---- the start, runs, crashes ----------------------------------------------------------
+
+    /// "A quiet primary … at `0/1000000`, the connector's slot at rest there"; the first run
+    /// "runs `first run` (on the first run only) … then `every run`".
+    pub fn initial(&self) -> State {
+        let server = Server::at_rest(Role::Primary, START);
+        let vars: BTreeMap<String, V> = self
+            .decls
+            .iter()
+            .map(|(n, (_, _, init))| (n.clone(), init.clone()))
+            .collect();
+        let flushed = self
+            .decls
+            .iter()
+            .filter(|(_, (s, _, _))| *s == Storage::DurableAsync)
+            .map(|(n, (_, _, init))| (n.clone(), init.clone()))
+            .collect();
+        let has_first = self.proc(&Root::FirstRun).is_some();
+        let mut state = State {
+            pg: Pg {
+                wal: server.wal,
+                slot: Some(DurableSlot::created(server.slot)),
+                commit_pending: false,
+                txns: vec![],
+                published: 0,
+                other: 0,
+                walsender: None,
+                stream_closed: false,
+                keepalives: 0,
+                lost: false,
+            },
+            dest: BTreeSet::new(),
+            batch: BTreeSet::new(),
+            vars,
+            flushed,
+            at: Where::Done,
+            runs: 1,
+            connector_crashes: 0,
+            pg_crashes: 0,
+            first_done: !has_first,
+        };
+        state.at = Where::Step(self.run_frames(if has_first {
+            Some(Root::FirstRun)
+        } else {
+            None
+        }));
+        self.settle(&mut state);
+        state
+    }
+
+    /// The frames of a run that starts with `before` (first run, after crash) if any, then
+    /// `every run`, then its end.
+    fn run_frames(&self, before: Option<Root>) -> Vec<Frame> {
+        let mut frames = vec![Frame::RunEnds, Self::start_of(Root::EveryRun)];
+        match before {
+            Some(Root::FirstRun) => {
+                frames.push(Frame::FirstRunDone);
+                frames.push(Self::start_of(Root::FirstRun));
+            }
+            Some(root) => frames.push(Self::start_of(root)),
+            None => {}
+        }
+        frames
+    }
+
+    /// A run ends: "the replication connection closed and the open batch lost … While `runs`
+    /// allows another run, the connector's one step at a run's end is `next run` … Otherwise
+    /// the pipeline is `done` in the run's end, its volatile variables as they were."
+    fn end_run(&self, state: &mut State) {
+        state.pg.walsender = None;
+        state.pg.stream_closed = false;
+        state.batch.clear();
+        state.at = if state.runs < self.knobs.runs {
+            Where::RunEnd
+        } else {
+            Where::Done
+        };
+    }
+
+    fn reset_volatile(&self, state: &mut State) {
+        for (name, (storage, _, init)) in &self.decls {
+            if *storage == Storage::Volatile {
+                state.vars.insert(name.clone(), init.clone());
+            }
+        }
+    }
+
+    /// `next run`: "it resets the volatile variables, counts the run, and goes to `every run`'s
+    /// first step".
+    fn next_run(&self, state: &mut State) {
+        state.runs += 1;
+        self.reset_volatile(state);
+        state.at = Where::Step(self.run_frames(None));
+        self.settle(state);
+    }
+
+    /// "A connector crash restarts the connector at once at `after crash` (or `every run`), or
+    /// at `first run` again when the crash came before `first run` ended, its volatile
+    /// variables reset, and does not count as a run." An async variable "keeps the last
+    /// flushed value, loses a pending one"; "the destination's open batch is lost" with the
+    /// process, and its replication connection drops with it.
+    fn connector_crash(&self, state: &mut State) {
+        state.connector_crashes += 1;
+        self.reset_volatile(state);
+        for (name, v) in &state.flushed {
+            state.vars.insert(name.clone(), v.clone());
+        }
+        state.batch.clear();
+        state.pg.walsender = None;
+        state.pg.stream_closed = false;
+        let before = if !state.first_done {
+            Some(Root::FirstRun)
+        } else if self.proc(&Root::AfterCrash).is_some() {
+            Some(Root::AfterCrash)
+        } else {
+            None
+        };
+        state.at = Where::Step(self.run_frames(before));
+        self.settle(state);
+    }
+
+    /// PostgreSQL crashes (immediate shutdown): the model's crash restart of the WAL and the
+    /// slot; "A PostgreSQL crash loses the transactions past the flush pointer"; it "closes the
+    /// replication connection". The page does not say whether a lost transaction is committed
+    /// again: `transactions` counts "client transactions … in the whole run", so it is not.
+    fn pg_crash(&self, state: &mut State) {
+        state.pg_crashes += 1;
+        state.pg.wal.crash_restart();
+        if let Some(slot) = state.pg.slot.as_mut() {
+            slot.crash_restart();
+        }
+        state.pg.commit_pending = false;
+        let flush = state.pg.wal.flush;
+        state.pg.txns.retain(|t| t.end_lsn <= flush);
+        let kept = state.pg.txns.len();
+        state.dest.retain(|&i| i < kept);
+        state.batch.retain(|&i| i < kept);
+        if state.pg.walsender.take().is_some() {
+            state.pg.stream_closed = true;
+        }
+    }
+
+    // ---- control: from one step to the next --------------------------------------------------
+
+    /// Moves the connector through what is not a step to its next step: "The conditions of
+    /// `if`, `until` and `for each … until` … [are] taken with the step that follows", and
+    /// "Calling a procedure is not a step either: its first statement is."
+    fn settle(&self, state: &mut State) {
+        loop {
+            let Where::Step(frames) = &mut state.at else {
+                return;
+            };
+            let Some(top) = frames.last().cloned() else {
+                unreachable!("a run always ends in Frame::RunEnds");
+            };
+            match top {
+                Frame::RunEnds => return self.end_run(state),
+                Frame::FirstRunDone => {
+                    frames.pop();
+                    state.first_done = true;
+                }
+                Frame::Retry { at, stmt, tries } => {
+                    let StmtKind::Retry { times, until, .. } = &self.block(&at).stmts[stmt].kind
+                    else {
+                        unreachable!()
+                    };
+                    let tries = tries + 1;
+                    let done = self.eval(state, until).truth() || tries >= times.node;
+                    let Where::Step(frames) = &mut state.at else {
+                        unreachable!()
+                    };
+                    frames.pop();
+                    if !done {
+                        let mut path = at.path.clone();
+                        path.push((stmt, 0));
+                        frames.push(Frame::Retry {
+                            at: at.clone(),
+                            stmt,
+                            tries,
+                        });
+                        frames.push(Frame::Seq {
+                            at: At {
+                                root: at.root,
+                                path,
+                            },
+                            next: 0,
+                        });
+                    }
+                }
+                Frame::Seq { at, next } => {
+                    let block = self.block(&at);
+                    if next >= block.stmts.len() {
+                        frames.pop();
+                        continue;
+                    }
+                    if !self.enter(state, &at, next) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The statement `next` of block `at` when control reaches it: true when it is control
+    /// (an `if`, a `retry`'s start, a call of a procedure, a loop whose `until` holds), which
+    /// this moves past; false when it is the connector's next step.
+    fn enter(&self, state: &mut State, at: &At, next: usize) -> bool {
+        let stmt = &self.block(at).stmts[next];
+        let mut push = Vec::new();
+        let child = |which: u8| {
+            let mut path = at.path.clone();
+            path.push((next, which));
+            Frame::Seq {
+                at: At {
+                    root: at.root.clone(),
+                    path,
+                },
+                next: 0,
+            }
+        };
+        match &stmt.kind {
+            StmtKind::If {
+                cond, otherwise, ..
+            } => {
+                if self.eval(state, cond).truth() {
+                    push.push(child(0));
+                } else if otherwise.is_some() {
+                    push.push(child(1));
+                }
+            }
+            StmtKind::Retry { .. } => {
+                push.push(Frame::Retry {
+                    at: at.clone(),
+                    stmt: next,
+                    tries: 0,
+                });
+                push.push(child(0));
+            }
+            // "`for each message m until pos >= target` … tested before each message".
+            StmtKind::ForEach { until: Some(u), .. } if self.eval(state, u).truth() => {}
+            StmtKind::Call(call) if self.is_procedure(&call.callee.node) => {
+                push.push(Self::start_of(Root::Named(call.callee.node.clone())));
+            }
+            _ => return false,
+        }
+        let Where::Step(frames) = &mut state.at else {
+            unreachable!()
+        };
+        if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
+            *n += 1;
+        }
+        frames.extend(push);
+        true
+    }
+
+    fn is_procedure(&self, name: &str) -> bool {
+        self.proc(&Root::Named(name.to_owned())).is_some()
+    }
+
+    // ---- steps ---------------------------------------------------------------------------
+
+    /// Every state the connector's next step can lead to (none when it waits).
+    pub fn steps(&self, state: &State) -> Vec<State> {
+        match &state.at {
+            Where::RunEnd => {
+                let mut next = state.clone();
+                self.next_run(&mut next);
+                vec![next]
+            }
+            Where::Done | Where::Fatal(..) => vec![],
+            Where::Step(frames) => {
+                let Some(Frame::Seq { at, next }) = frames.last().cloned() else {
+                    unreachable!("settled on a statement")
+                };
+                let stmt = &self.block(&at).stmts[next];
+                let mut outcomes = Vec::new();
+                for (mut s, flow) in self.exec(state.clone(), stmt, &at, next, None) {
+                    self.after_step(&mut s, flow, &at, next);
+                    outcomes.push(s);
+                }
+                outcomes
+            }
+        }
+    }
+
+    /// Where the connector goes once its step `stmt` (statement `next` of block `at`) is taken.
+    fn after_step(&self, state: &mut State, flow: Flow, at: &At, next: usize) {
+        let Where::Step(frames) = &mut state.at else {
+            return;
+        };
+        match flow {
+            Flow::Next | Flow::StreamEnd => {
+                if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
+                    *n += 1;
+                }
+            }
+            // The loop's body runs, then control comes back to the loop's statement.
+            Flow::Received => {
+                let mut path = at.path.clone();
+                path.push((next, 0));
+                frames.push(Frame::Seq {
+                    at: At {
+                        root: at.root.clone(),
+                        path,
+                    },
+                    next: 0,
+                });
+            }
+            Flow::Fail => return self.end_run(state),
+            Flow::Fatal => return,
+        }
+        self.settle(state);
+    }
+
+    /// Executes `stmt` (statement `index` of block `at`), every outcome of PostgreSQL's
+    /// choices; `label` is the labelled block it runs in.
+    fn exec(
+        &self,
+        state: State,
+        stmt: &Stmt,
+        at: &At,
+        index: usize,
+        label: Option<&str>,
+    ) -> Vec<(State, Flow)> {
+        let fatal = |mut s: State| {
+            let inside = label
+                .map(str::to_owned)
+                .or_else(|| stmt.label.as_ref().map(|l| l.node.clone()));
+            s.pg.walsender = None;
+            s.at = Where::Fatal(at.clone(), index, inside);
+            (s, Flow::Fatal)
+        };
+        match &stmt.kind {
+            StmtKind::Assign { target, value } => {
+                let v = self.eval(&state, value);
+                self.assign(state, &target.node, v, fatal)
+            }
+            StmtKind::AssignCall { target, call } => self
+                .call(state, call)
+                .into_iter()
+                .flat_map(|(s, v)| match v {
+                    Some(v) => self.assign(s, &target.node, v, fatal),
+                    None => vec![(s, Flow::Fail)],
+                })
+                .collect(),
+            StmtKind::Call(call) => self
+                .call(state, call)
+                .into_iter()
+                .map(|(s, v)| match v {
+                    Some(_) if matches!(s.at, Where::Fatal(..)) => (s, Flow::Fatal),
+                    Some(_) => (s, Flow::Next),
+                    None => (s, Flow::Fail),
+                })
+                .collect(),
+            StmtKind::Fail { fatal: true, .. } => vec![fatal(state)],
+            StmtKind::Fail { fatal: false, .. } => vec![(state, Flow::Fail)],
+            StmtKind::Flush(name) => {
+                let mut s = state;
+                let v = s.vars[&name.node].clone();
+                s.flushed.insert(name.node.clone(), v);
+                vec![(s, Flow::Next)]
+            }
+            StmtKind::ForEach { message, .. } => self.receive(state, &message.node),
+            StmtKind::Atomic(body) => {
+                let name = stmt.label.as_ref().map(|l| l.node.as_str());
+                let mut path = at.path.clone();
+                path.push((index, 0));
+                let inner = At {
+                    root: at.root.clone(),
+                    path,
+                };
+                self.exec_block(state, body, &inner, name)
+            }
+            // Inside a labelled block only (outside, `settle` took it): an `if` runs the
+            // branch its condition picks, within the same step.
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let mut path = at.path.clone();
+                if self.eval(&state, cond).truth() {
+                    path.push((index, 0));
+                    let inner = At {
+                        root: at.root.clone(),
+                        path,
+                    };
+                    self.exec_block(state, then, &inner, label)
+                } else if let Some(other) = otherwise {
+                    path.push((index, 1));
+                    let inner = At {
+                        root: at.root.clone(),
+                        path,
+                    };
+                    self.exec_block(state, other, &inner, label)
+                } else {
+                    vec![(state, Flow::Next)]
+                }
+            }
+            other => unreachable!("not a step: {other:?}"),
+        }
+    }
+
+    /// A labelled block: "one step up to its closing brace, never past the run's end"; its
+    /// statements run in order until one fails.
+    fn exec_block(
+        &self,
+        state: State,
+        body: &Block,
+        at: &At,
+        label: Option<&str>,
+    ) -> Vec<(State, Flow)> {
+        let mut live = vec![state];
+        let mut ended = Vec::new();
+        for (i, stmt) in body.stmts.iter().enumerate() {
+            let mut next = Vec::new();
+            for s in live {
+                for (s, flow) in self.exec(s, stmt, at, i, label) {
+                    match flow {
+                        Flow::Next => next.push(s),
+                        other => ended.push((s, other)),
+                    }
+                }
+            }
+            live = next;
+        }
+        ended.extend(live.into_iter().map(|s| (s, Flow::Next)));
+        ended
+    }
+
+    /// An assignment: "an assigned value fits its variable"; "A counter assigned a value
+    /// outside its range stops the pipeline at that step".
+    fn assign(
+        &self,
+        mut state: State,
+        name: &str,
+        v: V,
+        fatal: impl Fn(State) -> (State, Flow),
+    ) -> Vec<(State, Flow)> {
+        let (_, ty, _) = &self.decls[name];
+        let v = match (v, ty) {
+            (V::Count(n), Type::Counter(lo, hi)) if n < i128::from(*lo) || n > i128::from(*hi) => {
+                return vec![fatal(state)];
+            }
+            (V::None | V::Lsn(Lsn::INVALID), Type::Txn) => V::Txn(None),
+            (V::None, Type::Lsn) => V::Lsn(Lsn::INVALID),
+            (V::None, Type::Txns) => V::Txns(BTreeSet::new()),
+            (v, _) => v,
+        };
+        state.vars.insert(name.to_owned(), v);
+        vec![(state, Flow::Next)]
+    }
+
+    /// `for each message m` "receives the next message (a whole transaction, or a keepalive)
+    /// as a step of its own; while nothing is there to receive, the connector waits". "The
+    /// stream sends whole transactions in commit order once the flush pointer … covers them,
+    /// skipping unpublished ones and those the start rule skips; `m.wal_end` of a keepalive is
+    /// the walsender's `sentPtr`"; "whether the walsender sends a keepalive rather than the next
+    /// transaction" is PostgreSQL's choice, while `keepalives` allows one.
+    fn receive(&self, state: State, message: &str) -> Vec<(State, Flow)> {
+        let Some(mut ws) = state.pg.walsender else {
+            if state.pg.stream_closed {
+                return vec![(state, Flow::StreamEnd)];
+            }
+            // No stream was opened in this run: nothing comes, the connector waits.
+            return vec![];
+        };
+        let flush = state.pg.wal.flush;
+        // The walsender reads on, past what it skips, to the next transaction it sends.
+        let mut sent = None;
+        for (i, txn) in state.pg.txns.iter().enumerate() {
+            if txn.end_lsn <= ws.read_to || txn.end_lsn > flush {
+                continue;
+            }
+            let mut after = ws;
+            if after.decode_txn(txn) {
+                sent = Some((i, after));
+                break;
+            }
+            ws = after;
+        }
+        // Nothing to send: the page is silent on what the reader has read then; the model's
+        // walsender has read all the WAL the flush pointer covers (`Walsender::send_logical`),
+        // so a keepalive's `sentPtr` is the flush pointer.
+        if sent.is_none() {
+            ws.send_logical(&[], flush);
+        }
+        let mut out = Vec::new();
+        if state.pg.keepalives < self.knobs.keepalives {
+            let mut s = state.clone();
+            s.pg.keepalives += 1;
+            s.pg.walsender = Some(ws);
+            let k = ws.keepalive(false);
+            s.vars.insert(
+                message.to_owned(),
+                V::Msg(None, k.wal_end, k.reply_requested),
+            );
+            out.push((s, Flow::Received));
+        }
+        if let Some((i, after)) = sent {
+            let mut s = state;
+            s.pg.walsender = Some(after);
+            let end = s.pg.txns[i].end_lsn;
+            s.vars
+                .insert(message.to_owned(), V::Msg(Some(i), end, false));
+            out.push((s, Flow::Received));
+        }
+        out
+    }
+
+    // ---- calls ---------------------------------------------------------------------------
+
+    fn arg(&self, state: &State, call: &Call, name: &str, position: usize) -> Option<V> {
+        let named = call
+            .args
+            .iter()
+            .find(|a| a.name.as_ref().is_some_and(|n| n.node == name));
+        let positional = call.args.iter().filter(|a| a.name.is_none()).nth(position);
+        named.or(positional).map(|a| self.eval(state, &a.value))
+    }
+
+    /// A call: each outcome, with its value, or `None` when PostgreSQL answered an `ERROR`
+    /// ("ends the run as a retryable failure").
+    fn call(&self, state: State, call: &Call) -> Vec<(State, Option<V>)> {
+        let field = call.field.as_ref().map(|f| f.node.as_str());
+        let mut s = state;
+        let one = |s: State, v: V| vec![(s, Some(v))];
+        match call.callee.node.as_str() {
+            "pg_current_wal_lsn" => {
+                let v = V::Lsn(s.pg.wal.write);
+                one(s, v)
+            }
+            "pg_current_wal_insert_lsn" => {
+                let v = V::Lsn(s.pg.wal.insert);
+                one(s, v)
+            }
+            "pg_current_wal_flush_lsn" => {
+                let v = V::Lsn(s.pg.wal.flush);
+                one(s, v)
+            }
+            "pg_is_in_recovery" => one(s, V::Bool(false)),
+            "pg_replication_slots" => {
+                let slot = s.pg.slot.map(|d| d.slot);
+                let v = match (slot, field) {
+                    (Some(x), Some("restart_lsn")) => x.restart_lsn,
+                    (Some(x), _) => x.confirmed_flush,
+                    (None, _) => Lsn::INVALID,
+                };
+                one(s, V::Lsn(v))
+            }
+            "identify_system" => {
+                let mut server = Server::at_rest(Role::Primary, START);
+                server.wal = s.pg.wal;
+                let v = identify_system_xlogpos(&server);
+                one(s, V::Lsn(v))
+            }
+            "pg_replication_slot_advance" => self.advance(s, call),
+            "start_replication" => {
+                // "decodes from `max(from, confirmed_flush)`, skipping every transaction whose
+                // commit record starts before it".
+                let from = self
+                    .arg(&s, call, "from", 0)
+                    .map_or(Lsn::INVALID, |v| v.lsn());
+                let Some(slot) = s.pg.slot else {
+                    return vec![(s, None)];
+                };
+                let mut ws = Walsender::start_replication(from, &slot.slot);
+                ws.read_first_record();
+                let flush = s.pg.wal.flush;
+                let skipped = s.pg.txns.iter().enumerate().any(|(i, t)| {
+                    t.is_published()
+                        && !s.dest.contains(&i)
+                        && t.end_lsn <= flush
+                        && txn_needs_skip(t, ws.start_decoding_at)
+                });
+                s.pg.lost |= skipped;
+                s.pg.walsender = Some(ws);
+                s.pg.stream_closed = false;
+                one(s, V::None)
+            }
+            "standby_status_update" => self.status_update(s, call),
+            "destination.write" => {
+                match self.arg(&s, call, "txns", 0) {
+                    Some(V::Txn(Some(i)) | V::Msg(Some(i), _, _)) => {
+                        s.batch.insert(i);
+                    }
+                    Some(V::Txns(set)) => s.batch.extend(set),
+                    _ => {}
+                }
+                one(s, V::None)
+            }
+            "destination.commit" => {
+                // "commits the open batch durably, with the named `in destination` variables in
+                // the same commit".
+                let batch = std::mem::take(&mut s.batch);
+                s.dest.extend(batch);
+                let mut values = Vec::new();
+                for arg in &call.args {
+                    if let Some(name) = &arg.name {
+                        values.push((name.node.clone(), self.eval(&s, &arg.value)));
+                    }
+                }
+                for (name, v) in values {
+                    let (storage, ty, _) = &self.decls[&name];
+                    debug_assert_eq!(*storage, Storage::Destination);
+                    if let (V::Count(n), Type::Counter(lo, hi)) = (&v, ty) {
+                        if *n < i128::from(*lo) || *n > i128::from(*hi) {
+                            s.at = Where::Fatal(
+                                At {
+                                    root: Root::EveryRun,
+                                    path: vec![],
+                                },
+                                usize::MAX,
+                                None,
+                            );
+                            return one(s, V::None);
+                        }
+                    }
+                    let v = match (v, ty) {
+                        (V::None, Type::Lsn) => V::Lsn(Lsn::INVALID),
+                        (v, _) => v,
+                    };
+                    s.vars.insert(name, v);
+                }
+                one(s, V::None)
+            }
+            other => unreachable!("the generator does not write {other}"),
+        }
+    }
+
+    /// `pg_replication_slot_advance(upto_lsn)`: "moves `confirmed_flush` to `min(upto_lsn,
+    /// flush)`; ERROR below `confirmed_flush`"; "A SQL function that takes the slot while a
+    /// walsender streams it … gets PostgreSQL's `ERROR`"; "whether an advance moves
+    /// `restart_lsn` (and saves the slot)" is PostgreSQL's choice.
+    fn advance(&self, state: State, call: &Call) -> Vec<(State, Option<V>)> {
+        let target = self
+            .arg(&state, call, "upto_lsn", 0)
+            .map_or(Lsn::INVALID, |v| v.lsn());
+        let flush = state.pg.wal.flush;
+        let Some(slot) = state.pg.slot.filter(|_| state.pg.walsender.is_none()) else {
+            return vec![(state, None)];
+        };
+        let mut out = Vec::new();
+        let choices: &[bool] = if slot.slot.restart_can_move(target, flush) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &moves in choices {
+            let mut s = state.clone();
+            let d = s.pg.slot.as_mut().expect("checked");
+            match d.slot_advance(target, flush, moves) {
+                Ok(end) => out.push((s, Some(V::Lsn(end)))),
+                Err(_) => out.push((s, None)),
+            }
+        }
+        out
+    }
+
+    /// `standby_status_update(write, flush)`: "moves `confirmed_flush` forward to `flush`,
+    /// never back"; with no stream open it fails the run ("a `standby_status_update` fails the
+    /// run"). The page does not say when the slot takes a new `restart_lsn` on a status update;
+    /// the model's candidates (`restart_candidates`: a transaction boundary the update reaches)
+    /// are PostgreSQL's choice, as for an advance.
+    fn status_update(&self, state: State, call: &Call) -> Vec<(State, Option<V>)> {
+        let flush = self
+            .arg(&state, call, "flush", 1)
+            .map_or(Lsn::INVALID, |v| v.lsn());
+        let write = self
+            .arg(&state, call, "write", 0)
+            .map_or(flush, |v| v.lsn());
+        if state.pg.walsender.is_none() {
+            return vec![(state, None)];
+        }
+        let Some(slot) = state.pg.slot else {
+            return vec![(state, None)];
+        };
+        let ends: Vec<Lsn> = state.pg.txns.iter().map(|t| t.end_lsn).collect();
+        let candidates: Vec<Option<Lsn>> = std::iter::once(None)
+            .chain(restart_candidates(flush, &slot.slot, ends).map(Some))
+            .collect();
+        let update = StandbyStatusUpdate {
+            write,
+            flush,
+            apply: flush,
+            reply_requested: false,
+        };
+        candidates
+            .into_iter()
+            .map(|candidate| {
+                let mut s = state.clone();
+                let d = s.pg.slot.as_mut().expect("checked");
+                process_standby_reply(d, &update, candidate);
+                (s, Some(V::None))
+            })
+            .collect()
+    }
+
+    // ---- expressions -----------------------------------------------------------------------
+
+    /// The value of `expr` ("Expressions").
+    pub fn eval(&self, state: &State, expr: &Expr) -> V {
+        match &expr.node {
+            ExprKind::None => V::None,
+            ExprKind::Bool(b) => V::Bool(*b),
+            ExprKind::Number(n) => V::Count(i128::from(*n)),
+            ExprKind::Lsn(l) => V::Lsn(Lsn(*l)),
+            ExprKind::Var(name) => state.vars.get(name).cloned().unwrap_or(V::None),
+            ExprKind::Field(of, field) => self.field(state, of, &field.node),
+            ExprKind::MinMax { max, args } => {
+                let a = self.eval(state, &args[0]).lsn();
+                let b = self.eval(state, &args[1]).lsn();
+                V::Lsn(if *max { a.max(b) } else { a.min(b) })
+            }
+            ExprKind::Not(a) => V::Bool(!self.eval(state, a).truth()),
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.eval(state, a), self.eval(state, b));
+                binary(*op, a, b)
+            }
+            ExprKind::In(name) => V::Bool(self.inside(state, &name.node)),
+            ExprKind::At(name) => V::Bool(self.at_label(state, &name.node)),
+        }
+    }
+
+    /// "`in NAME` (the procedure or labelled block `NAME` is running: its step is next, or a
+    /// procedure it called is running)".
+    fn inside(&self, state: &State, name: &str) -> bool {
+        let Where::Step(frames) = &state.at else {
+            return false;
+        };
+        let root = Root::Named(name.to_owned());
+        frames.iter().any(|f| match f {
+            Frame::Seq { at, .. } | Frame::Retry { at, .. } => at.root == root,
+            _ => false,
+        }) || self.next_label(state).as_deref() == Some(name)
+    }
+
+    /// The label of the connector's next step, if it has one.
+    fn next_label(&self, state: &State) -> Option<String> {
+        let Where::Step(frames) = &state.at else {
+            return None;
+        };
+        let Some(Frame::Seq { at, next }) = frames.last() else {
+            return None;
+        };
+        self.block(at).stmts[*next]
+            .label
+            .as_ref()
+            .map(|l| l.node.clone())
+    }
+
+    /// "`at NAME` (the step `NAME` is next, or the pipeline stopped at the `fail fatal`
+    /// labelled `NAME`)". The page does not say whether a `fail fatal` inside the labelled
+    /// block `NAME` is "at `NAME`": it is taken so, since the step that stopped is `NAME`.
+    fn at_label(&self, state: &State, name: &str) -> bool {
+        match &state.at {
+            Where::Fatal(_, _, inside) => inside.as_deref() == Some(name),
+            _ => self.next_label(state).as_deref() == Some(name),
+        }
+    }
+
+    fn field(&self, state: &State, of: &Expr, field: &str) -> V {
+        if let ExprKind::Var(name) = &of.node {
+            if !state.vars.contains_key(name) && (name == "slot" || name == "wal") {
+                return V::Lsn(self.observe(state, name, field));
+            }
+        }
+        let txn = |i: Option<usize>| match i.and_then(|i| state.pg.txns.get(i)) {
+            None => V::None,
+            Some(t) => V::Lsn(match field {
+                "first_lsn" => t.first_lsn,
+                "commit_lsn" => t.commit_lsn,
+                _ => t.end_lsn,
+            }),
+        };
+        match self.eval(state, of) {
+            V::Msg(t, wal_end, reply) => match field {
+                "txn" => V::Txn(t),
+                "is_keepalive" => V::Bool(t.is_none()),
+                "wal_end" => V::Lsn(wal_end),
+                "reply_requested" => V::Bool(reply),
+                _ => V::None,
+            },
+            V::Txn(i) => txn(i),
+            V::Txns(set) => match field {
+                "first" => V::Txn(set.first().copied()),
+                "last" => V::Txn(set.last().copied()),
+                // "txns have `.end_lsn` (of the last, `none` when empty)".
+                _ => match set.last() {
+                    Some(&i) => txn(Some(i)),
+                    None => V::Lsn(Lsn::INVALID),
+                },
+            },
+            // "A field of `none` is `none`".
+            _ => V::None,
+        }
+    }
+
+    /// `slot.…` and `wal.…`, for properties.
+    fn observe(&self, state: &State, of: &str, field: &str) -> Lsn {
+        let slot = state.pg.slot.map(|d| d.slot);
+        match (of, field) {
+            ("slot", "confirmed_flush") => slot.map_or(Lsn::INVALID, |s| s.confirmed_flush),
+            ("slot", "restart_lsn") => slot.map_or(Lsn::INVALID, |s| s.restart_lsn),
+            ("slot", "saved_confirmed_flush") => {
+                slot.map_or(Lsn::INVALID, |s| s.saved.confirmed_flush)
+            }
+            ("wal", "insert") => state.pg.wal.insert,
+            ("wal", "write") => state.pg.wal.write,
+            ("wal", "flush") => state.pg.wal.flush,
+            ("wal", "replay") => state.pg.wal.replay,
+            _ => Lsn::INVALID,
+        }
+    }
+
+    // ---- the environment -------------------------------------------------------------------
+
+    /// Every successor of `state`: the connector's step, and "Between any two steps … the
+    /// environment may act: client transactions commit, the walwriter writes and flushes, a
+    /// checkpoint saves the slot, the connector crashes, PostgreSQL crashes". An action that
+    /// changes nothing is left out (it adds no state).
+    pub fn successors(&self, state: &State) -> Vec<State> {
+        let k = &self.knobs;
+        let mut out = self.steps(state);
+        let pg = &state.pg;
+        // "One client backend: a transaction of `txn_pages` … pages is inserted in one step
+        // (`wal_buffers` writes out what does not fit), and a synchronous one then waits for
+        // its `CommitFlush` step".
+        if !pg.commit_pending {
+            for (published, left) in [
+                (true, pg.published < k.transactions),
+                (false, pg.other < k.other_traffic),
+            ] {
+                if !left {
+                    continue;
+                }
+                for &mode in &k.commits {
+                    let mut s = state.clone();
+                    self.commit(&mut s, published, mode);
+                    out.push(s);
+                }
+            }
+        } else {
+            let mut s = state.clone();
+            s.pg.wal.commit_flush();
+            s.pg.commit_pending = false;
+            out.push(s);
+        }
+        let mut s = state.clone();
+        s.pg.wal.walwriter_write(PAGE);
+        out.push(s);
+        // The walwriter's flush does not overtake a synchronous commit's own (the docs: "a
+        // synchronous one then waits for its `CommitFlush` step").
+        if !pg.commit_pending {
+            let mut s = state.clone();
+            s.pg.wal.walwriter_flush();
+            out.push(s);
+        }
+        if k.checkpoints {
+            // "a checkpoint saves the slot"; on a primary it flushes the WAL first.
+            let mut s = state.clone();
+            if let Some(slot) = s.pg.slot.as_mut() {
+                slot.checkpoint();
+            }
+            s.pg.wal.checkpoint_flush();
+            s.pg.commit_pending = false;
+            out.push(s);
+        }
+        // "then `flush NAME` or the background flush step": not once the pipeline is done.
+        if state.at != Where::Done {
+            for (name, v) in &state.flushed {
+                if state.vars[name] != *v {
+                    let mut s = state.clone();
+                    s.flushed.insert(name.clone(), s.vars[name].clone());
+                    out.push(s);
+                }
+            }
+        }
+        if state.connector_crashes + state.pg_crashes < k.crashes {
+            // "No connector crash is taken at a run's end"; none once the pipeline stopped.
+            if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Step(_)) {
+                let mut s = state.clone();
+                self.connector_crash(&mut s);
+                out.push(s);
+            }
+            if state.pg_crashes < k.pg_crashes {
+                let mut s = state.clone();
+                self.pg_crash(&mut s);
+                out.push(s);
+            }
+        }
+        out.retain(|s| s != state);
+        out
+    }
+
+    fn commit(&self, s: &mut State, published: bool, mode: CommitMode) {
+        let k = &self.knobs;
+        let first_lsn = s.pg.wal.insert;
+        s.pg.wal
+            .append(k.txn_pages * PAGE, PAGE, k.wal_buffers_pages * PAGE);
+        let end_lsn = s.pg.wal.insert;
+        // The page does not place the commit record inside the transaction's pages: its last
+        // 48 bytes, as the built-in `olake-bootstrap` workload lays it out.
+        s.pg.txns.push(Txn {
+            xid: 730 + s.pg.txns.len() as u32,
+            first_lsn,
+            commit_lsn: end_lsn.minus(48),
+            end_lsn,
+            published_rows: u32::from(published),
+            mode,
+        });
+        s.pg.commit_pending = mode == CommitMode::Sync;
+        if published {
+            s.pg.published += 1;
+        } else {
+            s.pg.other += 1;
+        }
+    }
+
+    // ---- properties ------------------------------------------------------------------------
+
+    fn undelivered<'s>(&self, s: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
+        s.pg.txns
+            .iter()
+            .enumerate()
+            .filter(move |(i, t)| t.is_published() && !s.dest.contains(i))
+            .map(|(_, t)| t)
+    }
+
+    /// The built-in property `id` in state `s` ("Properties and expectations").
+    pub fn built_in(&self, id: &str, s: &State) -> bool {
+        match id {
+            "ack-within-durable" => s.pg.slot.is_none_or(|d| {
+                cdc::ack_within_durable(d.slot.confirmed_flush, self.undelivered(s))
+            }),
+            "no-fatal-error" => !matches!(s.at, Where::Fatal(..)),
+            "wal-pointers-ordered" => cdc::wal_pointers_ordered(&s.pg.wal, Role::Primary),
+            "no-data-loss" => self.no_data_loss(s),
+            other => unreachable!("{other}"),
+        }
+    }
+
+    /// "no-data-loss fails when a `start_replication` skips a committed publication transaction
+    /// the destination does not hold, and in a quiescent state (the workload done, the WAL
+    /// flushed, no connector step possible) where the destination lacks one; once every run is
+    /// over, only those the slot would not send again count. A stopped pipeline (`fail fatal`)
+    /// is `no-fatal-error`'s, not this one's."
+    fn no_data_loss(&self, s: &State) -> bool {
+        if s.pg.lost {
+            return false;
+        }
+        let k = &self.knobs;
+        let quiescent = s.pg.published >= k.transactions
+            && s.pg.other >= k.other_traffic
+            && !s.pg.commit_pending
+            && s.pg.wal.flush >= s.pg.wal.insert
+            && match s.at {
+                Where::Done => true,
+                Where::Fatal(..) => false,
+                _ => self.steps(s).is_empty(),
+            };
+        if !quiescent {
+            return true;
+        }
+        match (s.pg.slot, &s.at) {
+            (Some(d), Where::Done) => self
+                .undelivered(s)
+                .all(|t| !txn_needs_skip(t, d.slot.confirmed_flush)),
+            _ => self.undelivered(s).next().is_none(),
+        }
+    }
+
+    /// Explores every state reachable from the initial one, breadth first, up to `bound`
+    /// states: `None` past it.
+    pub fn explore(&self, bound: usize) -> Option<BTreeSet<State>> {
+        let init = self.initial();
+        let mut seen = BTreeSet::from([init.clone()]);
+        let mut queue = VecDeque::from([init]);
+        while let Some(s) = queue.pop_front() {
+            for next in self.successors(&s) {
+                if seen.len() > bound {
+                    return None;
+                }
+                if !seen.contains(&next) {
+                    seen.insert(next.clone());
+                    queue.push_back(next);
+                }
+            }
+        }
+        Some(seen)
+    }
+
+    /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
+    /// disk), the destination, the WAL pointers and the slot, in the trace's spelling.
+    pub fn project(&self, s: &State) -> BTreeMap<String, String> {
+        let lsn = |l: Lsn| shown_lsn(l);
+        let slot = s.pg.slot.map(|d| d.slot);
+        let mut p = BTreeMap::from([
+            ("insert".to_owned(), lsn(s.pg.wal.insert)),
+            ("write".to_owned(), lsn(s.pg.wal.write)),
+            ("flush".to_owned(), lsn(s.pg.wal.flush)),
+            (
+                "confirmed_flush".to_owned(),
+                lsn(slot.map_or(Lsn::INVALID, |x| x.confirmed_flush)),
+            ),
+            (
+                "restart_lsn".to_owned(),
+                lsn(slot.map_or(Lsn::INVALID, |x| x.restart_lsn)),
+            ),
+            (
+                "saved_confirmed_flush".to_owned(),
+                lsn(slot.map_or(Lsn::INVALID, |x| x.saved.confirmed_flush)),
+            ),
+            ("destination".to_owned(), txn_set(&s.dest)),
+        ]);
+        for (name, v) in &s.vars {
+            p.insert(name.clone(), shown(v));
+        }
+        for (name, v) in &s.flushed {
+            p.insert(format!("{name}.flushed"), shown(v));
+        }
+        p
+    }
+}
+
+/// A declaration's constant initial value ("a constant initial value").
+fn constant(init: &ExprKind, ty: Type) -> V {
+    match (init, ty) {
+        (ExprKind::Bool(b), _) => V::Bool(*b),
+        (ExprKind::Number(n), _) => V::Count(i128::from(*n)),
+        (ExprKind::Lsn(l), _) => V::Lsn(Lsn(*l)),
+        (_, Type::Txn) => V::Txn(None),
+        (_, Type::Txns) => V::Txns(BTreeSet::new()),
+        _ => V::Lsn(Lsn::INVALID),
+    }
+}
+
+/// "Counters add and subtract exactly, left to right, within 0 to 2^64 − 1: a sum or difference
+/// that leaves those bounds on the way is out of range, and stays so … compared, it is below 0
+/// (or above 2^64 − 1)". Kept exact in `i128`, once outside pinned outside.
+fn binary(op: BinOp, a: V, b: V) -> V {
+    const TOP: i128 = u64::MAX as i128;
+    let outside = |n: i128| !(0..=TOP).contains(&n);
+    let order = |a: &V, b: &V| match (a, b) {
+        (V::Count(x), V::Count(y)) => x.cmp(y),
+        _ => a.lsn().cmp(&b.lsn()),
+    };
+    V::Bool(match op {
+        BinOp::Eq | BinOp::Ne => {
+            let equal = if a.is_none() || b.is_none() {
+                a.is_none() && b.is_none()
+            } else {
+                a == b
+            };
+            equal == (op == BinOp::Eq)
+        }
+        BinOp::Lt => order(&a, &b).is_lt(),
+        BinOp::Le => order(&a, &b).is_le(),
+        BinOp::Gt => order(&a, &b).is_gt(),
+        BinOp::Ge => order(&a, &b).is_ge(),
+        BinOp::And => a.truth() && b.truth(),
+        BinOp::Or => a.truth() || b.truth(),
+        BinOp::Add | BinOp::Sub => {
+            let (V::Count(x), V::Count(y)) = (a, b) else {
+                return V::Count(-1);
+            };
+            if outside(x) {
+                return V::Count(x);
+            }
+            let r = if op == BinOp::Add { x + y } else { x - y };
+            // Pinned past the side it left by, so that it stays out whatever follows.
+            return V::Count(if r > TOP {
+                TOP * 4
+            } else if r < 0 {
+                -TOP * 4
+            } else {
+                r
+            });
+        }
+    })
+}
+
+fn shown_lsn(l: Lsn) -> String {
+    if l.is_valid() {
+        l.to_string()
+    } else {
+        "none".to_owned()
+    }
+}
+
+fn txn_set(set: &BTreeSet<usize>) -> String {
+    let names: Vec<String> = set.iter().map(|i| format!("T{}", i + 1)).collect();
+    format!("[{}]", names.join(", "))
+}
+
+fn shown(v: &V) -> String {
+    match v {
+        V::Lsn(l) => shown_lsn(*l),
+        V::Bool(b) => b.to_string(),
+        V::Txn(None) | V::None => "none".to_owned(),
+        V::Txn(Some(i)) => format!("T{}", i + 1),
+        V::Txns(s) => txn_set(s),
+        V::Count(n) => n.to_string(),
+        V::Msg(Some(i), _, _) => format!("T{}", i + 1),
+        V::Msg(None, end, _) => format!("keepalive {end}"),
+    }
+}
