@@ -2,9 +2,16 @@
 //! diagnostic's span lies inside the text, and every diagnostic renders. Checked over arbitrary
 //! strings, strings made of the grammar's own words and symbols, and mutations of the example
 //! files under `connectors/` (deleted, repeated and swapped lines, inserted words, cut text).
+//! And whatever file passes the checks runs without panicking: generated files and mutations of
+//! them and of the examples, each model explored breadth first up to [`RUN_STATES`] states.
+
+use std::collections::{HashSet, VecDeque};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+use stateright::Model;
+use walcheck_lang::system::{from_source, FileModel};
+use walcheck_properties::system::{Config as SystemConfig, System};
 
 /// The example files, read once per case (small).
 fn examples() -> Vec<String> {
@@ -148,6 +155,67 @@ fn apply(text: &str, edit: &Edit) -> String {
         }
     }
     lines.join("\n") + "\n"
+}
+
+/// How many states of a file that passes the checks [`runs_without_panic`] explores.
+const RUN_STATES: usize = 2_000;
+
+/// A file that passes the checks is a model whose initial states, actions, steps and properties
+/// never panic on the first [`RUN_STATES`] states it reaches (a panic fails the case).
+fn runs_without_panic(source: &str) {
+    if walcheck_lang::check(source).has_errors() {
+        return;
+    }
+    let (system, _) = from_source("mutated", "mutated.wal", source).expect("a checked file loads");
+    let system: &'static _ = Box::leak(Box::new(system));
+    let config = SystemConfig::new(system.info(), "design", "all").expect("its configuration");
+    let model = FileModel::of(system, &config);
+    let properties = model.properties();
+    let mut queue: VecDeque<_> = model.init_states().into();
+    let mut seen: HashSet<_> = queue.iter().cloned().collect();
+    let mut actions = Vec::new();
+    while let Some(state) = queue.pop_front() {
+        for p in &properties {
+            (p.condition)(&model, &state);
+        }
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            let next = model.next_state(&state, action);
+            if let Some(next) = next.filter(|_| seen.len() < RUN_STATES) {
+                if seen.insert(next.clone()) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 64, failure_persistence: None, ..Config::default() })]
+
+    #[test]
+    fn generated_files_and_their_mutations_run_without_panic(
+        choices in prop::collection::vec(any::<u32>(), 8..160),
+        edits in prop::collection::vec(edit(), 0..3),
+    ) {
+        let mut text = crate::reference::generate::file(choices);
+        runs_without_panic(&text);
+        for e in &edits {
+            text = apply(&text, e);
+        }
+        runs_without_panic(&text);
+    }
+
+    #[test]
+    fn mutated_examples_run_without_panic(which in any::<usize>(), edits in prop::collection::vec(edit(), 1..3)) {
+        let examples = examples();
+        let mut text = examples[which % examples.len()].clone();
+        for e in &edits {
+            text = apply(&text, e);
+        }
+        runs_without_panic(&text);
+    }
 }
 
 proptest! {

@@ -15,5 +15,5 @@
 //! `WALCHECK_LONG=1 cargo test -p walcheck-lang reference` runs the long comparison.
 
 mod differential;
-mod generate;
+pub(crate) mod generate;
 pub mod semantics;
