@@ -92,8 +92,42 @@ pub enum Item {
     Expect(Expect),
     /// `skip …`.
     Skip(Skip),
-    /// `always …` or `sometimes …`.
+    /// `always …`, `sometimes …` or `eventually …`.
     Invariant(Invariant),
+    /// `timer NAME`.
+    Timer(TimerDecl),
+    /// `channel NAME: TYPE, capacity N`.
+    Channel(ChannelDecl),
+}
+
+/// `timer NAME`: a timer a process arms (`arm NAME`), cancels (`cancel NAME`) and waits for
+/// (`wait NAME`, which fires it); disarmed at the start of every run and by a crash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerDecl {
+    /// Its name.
+    pub name: Name,
+    /// The whole line.
+    pub span: Span,
+    /// The timer as a variable: `volatile NAME: bool = false`, true while it is armed.
+    pub var: VarDecl,
+}
+
+/// `channel NAME: TYPE, capacity N`: a bounded, ordered queue between processes, emptied at the
+/// start of every run and by a crash; `NAME.send(v)` waits while it is full, `v = NAME.receive()`
+/// while it is empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelDecl {
+    /// Its name.
+    pub name: Name,
+    /// The type of what it carries.
+    pub ty: Spanned<Type>,
+    /// How many values it holds at most.
+    pub capacity: Spanned<u64>,
+    /// The whole line.
+    pub span: Span,
+    /// The channel as variables: `volatile NAME: 0..N = 0`, how many values it holds, then its
+    /// places `NAME[1]` … `NAME[N]` (names no file can write), the oldest value first.
+    pub vars: Vec<VarDecl>,
 }
 
 /// `env NAME = VALUE`: an environment knob's value for this file (overridable with `--bound`).
@@ -206,6 +240,9 @@ pub enum ProcKind {
     AfterCrash,
     /// `procedure NAME { … }`: run where a statement calls `NAME()`.
     Named(Name),
+    /// `process NAME { … }`: a process of the connector, started with every run beside
+    /// `every run`, its steps interleaved with theirs.
+    Process(Name),
 }
 
 /// A procedure: who runs it and its statements.
@@ -302,6 +339,18 @@ pub enum StmtKind {
     Flush(Name),
     /// `LABEL: { … }`: the statements as one atomic step.
     Atomic(Block),
+    /// `loop { … }` (in a process only): the body again and again, until the run ends.
+    Loop(Block),
+    /// `wait COND`: a step that can be taken only when `COND` holds; `wait TIMER` fires an
+    /// armed timer (and disarms it).
+    Wait(Expr),
+    /// `either { … } or { … } …`: the connector takes the first step of one branch, any whose
+    /// first step can be taken.
+    Either(Vec<Block>),
+    /// `arm TIMER`.
+    Arm(Name),
+    /// `cancel TIMER`.
+    Cancel(Name),
     /// A loop with no bound in its syntax (`while …`, `loop`, `retry` without `N times`): kept
     /// in the tree only so that the checks reject it with a diagnostic.
     Unbounded {
@@ -438,11 +487,17 @@ pub struct Skip {
     pub span: Span,
 }
 
-/// A user property: `always ID: COND [when COND]` or `sometimes ID: COND`.
+/// A user property: `always ID: COND [when COND]`, `sometimes ID: COND`, `eventually ID: COND`
+/// or `always ID: COND leads to COND`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invariant {
     /// `sometimes` (a witness) rather than `always`.
     pub sometimes: bool,
+    /// `eventually ID: COND`: every fair behaviour reaches a state where `COND` holds.
+    pub eventually: bool,
+    /// `always ID: P leads to Q`: `Q`, which every fair behaviour reaches from each state where
+    /// `P` (the property's `cond`) holds.
+    pub leads_to: Option<Expr>,
     /// The property's id.
     pub id: Name,
     /// What must hold (`always`) or be reached (`sometimes`).
@@ -462,18 +517,42 @@ impl File {
         })
     }
 
-    /// The variable declarations, in file order.
+    /// The variable declarations, in file order: a timer's variable and a channel's with them.
     pub fn vars(&self) -> impl Iterator<Item = &VarDecl> {
-        self.items.iter().filter_map(|i| match i {
-            Item::Var(v) => Some(v),
-            _ => None,
+        self.items.iter().flat_map(|i| match i {
+            Item::Var(v) => std::slice::from_ref(v),
+            Item::Timer(t) => std::slice::from_ref(&t.var),
+            Item::Channel(c) => &c.vars[..],
+            _ => &[],
         })
+    }
+
+    /// The processes besides `every run`, in file order.
+    pub fn processes(&self) -> impl Iterator<Item = &Procedure> {
+        self.procedures()
+            .filter(|p| matches!(p.kind, ProcKind::Process(_)))
     }
 
     /// The procedures, in file order.
     pub fn procedures(&self) -> impl Iterator<Item = &Procedure> {
         self.items.iter().filter_map(|i| match i {
             Item::Procedure(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// The timers, in file order.
+    pub fn timers(&self) -> impl Iterator<Item = &TimerDecl> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Timer(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The channels, in file order.
+    pub fn channels(&self) -> impl Iterator<Item = &ChannelDecl> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Channel(c) => Some(c),
             _ => None,
         })
     }

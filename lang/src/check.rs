@@ -97,6 +97,14 @@ struct Checker<'f> {
     vars: BTreeMap<&'f str, &'f VarDecl>,
     procedures: BTreeMap<&'f str, &'f Procedure>,
     labels: BTreeMap<&'f str, Span>,
+    /// The timers, by name.
+    timers: BTreeSet<&'f str>,
+    /// The channels, by name.
+    channels: BTreeMap<&'f str, &'f ChannelDecl>,
+    /// The processes' names.
+    processes: BTreeSet<&'f str>,
+    /// The names `for each message` binds anywhere: properties may read them.
+    messages: BTreeSet<&'f str>,
     /// Procedures called somewhere, with who calls them: for recursion and unused warnings.
     calls: BTreeMap<String, BTreeSet<String>>,
     /// The file sets `env pg_crashes` above 0: a PostgreSQL crash closes the replication
@@ -118,11 +126,25 @@ impl<'f> Checker<'f> {
                 _ => None,
             })
             .collect();
+        let mut messages = BTreeSet::new();
+        for p in file.procedures() {
+            collect_messages(&p.body, &mut messages);
+        }
         Checker {
             source,
             vars: BTreeMap::new(),
             procedures,
             labels,
+            timers: file.timers().map(|t| t.name.node.as_str()).collect(),
+            channels: file.channels().map(|c| (c.name.node.as_str(), c)).collect(),
+            processes: file
+                .processes()
+                .filter_map(|p| match &p.kind {
+                    ProcKind::Process(n) => Some(n.node.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            messages,
             calls: BTreeMap::new(),
             pg_crashes: file.items.iter().any(|item| {
                 matches!(item, Item::Knob(k) if k.name.node == "pg_crashes"
@@ -274,8 +296,9 @@ impl<'f> Checker<'f> {
     fn procedures(&mut self, file: &'f File) {
         let mut seen: BTreeMap<String, Span> = BTreeMap::new();
         for p in file.procedures() {
+            // A process and a procedure share the names `in` tests.
             let key = match &p.kind {
-                ProcKind::Named(n) => n.node.clone(),
+                ProcKind::Named(n) | ProcKind::Process(n) => n.node.clone(),
                 other => format!("{other:?}"),
             };
             if let Some(first) = seen.insert(key, p.head) {
@@ -348,7 +371,53 @@ impl<'f> Checker<'f> {
                 self.unbounded(keyword);
                 self.block(body, scope);
             }
+            StmtKind::Loop(body) => {
+                self.loop_in_atomic(s, scope);
+                self.endless(s, body);
+                self.block(body, scope);
+            }
+            StmtKind::Wait(cond) => self.condition(cond, scope, Place::Code),
+            StmtKind::Either(branches) => {
+                for b in branches {
+                    self.block(b, scope);
+                }
+            }
+            StmtKind::Arm(timer) | StmtKind::Cancel(timer) => self.timer(timer),
         }
+    }
+
+    /// A `loop` whose body has a path that takes no step would spin without end between two
+    /// steps: every path through it must take one.
+    fn endless(&mut self, s: &Stmt, body: &Block) {
+        if may_skip(body, &self.procedures) {
+            let d = Diagnostic::new(
+                Code::UnboundedLoop,
+                self.first_line(s.span),
+                "a loop with a path that takes no step",
+                "it would turn forever between two steps",
+            )
+            .hint("give every path through the body a step, e.g. `wait COND` first");
+            self.report(d);
+        }
+    }
+
+    /// `arm NAME` and `cancel NAME` name a timer.
+    fn timer(&mut self, timer: &Name) {
+        if self.timers.contains(timer.node.as_str()) {
+            return;
+        }
+        let message = format!("`{}` is not a timer", timer.node);
+        let hint = did_you_mean(&timer.node, self.timers.iter().copied())
+            .unwrap_or_else(|| format!("declare it: `timer {}`", timer.node));
+        self.report(
+            Diagnostic::new(
+                Code::UndeclaredVariable,
+                timer.span,
+                message,
+                "no such timer",
+            )
+            .hint(hint),
+        );
     }
 
     fn atomic(&mut self, s: &'f Stmt, body: &'f Block, scope: &Scope) {
@@ -509,6 +578,23 @@ impl<'f> Checker<'f> {
             self.undeclared(target);
             return None;
         };
+        let (what, how) = if self.timers.contains(target.node.as_str()) {
+            ("a timer", format!("`arm {0}` or `cancel {0}`", target.node))
+        } else if self.channels.contains_key(target.node.as_str()) {
+            (
+                "a channel",
+                format!("`{0}.send(v)` or `v = {0}.receive()`", target.node),
+            )
+        } else {
+            ("", String::new())
+        };
+        if !what.is_empty() {
+            let message = format!("`{}` is {what}: it cannot be assigned", target.node);
+            let d = Diagnostic::new(Code::Misplaced, target.span, message, what.to_owned())
+                .hint(format!("change it with {how}"));
+            self.report(d);
+            return None;
+        }
         if v.storage == Storage::Destination {
             let message = format!(
                 "`{}` is written only by the destination's commit",
@@ -574,6 +660,11 @@ impl<'f> Checker<'f> {
         if self.procedures.contains_key(name) {
             return self.procedure_call(call, scope);
         }
+        if let Some((channel, op)) = name.split_once('.') {
+            if let Some(decl) = self.channels.get(channel).copied() {
+                return self.channel_call(call, decl, op, scope);
+            }
+        }
         let Some(info) = vocabulary::call(name) else {
             self.unknown_call(call);
             return None;
@@ -587,6 +678,52 @@ impl<'f> Checker<'f> {
             (Returns::Row(_), None) if discarded => Some(None),
             (returns, _) => self.result(call, returns),
         }
+    }
+
+    /// `NAME.send(v)` (nothing) or `NAME.receive()` (a value of the channel's type).
+    fn channel_call(
+        &mut self,
+        call: &Call,
+        decl: &ChannelDecl,
+        op: &str,
+        scope: &Scope,
+    ) -> Option<Option<Type>> {
+        let ty = decl.ty.node;
+        let name = &decl.name.node;
+        let wanted = match op {
+            "send" => 1,
+            "receive" => 0,
+            _ => {
+                let message = format!("a channel has `send` and `receive`, not `{op}`");
+                self.report(
+                    Diagnostic::new(Code::UnknownCall, call.callee.span, message, "no such call")
+                        .hint(format!("`{name}.send(v)` or `v = {name}.receive()`")),
+                );
+                return None;
+            }
+        };
+        let named = call.args.iter().any(|a| a.name.is_some());
+        if call.args.len() != wanted || named || call.field.is_some() {
+            let usage = if wanted == 1 {
+                format!("`{name}.send(v)`: one value")
+            } else {
+                format!("`v = {name}.receive()`: no argument")
+            };
+            self.report(Diagnostic::new(
+                Code::BadArguments,
+                call.span,
+                format!("`{}` takes {usage}", call.callee.node),
+                "wrong arguments",
+            ));
+            return None;
+        }
+        if let Some(arg) = call.args.first() {
+            if let Some(got) = self.expr(&arg.value, scope, Place::Code) {
+                self.expect_fits(got, ty, &arg.value, &format!("what `{name}` carries"));
+            }
+            return Some(None);
+        }
+        Some(Some(ty))
     }
 
     fn unknown_call(&mut self, call: &Call) {
@@ -923,6 +1060,10 @@ impl Checker<'_> {
         if scope.messages.iter().any(|m| m == v) {
             return Some(Ty::Of(Type::Message));
         }
+        // A property reads the last message a `for each message` received (none before one).
+        if place == Place::Property && self.messages.contains(v) && !self.vars.contains_key(v) {
+            return Some(Ty::Of(Type::Message));
+        }
         if let Some(decl) = self.vars.get(v) {
             return Some(Ty::Of(decl.ty.node));
         }
@@ -1072,7 +1213,8 @@ impl Checker<'_> {
             return None;
         }
         let known = self.labels.contains_key(target.node.as_str())
-            || self.procedures.contains_key(target.node.as_str());
+            || self.procedures.contains_key(target.node.as_str())
+            || self.processes.contains(target.node.as_str());
         if !known {
             let message = format!("no step or procedure `{}`", target.node);
             let names = self
@@ -1273,6 +1415,7 @@ impl Checker<'_> {
             }
             StmtKind::Fail { fatal: true, .. } => "the `fail fatal` above ends the pipeline",
             StmtKind::Fail { .. } => "the `fail` above ends the run",
+            StmtKind::Loop(_) => "the `loop` above never ends",
             _ => "every branch of the `if` above fails",
         };
         let line = next.span.line(self.source);
@@ -1297,8 +1440,8 @@ impl Checker<'_> {
             }
             ids.entry(inv.id.node.clone()).or_insert(inv.id.span);
             self.condition(&inv.cond, &Scope::default(), Place::Property);
-            if let Some(when) = &inv.when {
-                self.condition(when, &Scope::default(), Place::Property);
+            for more in [&inv.when, &inv.leads_to].into_iter().flatten() {
+                self.condition(more, &Scope::default(), Place::Property);
             }
         }
         let mut expected: BTreeMap<&str, Span> = BTreeMap::new();
@@ -1362,10 +1505,70 @@ impl Checker<'_> {
     }
 }
 
+/// The names `for each message` binds in `block` and the blocks inside it.
+fn collect_messages<'f>(block: &'f Block, found: &mut BTreeSet<&'f str>) {
+    for s in &block.stmts {
+        if let StmtKind::ForEach { message, .. } = &s.kind {
+            found.insert(message.node.as_str());
+        }
+        for inner in nested(s) {
+            collect_messages(inner, found);
+        }
+    }
+}
+
+/// Whether some path through `block` takes no step: every statement on it is control (an
+/// `if` with a branch that takes none, a `retry` whose body takes none, a `for each message`
+/// with an `until` (tested before the receive), a call of a procedure that takes none).
+/// Recursion through procedures is the checks' error already; a procedure is read once.
+fn may_skip(block: &Block, procedures: &BTreeMap<&str, &Procedure>) -> bool {
+    may_skip_in(block, procedures, &mut BTreeMap::new())
+}
+
+/// [`may_skip`], each procedure's answer kept in `known` (read once however often called).
+fn may_skip_in<'f>(
+    block: &'f Block,
+    procedures: &BTreeMap<&str, &'f Procedure>,
+    known: &mut BTreeMap<String, bool>,
+) -> bool {
+    block.stmts.iter().all(|s| match &s.kind {
+        StmtKind::If {
+            then, otherwise, ..
+        } => {
+            may_skip_in(then, procedures, known)
+                || otherwise
+                    .as_ref()
+                    .is_none_or(|b| may_skip_in(b, procedures, known))
+        }
+        StmtKind::Retry { times, body, .. } => {
+            times.node == 0 || may_skip_in(body, procedures, known)
+        }
+        StmtKind::ForEach { until, .. } => until.is_some(),
+        StmtKind::Either(branches) => branches.iter().any(|b| may_skip_in(b, procedures, known)),
+        StmtKind::Loop(_) => false,
+        StmtKind::Unbounded { .. } => true,
+        StmtKind::Call(call) => match procedures.get(call.callee.node.as_str()) {
+            Some(p) => {
+                let name = &call.callee.node;
+                if let Some(&skips) = known.get(name) {
+                    return skips;
+                }
+                // While it is read (a recursion, rejected anyway), it counts as skipping.
+                known.insert(name.clone(), true);
+                let skips = may_skip_in(&p.body, procedures, known);
+                known.insert(name.clone(), skips);
+                skips
+            }
+            None => false,
+        },
+        _ => false,
+    })
+}
+
 /// Whether no statement after `s` in its block runs.
 fn stops(s: &Stmt) -> bool {
     match &s.kind {
-        StmtKind::Fail { .. } => true,
+        StmtKind::Fail { .. } | StmtKind::Loop(_) => true,
         StmtKind::ForEach { until: None, .. } => true,
         StmtKind::If {
             then,

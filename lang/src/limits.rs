@@ -22,6 +22,12 @@ pub const INSTRUCTIONS_MAX: u64 = 1 << 16;
 /// through its own condition function, and a liveness row holds them in 64-bit masks.
 pub const PROPERTIES_MAX: usize = 64;
 
+/// The most values a channel holds: each is a variable of every state.
+pub const CHANNEL_CAPACITY_MAX: u64 = 8;
+
+/// The most processes a file has, `every run` among them.
+pub const PROCESSES_MAX: usize = 8;
+
 /// What a procedure adds where it is called: its instructions, procedures inlined, and how
 /// deep its body nests, its own block one level.
 #[derive(Copy, Clone, Debug, Default)]
@@ -35,7 +41,36 @@ pub fn check_limits(file: &File, source: &str) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     inlined(file, source, &mut found);
     properties(file, &mut found);
+    concurrency(file, &mut found);
     found
+}
+
+/// A channel past [`CHANNEL_CAPACITY_MAX`], processes past [`PROCESSES_MAX`].
+fn concurrency(file: &File, found: &mut Vec<Diagnostic>) {
+    for c in file.channels() {
+        if c.capacity.node > CHANNEL_CAPACITY_MAX {
+            let message = format!("a channel holds at most {CHANNEL_CAPACITY_MAX} values");
+            let d = Diagnostic::new(Code::Limit, c.capacity.span, message, "too large a channel")
+                .hint("a small capacity shows the same orderings: the checker explores every one");
+            found.push(d);
+        }
+        if c.capacity.node == 0 {
+            let d = Diagnostic::new(
+                Code::Limit,
+                c.capacity.span,
+                "a channel of capacity 0 holds nothing",
+                "no value could ever be sent",
+            )
+            .hint("give it a capacity of 1 or more");
+            found.push(d);
+        }
+    }
+    if let Some(past) = file.processes().nth(PROCESSES_MAX - 1) {
+        let message = format!("more than {PROCESSES_MAX} processes, `every run` among them");
+        let d = Diagnostic::new(Code::Limit, past.head, message, "one process too many")
+            .hint("each process multiplies the interleavings: merge the ones that take turns");
+        found.push(d);
+    }
 }
 
 /// The procedures named in `file`.
@@ -76,7 +111,9 @@ fn inner_blocks(kind: &StmtKind) -> Vec<&Block> {
         StmtKind::Retry { body, .. }
         | StmtKind::ForEach { body, .. }
         | StmtKind::Atomic(body)
+        | StmtKind::Loop(body)
         | StmtKind::Unbounded { body, .. } => vec![body],
+        StmtKind::Either(branches) => branches.iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -189,6 +226,14 @@ impl<'f> Inliner<'_, 'f> {
                 }
             }
             StmtKind::Unbounded { .. } => own(0),
+            StmtKind::Loop(body) => plus(own(1), self.block(body, level + 1)),
+            StmtKind::Either(branches) => {
+                let mut size = own(1);
+                for branch in branches {
+                    size = plus(plus(size, own(1)), self.block(branch, level + 1));
+                }
+                size
+            }
             _ => own(1),
         }
     }

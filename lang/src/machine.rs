@@ -144,6 +144,9 @@ pub enum Status {
     Done,
     /// Stopped for good at the `fail fatal` instruction.
     Fatal(u16),
+    /// This process's body has ended while another process of the run goes on; the run ends
+    /// when every process has.
+    Ended,
 }
 
 /// One state of the connector, PostgreSQL and the destination.
@@ -169,8 +172,11 @@ pub struct State {
     pub vars: Arc<[Value]>,
     /// The durable copy of each `async` variable, in slot order.
     pub flushed: Vec<Value>,
-    /// Where the connector is.
+    /// Where the connector is: `every run`'s process, and the pipeline (done, stopped).
     pub status: Status,
+    /// Where each of the file's other processes is, in file order (`Status::Ended` once its
+    /// body has ended).
+    pub procs: Vec<Status>,
     /// Runs started, and crashes so far.
     pub runs: u8,
     /// Connector crashes so far.
@@ -258,6 +264,8 @@ pub enum Action {
         detail: Option<Detail>,
         /// Whether the step is weakly fair.
         fair: bool,
+        /// The process taking it: 0 is `every run`'s, then the file's processes in order.
+        process: u8,
     },
     /// A client transaction of `pages` WAL pages commits, synchronously or not (on tables
     /// outside the publication when `published` is false).
@@ -327,6 +335,8 @@ struct Chooser {
     made: u8,
     /// What the last outcome other than the first was, for the action's name.
     detail: Option<Detail>,
+    /// The step an `either` went on to: the action's name.
+    branch: Option<&'static str>,
 }
 
 /// What PostgreSQL chose within a step, as the step's action names it.
@@ -339,6 +349,11 @@ pub enum Detail {
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
     Candidate(Lsn),
 }
+
+/// What one outcome of a step is: PostgreSQL's choices and the connector's, as bits, what
+/// PostgreSQL chose, and the step's name when an `either` chose a branch (the name of the
+/// branch's first step).
+type Outcome = (u16, Option<Detail>, Option<&'static str>);
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -465,6 +480,7 @@ impl Machine {
             vars: Arc::from(vars),
             flushed,
             status: Status::Running(0),
+            procs: vec![Status::Ended; self.program.processes.len()],
             runs: 1,
             connector_crashes: 0,
             pg_crashes: 0,
@@ -476,8 +492,47 @@ impl Machine {
             lost: false,
             error: None,
         };
-        self.go(&mut state, self.program.first_run);
+        self.start(&mut state, self.program.first_run);
         state
+    }
+
+    /// The status of process `p` (0: `every run`'s).
+    pub fn status(&self, state: &State, p: usize) -> Status {
+        match p {
+            0 => state.status,
+            _ => state.procs[p - 1],
+        }
+    }
+
+    fn set_status(&self, state: &mut State, p: usize, status: Status) {
+        match p {
+            0 => state.status = status,
+            _ => state.procs[p - 1] = status,
+        }
+    }
+
+    /// Every process at its first step: `every run`'s at `main` (or the entry before it), each
+    /// other at its body's.
+    fn start(&self, state: &mut State, main: usize) {
+        state.status = Status::Running(main as u16);
+        for (k, process) in self.program.processes.iter().enumerate() {
+            state.procs[k] = Status::Running(process.start as u16);
+        }
+        self.go(state, 0, main);
+        for (k, process) in self.program.processes.iter().enumerate() {
+            if state.procs[k] == Status::Running(process.start as u16) {
+                self.go(state, k + 1, process.start);
+            }
+        }
+    }
+
+    /// Process `p`'s body has ended: the run ends once every process's has.
+    fn ended(&self, state: &mut State, p: usize) {
+        self.set_status(state, p, Status::Ended);
+        let all = state.status == Status::Ended && state.procs.iter().all(|s| *s == Status::Ended);
+        if all {
+            self.end_run(state);
+        }
     }
 
     fn limit(&self, state: &State) -> Lsn {
@@ -498,9 +553,9 @@ impl Machine {
 
     // ---- the connector's control flow --------------------------------------------------
 
-    /// Moves the connector to `pc` and through the control instructions there, to its next
-    /// step (or the end of its runs).
-    fn go(&self, state: &mut State, mut pc: usize) {
+    /// Moves process `p` to `pc` and through the control instructions there, to its next
+    /// step (or the end of its body).
+    fn go(&self, state: &mut State, p: usize, mut pc: usize) {
         loop {
             match &self.program.code[pc].op {
                 Op::Branch { cond, otherwise } => {
@@ -529,13 +584,13 @@ impl Machine {
                         *body
                     };
                 }
-                Op::RunEnd => return self.end_run(state),
+                Op::RunEnd | Op::ProcessEnd => return self.ended(state, p),
                 Op::FirstRunDone => {
                     state.first_done = true;
                     pc += 1;
                 }
                 _ => {
-                    state.status = Status::Running(pc as u16);
+                    self.set_status(state, p, Status::Running(pc as u16));
                     return;
                 }
             }
@@ -550,6 +605,7 @@ impl Machine {
         state.walsender = None;
         state.stream_closed = false;
         state.batch = 0;
+        state.procs.fill(Status::Ended);
         state.status = if state.runs >= self.env.runs {
             Status::Done
         } else {
@@ -566,7 +622,20 @@ impl Machine {
         );
         state.runs += 1;
         self.reset_volatile(state);
-        self.go(state, self.program.every_run);
+        self.start(state, self.program.every_run);
+    }
+
+    /// Whether a run is under way: some process has a step of it to take, or waits.
+    fn in_run(&self, state: &State) -> bool {
+        !matches!(state.status, Status::Done | Status::Fatal(_)) && !self.at_run_end(state)
+    }
+
+    /// The pipeline stops for good at instruction `pc` (a `fail fatal`, a counter out of
+    /// range): every process stops.
+    fn stop(&self, state: &mut State, pc: usize) {
+        state.walsender = None;
+        state.procs.fill(Status::Ended);
+        state.status = Status::Fatal(pc as u16);
     }
 
     /// Whether the connector is at a run's end: its run is over, the next not started.
@@ -582,82 +651,93 @@ impl Machine {
         }
     }
 
-    /// The connector's next step, if it has one it can take now: one action per outcome of
-    /// PostgreSQL's choices, in choice order.
+    /// The connector's next steps, those it can take now: each process's, one action per
+    /// outcome of PostgreSQL's (and the connector's) choices, in choice order.
     pub fn steps(&self, state: &State, actions: &mut Vec<Action>) {
-        let Status::Running(pc) = state.status else {
+        for p in 0..=self.program.processes.len() {
+            self.steps_of(state, p, actions);
+        }
+    }
+
+    fn steps_of(&self, state: &State, p: usize, actions: &mut Vec<Action>) {
+        let Status::Running(pc) = self.status(state, p) else {
             return;
         };
         let instr = &self.program.code[pc as usize];
+        let process = p as u8;
         if instr.plain {
             actions.push(Action::Step {
                 name: instr.step,
                 choices: 0,
                 detail: None,
                 fair: instr.fair,
+                process,
             });
             return;
         }
         actions.extend(
-            self.outcomes(state)
+            self.outcomes(state, p)
                 .into_iter()
-                .map(|(choices, detail)| Action::Step {
-                    name: instr.step,
+                .map(|(choices, detail, branch)| Action::Step {
+                    name: branch.unwrap_or(instr.step),
                     choices,
                     detail,
                     fair: instr.fair,
+                    process,
                 }),
         );
     }
 
-    /// The outcomes of the connector's next step, PostgreSQL's choices as bits and what they
-    /// chose, in choice order: each tried on a copy of `state`, those that can be taken kept.
-    fn outcomes(&self, state: &State) -> SmallVec<[(u16, Option<Detail>); 4]> {
+    /// The outcomes of process `p`'s next step, the choices as bits and what they chose, in
+    /// choice order: each tried on a copy of `state`, those that can be taken kept.
+    fn outcomes(&self, state: &State, p: usize) -> SmallVec<[Outcome; 4]> {
         // On the stack: a step has few choices, and this runs for every state explored.
         let mut pending: SmallVec<[(u16, u8); 8]> = smallvec![(0u16, 0u8)];
-        let mut found: SmallVec<[(u16, Option<Detail>); 4]> = SmallVec::new();
+        let mut found: SmallVec<[Outcome; 4]> = SmallVec::new();
         while let Some((script, fixed)) = pending.pop() {
             let mut next = state.clone();
             let mut chooser = Chooser {
                 script,
                 made: 0,
                 detail: None,
+                branch: None,
             };
-            let blocked = self.run_step(&mut next, &mut chooser);
+            let blocked = self.run_step(&mut next, p, &mut chooser);
             for bit in fixed..chooser.made {
                 pending.push((script | (1 << bit), bit + 1));
             }
             if !blocked {
-                found.push((script, chooser.detail));
+                found.push((script, chooser.detail, chooser.branch));
             }
         }
         found.sort_unstable();
         found
     }
 
-    /// Takes the connector's step with PostgreSQL's `choices`; false when it cannot be taken.
-    pub fn take_step(&self, state: &mut State, choices: u16) -> bool {
+    /// Takes process `p`'s step with the `choices`; false when it cannot be taken.
+    pub fn take_step(&self, state: &mut State, p: usize, choices: u16) -> bool {
         let mut chooser = Chooser {
             script: choices,
             made: 0,
             detail: None,
+            branch: None,
         };
-        !self.run_step(state, &mut chooser)
+        !self.run_step(state, p, &mut chooser)
     }
 
-    /// Runs the step at the connector's position; true when it was blocked (the state is then
+    /// Runs the step at process `p`'s position; true when it was blocked (the state is then
     /// to be thrown away).
-    fn run_step(&self, state: &mut State, chooser: &mut Chooser) -> bool {
-        let Status::Running(pc) = state.status else {
+    fn run_step(&self, state: &mut State, p: usize, chooser: &mut Chooser) -> bool {
+        let Status::Running(pc) = self.status(state, p) else {
             return true;
         };
         state.error = None;
         let mut pc = pc as usize;
-        if pc == self.program.run_end {
+        if p == 0 && pc == self.program.run_end {
             self.next_run(state);
             return false;
         }
-        let region = self.program.code[pc].atomic;
+        let mut region = self.program.code[pc].atomic;
         loop {
             let mut next = pc + 1;
             match self.exec(state, pc, chooser) {
@@ -669,26 +749,33 @@ impl Machine {
                     return false;
                 }
                 Err(Stop::OutOfRange) => {
-                    state.walsender = None;
-                    state.status = Status::Fatal(pc as u16);
+                    self.stop(state, pc);
                     return false;
                 }
                 Err(Stop::Fatal(at)) => {
-                    state.walsender = None;
-                    state.status = Status::Fatal(at as u16);
+                    self.stop(state, at);
                     return false;
                 }
             }
-            self.go(state, next);
+            let chose = matches!(self.program.code[pc].op, Op::Either(_));
+            self.go(state, p, next);
+            let Status::Running(next) = self.status(state, p) else {
+                return false;
+            };
+            let next = next as usize;
             // A labelled block is one step: its instructions run forward (the static checks
             // allow no loop and no call in it) until control leaves it. A run's end is outside
             // every block, so one step never reaches into the next run.
-            match (region, state.status) {
-                (Some((start, end)), Status::Running(next))
-                    if (next as usize) > pc && (next as usize) < end =>
-                {
-                    debug_assert!(next as usize >= start);
-                    pc = next as usize;
+            match region {
+                Some((start, end)) if next > pc && next < end => {
+                    debug_assert!(next >= start);
+                    pc = next;
+                }
+                // An `either` outside a block takes the chosen branch's first step with it.
+                None if chose && !(p == 0 && next == self.program.run_end) => {
+                    chooser.branch = Some(self.program.code[next].step);
+                    region = self.program.code[next].atomic;
+                    pc = next;
                 }
                 _ => return false,
             }
@@ -702,15 +789,62 @@ impl Machine {
         pc: usize,
         chooser: &mut Chooser,
     ) -> Result<Option<usize>, Stop> {
-        if let Op::Receive { var, end } = &self.program.code[pc].op {
-            if state.walsender.is_none() && state.stream_closed {
-                return Ok(Some(*end));
+        match &self.program.code[pc].op {
+            Op::Receive { var, end } => {
+                if state.walsender.is_none() && state.stream_closed {
+                    return Ok(Some(*end));
+                }
+                let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
+                state.vars_mut()[*var] = Value::Message(message);
+                Ok(None)
             }
-            let message = self.receive(state, chooser).ok_or(Stop::Blocked)?;
-            state.vars_mut()[*var] = Value::Message(message);
-            return Ok(None);
+            Op::Either(branches) => Ok(Some(branches[chooser.among(branches.len())])),
+            _ => self.exec_effect(state, pc, chooser).map(|()| None),
         }
-        self.exec_effect(state, pc, chooser).map(|()| None)
+    }
+
+    /// `wait COND`: blocked unless `COND` holds; a timer it waits for fires (is disarmed).
+    fn wait(&self, state: &mut State, cond: &Expr, timer: Option<usize>) -> Result<(), Stop> {
+        if !self.eval(state, cond).truth() {
+            return Err(Stop::Blocked);
+        }
+        if let Some(timer) = timer {
+            state.vars_mut()[timer] = Value::Bool(false);
+        }
+        Ok(())
+    }
+
+    /// `CHANNEL.send(value)`: into the first free place; blocked while the channel is full.
+    fn send(&self, state: &mut State, channel: usize, value: &Expr) -> Result<(), Stop> {
+        let Type::Counter(_, capacity) = self.program.slots[channel].ty else {
+            return Err(Stop::Blocked);
+        };
+        let held = state.vars[channel].count();
+        if held >= capacity {
+            return Err(Stop::Blocked);
+        }
+        let v = self.eval(state, value);
+        self.set(state, channel + 1 + held as usize, v)?;
+        state.vars_mut()[channel] = Value::Count(held + 1);
+        Ok(())
+    }
+
+    /// `[var =] CHANNEL.receive()`: the oldest value, the others moved up a place; blocked
+    /// while the channel is empty.
+    fn take(&self, state: &mut State, channel: usize, var: Option<usize>) -> Result<(), Stop> {
+        let held = state.vars[channel].count() as usize;
+        if held == 0 {
+            return Err(Stop::Blocked);
+        }
+        let first = state.vars[channel + 1];
+        let vars = state.vars_mut();
+        vars.copy_within(channel + 2..channel + 1 + held, channel + 1);
+        vars[channel + held] = init(&self.program.slots[channel + held]);
+        vars[channel] = Value::Count(held as u64 - 1);
+        match var {
+            Some(var) => self.set(state, var, first),
+            None => Ok(()),
+        }
     }
 
     fn exec_effect(&self, state: &mut State, pc: usize, chooser: &mut Chooser) -> Result<(), Stop> {
@@ -730,6 +864,9 @@ impl Machine {
                 self.flush(state, *var);
                 Ok(())
             }
+            Op::Wait { cond, timer } => self.wait(state, cond, *timer),
+            Op::Send { channel, value } => self.send(state, *channel, value),
+            Op::Take { channel, var } => self.take(state, *channel, *var),
             _ => Ok(()),
         }
     }
@@ -1045,30 +1182,34 @@ impl Machine {
                 binary(*op, a, b)
             }
             ExprKind::Not(a) => Value::Bool(!self.eval(state, a).truth()),
-            ExprKind::In(name) => {
-                let Status::Running(pc) = state.status else {
-                    return Value::Bool(false);
-                };
-                let instr = &self.program.code[pc as usize];
-                Value::Bool(instr.scopes.contains(&name.node.as_str()))
-            }
+            ExprKind::In(name) => Value::Bool(self.running(state).any(|pc| {
+                let instr = &self.program.code[pc];
+                instr.scopes.contains(&name.node.as_str())
+            })),
             ExprKind::At(name) => Value::Bool(self.at(state, &name.node)),
         }
     }
 
-    /// `at NAME`: the connector's next step is NAME, or it stopped at the fatal fail NAME.
+    /// Where the processes that have a next step are, `every run`'s first.
+    pub fn running<'s>(&self, state: &'s State) -> impl Iterator<Item = usize> + 's {
+        std::iter::once(&state.status)
+            .chain(&state.procs)
+            .filter_map(|s| match s {
+                Status::Running(pc) => Some(*pc as usize),
+                _ => None,
+            })
+    }
+
+    /// `at NAME`: a process's next step is NAME, or the pipeline stopped at the fatal fail NAME.
     fn at(&self, state: &State, name: &str) -> bool {
-        match state.status {
-            Status::Running(pc) => {
-                let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || (instr.atomic.is_some() && instr.base == name)
-            }
-            Status::Fatal(pc) => {
-                let instr = &self.program.code[pc as usize];
-                instr.label == Some(name) || instr.base == name
-            }
-            Status::Done => false,
+        if let Status::Fatal(pc) = state.status {
+            let instr = &self.program.code[pc as usize];
+            return instr.label == Some(name) || instr.base == name;
         }
+        self.running(state).any(|pc| {
+            let instr = &self.program.code[pc];
+            instr.label == Some(name) || (instr.atomic.is_some() && instr.base == name)
+        })
     }
 
     fn field(&self, state: &State, of: &Expr, field: &str) -> Value {
@@ -1187,10 +1328,7 @@ impl Machine {
         if crashes < env.crashes {
             // A crash needs a run in progress: at a run's end the connector has no step under
             // way, and a crash at the next run's first step is the same fault.
-            if state.connector_crashes < env.connector_crashes
-                && matches!(state.status, Status::Running(_))
-                && !self.at_run_end(state)
-            {
+            if state.connector_crashes < env.connector_crashes && self.in_run(state) {
                 actions.push(Action::ConnectorCrash);
             }
             if state.pg_crashes < env.pg_crashes {
@@ -1203,7 +1341,9 @@ impl Machine {
     pub fn apply(&self, state: &mut State, action: Action) -> bool {
         let env = &self.env;
         match action {
-            Action::Step { choices, .. } => return self.take_step(state, choices),
+            Action::Step {
+                choices, process, ..
+            } => return self.take_step(state, process as usize, choices),
             Action::Commit {
                 pages,
                 mode,
@@ -1281,7 +1421,7 @@ impl Machine {
                 } else {
                     self.program.first_run
                 };
-                self.go(state, restart);
+                self.start(state, restart);
             }
             Action::PgCrash => {
                 state.pg_crashes += 1;
@@ -1352,7 +1492,7 @@ impl Machine {
         match state.status {
             Status::Done => true,
             Status::Fatal(_) => false,
-            Status::Running(_) => {
+            Status::Running(_) | Status::Ended => {
                 let mut probe = Vec::new();
                 self.steps(state, &mut probe);
                 probe.is_empty()

@@ -21,9 +21,13 @@ pub fn outline(file: &File, source: &str) -> String {
 fn block(out: &mut String, b: &Block, source: &str, depth: usize) {
     for s in &b.stmts {
         stmt(out, s, source, depth);
+        let between = match s.kind {
+            StmtKind::Either(_) => "or",
+            _ => "else",
+        };
         for (i, inner) in nested(s).into_iter().enumerate() {
-            if i == 1 {
-                let _ = writeln!(out, "    {}else", "  ".repeat(depth));
+            if i >= 1 {
+                let _ = writeln!(out, "    {}{between}", "  ".repeat(depth));
             }
             block(out, inner, source, depth + 1);
         }
@@ -58,6 +62,11 @@ pub fn kind_name(kind: &StmtKind) -> &'static str {
         StmtKind::Flush(_) => "flush",
         StmtKind::Atomic(_) => "atomic",
         StmtKind::Unbounded { .. } => "unbounded",
+        StmtKind::Loop(_) => "loop",
+        StmtKind::Wait(_) => "wait",
+        StmtKind::Either(_) => "either",
+        StmtKind::Arm(_) => "arm",
+        StmtKind::Cancel(_) => "cancel",
     }
 }
 
@@ -68,7 +77,10 @@ pub fn nested(s: &Stmt) -> Vec<&Block> {
             then, otherwise, ..
         } => std::iter::once(then).chain(otherwise).collect(),
         StmtKind::Retry { body, .. } | StmtKind::ForEach { body, .. } => vec![body],
-        StmtKind::Atomic(body) | StmtKind::Unbounded { body, .. } => vec![body],
+        StmtKind::Atomic(body) | StmtKind::Unbounded { body, .. } | StmtKind::Loop(body) => {
+            vec![body]
+        }
+        StmtKind::Either(branches) => branches.iter().collect(),
         _ => Vec::new(),
     }
 }

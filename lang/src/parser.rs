@@ -39,13 +39,18 @@ pub const KEYWORDS: &[&str] = &[
     "after",
     "always",
     "and",
+    "arm",
     "at",
+    "cancel",
+    "channel",
     "connector",
     "crash",
     "durable",
     "each",
+    "either",
     "else",
     "env",
+    "eventually",
     "every",
     "expect",
     "fail",
@@ -65,16 +70,19 @@ pub const KEYWORDS: &[&str] = &[
     "not",
     "or",
     "procedure",
+    "process",
     "retry",
     "run",
     "skip",
     "sometimes",
+    "timer",
     "times",
     "true",
     "unfair",
     "until",
     "violated",
     "volatile",
+    "wait",
     "walcheck",
     "when",
     "while",
@@ -386,6 +394,8 @@ fn item(i: &mut In<'_>) -> PResult<Item> {
         expect_line.map(Item::Expect),
         skip_line.map(Item::Skip),
         invariant.map(Item::Invariant),
+        timer_decl.map(Item::Timer),
+        channel_decl.map(Item::Channel),
     ))
     .parse_next(i)
 }
@@ -451,6 +461,99 @@ fn var_decl(i: &mut In<'_>) -> PResult<VarDecl> {
     })
 }
 
+fn timer_decl(i: &mut In<'_>) -> PResult<TimerDecl> {
+    let start = kw("timer").parse_next(i)?;
+    let name = cut_err(name)
+        .context(StrContext::Label("a timer declaration"))
+        .context(expected("the timer's name"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    let span = Span::new(start.start, name.span.end);
+    let var = VarDecl {
+        storage: Storage::Volatile,
+        name: name.clone(),
+        ty: Spanned {
+            node: Type::Bool,
+            span: name.span,
+        },
+        init: Spanned {
+            node: ExprKind::Bool(false),
+            span: name.span,
+        },
+        span,
+    };
+    Ok(TimerDecl { span, name, var })
+}
+
+fn channel_decl(i: &mut In<'_>) -> PResult<ChannelDecl> {
+    let start = kw("channel").parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let name = must(name, "the channel's name").parse_next(i)?;
+        must(sym(":"), "`:` and the type of what the channel carries").parse_next(i)?;
+        let ty = ty(i)?;
+        must(sym(","), "`, capacity N`").parse_next(i)?;
+        must(kw("capacity"), "`capacity N`").parse_next(i)?;
+        let capacity = must(number, "the channel's capacity").parse_next(i)?;
+        Ok((name, ty, capacity))
+    };
+    let (name, ty, capacity) = cut_err(rest)
+        .context(StrContext::Label("a channel declaration"))
+        .parse_next(i)?;
+    cut_err(end_of_line).parse_next(i)?;
+    let span = Span::new(start.start, capacity.span.end);
+    let vars = channel_vars(&name, &ty, &capacity, span);
+    Ok(ChannelDecl {
+        span,
+        name,
+        ty,
+        capacity,
+        vars,
+    })
+}
+
+/// A channel's variables: how many values it holds, then one a place (no more than
+/// [`crate::limits::CHANNEL_CAPACITY_MAX`]: a larger capacity is the checks' error).
+fn channel_vars(
+    name: &Name,
+    ty: &Spanned<Type>,
+    capacity: &Spanned<u64>,
+    span: Span,
+) -> Vec<VarDecl> {
+    let places = capacity.node.min(crate::limits::CHANNEL_CAPACITY_MAX);
+    let at = |node: ExprKind| Spanned {
+        node,
+        span: name.span,
+    };
+    let length = VarDecl {
+        storage: Storage::Volatile,
+        name: name.clone(),
+        ty: Spanned {
+            node: Type::Counter(0, places),
+            span: capacity.span,
+        },
+        init: at(ExprKind::Number(0)),
+        span,
+    };
+    let empty = match ty.node {
+        Type::Bool => ExprKind::Bool(false),
+        Type::Counter(lo, _) => ExprKind::Number(lo),
+        _ => ExprKind::None,
+    };
+    let place = |k: u64| VarDecl {
+        storage: Storage::Volatile,
+        name: Spanned {
+            node: format!("{}[{k}]", name.node),
+            span: name.span,
+        },
+        ty: ty.clone(),
+        init: at(empty.clone()),
+        span,
+    };
+    std::iter::once(length)
+        .chain((1..=places).map(place))
+        .collect()
+}
+
 fn durable_kind(i: &mut In<'_>) -> PResult<Storage> {
     alt((
         kw("async").value(Storage::DurableAsync),
@@ -487,6 +590,10 @@ fn procedure(i: &mut In<'_>) -> PResult<Procedure> {
         (kw("procedure"), must(name, "the procedure's name")).map(|(a, n)| {
             let span = Span::new(a.start, n.span.end);
             (ProcKind::Named(n), span)
+        }),
+        (kw("process"), must(name, "the process's name")).map(|(a, n)| {
+            let span = Span::new(a.start, n.span.end);
+            (ProcKind::Process(n), span)
         }),
     ))
     .parse_next(i)?;
@@ -540,34 +647,56 @@ fn skip_line(i: &mut In<'_>) -> PResult<Skip> {
 }
 
 fn invariant(i: &mut In<'_>) -> PResult<Invariant> {
-    let (sometimes, start) = alt((
-        kw("always").map(|s| (false, s)),
-        kw("sometimes").map(|s| (true, s)),
+    let (kind, start) = alt((
+        kw("always").map(|s| (Prop::Always, s)),
+        kw("sometimes").map(|s| (Prop::Sometimes, s)),
+        kw("eventually").map(|s| (Prop::Eventually, s)),
     ))
     .parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let id = property_id(i)?;
         must(sym(":"), "`:` and the property's condition").parse_next(i)?;
         let cond = expr(i)?;
-        let when = if sometimes {
-            None
-        } else {
-            opt(preceded(kw("when"), expr)).parse_next(i)?
+        let (when, leads_to) = match kind {
+            Prop::Always => {
+                let leads =
+                    opt(preceded((kw("leads"), must(kw("to"), "`to`")), expr)).parse_next(i)?;
+                let when = match leads {
+                    Some(_) => None,
+                    None => opt(preceded(kw("when"), expr)).parse_next(i)?,
+                };
+                (when, leads)
+            }
+            _ => (None, None),
         };
-        Ok((id, cond, when))
+        Ok((id, cond, when, leads_to))
     };
-    let (id, cond, when) = cut_err(rest)
+    let (id, cond, when, leads_to) = cut_err(rest)
         .context(StrContext::Label("a property"))
         .parse_next(i)?;
-    let end = when.as_ref().map_or(cond.span.end, |w| w.span.end);
+    let end = [&when, &leads_to]
+        .into_iter()
+        .flatten()
+        .map(|e| e.span.end)
+        .fold(cond.span.end, usize::max);
     cut_err(end_of_line).parse_next(i)?;
     Ok(Invariant {
-        sometimes,
+        sometimes: kind == Prop::Sometimes,
+        eventually: kind == Prop::Eventually,
+        leads_to,
         id,
         cond,
         when,
         span: Span::new(start.start, end),
     })
+}
+
+/// The keyword a property line starts with.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Prop {
+    Always,
+    Sometimes,
+    Eventually,
 }
 
 // ---- statements -------------------------------------------------------------------------------
@@ -656,10 +785,10 @@ fn last_end(i: &In<'_>) -> usize {
 
 fn stmt_kind(i: &mut In<'_>) -> PResult<StmtKind> {
     alt((
-        if_stmt,
-        retry_stmt,
-        for_each,
-        unbounded,
+        alt((if_stmt, retry_stmt, for_each, loop_stmt, unbounded)),
+        wait_stmt,
+        either_stmt,
+        timer_stmt,
         fail_stmt,
         flush_stmt,
         block.map(StmtKind::Atomic),
@@ -761,6 +890,52 @@ fn unbounded(i: &mut In<'_>) -> PResult<StmtKind> {
     // `retry { … } until COND`: the condition belongs to the loop.
     opt(preceded(kw("until"), expr)).parse_next(i)?;
     Ok(StmtKind::Unbounded { keyword, body })
+}
+
+/// `loop { … }`: a process's endless loop (rejected outside a process by the checks).
+fn loop_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    (kw("loop"), peek(sym("{"))).parse_next(i)?;
+    cut_err(block)
+        .context(StrContext::Label("a loop"))
+        .map(StmtKind::Loop)
+        .parse_next(i)
+}
+
+fn wait_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    kw("wait").parse_next(i)?;
+    cut_err(expr)
+        .context(StrContext::Label("a wait statement"))
+        .map(StmtKind::Wait)
+        .parse_next(i)
+}
+
+/// `either { … } or { … } [or { … } …]`.
+fn either_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    kw("either").parse_next(i)?;
+    let rest = |i: &mut In<'_>| {
+        let first = block(i)?;
+        let more: Vec<Block> = repeat(1.., preceded(kw("or"), block)).parse_next(i)?;
+        Ok(std::iter::once(first).chain(more).collect())
+    };
+    cut_err(rest)
+        .context(StrContext::Label("an either statement"))
+        .context(expected("`or { … }` after the first branch"))
+        .map(StmtKind::Either)
+        .parse_next(i)
+}
+
+/// `arm TIMER` or `cancel TIMER`.
+fn timer_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
+    let arm = alt((kw("arm").value(true), kw("cancel").value(false))).parse_next(i)?;
+    let timer = cut_err(name)
+        .context(StrContext::Label("an arm or cancel statement"))
+        .context(expected("the timer's name"))
+        .parse_next(i)?;
+    Ok(if arm {
+        StmtKind::Arm(timer)
+    } else {
+        StmtKind::Cancel(timer)
+    })
 }
 
 fn fail_stmt(i: &mut In<'_>) -> PResult<StmtKind> {

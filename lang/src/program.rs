@@ -38,6 +38,17 @@ pub enum SlotKind {
     Tries,
 }
 
+/// A process besides `every run`: its name and where it starts.
+#[derive(Clone, Debug)]
+pub struct Process {
+    /// `process NAME`.
+    pub name: &'static str,
+    /// Its trace column: `NAME.step`.
+    pub column: &'static str,
+    /// Its first instruction.
+    pub start: usize,
+}
+
 /// One instruction.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -104,6 +115,33 @@ pub enum Op {
     RunEnd,
     /// Control: `first run` ended: a crash from now on restarts at `after crash`.
     FirstRunDone,
+    /// `wait COND`: the step can be taken only when `COND` holds; for `wait TIMER`, the
+    /// timer's variable, which firing disarms.
+    Wait {
+        /// What it waits for.
+        cond: Expr,
+        /// The timer it fires, if it waits for one.
+        timer: Option<usize>,
+    },
+    /// `either { … } or { … }`: one branch, the connector's choice, its first step taken with
+    /// the choice.
+    Either(Vec<usize>),
+    /// `CHANNEL.send(value)`: waits while the channel is full.
+    Send {
+        /// The channel's variable (how many it holds); its places follow it.
+        channel: usize,
+        /// What is sent.
+        value: Expr,
+    },
+    /// `[var =] CHANNEL.receive()`: the oldest value; waits while the channel is empty.
+    Take {
+        /// The channel's variable.
+        channel: usize,
+        /// Where the value goes.
+        var: Option<usize>,
+    },
+    /// The end of a process's body: the process has ended.
+    ProcessEnd,
     /// The start of a labelled block that opens with an `if`: a step that does nothing by
     /// itself, so that the block is one step whatever its `if`s choose (docs/language.md: "A
     /// labelled block `NAME: { … }` is one step too, however many statements it holds"), and
@@ -167,6 +205,8 @@ pub struct Program {
     pub after_crash: usize,
     /// Where each later run starts: `every run`.
     pub every_run: usize,
+    /// The processes besides `every run`, in file order: each starts with every run.
+    pub processes: Vec<Process>,
     /// The run's end: the instruction the connector stops at between two runs, its step
     /// [`RUN_END_STEP`]; the last instruction.
     pub run_end: usize,
@@ -205,6 +245,7 @@ impl Program {
             atomic: None,
             calls: Vec::new(),
             copies: Vec::new(),
+            timers: file.timers().map(|t| t.name.node.clone()).collect(),
         };
         for v in file.vars() {
             c.slot(
@@ -230,6 +271,23 @@ impl Program {
         };
         let first = entry(&mut c, find(|k| matches!(k, ProcKind::FirstRun)), true);
         let after = entry(&mut c, find(|k| matches!(k, ProcKind::AfterCrash)), false);
+        let mut processes = Vec::new();
+        for p in file.processes() {
+            let ProcKind::Process(name) = &p.kind else {
+                continue;
+            };
+            let start = c.code.len();
+            c.scope(&name.node);
+            c.block(&p.body, true);
+            c.scopes.pop();
+            let step = c.code.last().map_or("run", |i| i.step);
+            c.push(Op::ProcessEnd, step, true);
+            processes.push(Process {
+                name: leak(&name.node),
+                column: leak(&format!("{}.step", name.node)),
+                start,
+            });
+        }
         let every_run = c.code.len();
         if let Some(p) = every {
             c.block(&p.body, true);
@@ -249,6 +307,7 @@ impl Program {
             has_first_run: first.is_some(),
             after_crash: after.unwrap_or(every_run),
             every_run,
+            processes,
             run_end,
             scopes: c.all_scopes,
         }
@@ -276,6 +335,8 @@ struct Compiler<'f> {
     calls: Vec<usize>,
     /// For each instruction, the lines of the calls it was inlined through.
     copies: Vec<Vec<usize>>,
+    /// The timers' names.
+    timers: std::collections::BTreeSet<String>,
 }
 
 impl Compiler<'_> {
@@ -323,7 +384,11 @@ impl Compiler<'_> {
     /// choice.
     fn mark_plain(&mut self) {
         let chooses = |op: &Op| match op {
-            Op::Receive { .. } => true,
+            Op::Receive { .. }
+            | Op::Wait { .. }
+            | Op::Either(_)
+            | Op::Send { .. }
+            | Op::Take { .. } => true,
             Op::Call(call) | Op::AssignCall { call, .. } => matches!(
                 call.callee.node.as_str(),
                 "pg_replication_slot_advance" | "standby_status_update"
@@ -439,10 +504,50 @@ impl Compiler<'_> {
                 self.calls.pop();
                 self.scopes.pop();
             }
-            None => {
-                self.push(Op::Call(call.clone()), step, fair);
-            }
+            None => match self.channel_op(call, None) {
+                Some(op) => {
+                    self.push(op, step, fair);
+                }
+                None => {
+                    self.push(Op::Call(call.clone()), step, fair);
+                }
+            },
         }
+    }
+
+    /// `CHANNEL.send(v)` or `[var =] CHANNEL.receive()`, when the callee is a channel's.
+    fn channel_op(&self, call: &Call, var: Option<usize>) -> Option<Op> {
+        let (name, op) = call.callee.node.split_once('.')?;
+        let channel = *self.vars.get(name)?;
+        if self.slots[channel].kind != SlotKind::Declared {
+            return None;
+        }
+        match op {
+            "send" => Some(Op::Send {
+                channel,
+                value: call.args.first()?.value.clone(),
+            }),
+            "receive" => Some(Op::Take { channel, var }),
+            _ => None,
+        }
+    }
+
+    /// `either { … } or { … }`: the choice, each branch, each but the last jumping past the
+    /// rest.
+    fn either(&mut self, branches: &[Block], step: &'static str, fair: bool) {
+        let choice = self.push(Op::Either(Vec::new()), step, fair);
+        let mut starts = Vec::new();
+        let mut jumps = Vec::new();
+        for b in branches {
+            starts.push(self.code.len());
+            self.block(b, fair);
+            jumps.push(self.push(Op::Jump(0), step, fair));
+        }
+        let end = self.code.len();
+        for j in jumps {
+            self.code[j].op = Op::Jump(end);
+        }
+        self.code[choice].op = Op::Either(starts);
     }
 
     /// `retry TIMES times { BODY } until UNTIL`: its try counter, one a `retry` line (the
@@ -492,14 +597,11 @@ impl Compiler<'_> {
             }
             StmtKind::AssignCall { target, call } => {
                 let var = self.var(target);
-                self.push(
-                    Op::AssignCall {
-                        var,
-                        call: call.clone(),
-                    },
-                    step,
-                    fair,
-                );
+                let op = self.channel_op(call, Some(var)).unwrap_or(Op::AssignCall {
+                    var,
+                    call: call.clone(),
+                });
+                self.push(op, step, fair);
             }
             StmtKind::Call(call) => self.call(stmt, call, step, fair),
             StmtKind::If {
@@ -586,6 +688,29 @@ impl Compiler<'_> {
             }
             StmtKind::Atomic(block) => self.atomic(stmt, block, first, step, fair),
             StmtKind::Unbounded { .. } => {}
+            StmtKind::Loop(body) => {
+                let head = self.code.len();
+                self.block(body, fair);
+                self.push(Op::Jump(head), step, fair);
+            }
+            StmtKind::Wait(cond) => {
+                let timer = match &cond.node {
+                    ExprKind::Var(name) if self.timers.contains(name) => Some(self.vars[name]),
+                    _ => None,
+                };
+                let cond = cond.clone();
+                self.push(Op::Wait { cond, timer }, step, fair);
+            }
+            StmtKind::Either(branches) => self.either(branches, step, fair),
+            StmtKind::Arm(timer) | StmtKind::Cancel(timer) => {
+                let var = self.var(timer);
+                let armed = matches!(stmt.kind, StmtKind::Arm(_));
+                let value = Spanned {
+                    node: ExprKind::Bool(armed),
+                    span: timer.span,
+                };
+                self.push(Op::Assign { var, value }, step, fair);
+            }
         }
         if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {
             instr.label.get_or_insert(leak(&label.node));

@@ -81,7 +81,11 @@ impl<'f> Walk<'f, '_> {
         };
         match &stmt.kind {
             StmtKind::Call(call) if self.procedures.contains(call.callee.node.as_str()) => {}
-            StmtKind::If { .. } | StmtKind::Retry { .. } | StmtKind::Unbounded { .. } => {
+            StmtKind::If { .. }
+            | StmtKind::Retry { .. }
+            | StmtKind::Unbounded { .. }
+            | StmtKind::Loop(_)
+            | StmtKind::Either(_) => {
                 for inner in nested(stmt) {
                     self.block(inner, fair, out);
                 }

@@ -21,6 +21,7 @@ use walcheck_properties::system::{
 use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
+use crate::limits::PROCESSES_MAX;
 use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
 use crate::program::{leak, Op, Program, SlotKind};
 use crate::vocabulary::{self, Domain};
@@ -45,6 +46,12 @@ enum Check {
     /// `eventually-acknowledged`'s goal (the fair-liveness checker reads
     /// [`System::liveness`]).
     Acknowledged,
+    /// `eventually ID: goal` (no trigger) or `always ID: trigger leads to goal`: its goal, and
+    /// its trigger for [`TRIGGERS`].
+    Eventually {
+        goal: Expr,
+        trigger: Option<Expr>,
+    },
 }
 
 /// A connector file loaded as a system.
@@ -54,12 +61,12 @@ pub struct FileSystem {
     program: &'static Program,
     /// The safety properties and witnesses, in [`SystemInfo::properties`] order.
     checks: &'static [Check],
-    /// Whether `eventually-acknowledged` is checked (not skipped).
-    liveness: bool,
     /// `(property, verdict, why)` for each `expect` line; `None` when the file has none.
     expected: Option<Vec<(&'static str, Verdict, &'static str)>>,
     /// Whether the file creates its slot (then there is none at the start).
     creates_slot: bool,
+    /// The fairness classes: [`FAIRNESS`], with one a process.
+    fairness: &'static [FairClass<Action>],
 }
 
 /// Reads, checks and compiles the file at `path`: the system, or the diagnostics rendered for a
@@ -119,6 +126,18 @@ impl FileSystem {
             if inv.sometimes {
                 properties.push(PropertyInfo::sometimes(id, doc));
                 checks.push(Check::Sometimes(inv.cond.clone()));
+            } else if inv.eventually || inv.leads_to.is_some() {
+                properties.push(PropertyInfo::eventually(id, doc));
+                checks.push(match &inv.leads_to {
+                    Some(goal) => Check::Eventually {
+                        goal: goal.clone(),
+                        trigger: Some(inv.cond.clone()),
+                    },
+                    None => Check::Eventually {
+                        goal: inv.cond.clone(),
+                        trigger: None,
+                    },
+                });
             } else {
                 properties.push(PropertyInfo::always(id, doc));
                 checks.push(Check::Always {
@@ -177,9 +196,9 @@ impl FileSystem {
             info: Box::leak(Box::new(info)),
             program,
             checks: Box::leak(checks.into_boxed_slice()),
-            liveness,
             expected,
             creates_slot,
+            fairness: fairness_of(program),
         }
     }
 }
@@ -266,9 +285,18 @@ fn view(program: &Program) -> View {
         doc,
     };
     let mut variables: Vec<VarInfo> = COLUMNS.iter().map(info).collect();
+    // Each other process's next step beside `every run`'s, after it.
+    let processes = program.processes.iter().map(|p| VarInfo {
+        name: p.column,
+        kind: "text",
+        doc: "the process's next step (ended when its body has ended)",
+    });
+    variables.splice(1..1, processes);
     variables.extend(program.slots.iter().flat_map(slot_variables));
     variables.extend(BOOKKEEPING.iter().map(info));
-    let mut key = vec!["step", "flush", "confirmed_flush", "destination"];
+    let mut key = vec!["step"];
+    key.extend(program.processes.iter().map(|p| p.column));
+    key.extend(["flush", "confirmed_flush", "destination"]);
     key.extend(
         program
             .slots
@@ -505,14 +533,23 @@ impl Variables for State {
         let program = self.program.0;
         // An LSN as the file's own values show it: `none` for 0/0.
         let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
-        let step = match s.status {
+        let step = |status: Status| match status {
             Status::Running(pc) => program.code[pc as usize].step.to_owned(),
             Status::Done => "done".to_owned(),
             Status::Fatal(pc) => format!("stopped at {}", program.code[pc as usize].step),
+            Status::Ended => "ended".to_owned(),
         };
         let slot = s.slot.map(|d| d.slot);
-        let mut vars = vec![
-            ("step", Var::Text(step)),
+        let processes = program
+            .processes
+            .iter()
+            .zip(&s.procs)
+            .map(|(p, status)| (p.column, Var::Text(step(*status))));
+        let mut vars: Vec<(&'static str, Var)> =
+            std::iter::once(("step", Var::Text(step(s.status))))
+                .chain(processes)
+                .collect();
+        vars.extend([
             ("insert", lsn(s.wal.insert)),
             ("write", lsn(s.wal.write)),
             ("flush", lsn(s.wal.flush)),
@@ -539,7 +576,7 @@ impl Variables for State {
                 "error",
                 Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
             ),
-        ];
+        ]);
         let value = |value: Value| match value {
             Value::Bool(b) => Var::Bool(b),
             Value::Count(n) => Var::Int(n),
@@ -626,6 +663,17 @@ impl FileSystem {
             }
             Check::Sometimes(cond) => m.eval(s, cond).truth(),
             Check::Acknowledged => m.acknowledged(s),
+            Check::Eventually { goal, .. } => m.eval(s, goal).truth(),
+        }
+    }
+
+    /// Whether the trigger of property `index` (`P` of `P leads to Q`) holds in `state`.
+    fn triggered(&self, index: usize, config: &FileConfig, state: &State) -> bool {
+        match &self.checks[index] {
+            Check::Eventually {
+                trigger: Some(p), ..
+            } => config.machine.eval(&state.state, p).truth(),
+            _ => true,
         }
     }
 }
@@ -641,6 +689,17 @@ macro_rules! conditions {
 conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
     32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
 
+/// The triggers of a file's `leads to` properties by index, as [`CONDITIONS`] their goals.
+macro_rules! triggers {
+    ($($i:literal)*) => {
+        const TRIGGERS: &[fn(&FileModel, &State) -> bool] =
+            &[$(|m, s| m.system.triggered($i, &m.config, s)),*];
+    };
+}
+triggers!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+    32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
+const _: () = assert!(TRIGGERS.len() == PROPERTIES_MAX);
+
 /// The most properties (built-in and the file's own) a file may have: one condition each above.
 pub use crate::limits::PROPERTIES_MAX;
 const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
@@ -652,7 +711,11 @@ static FAIRNESS: [FairClass<Action>; 5] = [
     FairClass::weak("connector", |a| {
         matches!(
             a,
-            Action::Step { fair: true, .. } | Action::FlushPending { .. }
+            Action::Step {
+                fair: true,
+                process: 0,
+                ..
+            } | Action::FlushPending { .. }
         )
     }),
     FairClass::weak("commit", |a| matches!(a, Action::CommitFlush)),
@@ -662,6 +725,99 @@ static FAIRNESS: [FairClass<Action>; 5] = [
     FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
 ];
+
+/// Whether an action is a fair step of process `k` (1 to 7: the file's processes besides
+/// `every run`'s, which [`FAIRNESS`]'s `connector` class holds): a function each, as a class's
+/// membership is a function pointer.
+const PROCESS_STEPS: [fn(&Action) -> bool; PROCESSES_MAX] = [
+    |_| false,
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 1,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 2,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 3,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 4,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 5,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 6,
+                ..
+            }
+        )
+    },
+    |a| {
+        matches!(
+            a,
+            Action::Step {
+                fair: true,
+                process: 7,
+                ..
+            }
+        )
+    },
+];
+
+/// The fairness classes of a program: [`FAIRNESS`], and one weakly fair class a process
+/// (`process NAME`) after `connector` (`every run`'s): each process's fair steps are taken
+/// whatever the others do.
+fn fairness_of(program: &Program) -> &'static [FairClass<Action>] {
+    if program.processes.is_empty() {
+        return &FAIRNESS;
+    }
+    let mut classes = vec![FAIRNESS[0]];
+    for (k, p) in program.processes.iter().enumerate() {
+        let class = leak(&format!("process {}", p.name));
+        classes.push(FairClass::weak(class, PROCESS_STEPS[k + 1]));
+    }
+    classes.extend(FAIRNESS[1..].iter().copied());
+    Box::leak(classes.into_boxed_slice())
+}
 
 /// The most states walcheck's own witnesses explore: past it they are not checked (and a line
 /// says so), so that they never cost more than the checks themselves on a large configuration.
@@ -684,7 +840,7 @@ impl FileSystem {
     pub fn step_names(&self) -> Vec<&'static str> {
         let mut seen = BTreeSet::new();
         let own = |instr: &&crate::program::Instr| {
-            !instr.op.is_control() && !matches!(instr.op, Op::RunEnd)
+            !instr.op.is_control() && !matches!(instr.op, Op::RunEnd | Op::ProcessEnd)
         };
         let steps = self.program.code.iter().filter(own).map(|i| i.step);
         steps.filter(|step| seen.insert(*step)).collect()
@@ -704,13 +860,13 @@ impl FileSystem {
         let mut frontier = std::collections::VecDeque::from([start]);
         let mut reached = Reached::default();
         let mut actions = Vec::new();
-        let at = |state: &MachineState| match state.status {
-            Status::Running(pc) => Some(self.program.code[pc as usize].step),
-            _ => None,
+        let at = |state: &MachineState| -> Vec<&'static str> {
+            let code = &self.program.code;
+            machine.running(state).map(|pc| code[pc].step).collect()
         };
         while let Some(state) = frontier.pop_front() {
             let here = at(&state);
-            reached.steps.extend(here);
+            reached.steps.extend(here.iter().copied());
             actions.clear();
             machine.actions(&state, &mut actions);
             for &action in &actions {
@@ -719,7 +875,7 @@ impl FileSystem {
                     continue;
                 }
                 if action == Action::ConnectorCrash {
-                    reached.crash_points.extend(here);
+                    reached.crash_points.extend(here.iter().copied());
                 }
                 if seen.insert(hasher.hash_one(&next)) {
                     frontier.push_back(next);
@@ -807,18 +963,31 @@ impl System for FileSystem {
     }
 
     fn fairness(&self, config: &FileConfig) -> &'static [FairClass<Action>] {
-        config.fairness.constraints(&FAIRNESS)
+        config.fairness.constraints(self.fairness)
     }
 
+    /// `eventually-acknowledged` unless skipped, and the file's own `eventually` and `leads
+    /// to` properties, each with the goal (and trigger) of its index.
     fn liveness(&self) -> Vec<Liveness<FileModel, State>> {
-        if !self.liveness {
-            return Vec::new();
+        let mut found = Vec::new();
+        for (i, check) in self.checks.iter().enumerate() {
+            match check {
+                Check::Acknowledged => found.push(Liveness {
+                    id: "eventually-acknowledged",
+                    trigger: Some(|m: &FileModel, s: &State| {
+                        !m.config.machine.acknowledged(&s.state)
+                    }),
+                    goal: |m: &FileModel, s: &State| m.config.machine.acknowledged(&s.state),
+                }),
+                Check::Eventually { trigger, .. } => found.push(Liveness {
+                    id: self.info.properties[i].id,
+                    trigger: trigger.as_ref().map(|_| TRIGGERS[i]),
+                    goal: CONDITIONS[i],
+                }),
+                _ => {}
+            }
         }
-        vec![Liveness {
-            id: "eventually-acknowledged",
-            trigger: Some(|m, s| !m.config.machine.acknowledged(&s.state)),
-            goal: |m, s| m.config.machine.acknowledged(&s.state),
-        }]
+        found
     }
 
     /// The machine state serialized by serde in postcard's format; decoding gives it back with
