@@ -256,6 +256,8 @@ pub struct Procedure {
     pub head: Span,
     /// The header and the block.
     pub span: Span,
+    /// `killable process NAME`: a kill (`env kills`) may restart it alone.
+    pub killable: bool,
 }
 
 /// `{ … }`: statements in order.

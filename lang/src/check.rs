@@ -218,6 +218,7 @@ impl<'f> Checker<'f> {
             return;
         };
         let ok = match (&k.value.node, info.domain) {
+            (KnobValue::Word(w), _) if info.name == "runs" => w == "unbounded",
             (KnobValue::Number(n), Domain::Range(lo, hi)) => (lo..=hi).contains(n),
             (KnobValue::Word(w), Domain::Words(words)) => words.contains(&w.as_str()),
             _ => false,

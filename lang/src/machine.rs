@@ -183,6 +183,8 @@ pub struct State {
     pub connector_crashes: u8,
     /// PostgreSQL crashes so far.
     pub pg_crashes: u8,
+    /// Kills of `killable` processes so far.
+    pub kills: u8,
     /// The connector's replication connection.
     pub walsender: Option<Walsender>,
     /// A PostgreSQL crash closed the replication connection: `for each message` ends as at the
@@ -228,8 +230,10 @@ pub struct Env {
     pub wal_buffers_pages: u64,
     /// Client transactions on other tables.
     pub other_traffic: u8,
-    /// Runs at most.
+    /// Runs at most; 0: unbounded, and the state does not count them.
     pub runs: u8,
+    /// Kills of `killable` processes at most.
+    pub kills: u8,
     /// Connector crashes so far.
     /// Connector crashes at most.
     pub connector_crashes: u8,
@@ -296,6 +300,13 @@ pub enum Action {
     ConnectorCrash,
     /// Fault: PostgreSQL crashes (immediate shutdown) and restarts.
     PgCrash,
+    /// Fault: a `killable` process is killed, and restarts alone at its first step.
+    Kill {
+        /// The process: 1 for the file's first `process`.
+        process: u8,
+        /// Its name.
+        name: &'static str,
+    },
 }
 
 impl fmt::Display for Action {
@@ -325,6 +336,7 @@ impl fmt::Display for Action {
             Action::FlushPending { var } => write!(f, "Flush{{{var}}}"),
             Action::ConnectorCrash => f.write_str("ConnectorCrash"),
             Action::PgCrash => f.write_str("PgCrash"),
+            Action::Kill { name, .. } => write!(f, "Kill{{{name}}}"),
         }
     }
 }
@@ -484,6 +496,7 @@ impl Machine {
             runs: 1,
             connector_crashes: 0,
             pg_crashes: 0,
+            kills: 0,
             walsender: None,
             stream_closed: false,
             first_done: !self.program.has_first_run,
@@ -606,7 +619,7 @@ impl Machine {
         state.stream_closed = false;
         state.batch = 0;
         state.procs.fill(Status::Ended);
-        state.status = if state.runs >= self.env.runs {
+        state.status = if self.env.runs != 0 && state.runs >= self.env.runs {
             Status::Done
         } else {
             Status::Running(self.program.run_end as u16)
@@ -617,10 +630,12 @@ impl Machine {
     /// at their initial values, at `every run`'s first step.
     fn next_run(&self, state: &mut State) {
         debug_assert!(
-            state.runs < self.env.runs,
+            self.env.runs == 0 || state.runs < self.env.runs,
             "a run's end with no run left is done"
         );
-        state.runs += 1;
+        if self.env.runs != 0 {
+            state.runs += 1;
+        }
         self.reset_volatile(state);
         self.start(state, self.program.every_run);
     }
@@ -936,11 +951,17 @@ impl Machine {
         let keepalive = match next {
             Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
             Some(_) => false,
-            None if keepalive_left => true,
+            // Caught up, an idle walsender sends a keepalive every wal_sender_timeout / 2
+            // (PostgreSQL 15 walsender.c:WalSndKeepaliveIfNecessary), for ever: one more at its
+            // position is always there, and not counted, so that a connector waiting for its
+            // next message is never stalled by the model's bound.
+            None if self.env.keepalives > 0 => true,
             None => return None,
         };
-        if keepalive {
+        if keepalive && next.is_some() {
             state.keepalives += 1;
+        }
+        if keepalive {
             state.walsender = Some(ws);
             let k = ws.keepalive(false);
             return Some(Message {
@@ -1335,6 +1356,16 @@ impl Machine {
                 actions.push(Action::PgCrash);
             }
         }
+        if state.kills < env.kills && self.in_run(state) {
+            for (k, process) in self.program.processes.iter().enumerate() {
+                if process.killable && matches!(state.procs[k], Status::Running(_)) {
+                    actions.push(Action::Kill {
+                        process: k as u8 + 1,
+                        name: process.name,
+                    });
+                }
+            }
+        }
     }
 
     /// Applies an enabled action; `false` if it cannot be taken.
@@ -1422,6 +1453,13 @@ impl Machine {
                     self.program.first_run
                 };
                 self.start(state, restart);
+            }
+            Action::Kill { process, .. } => {
+                // The process alone dies and is restarted (a supervisor's restart): the
+                // others and the shared variables are as they were.
+                state.kills += 1;
+                let p = process as usize;
+                self.go(state, p, self.program.processes[p - 1].start);
             }
             Action::PgCrash => {
                 state.pg_crashes += 1;

@@ -62,6 +62,7 @@ pub const KEYWORDS: &[&str] = &[
     "holds",
     "if",
     "in",
+    "killable",
     "loop",
     "max",
     "message",
@@ -582,31 +583,37 @@ fn ty(i: &mut In<'_>) -> PResult<Spanned<Type>> {
 fn procedure(i: &mut In<'_>) -> PResult<Procedure> {
     let head = alt((
         (kw("every"), cut_err(kw("run")))
-            .map(|(a, b)| (ProcKind::EveryRun, Span::new(a.start, b.end))),
+            .map(|(a, b)| (ProcKind::EveryRun, Span::new(a.start, b.end), false)),
         (kw("first"), cut_err(kw("run")))
-            .map(|(a, b)| (ProcKind::FirstRun, Span::new(a.start, b.end))),
+            .map(|(a, b)| (ProcKind::FirstRun, Span::new(a.start, b.end), false)),
         (kw("after"), cut_err(kw("crash")))
-            .map(|(a, b)| (ProcKind::AfterCrash, Span::new(a.start, b.end))),
+            .map(|(a, b)| (ProcKind::AfterCrash, Span::new(a.start, b.end), false)),
         (kw("procedure"), must(name, "the procedure's name")).map(|(a, n)| {
             let span = Span::new(a.start, n.span.end);
-            (ProcKind::Named(n), span)
+            (ProcKind::Named(n), span, false)
         }),
-        (kw("process"), must(name, "the process's name")).map(|(a, n)| {
-            let span = Span::new(a.start, n.span.end);
-            (ProcKind::Process(n), span)
-        }),
+        (
+            opt(kw("killable")),
+            kw("process"),
+            must(name, "the process's name"),
+        )
+            .map(|(k, a, n)| {
+                let span = Span::new(k.unwrap_or(a).start, n.span.end);
+                (ProcKind::Process(n), span, k.is_some())
+            }),
     ))
     .parse_next(i)?;
     let body = cut_err(block)
         .context(StrContext::Label("a procedure"))
         .parse_next(i)?;
     cut_err(end_of_line).parse_next(i)?;
-    let (kind, head) = head;
+    let (kind, head, killable) = head;
     Ok(Procedure {
         kind,
         span: Span::new(head.start, body.span.end),
         head,
         body,
+        killable,
     })
 }
 

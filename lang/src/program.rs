@@ -47,6 +47,8 @@ pub struct Process {
     pub column: &'static str,
     /// Its first instruction.
     pub start: usize,
+    /// `killable process`: a kill restarts it alone.
+    pub killable: bool,
 }
 
 /// One instruction.
@@ -286,6 +288,7 @@ impl Program {
                 name: leak(&name.node),
                 column: leak(&format!("{}.step", name.node)),
                 start,
+                killable: p.killable,
             });
         }
         let every_run = c.code.len();

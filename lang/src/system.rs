@@ -213,7 +213,8 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
     vocabulary::KNOBS
         .iter()
         .map(|knob| {
-            let given = set(knob.name);
+            // `env runs = unbounded` is the bound's 0.
+            let given = set(knob.name).map(|g| if g == "unbounded" { "0".to_owned() } else { g });
             let unit = unit(knob.name);
             if knob.name == FAIRNESS_BOUND.name {
                 let default = match given.as_deref() {
@@ -230,7 +231,11 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     let default = given
                         .and_then(|g| g.parse().ok())
                         .unwrap_or_else(|| knob.default.parse().unwrap_or(max));
-                    number(knob.name, default, min, max, unit, knob.doc)
+                    let bound = number(knob.name, default, min, max, unit, knob.doc);
+                    match knob.name {
+                        "runs" => bound.zero_word("unbounded"),
+                        _ => bound,
+                    }
                 }
                 Domain::Words(words) => {
                     let given = given.unwrap_or_else(|| knob.default.to_owned());
@@ -294,6 +299,13 @@ fn view(program: &Program) -> View {
     variables.splice(1..1, processes);
     variables.extend(program.slots.iter().flat_map(slot_variables));
     variables.extend(BOOKKEEPING.iter().map(info));
+    if program.processes.iter().any(|p| p.killable) {
+        variables.push(VarInfo {
+            name: "kills",
+            kind: "count",
+            doc: "kills of killable processes so far",
+        });
+    }
     let mut key = vec!["step"];
     key.extend(program.processes.iter().map(|p| p.column));
     key.extend(["flush", "confirmed_flush", "destination"]);
@@ -478,6 +490,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
         wal_buffers_pages: config.number("wal_buffers_pages"),
         other_traffic: config.small("other_traffic"),
         runs: config.small("runs"),
+        kills: config.small("kills"),
         connector_crashes: config.small("connector_crashes"),
         pg_crashes: config.small("pg_crashes"),
         crashes: config.small("crashes"),
@@ -591,6 +604,9 @@ impl Variables for State {
             }
         }
         vars.extend(bookkeeping(s));
+        if program.processes.iter().any(|p| p.killable) {
+            vars.push(("kills", Var::Int(u64::from(s.kills))));
+        }
         vars
     }
 }

@@ -239,6 +239,7 @@ pub const RESERVED: &[&str] = &[
     "runs",
     "connector_crashes",
     "pg_crashes",
+    "kills",
 ];
 
 /// The most tries a `retry` may make: each try is a state of its own, and 1000 keeps a
@@ -290,13 +291,14 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("bulk_txn_pages", "0", Domain::Range(0, 64), "WAL of a bulk transaction (INSERT … SELECT), in pages; 0: none, otherwise each transaction is small or bulk"),
     knob("wal_buffers_pages", "4", Domain::Range(4, 262_143), "wal_buffers in pages: WAL beyond it is written out (not flushed) by the inserting backend"),
     knob("other_traffic", "0", Domain::Range(0, 6), "transactions on tables outside the publication"),
-    knob("runs", "2", Domain::Range(1, 4), "connector runs in all: the first, restarts and later syncs"),
+    knob("runs", "2", Domain::Range(0, 4), "connector runs in all: the first, restarts and later syncs; unbounded (or 0): a connector that never stops, whose state does not count its runs"),
     knob("connector_crashes", "1", Domain::Range(0, 3), "connector crashes injected at most"),
     knob("pg_crashes", "0", Domain::Range(0, 3), "PostgreSQL crashes (immediate shutdown) injected at most"),
     knob("crashes", "any", Domain::Range(0, 6), "crashes of either kind together at most (olake-bootstrap's `crashes`)"),
     knob("checkpoints", "on", Domain::Words(&["on", "off"]), "whether checkpoints run (each saves the slot)"),
     knob("server", "primary", Domain::Words(&["primary", "standby"]), "the server the connector talks to (standby: PostgreSQL 16 or later)"),
-    knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most"),
+    knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most before a transaction it could send; once caught up it sends keepalives for ever (none when 0)"),
+    knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
     knob("pg_version", "15", Domain::Range(15, 17), "PostgreSQL major version (15 is the one confirmed live)"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
 ];

@@ -26,6 +26,8 @@ pub struct BoundInfo {
     pub quiet: bool,
     /// A numeric bound whose value must also be a power of two (a page size).
     pub power_of_two: bool,
+    /// A word a numeric bound also takes for 0 (`unbounded`).
+    pub zero_word: Option<&'static str>,
 }
 
 /// A bound's value: a count or size, or a named choice.
@@ -63,6 +65,7 @@ pub const fn number(
         doc,
         quiet: false,
         power_of_two: false,
+        zero_word: None,
     }
 }
 
@@ -84,6 +87,7 @@ pub const fn choice(
         doc,
         quiet: false,
         power_of_two: false,
+        zero_word: None,
     }
 }
 
@@ -92,6 +96,12 @@ impl BoundInfo {
     /// [`BoundInfo::quiet`]).
     pub const fn quiet(mut self) -> BoundInfo {
         self.quiet = true;
+        self
+    }
+
+    /// This numeric bound, taking `word` for 0 too (`runs=unbounded`).
+    pub const fn zero_word(mut self, word: &'static str) -> BoundInfo {
+        self.zero_word = Some(word);
         self
     }
 
@@ -118,6 +128,9 @@ impl BoundInfo {
                 });
         }
         let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
+        if self.zero_word == Some(text) {
+            return Ok(BoundValue::Number(0));
+        }
         let bad = || {
             format!(
                 "bound {} takes a whole number from {min} to {max}, not {text:?}",
@@ -273,6 +286,7 @@ pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
           safety checks ignore it",
     quiet: true,
     power_of_two: false,
+    zero_word: None,
 };
 
 /// A checkable system as the catalogue, `walcheck list`, reports and traces read it: everything
