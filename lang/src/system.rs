@@ -892,6 +892,17 @@ impl FileSystem {
                 }
                 if action == Action::ConnectorCrash {
                     reached.crash_points.extend(here.iter().copied());
+                    // Where an `either` is next, so are its branches' first steps.
+                    let next = actions.iter().filter_map(|a| match a {
+                        Action::Step { name, .. } => Some(*name),
+                        _ => None,
+                    });
+                    reached.crash_points.extend(next);
+                }
+                // An `either`'s branches are taken with it: their first steps are reached
+                // as its actions, never as a position.
+                if let Action::Step { name, .. } = action {
+                    reached.steps.insert(name);
                 }
                 if seen.insert(hasher.hash_one(&next)) {
                     frontier.push_back(next);
