@@ -234,6 +234,9 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     let bound = number(knob.name, default, min, max, unit, knob.doc);
                     match knob.name {
                         "runs" => bound.zero_word("unbounded"),
+                        // Added with processes: left out of a configuration at its default, so
+                        // that the files and traces before it keep their configuration line.
+                        "kills" => bound.quiet(),
                         _ => bound,
                     }
                 }
