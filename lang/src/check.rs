@@ -1101,6 +1101,9 @@ impl Checker<'_> {
     }
 
     fn field(&mut self, base: &Expr, field: &Name, scope: &Scope, place: Place) -> Option<Ty> {
+        if let Some(ty) = self.flushed_copy(base, field, place) {
+            return ty;
+        }
         if let ExprKind::Var(v) = &base.node {
             if let Some((_, fields)) = vocabulary::OBSERVABLES.iter().find(|(o, _)| o == v) {
                 if !scope.messages.contains(v) && !self.vars.contains_key(v.as_str()) {
@@ -1132,6 +1135,32 @@ impl Checker<'_> {
             }
         };
         self.field_of(fields, field, of).flatten().map(Ty::Of)
+    }
+
+    /// `NAME.flushed` of an async durable variable: its copy on disk, for properties only.
+    fn flushed_copy(&mut self, base: &Expr, field: &Name, place: Place) -> Option<Option<Ty>> {
+        let ExprKind::Var(v) = &base.node else {
+            return None;
+        };
+        let decl = self.vars.get(v.as_str()).copied()?;
+        if field.node != "flushed" || decl.storage != Storage::DurableAsync {
+            return None;
+        }
+        if place == Place::Code {
+            let message = format!("the code cannot read `{v}.flushed`");
+            let d = Diagnostic::new(
+                Code::Misplaced,
+                Span::new(base.span.start, field.span.end),
+                message,
+                "the copy on disk, visible to properties only",
+            )
+            .hint(format!(
+                "`flush {v}` makes the pending value the copy on disk"
+            ));
+            self.report(d);
+            return Some(None);
+        }
+        Some(Some(Ty::Of(decl.ty.node)))
     }
 
     fn min_max(&mut self, max: bool, args: &[Expr; 2], scope: &Scope, place: Place) -> Option<Ty> {

@@ -168,6 +168,10 @@ pub struct State {
     pub dest: u16,
     /// The destination's open batch.
     pub batch: u16,
+    /// Transactions the destination committed more than once: kept only when a property reads
+    /// `destination.duplicated` ([`Program::duplicates`]), so that other files' states are as
+    /// they were.
+    pub duplicated: u16,
     /// The variables, in [`Program::slots`] order: what the process holds.
     pub vars: Arc<[Value]>,
     /// The durable copy of each `async` variable, in slot order.
@@ -489,6 +493,7 @@ impl Machine {
             other: 0,
             dest: 0,
             batch: 0,
+            duplicated: 0,
             vars: Arc::from(vars),
             flushed,
             status: Status::Running(0),
@@ -1144,6 +1149,9 @@ impl Machine {
                 Ok(Value::None)
             }
             "destination.commit" => {
+                if self.program.duplicates {
+                    state.duplicated |= state.dest & state.batch;
+                }
                 state.dest |= state.batch;
                 state.batch = 0;
                 for arg in &call.args {
@@ -1235,8 +1243,15 @@ impl Machine {
 
     fn field(&self, state: &State, of: &Expr, field: &str) -> Value {
         if let ExprKind::Var(name) = &of.node {
-            if self.program.var(name).is_none() {
-                return self.observe(state, name, field);
+            match self.program.var(name) {
+                None => return self.observe(state, name, field),
+                // A property reads an async variable's copy on disk as `NAME.flushed`.
+                Some(i) if field == "flushed" => {
+                    if let Some(k) = self.async_index(i) {
+                        return state.flushed[k];
+                    }
+                }
+                Some(_) => {}
             }
         }
         let txn = |i: Option<u8>| -> Value {
@@ -1274,8 +1289,13 @@ impl Machine {
         }
     }
 
-    /// `slot.…` and `wal.…`, for properties.
+    /// `slot.…`, `wal.…` and `destination.…`, for properties.
     fn observe(&self, state: &State, of: &str, field: &str) -> Value {
+        match (of, field) {
+            ("destination", "holds") => return Value::Txns(state.dest),
+            ("destination", "duplicated") => return Value::Txns(state.duplicated),
+            _ => {}
+        }
         let slot = state
             .slot
             .map(|s| s.slot)
@@ -1480,6 +1500,7 @@ impl Machine {
                 let kept = (1u32 << state.txns.len()) - 1;
                 state.dest &= kept as u16;
                 state.batch &= kept as u16;
+                state.duplicated &= kept as u16;
                 if state.walsender.take().is_some() {
                     state.stream_closed = true;
                 }

@@ -209,6 +209,9 @@ pub struct Program {
     pub every_run: usize,
     /// The processes besides `every run`, in file order: each starts with every run.
     pub processes: Vec<Process>,
+    /// Whether a property reads `destination.duplicated`: only then does a state keep which
+    /// transactions the destination committed twice.
+    pub duplicates: bool,
     /// The run's end: the instruction the connector stops at between two runs, its step
     /// [`RUN_END_STEP`]; the last instruction.
     pub run_end: usize,
@@ -311,6 +314,9 @@ impl Program {
             after_crash: after.unwrap_or(every_run),
             every_run,
             processes,
+            duplicates: file
+                .invariants()
+                .any(|inv| inv.span.text(source).contains("destination.duplicated")),
             run_end,
             scopes: c.all_scopes,
         }

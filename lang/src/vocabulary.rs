@@ -216,6 +216,10 @@ pub const OBSERVABLES: &[(&str, &[(&str, Type)])] = &[
             ("replay", Type::Lsn),
         ],
     ),
+    (
+        "destination",
+        &[("holds", Type::Txns), ("duplicated", Type::Txns)],
+    ),
 ];
 
 /// The names no declaration may take: the observables, `destination`, and the columns every
