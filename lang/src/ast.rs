@@ -374,6 +374,9 @@ pub struct Call {
     pub field: Option<Name>,
     /// From the callee to `)` or the field.
     pub span: Span,
+    /// `on error { … }` after the call: what runs when it fails (`env call_failures`); without
+    /// it, a failed call ends the run.
+    pub on_error: Option<Block>,
 }
 
 /// A call's argument, positional or `NAME = EXPR`.

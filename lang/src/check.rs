@@ -341,6 +341,11 @@ impl<'f> Checker<'f> {
     }
 
     fn stmt(&mut self, s: &'f Stmt, scope: &Scope) {
+        if let StmtKind::Call(call) | StmtKind::AssignCall { call, .. } = &s.kind {
+            if let Some(handler) = &call.on_error {
+                self.on_error(call, handler, scope);
+            }
+        }
         match &s.kind {
             StmtKind::Assign { target, value } => self.assign(target, value, scope),
             StmtKind::AssignCall { target, call } => self.assign_call(target, call, scope),
@@ -385,6 +390,34 @@ impl<'f> Checker<'f> {
             }
             StmtKind::Arm(timer) | StmtKind::Cancel(timer) => self.timer(timer),
         }
+    }
+
+    /// `CALL on error { … }`: a call of the vocabulary that can fail (not a procedure's, a
+    /// channel's or `destination.write`), outside a labelled block.
+    fn on_error(&mut self, call: &'f Call, handler: &'f Block, scope: &Scope) {
+        let name = call.callee.node.as_str();
+        let channel = name
+            .split_once('.')
+            .is_some_and(|(c, _)| self.channels.contains_key(c));
+        let cannot_fail =
+            self.procedures.contains_key(name) || channel || name == "destination.write";
+        if cannot_fail || scope.atomic {
+            let (message, hint) = if scope.atomic {
+                (
+                    "`on error` inside one atomic step".to_owned(),
+                    "move the call out of the labelled block: its handler's statements are steps of their own",
+                )
+            } else {
+                (
+                    format!("`{name}` cannot fail"),
+                    "only PostgreSQL's calls and `destination.commit` fail (`env call_failures`)",
+                )
+            };
+            let d =
+                Diagnostic::new(Code::Misplaced, handler.span, message, "this handler").hint(hint);
+            self.report(d);
+        }
+        self.block(handler, scope);
     }
 
     /// A `loop` whose body has a path that takes no step would spin without end between two

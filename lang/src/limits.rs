@@ -94,6 +94,7 @@ fn callees<'f>(p: &'f Procedure, procedures: &BTreeMap<&'f str, &'f Procedure>) 
                     if let Some((name, _)) = procedures.get_key_value(call.callee.node.as_str()) {
                         found.push(*name);
                     }
+                    blocks.extend(call.on_error.iter());
                 }
                 kind => blocks.extend(inner_blocks(kind)),
             }
@@ -114,6 +115,7 @@ fn inner_blocks(kind: &StmtKind) -> Vec<&Block> {
         | StmtKind::Loop(body)
         | StmtKind::Unbounded { body, .. } => vec![body],
         StmtKind::Either(branches) => branches.iter().collect(),
+        StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => call.on_error.iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -198,8 +200,9 @@ impl<'f> Inliner<'_, 'f> {
         match &stmt.kind {
             StmtKind::Call(call) => match self.procedures.get(call.callee.node.as_str()) {
                 Some(_) => self.call(stmt, call, level),
-                None => own(1),
+                None => self.fallible(call, level),
             },
+            StmtKind::AssignCall { call, .. } => self.fallible(call, level),
             StmtKind::If {
                 then, otherwise, ..
             } => {
@@ -235,6 +238,25 @@ impl<'f> Inliner<'_, 'f> {
                 size
             }
             _ => own(1),
+        }
+    }
+
+    /// A call of the vocabulary: one instruction, and with `on error`, a jump past its
+    /// handler and the handler.
+    fn fallible(&mut self, call: &'f Call, level: usize) -> Size {
+        let own = Size {
+            instructions: 1,
+            depth: level,
+        };
+        match &call.on_error {
+            Some(handler) => {
+                let inner = self.block(handler, level + 1);
+                Size {
+                    instructions: inner.instructions.saturating_add(2),
+                    depth: inner.depth.max(level),
+                }
+            }
+            None => own,
         }
     }
 

@@ -189,6 +189,8 @@ pub struct State {
     pub pg_crashes: u8,
     /// Kills of `killable` processes so far.
     pub kills: u8,
+    /// Calls failed so far.
+    pub call_failures: u8,
     /// The connector's replication connection.
     pub walsender: Option<Walsender>,
     /// A PostgreSQL crash closed the replication connection: `for each message` ends as at the
@@ -238,6 +240,8 @@ pub struct Env {
     pub runs: u8,
     /// Kills of `killable` processes at most.
     pub kills: u8,
+    /// Calls that fail at most (`env call_failures`).
+    pub call_failures: u8,
     /// Connector crashes so far.
     /// Connector crashes at most.
     pub connector_crashes: u8,
@@ -364,6 +368,11 @@ pub enum Detail {
     Keepalive,
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
     Candidate(Lsn),
+    /// The call failed before it took effect (`env call_failures`).
+    CallFails,
+    /// The call took effect, but its answer was lost (a statement timeout, a dropped
+    /// connection): the connector sees it fail.
+    CallTimesOut,
 }
 
 /// What one outcome of a step is: PostgreSQL's choices and the connector's, as bits, what
@@ -377,6 +386,8 @@ impl fmt::Display for Detail {
             Detail::RestartMoves => f.write_str("restart_lsn moves"),
             Detail::Keepalive => f.write_str("keepalive"),
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
+            Detail::CallFails => f.write_str("the call fails"),
+            Detail::CallTimesOut => f.write_str("the call times out after taking effect"),
         }
     }
 }
@@ -438,6 +449,9 @@ pub enum PgError {
     Advance(AdvanceError),
     /// A standby status update with no stream open: the message has no COPY to go to.
     NoStream,
+    /// A call failed (`env call_failures`), before or after taking effect, and the file does
+    /// not handle it.
+    CallFailed,
 }
 
 impl fmt::Display for PgError {
@@ -454,6 +468,9 @@ impl fmt::Display for PgError {
             PgError::SlotExists => f.write_str("ERROR: replication slot already exists"),
             PgError::Advance(e) => write!(f, "ERROR: {e}"),
             PgError::NoStream => f.write_str("no replication stream is open"),
+            PgError::CallFailed => {
+                f.write_str("the call failed (connection lost or statement timeout)")
+            }
         }
     }
 }
@@ -502,6 +519,7 @@ impl Machine {
             connector_crashes: 0,
             pg_crashes: 0,
             kills: 0,
+            call_failures: 0,
             walsender: None,
             stream_closed: false,
             first_done: !self.program.has_first_run,
@@ -685,7 +703,7 @@ impl Machine {
         };
         let instr = &self.program.code[pc as usize];
         let process = p as u8;
-        if instr.plain {
+        if instr.plain && !(instr.fallible && self.env.call_failures > 0) {
             actions.push(Action::Step {
                 name: instr.step,
                 choices: 0,
@@ -819,7 +837,37 @@ impl Machine {
                 Ok(None)
             }
             Op::Either(branches) => Ok(Some(branches[chooser.among(branches.len())])),
+            Op::Call(call) | Op::AssignCall { call, .. } if self.call_fails(state, chooser, pc) => {
+                self.failed_call(state, call, pc, chooser)
+            }
             _ => self.exec_effect(state, pc, chooser).map(|()| None),
+        }
+    }
+
+    /// Whether the call at `pc` fails: one of the `env call_failures` left, the connector's
+    /// environment's choice.
+    fn call_fails(&self, state: &State, chooser: &mut Chooser, pc: usize) -> bool {
+        state.call_failures < self.env.call_failures
+            && crate::program::fallible(&self.program.code[pc].op)
+            && chooser.choose(Detail::CallFails)
+    }
+
+    /// A failed call: before taking effect, or after (its answer lost); then its `on error`
+    /// handler, or the end of the run.
+    fn failed_call(
+        &self,
+        state: &mut State,
+        call: &Call,
+        pc: usize,
+        chooser: &mut Chooser,
+    ) -> Result<Option<usize>, Stop> {
+        state.call_failures += 1;
+        if chooser.choose(Detail::CallTimesOut) {
+            self.call(state, call, chooser)?;
+        }
+        match self.program.code[pc].on_error {
+            Some(handler) => Ok(Some(handler)),
+            None => Err(Stop::Fail(Some(PgError::CallFailed))),
         }
     }
 

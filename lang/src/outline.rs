@@ -81,6 +81,7 @@ pub fn nested(s: &Stmt) -> Vec<&Block> {
             vec![body]
         }
         StmtKind::Either(branches) => branches.iter().collect(),
+        StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => call.on_error.iter().collect(),
         _ => Vec::new(),
     }
 }

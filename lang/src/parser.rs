@@ -988,11 +988,17 @@ fn call(i: &mut In<'_>) -> PResult<Call> {
         .parse_next(i)?;
     let field = opt(preceded(sym("."), must(any_word, "a field name"))).parse_next(i)?;
     let end = field.as_ref().map_or(close.end, |f| f.span.end);
+    let on_error = opt(preceded(
+        (kw("on"), must(kw("error"), "`error` and a block")),
+        cut_err(block),
+    ))
+    .parse_next(i)?;
     Ok(Call {
         span: Span::new(callee.span.start, end),
         callee,
         args,
         field,
+        on_error,
     })
 }
 

@@ -190,6 +190,11 @@ pub struct Instr {
     /// Whether the step it starts can neither wait (no receive) nor branch on a PostgreSQL
     /// choice (no advance, no status update): one action, taken without trying it first.
     pub plain: bool,
+    /// A call's `on error` handler: where a failed call goes.
+    pub on_error: Option<usize>,
+    /// Whether the step it starts holds a call that may fail (`env call_failures`): then it is
+    /// plain only while no call can fail.
+    pub fallible: bool,
 }
 
 /// A file compiled: variables, instructions and the entry points.
@@ -212,6 +217,9 @@ pub struct Program {
     /// Whether a property reads `destination.duplicated`: only then does a state keep which
     /// transactions the destination committed twice.
     pub duplicates: bool,
+    /// Whether the file handles a failed call or sets `env call_failures`: its traces then show
+    /// the failures so far.
+    pub call_faults: bool,
     /// The run's end: the instruction the connector stops at between two runs, its step
     /// [`RUN_END_STEP`]; the last instruction.
     pub run_end: usize,
@@ -306,6 +314,8 @@ impl Program {
         }
         c.mark_plain();
         c.name_copies();
+        let call_faults = c.code.iter().any(|i| i.on_error.is_some())
+            || file.knobs().any(|k| k.name.node == "call_failures");
         Program {
             slots: c.slots,
             code: c.code,
@@ -314,6 +324,7 @@ impl Program {
             after_crash: after.unwrap_or(every_run),
             every_run,
             processes,
+            call_faults,
             duplicates: file
                 .invariants()
                 .any(|inv| inv.span.text(source).contains("destination.duplicated")),
@@ -385,8 +396,24 @@ impl Compiler<'_> {
             label: None,
             fair,
             plain: false,
+            on_error: None,
+            fallible: false,
         });
         at
+    }
+
+    /// A call's `on error { … }`: the success path jumps past the handler, which a failed call
+    /// (the instruction `at`) goes to.
+    fn handler(&mut self, at: usize, call: &Call, step: &'static str, fair: bool) {
+        let Some(handler) = &call.on_error else {
+            return;
+        };
+        let skip = self.push(Op::Jump(0), step, fair);
+        let start = self.code.len();
+        self.block(handler, fair);
+        let end = self.code.len();
+        self.code[skip].op = Op::Jump(end);
+        self.code[at].on_error = Some(start);
     }
 
     /// Marks the instructions whose step is plain: nothing in it waits or takes a PostgreSQL
@@ -410,8 +437,15 @@ impl Compiler<'_> {
                 !self.code[start..end].iter().any(|k| chooses(&k.op))
             })
             .collect();
-        for (instr, plain) in self.code.iter_mut().zip(plain) {
+        let fallible: Vec<bool> = (0..self.code.len())
+            .map(|i| {
+                let (start, end) = self.code[i].atomic.unwrap_or((i, i + 1));
+                self.code[start..end].iter().any(|k| fallible(&k.op))
+            })
+            .collect();
+        for ((instr, plain), fallible) in self.code.iter_mut().zip(plain).zip(fallible) {
             instr.plain = plain;
+            instr.fallible = fallible;
         }
     }
 
@@ -518,7 +552,8 @@ impl Compiler<'_> {
                     self.push(op, step, fair);
                 }
                 None => {
-                    self.push(Op::Call(call.clone()), step, fair);
+                    let at = self.push(Op::Call(call.clone()), step, fair);
+                    self.handler(at, call, step, fair);
                 }
             },
         }
@@ -610,7 +645,8 @@ impl Compiler<'_> {
                     var,
                     call: call.clone(),
                 });
-                self.push(op, step, fair);
+                let at = self.push(op, step, fair);
+                self.handler(at, call, step, fair);
             }
             StmtKind::Call(call) => self.call(stmt, call, step, fair),
             StmtKind::If {
@@ -724,6 +760,16 @@ impl Compiler<'_> {
         if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {
             instr.label.get_or_insert(leak(&label.node));
         }
+    }
+}
+
+/// Whether the instruction calls the vocabulary where a call can fail: a SQL call, the
+/// replication protocol's, `backfill` or `destination.commit` (not `destination.write`, which
+/// fills the batch in memory).
+pub fn fallible(op: &Op) -> bool {
+    match op {
+        Op::Call(call) | Op::AssignCall { call, .. } => call.callee.node != "destination.write",
+        _ => false,
     }
 }
 

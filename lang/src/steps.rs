@@ -94,6 +94,12 @@ impl<'f> Walk<'f, '_> {
                 out.push(step);
                 self.block(body, fair, out);
             }
+            StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+                out.push(step);
+                if let Some(handler) = &call.on_error {
+                    self.block(handler, fair, out);
+                }
+            }
             _ => out.push(step),
         }
     }

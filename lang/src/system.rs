@@ -236,7 +236,7 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         "runs" => bound.zero_word("unbounded"),
                         // Added with processes: left out of a configuration at its default, so
                         // that the files and traces before it keep their configuration line.
-                        "kills" => bound.quiet(),
+                        "kills" | "call_failures" => bound.quiet(),
                         _ => bound,
                     }
                 }
@@ -307,6 +307,13 @@ fn view(program: &Program) -> View {
             name: "kills",
             kind: "count",
             doc: "kills of killable processes so far",
+        });
+    }
+    if program.call_faults {
+        variables.push(VarInfo {
+            name: "call_failures",
+            kind: "count",
+            doc: "calls failed so far (env call_failures)",
         });
     }
     let mut key = vec!["step"];
@@ -494,6 +501,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
         other_traffic: config.small("other_traffic"),
         runs: config.small("runs"),
         kills: config.small("kills"),
+        call_failures: config.small("call_failures"),
         connector_crashes: config.small("connector_crashes"),
         pg_crashes: config.small("pg_crashes"),
         crashes: config.small("crashes"),
@@ -609,6 +617,9 @@ impl Variables for State {
         vars.extend(bookkeeping(s));
         if program.processes.iter().any(|p| p.killable) {
             vars.push(("kills", Var::Int(u64::from(s.kills))));
+        }
+        if program.call_faults {
+            vars.push(("call_failures", Var::Int(u64::from(s.call_failures))));
         }
         vars
     }

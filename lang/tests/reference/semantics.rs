@@ -771,9 +771,15 @@ impl<'f> Reference<'f> {
             ws.send_logical(&[], flush);
         }
         let mut out = Vec::new();
-        if state.pg.keepalives < self.knobs.keepalives {
+        // "With `env keepalives` of 1 or more, a walsender that has caught up always has one
+        // more keepalive for a connector waiting in `for each message`, at its current
+        // position, uncounted."
+        let idle = sent.is_none() && self.knobs.keepalives > 0;
+        if state.pg.keepalives < self.knobs.keepalives || idle {
             let mut s = state.clone();
-            s.pg.keepalives += 1;
+            if !idle {
+                s.pg.keepalives += 1;
+            }
             s.pg.walsender = Some(ws);
             let k = ws.keepalive(false);
             s.vars.insert(
