@@ -1634,6 +1634,13 @@ impl Machine {
         cdc::wal_pointers_ordered(&state.wal, self.env.role)
     }
 
+    /// `wal-retention-bounded`'s goal: every committed transaction, on the published tables or
+    /// not, is behind `confirmed_flush` (by the start rule): the slot keeps none of their WAL.
+    pub fn retained_to_last_commit(&self, state: &State) -> bool {
+        let Some(slot) = state.slot else { return false };
+        cdc::acknowledged(slot.slot.confirmed_flush, state.txns.iter())
+    }
+
     /// `eventually-acknowledged`'s goal: every committed publication transaction is behind
     /// `confirmed_flush` (by the start rule).
     pub fn acknowledged(&self, state: &State) -> bool {

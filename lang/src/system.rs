@@ -46,6 +46,8 @@ enum Check {
     /// `eventually-acknowledged`'s goal (the fair-liveness checker reads
     /// [`System::liveness`]).
     Acknowledged,
+    /// `wal-retention-bounded`'s goal.
+    Retained,
     /// `eventually ID: goal` (no trigger) or `always ID: trigger leads to goal`: its goal, and
     /// its trigger for [`TRIGGERS`].
     Eventually {
@@ -146,11 +148,15 @@ impl FileSystem {
                 });
             }
         }
-        let liveness = !skipped("eventually-acknowledged");
-        if liveness {
-            let built = vocabulary::built_in("eventually-acknowledged").expect("built in");
-            properties.push(PropertyInfo::eventually(built.id, built.doc));
-            checks.push(Check::Acknowledged);
+        for (id, check) in [
+            ("eventually-acknowledged", Check::Acknowledged),
+            ("wal-retention-bounded", Check::Retained),
+        ] {
+            if !skipped(id) {
+                let built = vocabulary::built_in(id).expect("built in");
+                properties.push(PropertyInfo::eventually(built.id, built.doc));
+                checks.push(check);
+            }
         }
         let expects: Vec<_> = file
             .items
@@ -693,6 +699,7 @@ impl FileSystem {
             }
             Check::Sometimes(cond) => m.eval(s, cond).truth(),
             Check::Acknowledged => m.acknowledged(s),
+            Check::Retained => m.retained_to_last_commit(s),
             Check::Eventually { goal, .. } => m.eval(s, goal).truth(),
         }
     }
@@ -1019,6 +1026,15 @@ impl System for FileSystem {
                         !m.config.machine.acknowledged(&s.state)
                     }),
                     goal: |m: &FileModel, s: &State| m.config.machine.acknowledged(&s.state),
+                }),
+                Check::Retained => found.push(Liveness {
+                    id: "wal-retention-bounded",
+                    trigger: Some(|m: &FileModel, s: &State| {
+                        !m.config.machine.retained_to_last_commit(&s.state)
+                    }),
+                    goal: |m: &FileModel, s: &State| {
+                        m.config.machine.retained_to_last_commit(&s.state)
+                    },
                 }),
                 Check::Eventually { trigger, .. } => found.push(Liveness {
                     id: self.info.properties[i].id,

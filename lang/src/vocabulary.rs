@@ -322,7 +322,17 @@ pub const BUILT_IN: &[PropertyInfo] = &[
     PropertyInfo::always("no-fatal-error", "no `fail fatal` is reached"),
     cdc::WAL_POINTERS_ORDERED,
     cdc::EVENTUALLY_ACKNOWLEDGED,
+    WAL_RETENTION_BOUNDED,
 ];
+
+/// `wal-retention-bounded`, the language's form of `electric-flush`'s property of that id ("at
+/// quiescence confirmed_flush is the last commit's LSN"): a connector's steps never stop while
+/// the walsender sends keepalives, so it is decided as liveness, which `tests/liveness.rs`
+/// shows gives electric-flush's safety verdict on every configuration of its catalogue.
+pub const WAL_RETENTION_BOUNDED: PropertyInfo = PropertyInfo::eventually(
+    "wal-retention-bounded",
+    "confirmed_flush eventually reaches the last commit, unpublished traffic included: the slot does not retain the WAL of finished traffic for ever",
+);
 
 /// The built-in property `id`, if any.
 pub fn built_in(id: &str) -> Option<&'static PropertyInfo> {
