@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::util::{walcheck, walcheck_command, ROOT};
 
 /// `check --json` of `args`: `(property, verdict, trace_steps)` of each row, and the report.
-fn verdicts(args: &[&str]) -> (Vec<(String, String, Option<u64>)>, Value) {
+pub(crate) fn verdicts(args: &[&str]) -> (Vec<(String, String, Option<u64>)>, Value) {
     let mut all = vec!["check", "--json"];
     all.extend(args);
     let output = walcheck(&all);
@@ -31,7 +31,7 @@ fn verdicts(args: &[&str]) -> (Vec<(String, String, Option<u64>)>, Value) {
     (rows, report)
 }
 
-fn row<'a>(
+pub(crate) fn row<'a>(
     rows: &'a [(String, String, Option<u64>)],
     id: &str,
 ) -> &'a (String, String, Option<u64>) {
@@ -375,7 +375,7 @@ fn two_files_named_together_print_one_matrix() {
 }
 
 /// A file written for one test under `target/`, returned as a path relative to the package.
-fn scratch_file(name: &str, text: &str) -> String {
+pub(crate) fn scratch_file(name: &str, text: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp-connector-files");
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let path = dir.join(name);

@@ -15,6 +15,7 @@ mod util;
 mod bench_harness;
 mod ci_runs;
 mod cli;
+mod concurrent_files;
 mod connector_files;
 mod doc_blocks;
 mod electric_flush;

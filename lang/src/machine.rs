@@ -355,8 +355,8 @@ struct Chooser {
     made: u8,
     /// What the last outcome other than the first was, for the action's name.
     detail: Option<Detail>,
-    /// The step an `either` went on to: the action's name.
-    branch: Option<&'static str>,
+    /// The instruction of the step an `either` went on to: the action's name and fairness.
+    branch: Option<usize>,
 }
 
 /// What PostgreSQL chose within a step, as the step's action names it.
@@ -376,9 +376,9 @@ pub enum Detail {
 }
 
 /// What one outcome of a step is: PostgreSQL's choices and the connector's, as bits, what
-/// PostgreSQL chose, and the step's name when an `either` chose a branch (the name of the
-/// branch's first step).
-type Outcome = (u16, Option<Detail>, Option<&'static str>);
+/// PostgreSQL chose, and where an `either` went: the instruction of the chosen branch's first
+/// step, which names the action and says whether it is fair.
+type Outcome = (u16, Option<Detail>, Option<usize>);
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -716,12 +716,15 @@ impl Machine {
         actions.extend(
             self.outcomes(state, p)
                 .into_iter()
-                .map(|(choices, detail, branch)| Action::Step {
-                    name: branch.unwrap_or(instr.step),
-                    choices,
-                    detail,
-                    fair: instr.fair,
-                    process,
+                .map(|(choices, detail, branch)| {
+                    let step = branch.map_or(instr, |pc| &self.program.code[pc]);
+                    Action::Step {
+                        name: step.step,
+                        choices,
+                        detail,
+                        fair: step.fair,
+                        process,
+                    }
                 }),
         );
     }
@@ -811,7 +814,7 @@ impl Machine {
                 }
                 // An `either` outside a block takes the chosen branch's first step with it.
                 None if chose && !(p == 0 && next == self.program.run_end) => {
-                    chooser.branch = Some(self.program.code[next].step);
+                    chooser.branch = Some(next);
                     region = self.program.code[next].atomic;
                     pc = next;
                 }
