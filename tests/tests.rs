@@ -17,6 +17,7 @@ mod ci_runs;
 mod cli;
 mod connector_files;
 mod doc_blocks;
+mod electric_files;
 mod electric_flush;
 mod engine;
 mod explore;
