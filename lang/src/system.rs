@@ -827,7 +827,7 @@ pub const WITNESS_STATES_MAX: usize = 500_000;
 /// steps a connector crash was taken at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reached {
-    /// Steps some reachable state has next.
+    /// Steps some reachable state has next, or some action takes (an `either` branch's first).
     pub steps: BTreeSet<&'static str>,
     /// Steps some reachable state crashed the connector at.
     pub crash_points: BTreeSet<&'static str>,
@@ -876,6 +876,10 @@ impl FileSystem {
                 }
                 if action == Action::ConnectorCrash {
                     reached.crash_points.extend(here.iter().copied());
+                }
+                // An `either` branch's first step is taken from the `either`, never stood at.
+                if let Action::Step { name, .. } = action {
+                    reached.steps.insert(name);
                 }
                 if seen.insert(hasher.hash_one(&next)) {
                     frontier.push_back(next);
