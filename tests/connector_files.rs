@@ -318,6 +318,26 @@ fn a_step_no_run_reaches_is_a_warning() {
     assert!(!stderr.contains("no connector crash"), "{stderr}");
 }
 
+/// An `either` branch's first step is taken from the `either` line, where the process stands:
+/// it is reached when some run takes it, and no warning says otherwise.
+#[test]
+fn an_either_branch_a_run_takes_is_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("either-branch.wal");
+    std::fs::write(
+        &file,
+        "walcheck 1\nenv transactions = 1\nenv connector_crashes = 0\ntimer t\n\
+         every run {\n  start_replication(0/0)\n  for each message m {\n    \
+         destination.write(m.txn)\n    arm t\n  }\n}\nprocess flusher {\n  loop {\n    \
+         either {\n      fire: wait t\n    } or {\n      idle: wait not t\n    }\n  }\n}\n\
+         skip no-data-loss \"a test of the witnesses\"\n",
+    )
+    .unwrap();
+    let output = walcheck(&["check", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("never reached"), "{stderr}");
+}
+
 #[test]
 fn a_file_with_an_error_is_a_diagnostic_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,6 +18,7 @@ mod cli;
 mod concurrent_files;
 mod connector_files;
 mod doc_blocks;
+mod electric_files;
 mod electric_flush;
 mod engine;
 mod explore;

@@ -864,7 +864,7 @@ pub const WITNESS_STATES_MAX: usize = 500_000;
 /// steps a connector crash was taken at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reached {
-    /// Steps some reachable state has next.
+    /// Steps some reachable state has next, or some action takes (an `either` branch's first).
     pub steps: BTreeSet<&'static str>,
     /// Steps some reachable state crashed the connector at.
     pub crash_points: BTreeSet<&'static str>,
@@ -922,6 +922,10 @@ impl FileSystem {
                 }
                 // An `either`'s branches are taken with it: their first steps are reached
                 // as its actions, never as a position.
+                if let Action::Step { name, .. } = action {
+                    reached.steps.insert(name);
+                }
+                // An `either` branch's first step is taken from the `either`, never stood at.
                 if let Action::Step { name, .. } = action {
                     reached.steps.insert(name);
                 }
