@@ -925,10 +925,6 @@ impl FileSystem {
                 if let Action::Step { name, .. } = action {
                     reached.steps.insert(name);
                 }
-                // An `either` branch's first step is taken from the `either`, never stood at.
-                if let Action::Step { name, .. } = action {
-                    reached.steps.insert(name);
-                }
                 if seen.insert(hasher.hash_one(&next)) {
                     frontier.push_back(next);
                 }
