@@ -143,12 +143,27 @@ fn baseline_2pc(c: &mut Criterion) {
 }
 
 /// Runs first: it registers the file before anything reads the registry.
+/// The Electric files beside `electric-flush` at its default bounds, no faults (the files'
+/// default), the scripted transactions only: the measure of a design written as a file
+/// against the hand-written system (at most 3× its states and time is the goal).
 fn connector_file(c: &mut Criterion) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("connectors/olake-bootstrap-master.wal");
-    let (system, _) = walcheck_lang::system::load(&path).expect("the example file loads");
-    let system: &'static walcheck_lang::system::FileSystem = Box::leak(Box::new(system));
-    walcheck::catalogue::register(&system).expect("the file registers");
+    for file in [
+        "olake-bootstrap-master",
+        "electric-v1.4.15",
+        "electric-pr4064",
+    ] {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("connectors/{file}.wal"));
+        let (system, _) = walcheck_lang::system::load(&path).expect("the example file loads");
+        let system: &'static walcheck_lang::system::FileSystem = Box::leak(Box::new(system));
+        walcheck::catalogue::register(&system).expect("the file registers");
+    }
+    let electric = || {
+        vec![
+            "timer_order=realistic".to_owned(),
+            "traffic=finite".to_owned(),
+        ]
+    };
     let mut group = c.benchmark_group("connector-file");
     group.sampling_mode(SamplingMode::Flat);
     for (spec, faults, bounds) in [
@@ -158,6 +173,10 @@ fn connector_file(c: &mut Criterion) {
             "all",
             vec!["server=primary".to_owned()],
         ),
+        ("electric-v1.4.15", "all", vec![]),
+        ("electric-flush:v1.4.15", "none", electric()),
+        ("electric-pr4064", "all", vec![]),
+        ("electric-flush:pr4064", "none", electric()),
     ] {
         let selection = walcheck::catalogue::Selection {
             specs: vec![spec.to_owned()],
@@ -167,7 +186,7 @@ fn connector_file(c: &mut Criterion) {
         let configurations = bench::configurations_of(&selection).expect("the spec selects");
         let configuration = &configurations[0];
         let explored = bench::explore_configuration(configuration, Search::Walcheck)
-            .expect("wal-pointers-ordered holds");
+            .expect("a property holds: its proof explores every state");
         group.throughput(Throughput::Elements(explored.unique_states));
         group.bench_function(BenchmarkId::from_parameter(spec), |b| {
             b.iter(|| {
