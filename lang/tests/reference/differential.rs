@@ -46,11 +46,10 @@ fn kept(file: &File) -> BTreeSet<String> {
     ]
     .map(str::to_owned)
     .into();
-    for item in &file.items {
-        if let walcheck_lang::ast::Item::Var(v) = item {
-            names.insert(v.name.node.clone());
-            names.insert(format!("{}.flushed", v.name.node));
-        }
+    // A timer's and a channel's variables with the declared ones.
+    for v in file.vars() {
+        names.insert(v.name.node.clone());
+        names.insert(format!("{}.flushed", v.name.node));
     }
     names
 }
@@ -116,6 +115,9 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
         verdicts.insert(id.to_owned(), states.iter().all(|s| r.built_in(id, s)));
     }
     for inv in file.invariants() {
+        if inv.eventually || inv.leads_to.is_some() {
+            continue;
+        }
         let holds = |s: &_| {
             let guard = inv
                 .when
