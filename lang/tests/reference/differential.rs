@@ -253,6 +253,21 @@ fn report_coverage_of_the_long_run() {
         "keepalives = 1",
         "pg_crashes = 1",
         "commit = either",
+        "process w1",
+        "process w2",
+        "loop {",
+        "wait ",
+        "wait tm",
+        "arm tm",
+        "cancel tm",
+        "q.send",
+        "q.receive",
+        "capacity 2",
+        "either {",
+        "unfair ",
+        "eventually ev",
+        " leads to ",
+        "always msg",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
