@@ -4,7 +4,7 @@
 //! is computed as the list of all its outcomes. Each rule quotes the sentence it implements;
 //! where the page is silent, the comment says so and what was decided.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use walcheck_lang::ast::{
     BinOp, Block, Call, Expr, ExprKind, File, Item, KnobValue, ProcKind, Stmt, StmtKind, Storage,
@@ -127,6 +127,17 @@ pub struct Pg {
     pub keepalives: u8,
     /// A `start_replication` skipped an undelivered committed publication transaction.
     pub lost: bool,
+}
+
+/// A weakly fair class of actions ("Fairness of processes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// A process's fair steps: 0 is `connector` (with the background flush), then each
+    /// `process NAME`.
+    Process(usize),
+    Walwriter,
+    Checkpointer,
+    CommitFlush,
 }
 
 /// One state of the file.
@@ -1301,13 +1312,30 @@ impl<'f> Reference<'f> {
 
     // ---- the environment -------------------------------------------------------------------
 
-    /// Every successor of `state`: the connector's step, and "Between any two steps … the
-    /// environment may act: client transactions commit, the walwriter writes and flushes, a
-    /// checkpoint saves the slot, the connector crashes, PostgreSQL crashes". An action that
-    /// changes nothing is left out (it adds no state).
-    pub fn successors(&self, state: &State) -> Vec<State> {
+    /// Every action of `state` (the connector's steps, and "Between any two steps … the
+    /// environment may act") with its weakly fair class, if any: "Process 0's fair steps,
+    /// with the background flush of `async` variables, are the weakly fair class `connector`;
+    /// each other process's fair steps are a class of their own"; "The walwriter and the
+    /// checkpointer are fair; client transactions and faults are not"; the commit flush is fair
+    /// ("under weak fairness of the connector's fair steps, the commit flush, the walwriter,
+    /// the checkpointer"). A connector step that leaves the state as it was (a `loop` around a
+    /// `wait` whose condition holds) is kept, a step taken; an environment action that changes
+    /// nothing is left out.
+    pub fn labelled(&self, state: &State) -> Vec<(Option<Class>, State)> {
+        let mut out: Vec<(Option<Class>, State)> = self
+            .moves(state)
+            .into_iter()
+            .map(|(i, fair, s)| (fair.then_some(Class::Process(i)), s))
+            .collect();
+        let env = self.environment(state);
+        out.extend(env.into_iter().filter(|(_, s)| s != state));
+        out
+    }
+
+    /// The environment's actions, each with its class.
+    fn environment(&self, state: &State) -> Vec<(Option<Class>, State)> {
         let k = &self.knobs;
-        let mut out = self.steps(state);
+        let mut out = Vec::new();
         let pg = &state.pg;
         // "One client backend: a transaction of `txn_pages` … pages is inserted in one step
         // (`wal_buffers` writes out what does not fit), and a synchronous one then waits for
@@ -1323,24 +1351,24 @@ impl<'f> Reference<'f> {
                 for &mode in &k.commits {
                     let mut s = state.clone();
                     self.commit(&mut s, published, mode);
-                    out.push(s);
+                    out.push((None, s));
                 }
             }
         } else {
             let mut s = state.clone();
             s.pg.wal.commit_flush();
             s.pg.commit_pending = false;
-            out.push(s);
+            out.push((Some(Class::CommitFlush), s));
         }
         let mut s = state.clone();
         s.pg.wal.walwriter_write(PAGE);
-        out.push(s);
+        out.push((Some(Class::Walwriter), s));
         // The walwriter's flush does not overtake a synchronous commit's own (the docs: "a
         // synchronous one then waits for its `CommitFlush` step").
         if !pg.commit_pending {
             let mut s = state.clone();
             s.pg.wal.walwriter_flush();
-            out.push(s);
+            out.push((Some(Class::Walwriter), s));
         }
         if k.checkpoints {
             // "a checkpoint saves the slot"; on a primary it flushes the WAL first.
@@ -1350,7 +1378,7 @@ impl<'f> Reference<'f> {
             }
             s.pg.wal.checkpoint_flush();
             s.pg.commit_pending = false;
-            out.push(s);
+            out.push((Some(Class::Checkpointer), s));
         }
         // "then `flush NAME` or the background flush step": not once the pipeline is done.
         if state.at != Where::Done {
@@ -1358,10 +1386,18 @@ impl<'f> Reference<'f> {
                 if state.vars[name] != *v {
                     let mut s = state.clone();
                     s.flushed.insert(name.clone(), s.vars[name].clone());
-                    out.push(s);
+                    out.push((Some(Class::Process(0)), s));
                 }
             }
         }
+        out.extend(self.faults(state).into_iter().map(|s| (None, s)));
+        out
+    }
+
+    /// The crashes the knobs still allow.
+    fn faults(&self, state: &State) -> Vec<State> {
+        let k = &self.knobs;
+        let mut out = Vec::new();
         if state.connector_crashes + state.pg_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
             if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Run(_)) {
@@ -1375,7 +1411,6 @@ impl<'f> Reference<'f> {
                 out.push(s);
             }
         }
-        out.retain(|s| s != state);
         out
     }
 
@@ -1454,26 +1489,6 @@ impl<'f> Reference<'f> {
                 .all(|t| !txn_needs_skip(t, d.slot.confirmed_flush)),
             _ => self.undelivered(s).next().is_none(),
         }
-    }
-
-    /// Explores every state reachable from the initial one, breadth first, up to `bound`
-    /// states: `None` past it.
-    pub fn explore(&self, bound: usize) -> Option<BTreeSet<State>> {
-        let init = self.initial();
-        let mut seen = BTreeSet::from([init.clone()]);
-        let mut queue = VecDeque::from([init]);
-        while let Some(s) = queue.pop_front() {
-            for next in self.successors(&s) {
-                if seen.len() > bound {
-                    return None;
-                }
-                if !seen.contains(&next) {
-                    seen.insert(next.clone());
-                    queue.push_back(next);
-                }
-            }
-        }
-        Some(seen)
     }
 
     /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
