@@ -335,8 +335,9 @@ struct Chooser {
     made: u8,
     /// What the last outcome other than the first was, for the action's name.
     detail: Option<Detail>,
-    /// The step an `either` went on to: the action's name.
-    branch: Option<&'static str>,
+    /// The step an `either` went on to: the action's name, and whether that step is fair (an
+    /// `unfair` first step of a branch stays unfair when an `either` takes it).
+    branch: Option<(&'static str, bool)>,
 }
 
 /// What PostgreSQL chose within a step, as the step's action names it.
@@ -353,7 +354,7 @@ pub enum Detail {
 /// What one outcome of a step is: PostgreSQL's choices and the connector's, as bits, what
 /// PostgreSQL chose, and the step's name when an `either` chose a branch (the name of the
 /// branch's first step).
-type Outcome = (u16, Option<Detail>, Option<&'static str>);
+type Outcome = (u16, Option<Detail>, Option<(&'static str, bool)>);
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -679,10 +680,10 @@ impl Machine {
             self.outcomes(state, p)
                 .into_iter()
                 .map(|(choices, detail, branch)| Action::Step {
-                    name: branch.unwrap_or(instr.step),
+                    name: branch.map_or(instr.step, |(name, _)| name),
                     choices,
                     detail,
-                    fair: instr.fair,
+                    fair: branch.map_or(instr.fair, |(_, fair)| fair),
                     process,
                 }),
         );
@@ -758,6 +759,7 @@ impl Machine {
                 }
             }
             let chose = matches!(self.program.code[pc].op, Op::Either(_));
+            let (choice, start) = (pc, next);
             self.go(state, p, next);
             let Status::Running(next) = self.status(state, p) else {
                 return false;
@@ -771,15 +773,36 @@ impl Machine {
                     debug_assert!(next >= start);
                     pc = next;
                 }
-                // An `either` outside a block takes the chosen branch's first step with it.
-                None if chose && !(p == 0 && next == self.program.run_end) => {
-                    chooser.branch = Some(self.program.code[next].step);
+                // An `either` outside a block takes the chosen branch's first step with it; a
+                // branch with none is the `either`'s step alone, never one after it.
+                None if chose && self.in_branch(choice, start, next) => {
+                    let first = &self.program.code[next];
+                    chooser.branch = Some((first.step, first.fair));
                     region = self.program.code[next].atomic;
                     pc = next;
                 }
                 _ => return false,
             }
         }
+    }
+
+    /// Whether instruction `next` lies inside the branch starting at `start` of the `either`
+    /// at `choice`: each branch but the last ends where the next starts, the last where the
+    /// branches' closing jumps go.
+    fn in_branch(&self, choice: usize, start: usize, next: usize) -> bool {
+        let code = &self.program.code;
+        let Op::Either(starts) = &code[choice].op else {
+            return false;
+        };
+        let k = starts.iter().position(|&s| s == start);
+        let end = match k {
+            Some(k) if k + 1 < starts.len() => starts[k + 1],
+            _ => match code[starts[1] - 1].op {
+                Op::Jump(end) => end,
+                _ => unreachable!("each branch but the last ends with a jump past the rest"),
+            },
+        };
+        (start..end).contains(&next)
     }
 
     /// Executes one effect instruction.
