@@ -269,7 +269,14 @@ impl Gen {
     /// `process wN { … }`: short, so that the interleavings stay few.
     fn process(&mut self, name: &str, may_call: bool) {
         self.line(0, &format!("process {name} {{"));
-        if self.pick(2) == 0 {
+        if self.pick(3) == 0 {
+            // A spinner: a step that can always be taken, so that others may starve unless
+            // fairness makes them go on.
+            let spin = self.one(&["wait not b", "arm tm", "cancel tm", "t = 0"]);
+            self.line(1, "loop {");
+            self.line(2, spin);
+            self.line(1, "}");
+        } else if self.pick(2) == 0 {
             self.endless(1, false, may_call);
         } else {
             self.block(1, 1, false, may_call);
@@ -361,13 +368,29 @@ fn properties_of_the_new_kinds(g: &mut Gen) {
         ]);
         g.line(0, &format!("always msg: {c}"));
     }
+    // What processes, timers and channels make hold or not: a timer fired, a channel drained,
+    // a process past its steps.
+    let live = |g: &mut Gen| match g.concurrent && g.pick(3) != 0 {
+        true => g
+            .one(&[
+                "not tm",
+                "q == 0",
+                "tm",
+                "q > 0",
+                "not in w1",
+                "b",
+                "t == 1",
+            ])
+            .to_owned(),
+        false => g.cond(true),
+    };
     if g.pick(4) == 0 {
-        let c = g.cond(true);
+        let c = live(g);
         g.line(0, &format!("eventually ev: {c}"));
     }
     if g.pick(4) == 0 {
-        let p = g.cond(true);
-        let q = g.cond(true);
+        let p = live(g);
+        let q = live(g);
         g.line(0, &format!("always lt: {p} leads to {q}"));
     }
 }
