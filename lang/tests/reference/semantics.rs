@@ -493,7 +493,7 @@ impl<'f> Reference<'f> {
     // ---- control: from one step to the next --------------------------------------------------
 
     /// Process `i`'s frames (its position); the state runs.
-    fn frames<'s>(state: &'s mut State, i: usize) -> &'s mut Vec<Frame> {
+    fn frames(state: &mut State, i: usize) -> &mut Vec<Frame> {
         let Where::Run(all) = &mut state.at else {
             unreachable!("only a running state has positions")
         };
