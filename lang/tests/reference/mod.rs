@@ -2,8 +2,8 @@
 //! interpreter to it.
 //!
 //! [`semantics`] is a deliberately naive small-step interpreter over the syntax tree, written
-//! from docs/language.md ("Steps and interleaving", "Procedures and runs", "What a file means
-//! when it runs"), not from `lang/src/machine.rs` or `lang/src/program.rs`: its own state
+//! from docs/language.md ("Steps and interleaving", "Procedures and runs", "Processes, timers
+//! and channels", "What a file means when it runs"), not from `lang/src/machine.rs` or `lang/src/program.rs`: its own state
 //! (plain structs and ordered maps), its own control (a stack of frames over the tree), its own
 //! exploration (a breadth-first search) and its own properties. What PostgreSQL does it asks
 //! walcheck's model of PostgreSQL (`walcheck_model::pg`), as the language does, so it is

@@ -1,6 +1,7 @@
 //! The reference interpreter: a connector file's meaning, read off docs/language.md one
-//! sentence at a time. Clarity over speed: the connector's position is a stack of frames that
-//! point into the syntax tree, values are plain enums, collections are ordered, and every step
+//! sentence at a time. Clarity over speed: each process's position is a stack of frames that
+//! point into the syntax tree (an `either` pushes the chosen branch over a marker of its end,
+//! a `loop` a frame that starts its body again), values are plain enums, collections are ordered, and every step
 //! is computed as the list of all its outcomes. Each rule quotes the sentence it implements;
 //! where the page is silent, the comment says so and what was decided.
 
