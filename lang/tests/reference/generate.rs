@@ -149,6 +149,13 @@ impl Gen {
                 self.line(depth + 1, &format!("if {c} {{"));
                 self.simple(depth + 2, in_loop);
                 self.line(depth + 1, "}");
+            } else if self.concurrent && self.pick(4) == 0 {
+                // "Inside a labelled block, the choice is part of the block's one step."
+                self.line(depth + 1, "either {");
+                self.simple(depth + 2, in_loop);
+                self.line(depth + 1, "} or {");
+                self.simple(depth + 2, in_loop);
+                self.line(depth + 1, "}");
             } else {
                 self.simple(depth + 1, in_loop);
             }
