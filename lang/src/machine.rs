@@ -799,6 +799,7 @@ impl Machine {
                 }
             }
             let chose = matches!(self.program.code[pc].op, Op::Either(_));
+            let (choice, start) = (pc, next);
             self.go(state, p, next);
             let Status::Running(next) = self.status(state, p) else {
                 return false;
@@ -812,8 +813,9 @@ impl Machine {
                     debug_assert!(next >= start);
                     pc = next;
                 }
-                // An `either` outside a block takes the chosen branch's first step with it.
-                None if chose && !(p == 0 && next == self.program.run_end) => {
+                // An `either` outside a block takes the chosen branch's first step with it; a
+                // branch with none is the `either`'s step alone, never one after it.
+                None if chose && self.in_branch(choice, start, next) => {
                     chooser.branch = Some(next);
                     region = self.program.code[next].atomic;
                     pc = next;
@@ -821,6 +823,25 @@ impl Machine {
                 _ => return false,
             }
         }
+    }
+
+    /// Whether instruction `next` lies inside the branch starting at `start` of the `either`
+    /// at `choice`: each branch but the last ends where the next starts, the last where the
+    /// branches' closing jumps go.
+    fn in_branch(&self, choice: usize, start: usize, next: usize) -> bool {
+        let code = &self.program.code;
+        let Op::Either(starts) = &code[choice].op else {
+            return false;
+        };
+        let k = starts.iter().position(|&s| s == start);
+        let end = match k {
+            Some(k) if k + 1 < starts.len() => starts[k + 1],
+            _ => match code[starts[1] - 1].op {
+                Op::Jump(end) => end,
+                _ => unreachable!("each branch but the last ends with a jump past the rest"),
+            },
+        };
+        (start..end).contains(&next)
     }
 
     /// Executes one effect instruction.

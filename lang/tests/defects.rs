@@ -11,12 +11,19 @@
 //!   state of a file now has its own trace variables ([`trace_variables_tell_states_apart`]);
 //!   the root package's `connector_files` tests check them end to end.
 //! - Hostile files: a located error each (a limit), or a verdict, in bounded time and memory.
+//! - Two `either`s the reference semantics (`tests/reference/`) read otherwise, from
+//!   docs/language.md: a chosen branch with no step took the step after the `either` with it
+//!   (one transition where the page has two: the `either` line, then that step), and an
+//!   `unfair` first step of a branch was fair once an `either` took it.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use stateright::Model;
+use walcheck_engine::liveness;
+use walcheck_engine::search::Budget;
 use walcheck_lang::system::{from_source, FileModel, State};
-use walcheck_properties::system::{Config, System, Var, Variables};
+use walcheck_properties::system::{CheckModel, Config, System, Var, Variables};
+use walcheck_properties::verdict::Verdict;
 
 /// The folder of the defect files.
 fn defects_dir() -> std::path::PathBuf {
@@ -78,7 +85,7 @@ const REFUSED: &[(&str, &str, usize, usize)] = &[
     // A counter's bound past 64 bits.
     ("counter-range-overflow", "E01", 4, 16),
     // Property 60 of the file, with the 5 built-in ones.
-    ("properties-60-own", "E14", 74, 8),
+    ("properties-60-own", "E14", 73, 8),
 ];
 
 #[test]
@@ -262,6 +269,49 @@ fn a_volatile_set_by_a_runs_last_step_is_seen_before_the_next_run_resets_it() {
         (&vars["v"], &vars["runs"]),
         (&Var::Bool(false), &Var::Int(2))
     );
+}
+
+/// A chosen branch with no step (its `if` skips) is the `either`'s step alone ("the `either`
+/// line when the branch has none"), and the step after it is a step of its own: `at three`
+/// holds with `n` still 0. Before, the `either` took `three` with it in one transition, and
+/// `three-after-two` held.
+#[test]
+fn an_either_whose_branch_has_no_step_is_a_step_of_its_own() {
+    let path = counterexample(
+        &model("either-empty-branch-own-step"),
+        "three-after-two",
+        &["step", "n"],
+    );
+    let expected = [
+        row(None, &[("step", "7: either"), ("n", "0")], true),
+        row(Some("7: either"), &[("step", "three"), ("n", "0")], false),
+    ];
+    assert_eq!(path, expected);
+}
+
+/// An `unfair` first step stays unfair when an `either` takes it: process `w` may never arm
+/// the timer while `spin` spins, and `armed` is violated. Before, the `either`'s own fairness
+/// made the step fair, and `armed` held.
+#[test]
+fn an_unfair_first_step_of_a_branch_stays_unfair() {
+    let model = model("either-unfair-branch-stays-unfair");
+    let init = model.init_states().remove(0);
+    let mut actions = Vec::new();
+    model.actions(&init, &mut actions);
+    let arms: Vec<String> = actions
+        .iter()
+        .filter(|a| a.to_string().ends_with("arm tm"))
+        .map(|a| format!("{a:?}"))
+        .collect();
+    assert_eq!(arms.len(), 2, "{actions:?}");
+    assert!(arms.iter().all(|a| a.contains("fair: false")), "{arms:?}");
+    let armed = model
+        .liveness()
+        .into_iter()
+        .find(|p| p.id == "armed")
+        .expect("the property");
+    let outcome = liveness::check(&model, &armed, model.fairness(), &Budget::default());
+    assert_eq!(outcome.verdict, Verdict::Violated);
 }
 
 /// A counter's sum past 64 bits leaves its range: the step stops the pipeline (before, the

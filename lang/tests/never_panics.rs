@@ -3,15 +3,19 @@
 //! strings, strings made of the grammar's own words and symbols, and mutations of the example
 //! files under `connectors/` (deleted, repeated and swapped lines, inserted words, cut text).
 //! And whatever file passes the checks runs without panicking: generated files and mutations of
-//! them and of the examples, each model explored breadth first up to [`RUN_STATES`] states.
+//! them and of the examples, each model explored breadth first up to [`RUN_STATES`] states, and
+//! its `eventually` and `leads to` properties checked by the fair-liveness checker within as
+//! many.
 
 use std::collections::{HashSet, VecDeque};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use stateright::Model;
+use walcheck_engine::liveness;
+use walcheck_engine::search::Budget;
 use walcheck_lang::system::{from_source, FileModel};
-use walcheck_properties::system::{Config as SystemConfig, System};
+use walcheck_properties::system::{CheckModel, Config as SystemConfig, System};
 
 /// The example files, read once per case (small).
 fn examples() -> Vec<String> {
@@ -96,6 +100,19 @@ const WORDS: &[&str] = &[
     "l: ",
     "while ",
     "…",
+    "process w ",
+    "loop ",
+    "wait ",
+    "either ",
+    "or ",
+    "arm t\n",
+    "cancel t\n",
+    "timer t\n",
+    "channel c: lsn, capacity 2\n",
+    "c.send(x)",
+    "x = c.receive()",
+    "eventually e: x != none\n",
+    "always l: t leads to not t\n",
 ];
 
 fn grammar_soup() -> impl Strategy<Value = String> {
@@ -161,7 +178,8 @@ fn apply(text: &str, edit: &Edit) -> String {
 const RUN_STATES: usize = 2_000;
 
 /// A file that passes the checks is a model whose initial states, actions, steps and properties
-/// never panic on the first [`RUN_STATES`] states it reaches (a panic fails the case).
+/// never panic on the first [`RUN_STATES`] states it reaches, nor its liveness properties'
+/// checks within as many (a panic fails the case).
 fn runs_without_panic(source: &str) {
     if walcheck_lang::check(source).has_errors() {
         return;
@@ -188,6 +206,13 @@ fn runs_without_panic(source: &str) {
                 }
             }
         }
+    }
+    let budget = Budget {
+        max_states: Some(RUN_STATES as u64),
+        ..Budget::default()
+    };
+    for p in model.liveness() {
+        liveness::check(&model, &p, model.fairness(), &budget);
     }
 }
 

@@ -13,9 +13,12 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::Config as RunnerConfig;
 use stateright::{Expectation, Model};
+use walcheck_engine::liveness;
+use walcheck_engine::search::Budget;
 use walcheck_lang::ast::File;
 use walcheck_lang::system::{from_source, FileModel, State};
-use walcheck_properties::system::{Config, System, Variables};
+use walcheck_properties::system::{CheckModel, Config, System, Variables};
+use walcheck_properties::verdict::Verdict;
 
 use super::generate;
 use super::semantics::Reference;
@@ -46,11 +49,10 @@ fn kept(file: &File) -> BTreeSet<String> {
     ]
     .map(str::to_owned)
     .into();
-    for item in &file.items {
-        if let walcheck_lang::ast::Item::Var(v) = item {
-            names.insert(v.name.node.clone());
-            names.insert(format!("{}.flushed", v.name.node));
-        }
+    // A timer's and a channel's variables with the declared ones.
+    for v in file.vars() {
+        names.insert(v.name.node.clone());
+        names.insert(format!("{}.flushed", v.name.node));
     }
     names
 }
@@ -89,6 +91,12 @@ fn interpreter(source: &str, keep: &BTreeSet<String>) -> Option<Found> {
         };
         verdicts.insert(p.name.to_owned(), verdict);
     }
+    // The file's own `eventually` and `leads to`, by walcheck's fair-liveness checker under the
+    // file's fairness.
+    for p in model.liveness() {
+        let outcome = liveness::check(&model, &p, model.fairness(), &Budget::default());
+        verdicts.insert(p.id.to_owned(), outcome.verdict == Verdict::Holds);
+    }
     let states = seen
         .iter()
         .map(|s| {
@@ -105,7 +113,8 @@ fn interpreter(source: &str, keep: &BTreeSet<String>) -> Option<Found> {
 /// The reference's side: its own search and properties.
 fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
     let r = Reference::new(file);
-    let states = r.explore(STATES_MAX)?;
+    let graph = super::liveness::explore(&r, STATES_MAX)?;
+    let states: BTreeSet<_> = graph.states.iter().cloned().collect();
     let mut verdicts = BTreeMap::new();
     for id in [
         "ack-within-durable",
@@ -116,6 +125,22 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
         verdicts.insert(id.to_owned(), states.iter().all(|s| r.built_in(id, s)));
     }
     for inv in file.invariants() {
+        let live = match (&inv.leads_to, inv.eventually) {
+            (Some(q), _) => Some((Some(&inv.cond), q)),
+            (None, true) => Some((None, &inv.cond)),
+            (None, false) => None,
+        };
+        if let Some((trigger, goal)) = live {
+            let violated = super::liveness::violated(&r, &graph, trigger, goal);
+            let counter = if violated {
+                &LIVE_VIOLATED
+            } else {
+                &LIVE_HOLDS
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            verdicts.insert(inv.id.node.clone(), !violated);
+            continue;
+        }
         let holds = |s: &_| {
             let guard = inv
                 .when
@@ -147,6 +172,9 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
 /// Files compared, and files past the bound.
 static COMPARED: AtomicUsize = AtomicUsize::new(0);
 static TOO_LARGE: AtomicUsize = AtomicUsize::new(0);
+/// The file's own liveness verdicts the reference decided: holding, violated.
+static LIVE_HOLDS: AtomicUsize = AtomicUsize::new(0);
+static LIVE_VIOLATED: AtomicUsize = AtomicUsize::new(0);
 
 /// Compares the two on `source`: an error names the file and the first difference.
 fn compare(source: &str) -> Result<(), String> {
@@ -251,6 +279,21 @@ fn report_coverage_of_the_long_run() {
         "keepalives = 1",
         "pg_crashes = 1",
         "commit = either",
+        "process w1",
+        "process w2",
+        "loop {",
+        "wait ",
+        "wait tm",
+        "arm tm",
+        "cancel tm",
+        "q.send",
+        "q.receive",
+        "capacity 2",
+        "either {",
+        "unfair ",
+        "eventually ev",
+        " leads to ",
+        "always msg",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
@@ -266,14 +309,146 @@ fn report_coverage_of_the_long_run() {
         }
     }
     println!(
-        "compared {} files, {} past {STATES_MAX} states; files using each construct: {constructs:#?}",
+        "compared {} files, {} past {STATES_MAX} states; liveness verdicts: {} hold, {} violated; \
+         files using each construct: {constructs:#?}",
         COMPARED.load(Ordering::Relaxed),
-        TOO_LARGE.load(Ordering::Relaxed)
+        TOO_LARGE.load(Ordering::Relaxed),
+        LIVE_HOLDS.load(Ordering::Relaxed),
+        LIVE_VIOLATED.load(Ordering::Relaxed),
     );
+    // `WALCHECK_MISMATCHES=DIR` keeps every mismatch, a file each, to read them all.
+    if let Ok(dir) = std::env::var("WALCHECK_MISMATCHES") {
+        for (i, e) in failures.iter().enumerate() {
+            let _ = std::fs::write(format!("{dir}/mismatch-{i}.txt"), e);
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} mismatches; the first:\n{}",
         failures.len(),
         failures[0]
     );
+}
+
+/// One file compared, both sides' states printed: `WALCHECK_REFERENCE_FILE=F cargo test -p
+/// walcheck-lang reference::differential::one_file -- --nocapture`, to read a mismatch.
+#[test]
+fn one_file() {
+    let Ok(path) = std::env::var("WALCHECK_REFERENCE_FILE") else {
+        return;
+    };
+    let source = std::fs::read_to_string(path).expect("the file");
+    let file = walcheck_lang::check(&source)
+        .into_result()
+        .expect("it checks");
+    let keep = kept(&file);
+    let real = interpreter(&source, &keep).expect("within the bound");
+    let refr = reference(&file, &keep).expect("within the bound");
+    for s in real.states.difference(&refr.states) {
+        println!("interpreter only: {s:?}");
+    }
+    for s in refr.states.difference(&real.states) {
+        println!("reference only: {s:?}");
+    }
+    if let Some(target) = refr.states.difference(&real.states).next() {
+        print_path_to(&source, &file, &keep, target, &real.states);
+    }
+    println!(
+        "verdicts: interpreter {:?}\n          reference {:?}",
+        real.verdicts, refr.verdicts
+    );
+}
+
+/// The reference's shortest path to a state projected as `target`: each state's position,
+/// what changed, and whether the interpreter has a state projected alike; with
+/// `WALCHECK_SHOW=N`, the interpreter's whole states projected as the path's `N`th and their
+/// actions.
+fn print_path_to(
+    source: &str,
+    file: &File,
+    keep: &BTreeSet<String>,
+    target: &Projected,
+    real: &BTreeSet<Projected>,
+) {
+    let r = Reference::new(file);
+    let g = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+    let project = |i: usize| {
+        let mut p = r.project(&g.states[i]);
+        p.retain(|n, _| keep.contains(n));
+        p
+    };
+    let mut parent = vec![usize::MAX; g.states.len()];
+    let mut queue = VecDeque::from([0]);
+    parent[0] = 0;
+    while let Some(i) = queue.pop_front() {
+        for &(j, _) in &g.edges[i] {
+            if parent[j] == usize::MAX {
+                parent[j] = i;
+                queue.push_back(j);
+            }
+        }
+    }
+    let Some(mut end) = (0..g.states.len()).find(|&i| project(i) == *target) else {
+        return;
+    };
+    let mut path = vec![end];
+    while end != 0 {
+        end = parent[end];
+        path.push(end);
+    }
+    path.reverse();
+    let mut before = Projected::new();
+    for (step, i) in path.into_iter().enumerate() {
+        let now = project(i);
+        let changed: Vec<_> = now
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(v))
+            .collect();
+        let mark = if real.contains(&now) {
+            "both"
+        } else {
+            "REFERENCE ONLY"
+        };
+        if std::env::var("WALCHECK_SHOW").is_ok_and(|v| v == step.to_string()) {
+            show_interpreter_states(source, &now);
+        }
+        println!("{mark} {step} {:?}\n    {changed:?}", g.states[i].at);
+        before = now;
+    }
+}
+
+/// The interpreter's whole states whose projection is `target`, with their actions.
+fn show_interpreter_states(source: &str, target: &Projected) {
+    let (system, _) = from_source("generated", "generated.wal", source).expect("it loads");
+    let system: &'static _ = Box::leak(Box::new(system));
+    let config = Config::new(system.info(), "design", "all").expect("its configuration");
+    let model = FileModel::of(system, &config);
+    let init = model.init_states();
+    let mut seen: HashSet<State> = init.iter().cloned().collect();
+    let mut queue: VecDeque<State> = init.into();
+    let mut actions = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        let vars = s.variables();
+        let p: Projected = vars
+            .iter()
+            .filter(|(n, _)| target.contains_key(*n))
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        if p == *target {
+            let all: Vec<String> = vars.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            println!("  interpreter: {}", all.join(" "));
+        }
+        actions.clear();
+        model.actions(&s, &mut actions);
+        if p == *target {
+            println!("  actions: {actions:?}");
+        }
+        for a in actions.drain(..) {
+            if let Some(next) = model.next_state(&s, a) {
+                if seen.insert(next.clone()) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
 }

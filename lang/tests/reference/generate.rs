@@ -6,7 +6,10 @@
 //! `write` and `commit`, `flush`, `fail` and `fail fatal`; `always … when` and `sometimes`
 //! properties reading the slot, the WAL, `in` and `at`; and small knobs. The shapes follow
 //! `connectors/`: a stream that writes, commits and acknowledges, and a bootstrap that reads
-//! the slot and advances it.
+//! the slot and advances it. About a third of the files also have one or two processes beside
+//! `every run`, a timer (`arm`, `cancel`, `wait`), a channel of capacity 1 or 2 (`send`,
+//! `receive`), `wait COND`, `either … or …`, `loop`s whose every path takes a step, `unfair`
+//! steps, and now and then `eventually` and `leads to` properties and one reading the message.
 
 use std::fmt::Write;
 
@@ -32,6 +35,12 @@ pub struct Gen {
     /// Labels of labelled blocks, for `in` and `at`.
     blocks: Vec<String>,
     has_procedure: bool,
+    /// Processes, a timer `tm` and a channel `q` (of LSNs).
+    concurrent: bool,
+    /// Some `for each message m`: properties may read `m`.
+    has_message: bool,
+    /// The processes' names, for `in`.
+    processes: Vec<String>,
     out: String,
 }
 
@@ -66,6 +75,9 @@ impl Gen {
             "a == d",
             "dd <= d or t == 0",
         ];
+        if self.concurrent {
+            of.extend(["tm", "not tm", "q == 0", "q > 0", "q < 2"]);
+        }
         if property {
             of.extend([
                 "slot.confirmed_flush <= wal.flush",
@@ -81,6 +93,9 @@ impl Gen {
                 c = format!("{word} {}", self.blocks[i]);
             } else if self.has_procedure && self.pick(4) == 0 {
                 c = "in p".to_owned();
+            } else if !self.processes.is_empty() && self.pick(5) == 0 {
+                let i = self.pick(self.processes.len());
+                c = format!("in {}", self.processes[i]);
             }
             return c;
         }
@@ -134,6 +149,13 @@ impl Gen {
                 self.line(depth + 1, &format!("if {c} {{"));
                 self.simple(depth + 2, in_loop);
                 self.line(depth + 1, "}");
+            } else if self.concurrent && self.pick(4) == 0 {
+                // "Inside a labelled block, the choice is part of the block's one step."
+                self.line(depth + 1, "either {");
+                self.simple(depth + 2, in_loop);
+                self.line(depth + 1, "} or {");
+                self.simple(depth + 2, in_loop);
+                self.line(depth + 1, "}");
             } else {
                 self.simple(depth + 1, in_loop);
             }
@@ -142,8 +164,61 @@ impl Gen {
         self.blocks.push(name);
     }
 
+    /// A step of the concurrent constructs: a timer's, a channel's, a `wait`.
+    fn concurrent_step(&mut self, depth: usize, in_loop: bool) {
+        let unfair = if self.pick(6) == 0 { "unfair " } else { "" };
+        let text = match self.pick(8) {
+            0 => "arm tm".to_owned(),
+            1 => "cancel tm".to_owned(),
+            2 => "wait tm".to_owned(),
+            3 => format!("wait {}", self.cond(false)),
+            4 | 5 => format!("q.send({})", self.lsn(in_loop)),
+            6 => format!("{} = q.receive()", self.one(LSN_TARGETS)),
+            _ => "q.receive()".to_owned(),
+        };
+        self.line(depth, &format!("{unfair}{text}"));
+    }
+
+    /// A statement that is a step on every path (for `loop` bodies).
+    fn step(&mut self, depth: usize, in_loop: bool) {
+        match self.pick(3) {
+            0 => self.concurrent_step(depth, in_loop),
+            1 => self.labelled(depth, in_loop),
+            _ => self.simple(depth, in_loop),
+        }
+    }
+
+    /// `either { … } or { … } [or { … }]`, each branch often a guard first.
+    fn either(&mut self, depth: usize, budget: usize, in_loop: bool, may_call: bool) {
+        let branches = 2 + self.pick(3) / 2;
+        for k in 0..branches {
+            self.line(depth, if k == 0 { "either {" } else { "} or {" });
+            if self.pick(2) == 0 {
+                self.concurrent_step(depth + 1, in_loop);
+            }
+            self.block(depth + 1, budget, in_loop, may_call);
+        }
+        self.line(depth, "}");
+    }
+
+    /// `loop { … }`: a step first, so that every path through it takes one.
+    fn endless(&mut self, depth: usize, in_loop: bool, may_call: bool) {
+        self.line(depth, "loop {");
+        self.step(depth + 1, in_loop);
+        if self.pick(2) == 0 {
+            self.block(depth + 1, 0, in_loop, may_call);
+        }
+        self.line(depth, "}");
+    }
+
     /// A statement of any kind, nested at most `budget` deeper.
     fn stmt(&mut self, depth: usize, budget: usize, in_loop: bool, may_call: bool) {
+        if self.concurrent && self.pick(3) == 0 {
+            return match self.pick(3) {
+                0 if budget > 0 => self.either(depth, budget - 1, in_loop, may_call),
+                _ => self.concurrent_step(depth, in_loop),
+            };
+        }
         match self.pick(10) {
             0 if !in_loop => {
                 let from = self.one(&["0/0", "d", "a", "dd"]);
@@ -173,6 +248,7 @@ impl Gen {
                     0 => String::new(),
                     _ => format!(" until {}", self.cond(false)),
                 };
+                self.has_message = true;
                 self.line(depth, &format!("for each message m{until} {{"));
                 self.block(depth + 1, budget - 1, true, may_call);
                 self.line(depth, "}");
@@ -190,6 +266,28 @@ impl Gen {
     fn procedure(&mut self, head: &str, may_call: bool) {
         self.line(0, &format!("{head} {{"));
         self.block(1, 2, false, may_call);
+        // A server loop last, now and then.
+        if self.concurrent && head != "procedure p" && self.pick(3) == 0 {
+            self.endless(1, false, may_call);
+        }
+        self.line(0, "}");
+    }
+
+    /// `process wN { … }`: short, so that the interleavings stay few.
+    fn process(&mut self, name: &str, may_call: bool) {
+        self.line(0, &format!("process {name} {{"));
+        if self.pick(3) == 0 {
+            // A spinner: a step that can always be taken, so that others may starve unless
+            // fairness makes them go on.
+            let spin = self.one(&["wait not b", "arm tm", "cancel tm", "t = 0"]);
+            self.line(1, "loop {");
+            self.line(2, spin);
+            self.line(1, "}");
+        } else if self.pick(2) == 0 {
+            self.endless(1, false, may_call);
+        } else {
+            self.block(1, 1, false, may_call);
+        }
         self.line(0, "}");
     }
 }
@@ -202,6 +300,9 @@ pub fn file(choices: Vec<u32>) -> String {
         labels: 0,
         blocks: vec![],
         has_procedure: false,
+        concurrent: false,
+        has_message: false,
+        processes: vec![],
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -223,8 +324,16 @@ pub fn file(choices: Vec<u32>) -> String {
         0,
         "skip eventually-acknowledged \"liveness is not compared\"",
     );
+    g.line(0, "skip wal-retention-bounded \"liveness is not compared\"");
     for (_, decl) in VARS {
         g.line(0, decl);
+    }
+    g.concurrent = g.pick(3) == 0;
+    if g.concurrent {
+        g.line(0, "timer tm");
+        let capacity = 1 + g.pick(2);
+        g.line(0, &format!("channel q: lsn, capacity {capacity}"));
+        g.processes = (1..=1 + g.pick(2)).map(|i| format!("w{i}")).collect();
     }
     g.has_procedure = g.pick(3) == 0;
     if g.has_procedure {
@@ -237,6 +346,9 @@ pub fn file(choices: Vec<u32>) -> String {
         g.procedure("after crash", g.has_procedure);
     }
     g.procedure("every run", g.has_procedure);
+    for name in g.processes.clone() {
+        g.process(&name, g.has_procedure);
+    }
     for i in 0..g.pick(3) {
         let c = g.cond(true);
         let when = match g.pick(3) {
@@ -249,5 +361,44 @@ pub fn file(choices: Vec<u32>) -> String {
         let c = g.cond(true);
         g.line(0, &format!("sometimes wit{i}: {c}"));
     }
+    properties_of_the_new_kinds(&mut g);
     g.out
+}
+
+/// `eventually` and `leads to` properties, and one reading the message name, now and then.
+fn properties_of_the_new_kinds(g: &mut Gen) {
+    if g.has_message && g.pick(3) == 0 {
+        let c = g.one(&[
+            "m.wal_end <= wal.flush",
+            "m.txn == none or m.txn.end_lsn <= slot.confirmed_flush",
+            "not m.is_keepalive",
+            "m.txn.end_lsn >= d",
+        ]);
+        g.line(0, &format!("always msg: {c}"));
+    }
+    // What processes, timers and channels make hold or not: a timer fired, a channel drained,
+    // a process past its steps.
+    let live = |g: &mut Gen| match g.concurrent && g.pick(3) != 0 {
+        true => g
+            .one(&[
+                "not tm",
+                "q == 0",
+                "tm",
+                "q > 0",
+                "not in w1",
+                "b",
+                "t == 1",
+            ])
+            .to_owned(),
+        false => g.cond(true),
+    };
+    if g.pick(4) == 0 {
+        let c = live(g);
+        g.line(0, &format!("eventually ev: {c}"));
+    }
+    if g.pick(4) == 0 {
+        let p = live(g);
+        let q = live(g);
+        g.line(0, &format!("always lt: {p} leads to {q}"));
+    }
 }

@@ -1,10 +1,11 @@
 //! The reference interpreter: a connector file's meaning, read off docs/language.md one
-//! sentence at a time. Clarity over speed: the connector's position is a stack of frames that
-//! point into the syntax tree, values are plain enums, collections are ordered, and every step
+//! sentence at a time. Clarity over speed: each process's position is a stack of frames that
+//! point into the syntax tree (an `either` pushes the chosen branch over a marker of its end,
+//! a `loop` a frame that starts its body again), values are plain enums, collections are ordered, and every step
 //! is computed as the list of all its outcomes. Each rule quotes the sentence it implements;
 //! where the page is silent, the comment says so and what was decided.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use walcheck_lang::ast::{
     BinOp, Block, Call, Expr, ExprKind, File, Item, KnobValue, ProcKind, Stmt, StmtKind, Storage,
@@ -75,6 +76,8 @@ pub enum Root {
     EveryRun,
     AfterCrash,
     Named(String),
+    /// `process NAME { … }`.
+    Process(String),
 }
 
 /// One frame of the connector's position.
@@ -87,15 +90,19 @@ pub enum Frame {
     Retry { at: At, stmt: usize, tries: u64 },
     /// `first run` has ended here ("a crash before … restarts it").
     FirstRunDone,
-    /// `every run` has ended here: the run ends.
-    RunEnds,
+    /// The `loop` statement `stmt` of block `at`: "repeats its body until the run ends".
+    Loop { at: At, stmt: usize },
+    /// The end of an `either` branch: while choosing, control that reaches it found no step in
+    /// the branch ("the `either` line when the branch has none"); once chosen, it is passed.
+    BranchEnd,
 }
 
 /// Where the connector is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Where {
-    /// Its next step is the statement the top frame points at.
-    Step(Vec<Frame>),
+    /// Each process's position, process 0 (`every run`'s) first: its next step is the statement
+    /// its top frame points at; an empty stack is a process whose body has ended.
+    Run(Vec<Vec<Frame>>),
     /// "The state the step that ended it leads to is the run's end, a state of its own."
     RunEnd,
     /// "Otherwise the pipeline is `done` in the run's end."
@@ -123,6 +130,17 @@ pub struct Pg {
     pub lost: bool,
 }
 
+/// A weakly fair class of actions ("Fairness of processes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// A process's fair steps: 0 is `connector` (with the background flush), then each
+    /// `process NAME`.
+    Process(usize),
+    Walwriter,
+    Checkpointer,
+    CommitFlush,
+}
+
 /// One state of the file.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
@@ -132,6 +150,8 @@ pub struct State {
     pub vars: BTreeMap<String, V>,
     /// Each `async` variable's flushed copy.
     pub flushed: BTreeMap<String, V>,
+    /// Each channel's values, the oldest first.
+    pub chans: BTreeMap<String, Vec<V>>,
     pub at: Where,
     pub runs: u8,
     pub connector_crashes: u8,
@@ -212,6 +232,11 @@ pub struct Reference<'f> {
     file: &'f File,
     pub knobs: Knobs,
     decls: BTreeMap<String, (Storage, Type, V)>,
+    timers: BTreeSet<String>,
+    /// Each channel's type and capacity.
+    chans: BTreeMap<String, (Type, usize)>,
+    /// The processes' bodies in order: `every run`'s first, then each `process NAME`.
+    procs: Vec<Root>,
 }
 
 /// How a statement ended, beside the state it left.
@@ -238,10 +263,26 @@ impl<'f> Reference<'f> {
                 decls.insert(v.name.node.clone(), (v.storage, v.ty.node, init));
             }
         }
+        // "A timer … Reading `NAME` gives whether it is armed": a bool, false at each run's start.
+        let timers: BTreeSet<String> = file.timers().map(|t| t.name.node.clone()).collect();
+        let chans = file
+            .channels()
+            .map(|c| (c.name.node.clone(), (c.ty.node, c.capacity.node as usize)))
+            .collect();
+        // "Process 0 is `every run`'s …, then each `process NAME` in file order."
+        let procs = std::iter::once(Root::EveryRun)
+            .chain(file.processes().map(|p| match &p.kind {
+                ProcKind::Process(n) => Root::Process(n.node.clone()),
+                _ => unreachable!(),
+            }))
+            .collect();
         Reference {
             file,
             knobs: Knobs::of(file),
             decls,
+            timers,
+            chans,
+            procs,
         }
     }
 
@@ -252,7 +293,8 @@ impl<'f> Reference<'f> {
                     (ProcKind::FirstRun, Root::FirstRun)
                     | (ProcKind::EveryRun, Root::EveryRun)
                     | (ProcKind::AfterCrash, Root::AfterCrash) => true,
-                    (ProcKind::Named(n), Root::Named(m)) => n.node == *m,
+                    (ProcKind::Named(n), Root::Named(m))
+                    | (ProcKind::Process(n), Root::Process(m)) => n.node == *m,
                     _ => false,
                 };
                 hit.then_some(&p.body)
@@ -269,7 +311,9 @@ impl<'f> Reference<'f> {
                 (StmtKind::If { otherwise, .. }, _) => otherwise.as_ref().expect("else"),
                 (StmtKind::Retry { body, .. }, _)
                 | (StmtKind::ForEach { body, .. }, _)
+                | (StmtKind::Loop(body), _)
                 | (StmtKind::Atomic(body), _) => body,
+                (StmtKind::Either(branches), k) => &branches[usize::from(k)],
                 other => unreachable!("{other:?} has no block"),
             };
         }
@@ -318,34 +362,50 @@ impl<'f> Reference<'f> {
             batch: BTreeSet::new(),
             vars,
             flushed,
+            chans: BTreeMap::new(),
             at: Where::Done,
             runs: 1,
             connector_crashes: 0,
             pg_crashes: 0,
             first_done: !has_first,
         };
-        state.at = Where::Step(self.run_frames(if has_first {
-            Some(Root::FirstRun)
-        } else {
-            None
-        }));
-        self.settle(&mut state);
+        self.reset_volatile(&mut state);
+        self.start_processes(&mut state, has_first.then_some(Root::FirstRun));
         state
     }
 
-    /// The frames of a run that starts with `before` (first run, after crash) if any, then
-    /// `every run`, then its end.
-    fn run_frames(&self, before: Option<Root>) -> Vec<Frame> {
-        let mut frames = vec![Frame::RunEnds, Self::start_of(Root::EveryRun)];
+    /// "Every run starts every process: process 0 at `first run`, `after crash` or `every run`
+    /// as above, each other at its body's first step."
+    fn start_processes(&self, state: &mut State, before: Option<Root>) {
+        let mut zero = vec![Self::start_of(Root::EveryRun)];
         match before {
             Some(Root::FirstRun) => {
-                frames.push(Frame::FirstRunDone);
-                frames.push(Self::start_of(Root::FirstRun));
+                zero.push(Frame::FirstRunDone);
+                zero.push(Self::start_of(Root::FirstRun));
             }
-            Some(root) => frames.push(Self::start_of(root)),
+            Some(root) => zero.push(Self::start_of(root)),
             None => {}
         }
-        frames
+        let mut all = vec![zero];
+        all.extend(
+            self.procs[1..]
+                .iter()
+                .map(|r| vec![Self::start_of(r.clone())]),
+        );
+        state.at = Where::Run(all);
+        for i in 0..self.procs.len() {
+            self.settle(state, i, false);
+        }
+        self.end_if_all_ended(state);
+    }
+
+    /// "the state in which the last one ends is the run's end".
+    fn end_if_all_ended(&self, state: &mut State) {
+        if let Where::Run(all) = &state.at {
+            if all.iter().all(Vec::is_empty) {
+                self.end_run(state);
+            }
+        }
     }
 
     /// A run ends: "the replication connection closed and the open batch lost … While `runs`
@@ -362,12 +422,20 @@ impl<'f> Reference<'f> {
         };
     }
 
+    /// The volatile variables to their initial values; "`next run` and a connector crash …
+    /// disarm every timer and empty every channel"; a message name reads `none` "after a crash
+    /// or a new run".
     fn reset_volatile(&self, state: &mut State) {
+        state.vars.retain(|name, _| self.decls.contains_key(name));
         for (name, (storage, _, init)) in &self.decls {
             if *storage == Storage::Volatile {
                 state.vars.insert(name.clone(), init.clone());
             }
         }
+        for t in &self.timers {
+            state.vars.insert(t.clone(), V::Bool(false));
+        }
+        state.chans = self.chans.keys().map(|c| (c.clone(), vec![])).collect();
     }
 
     /// `next run`: "it resets the volatile variables, counts the run, and goes to `every run`'s
@@ -375,8 +443,7 @@ impl<'f> Reference<'f> {
     fn next_run(&self, state: &mut State) {
         state.runs += 1;
         self.reset_volatile(state);
-        state.at = Where::Step(self.run_frames(None));
-        self.settle(state);
+        self.start_processes(state, None);
     }
 
     /// "A connector crash restarts the connector at once at `after crash` (or `every run`), or
@@ -400,8 +467,7 @@ impl<'f> Reference<'f> {
         } else {
             None
         };
-        state.at = Where::Step(self.run_frames(before));
-        self.settle(state);
+        self.start_processes(state, before);
     }
 
     /// PostgreSQL crashes (immediate shutdown): the model's crash restart of the WAL and the
@@ -427,22 +493,36 @@ impl<'f> Reference<'f> {
 
     // ---- control: from one step to the next --------------------------------------------------
 
-    /// Moves the connector through what is not a step to its next step: "The conditions of
+    /// Process `i`'s frames (its position); the state runs.
+    fn frames(state: &mut State, i: usize) -> &mut Vec<Frame> {
+        let Where::Run(all) = &mut state.at else {
+            unreachable!("only a running state has positions")
+        };
+        &mut all[i]
+    }
+
+    /// Moves process `i` through what is not a step to its next step: "The conditions of
     /// `if`, `until` and `for each … until` … [are] taken with the step that follows", and
-    /// "Calling a procedure is not a step either: its first statement is."
-    fn settle(&self, state: &mut State) {
+    /// "Calling a procedure is not a step either: its first statement is." While `choosing` an
+    /// `either` branch, it stops at the branch's end.
+    fn settle(&self, state: &mut State, i: usize, choosing: bool) {
         loop {
-            let Where::Step(frames) = &mut state.at else {
+            let Some(top) = Self::frames(state, i).last().cloned() else {
                 return;
             };
-            let Some(top) = frames.last().cloned() else {
-                unreachable!("a run always ends in Frame::RunEnds");
-            };
             match top {
-                Frame::RunEnds => return self.end_run(state),
                 Frame::FirstRunDone => {
-                    frames.pop();
+                    Self::frames(state, i).pop();
                     state.first_done = true;
+                }
+                Frame::BranchEnd if choosing => return,
+                Frame::BranchEnd => {
+                    Self::frames(state, i).pop();
+                }
+                // "`loop { … }` repeats its body until the run ends".
+                Frame::Loop { at, stmt } => {
+                    let body = Self::child(&at, stmt, 0);
+                    Self::frames(state, i).push(body);
                 }
                 Frame::Retry { at, stmt, tries } => {
                     let StmtKind::Retry { times, until, .. } = &self.block(&at).stmts[stmt].kind
@@ -451,34 +531,20 @@ impl<'f> Reference<'f> {
                     };
                     let tries = tries + 1;
                     let done = self.eval(state, until).truth() || tries >= times.node;
-                    let Where::Step(frames) = &mut state.at else {
-                        unreachable!()
-                    };
+                    let frames = Self::frames(state, i);
                     frames.pop();
                     if !done {
-                        let mut path = at.path.clone();
-                        path.push((stmt, 0));
-                        frames.push(Frame::Retry {
-                            at: at.clone(),
-                            stmt,
-                            tries,
-                        });
-                        frames.push(Frame::Seq {
-                            at: At {
-                                root: at.root,
-                                path,
-                            },
-                            next: 0,
-                        });
+                        let body = Self::child(&at, stmt, 0);
+                        frames.push(Frame::Retry { at, stmt, tries });
+                        frames.push(body);
                     }
                 }
                 Frame::Seq { at, next } => {
-                    let block = self.block(&at);
-                    if next >= block.stmts.len() {
-                        frames.pop();
+                    if next >= self.block(&at).stmts.len() {
+                        Self::frames(state, i).pop();
                         continue;
                     }
-                    if !self.enter(state, &at, next) {
+                    if !self.enter(state, i, &at, next) {
                         return;
                     }
                 }
@@ -486,31 +552,33 @@ impl<'f> Reference<'f> {
         }
     }
 
-    /// The statement `next` of block `at` when control reaches it: true when it is control
-    /// (an `if`, a `retry`'s start, a call of a procedure, a loop whose `until` holds), which
-    /// this moves past; false when it is the connector's next step.
-    fn enter(&self, state: &mut State, at: &At, next: usize) -> bool {
+    /// The frame that runs block `which` of statement `stmt` of block `at` from its start.
+    fn child(at: &At, stmt: usize, which: u8) -> Frame {
+        let mut path = at.path.clone();
+        path.push((stmt, which));
+        Frame::Seq {
+            at: At {
+                root: at.root.clone(),
+                path,
+            },
+            next: 0,
+        }
+    }
+
+    /// The statement `next` of block `at` when process `i`'s control reaches it: true when it
+    /// is control (an `if`, a `retry`'s or a `loop`'s start, a call of a procedure, a loop
+    /// whose `until` holds), which this moves past; false when it is the process's next step.
+    fn enter(&self, state: &mut State, i: usize, at: &At, next: usize) -> bool {
         let stmt = &self.block(at).stmts[next];
         let mut push = Vec::new();
-        let child = |which: u8| {
-            let mut path = at.path.clone();
-            path.push((next, which));
-            Frame::Seq {
-                at: At {
-                    root: at.root.clone(),
-                    path,
-                },
-                next: 0,
-            }
-        };
         match &stmt.kind {
             StmtKind::If {
                 cond, otherwise, ..
             } => {
                 if self.eval(state, cond).truth() {
-                    push.push(child(0));
+                    push.push(Self::child(at, next, 0));
                 } else if otherwise.is_some() {
-                    push.push(child(1));
+                    push.push(Self::child(at, next, 1));
                 }
             }
             StmtKind::Retry { .. } => {
@@ -519,8 +587,12 @@ impl<'f> Reference<'f> {
                     stmt: next,
                     tries: 0,
                 });
-                push.push(child(0));
+                push.push(Self::child(at, next, 0));
             }
+            StmtKind::Loop(_) => push.push(Frame::Loop {
+                at: at.clone(),
+                stmt: next,
+            }),
             // "`for each message m until pos >= target` … tested before each message".
             StmtKind::ForEach { until: Some(u), .. } if self.eval(state, u).truth() => {}
             StmtKind::Call(call) if self.is_procedure(&call.callee.node) => {
@@ -528,9 +600,7 @@ impl<'f> Reference<'f> {
             }
             _ => return false,
         }
-        let Where::Step(frames) = &mut state.at else {
-            unreachable!()
-        };
+        let frames = Self::frames(state, i);
         if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
             *n += 1;
         }
@@ -544,35 +614,115 @@ impl<'f> Reference<'f> {
 
     // ---- steps ---------------------------------------------------------------------------
 
-    /// Every state the connector's next step can lead to (none when it waits).
+    /// Every state the connector's steps can lead to (none when every process waits).
     pub fn steps(&self, state: &State) -> Vec<State> {
+        self.moves(state).into_iter().map(|(_, _, s)| s).collect()
+    }
+
+    /// The connector's steps as (process, fair, next state): "the connector's steps are each
+    /// process's next step that can be taken, process 0's first". `next run` is process 0's
+    /// ("fair like any step").
+    pub fn moves(&self, state: &State) -> Vec<(usize, bool, State)> {
         match &state.at {
             Where::RunEnd => {
                 let mut next = state.clone();
                 self.next_run(&mut next);
-                vec![next]
+                vec![(0, true, next)]
             }
             Where::Done | Where::Fatal(..) => vec![],
-            Where::Step(frames) => {
-                let Some(Frame::Seq { at, next }) = frames.last().cloned() else {
-                    unreachable!("settled on a statement")
-                };
-                let stmt = &self.block(&at).stmts[next];
-                let mut outcomes = Vec::new();
-                for (mut s, flow) in self.exec(state.clone(), stmt, &at, next, None) {
-                    self.after_step(&mut s, flow, &at, next);
-                    outcomes.push(s);
-                }
-                outcomes
-            }
+            Where::Run(all) => (0..all.len())
+                .flat_map(|i| {
+                    self.proc_step(state, i)
+                        .into_iter()
+                        .map(move |(fair, s)| (i, fair, s))
+                })
+                .collect(),
         }
     }
 
-    /// Where the connector goes once its step `stmt` (statement `next` of block `at`) is taken.
-    fn after_step(&self, state: &mut State, flow: Flow, at: &At, next: usize) {
-        let Where::Step(frames) = &mut state.at else {
-            return;
+    /// Process `i`'s next step, each outcome with whether the step is fair.
+    fn proc_step(&self, state: &State, i: usize) -> Vec<(bool, State)> {
+        let Where::Run(all) = &state.at else {
+            unreachable!()
         };
+        let Some(Frame::Seq { at, next }) = all[i].last().cloned() else {
+            return vec![];
+        };
+        let stmt = &self.block(&at).stmts[next];
+        let fair = !stmt.unfair && !self.inside_unfair(&all[i]);
+        if let StmtKind::Either(branches) = &stmt.kind {
+            return self.either(state, i, &at, next, branches.len(), fair);
+        }
+        let mut outcomes = Vec::new();
+        for (mut s, flow) in self.exec(state.clone(), stmt, &at, next, None) {
+            self.after_step(&mut s, i, flow, &at, next);
+            outcomes.push((fair, s));
+        }
+        outcomes
+    }
+
+    /// "`unfair` … before an `if` or a loop, for every step inside it": whether a statement
+    /// that encloses the position is `unfair`.
+    fn inside_unfair(&self, frames: &[Frame]) -> bool {
+        frames.iter().any(|f| match f {
+            Frame::Seq { at, .. } | Frame::Retry { at, .. } | Frame::Loop { at, .. } => {
+                (1..=at.path.len()).any(|depth| {
+                    let parent = At {
+                        root: at.root.clone(),
+                        path: at.path[..depth - 1].to_vec(),
+                    };
+                    self.block(&parent).stmts[at.path[depth - 1].0].unfair
+                })
+            }
+            _ => false,
+        })
+    }
+
+    /// "`either` … Its branches are tried in order, each with its first step: an outcome a
+    /// branch whose first step can be taken now. … (the `either` line when the branch has
+    /// none)".
+    fn either(
+        &self,
+        state: &State,
+        i: usize,
+        at: &At,
+        next: usize,
+        branches: usize,
+        fair: bool,
+    ) -> Vec<(bool, State)> {
+        let mut out = Vec::new();
+        for k in 0..branches {
+            let mut s = state.clone();
+            let frames = Self::frames(&mut s, i);
+            if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
+                *n += 1;
+            }
+            frames.push(Frame::BranchEnd);
+            frames.push(Self::child(at, next, k as u8));
+            self.settle(&mut s, i, true);
+            if Self::frames(&mut s, i).last() == Some(&Frame::BranchEnd) {
+                Self::frames(&mut s, i).pop();
+                self.settle(&mut s, i, false);
+                self.end_if_all_ended(&mut s);
+                out.push((fair, s));
+            } else {
+                // The branch's first step is the step; an `unfair` one stays so.
+                out.extend(
+                    self.proc_step(&s, i)
+                        .into_iter()
+                        .map(|(f, s)| (f && fair, s)),
+                );
+            }
+        }
+        out
+    }
+
+    /// Where process `i` goes once its step (statement `next` of block `at`) is taken.
+    fn after_step(&self, state: &mut State, i: usize, flow: Flow, at: &At, next: usize) {
+        if !matches!(state.at, Where::Run(_)) {
+            return;
+        }
+        let frames = Self::frames(state, i);
         match flow {
             Flow::Next | Flow::StreamEnd => {
                 if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
@@ -580,21 +730,13 @@ impl<'f> Reference<'f> {
                 }
             }
             // The loop's body runs, then control comes back to the loop's statement.
-            Flow::Received => {
-                let mut path = at.path.clone();
-                path.push((next, 0));
-                frames.push(Frame::Seq {
-                    at: At {
-                        root: at.root.clone(),
-                        path,
-                    },
-                    next: 0,
-                });
-            }
+            Flow::Received => frames.push(Self::child(at, next, 0)),
+            // "A `fail` or an `ERROR` in any process ends the run for all".
             Flow::Fail => return self.end_run(state),
             Flow::Fatal => return,
         }
-        self.settle(state);
+        self.settle(state, i, false);
+        self.end_if_all_ended(state);
     }
 
     /// Executes `stmt` (statement `index` of block `at`), every outcome of PostgreSQL's
@@ -646,6 +788,28 @@ impl<'f> Reference<'f> {
                 vec![(s, Flow::Next)]
             }
             StmtKind::ForEach { message, .. } => self.receive(state, &message.node),
+            StmtKind::Wait(cond) => self.wait(state, cond),
+            StmtKind::Arm(name) | StmtKind::Cancel(name) => {
+                let mut s = state;
+                let armed = matches!(stmt.kind, StmtKind::Arm(_));
+                s.vars.insert(name.node.clone(), V::Bool(armed));
+                vec![(s, Flow::Next)]
+            }
+            // Inside a labelled block only (outside, `either` chose): "the choice is part of
+            // the block's one step".
+            StmtKind::Either(branches) => {
+                let mut out = Vec::new();
+                for (k, branch) in branches.iter().enumerate() {
+                    let mut path = at.path.clone();
+                    path.push((index, k as u8));
+                    let inner = At {
+                        root: at.root.clone(),
+                        path,
+                    };
+                    out.extend(self.exec_block(state.clone(), branch, &inner, label));
+                }
+                out
+            }
             StmtKind::Atomic(body) => {
                 let name = stmt.label.as_ref().map(|l| l.node.as_str());
                 let mut path = at.path.clone();
@@ -713,6 +877,25 @@ impl<'f> Reference<'f> {
         ended
     }
 
+    /// `wait COND`: "a step that can be taken only when `COND` holds, and does nothing else";
+    /// `wait TIMER` "can be taken only while it is armed, and disarms it".
+    fn wait(&self, mut state: State, cond: &Expr) -> Vec<(State, Flow)> {
+        if let ExprKind::Var(name) = &cond.node {
+            if self.timers.contains(name) {
+                if !state.vars[name].truth() {
+                    return vec![];
+                }
+                state.vars.insert(name.clone(), V::Bool(false));
+                return vec![(state, Flow::Next)];
+            }
+        }
+        if self.eval(&state, cond).truth() {
+            vec![(state, Flow::Next)]
+        } else {
+            vec![]
+        }
+    }
+
     /// An assignment: "an assigned value fits its variable"; "A counter assigned a value
     /// outside its range stops the pipeline at that step".
     fn assign(
@@ -727,10 +910,7 @@ impl<'f> Reference<'f> {
             (V::Count(n), Type::Counter(lo, hi)) if n < i128::from(*lo) || n > i128::from(*hi) => {
                 return vec![fatal(state)];
             }
-            (V::None | V::Lsn(Lsn::INVALID), Type::Txn) => V::Txn(None),
-            (V::None, Type::Lsn) => V::Lsn(Lsn::INVALID),
-            (V::None, Type::Txns) => V::Txns(BTreeSet::new()),
-            (v, _) => v,
+            (v, ty) => of_type(v, *ty),
         };
         state.vars.insert(name.to_owned(), v);
         vec![(state, Flow::Next)]
@@ -915,8 +1095,33 @@ impl<'f> Reference<'f> {
                 }
                 one(s, V::None)
             }
-            other => unreachable!("the generator does not write {other}"),
+            callee => match callee.split_once('.') {
+                Some((chan, op)) if self.chans.contains_key(chan) => {
+                    self.channel(s, call, chan, op)
+                }
+                _ => unreachable!("the generator does not write {callee}"),
+            },
         }
+    }
+
+    /// "`NAME.send(v)` is a step that adds `v` at the end; it waits while the channel is full.
+    /// `x = NAME.receive()` takes the oldest value …; it waits while the channel is empty."
+    fn channel(&self, mut s: State, call: &Call, chan: &str, op: &str) -> Vec<(State, Option<V>)> {
+        let (ty, capacity) = self.chans[chan];
+        let held = s.chans.get_mut(chan).expect("every channel is kept");
+        if op == "send" {
+            if held.len() >= capacity {
+                return vec![];
+            }
+            let v = self.arg(&s, call, "value", 0).unwrap_or(V::None);
+            s.chans.get_mut(chan).expect("kept").push(of_type(v, ty));
+            return vec![(s, Some(V::None))];
+        }
+        if held.is_empty() {
+            return vec![];
+        }
+        let v = held.remove(0);
+        vec![(s, Some(v))]
     }
 
     /// `pg_replication_slot_advance(upto_lsn)`: "moves `confirmed_flush` to `min(upto_lsn,
@@ -996,6 +1201,10 @@ impl<'f> Reference<'f> {
             ExprKind::Bool(b) => V::Bool(*b),
             ExprKind::Number(n) => V::Count(i128::from(*n)),
             ExprKind::Lsn(l) => V::Lsn(Lsn(*l)),
+            // "Reading `NAME` gives how many values it holds."
+            ExprKind::Var(name) if self.chans.contains_key(name) => {
+                V::Count(state.chans.get(name).map_or(0, |c| c.len() as i128))
+            }
             ExprKind::Var(name) => state.vars.get(name).cloned().unwrap_or(V::None),
             ExprKind::Field(of, field) => self.field(state, of, &field.node),
             ExprKind::MinMax { max, args } => {
@@ -1013,40 +1222,44 @@ impl<'f> Reference<'f> {
         }
     }
 
-    /// "`in NAME` (the procedure or labelled block `NAME` is running: its step is next, or a
-    /// procedure it called is running)".
+    /// "`in NAME` (the procedure or labelled block `NAME` is running in some process: its
+    /// step is next, or a procedure it called is running; a process's name too)". A process
+    /// whose body has ended is not running.
     fn inside(&self, state: &State, name: &str) -> bool {
-        let Where::Step(frames) = &state.at else {
+        let Where::Run(all) = &state.at else {
             return false;
         };
-        let root = Root::Named(name.to_owned());
-        frames.iter().any(|f| match f {
-            Frame::Seq { at, .. } | Frame::Retry { at, .. } => at.root == root,
+        let roots = [Root::Named(name.to_owned()), Root::Process(name.to_owned())];
+        all.iter().flatten().any(|f| match f {
+            Frame::Seq { at, .. } | Frame::Retry { at, .. } | Frame::Loop { at, .. } => {
+                roots.contains(&at.root)
+            }
             _ => false,
-        }) || self.next_label(state).as_deref() == Some(name)
+        }) || self.next_labels(state).iter().any(|l| l == name)
     }
 
-    /// The label of the connector's next step, if it has one.
-    fn next_label(&self, state: &State) -> Option<String> {
-        let Where::Step(frames) = &state.at else {
-            return None;
+    /// The labels of the processes' next steps.
+    fn next_labels(&self, state: &State) -> Vec<String> {
+        let Where::Run(all) = &state.at else {
+            return vec![];
         };
-        let Some(Frame::Seq { at, next }) = frames.last() else {
-            return None;
-        };
-        self.block(at).stmts[*next]
-            .label
-            .as_ref()
-            .map(|l| l.node.clone())
+        all.iter()
+            .filter_map(|frames| match frames.last() {
+                Some(Frame::Seq { at, next }) => self.block(at).stmts[*next].label.clone(),
+                _ => None,
+            })
+            .map(|l| l.node)
+            .collect()
     }
 
-    /// "`at NAME` (the step `NAME` is next, or the pipeline stopped at the `fail fatal`
-    /// labelled `NAME`)". The page does not say whether a `fail fatal` inside the labelled
-    /// block `NAME` is "at `NAME`": it is taken so, since the step that stopped is `NAME`.
+    /// "`at NAME` (some process's next step is `NAME`, or the pipeline stopped at the `fail
+    /// fatal` labelled `NAME`)". The page does not say whether a `fail fatal` inside the
+    /// labelled block `NAME` is "at `NAME`": it is taken so, since the step that stopped is
+    /// `NAME`.
     fn at_label(&self, state: &State, name: &str) -> bool {
         match &state.at {
             Where::Fatal(_, _, inside) => inside.as_deref() == Some(name),
-            _ => self.next_label(state).as_deref() == Some(name),
+            _ => self.next_labels(state).iter().any(|l| l == name),
         }
     }
 
@@ -1106,13 +1319,30 @@ impl<'f> Reference<'f> {
 
     // ---- the environment -------------------------------------------------------------------
 
-    /// Every successor of `state`: the connector's step, and "Between any two steps … the
-    /// environment may act: client transactions commit, the walwriter writes and flushes, a
-    /// checkpoint saves the slot, the connector crashes, PostgreSQL crashes". An action that
-    /// changes nothing is left out (it adds no state).
-    pub fn successors(&self, state: &State) -> Vec<State> {
+    /// Every action of `state` (the connector's steps, and "Between any two steps … the
+    /// environment may act") with its weakly fair class, if any: "Process 0's fair steps,
+    /// with the background flush of `async` variables, are the weakly fair class `connector`;
+    /// each other process's fair steps are a class of their own"; "The walwriter and the
+    /// checkpointer are fair; client transactions and faults are not"; the commit flush is fair
+    /// ("under weak fairness of the connector's fair steps, the commit flush, the walwriter,
+    /// the checkpointer"). A connector step that leaves the state as it was (a `loop` around a
+    /// `wait` whose condition holds) is kept, a step taken; an environment action that changes
+    /// nothing is left out.
+    pub fn labelled(&self, state: &State) -> Vec<(Option<Class>, State)> {
+        let mut out: Vec<(Option<Class>, State)> = self
+            .moves(state)
+            .into_iter()
+            .map(|(i, fair, s)| (fair.then_some(Class::Process(i)), s))
+            .collect();
+        let env = self.environment(state);
+        out.extend(env.into_iter().filter(|(_, s)| s != state));
+        out
+    }
+
+    /// The environment's actions, each with its class.
+    fn environment(&self, state: &State) -> Vec<(Option<Class>, State)> {
         let k = &self.knobs;
-        let mut out = self.steps(state);
+        let mut out = Vec::new();
         let pg = &state.pg;
         // "One client backend: a transaction of `txn_pages` … pages is inserted in one step
         // (`wal_buffers` writes out what does not fit), and a synchronous one then waits for
@@ -1128,24 +1358,24 @@ impl<'f> Reference<'f> {
                 for &mode in &k.commits {
                     let mut s = state.clone();
                     self.commit(&mut s, published, mode);
-                    out.push(s);
+                    out.push((None, s));
                 }
             }
         } else {
             let mut s = state.clone();
             s.pg.wal.commit_flush();
             s.pg.commit_pending = false;
-            out.push(s);
+            out.push((Some(Class::CommitFlush), s));
         }
         let mut s = state.clone();
         s.pg.wal.walwriter_write(PAGE);
-        out.push(s);
+        out.push((Some(Class::Walwriter), s));
         // The walwriter's flush does not overtake a synchronous commit's own (the docs: "a
         // synchronous one then waits for its `CommitFlush` step").
         if !pg.commit_pending {
             let mut s = state.clone();
             s.pg.wal.walwriter_flush();
-            out.push(s);
+            out.push((Some(Class::Walwriter), s));
         }
         if k.checkpoints {
             // "a checkpoint saves the slot"; on a primary it flushes the WAL first.
@@ -1155,7 +1385,7 @@ impl<'f> Reference<'f> {
             }
             s.pg.wal.checkpoint_flush();
             s.pg.commit_pending = false;
-            out.push(s);
+            out.push((Some(Class::Checkpointer), s));
         }
         // "then `flush NAME` or the background flush step": not once the pipeline is done.
         if state.at != Where::Done {
@@ -1163,13 +1393,21 @@ impl<'f> Reference<'f> {
                 if state.vars[name] != *v {
                     let mut s = state.clone();
                     s.flushed.insert(name.clone(), s.vars[name].clone());
-                    out.push(s);
+                    out.push((Some(Class::Process(0)), s));
                 }
             }
         }
+        out.extend(self.faults(state).into_iter().map(|s| (None, s)));
+        out
+    }
+
+    /// The crashes the knobs still allow.
+    fn faults(&self, state: &State) -> Vec<State> {
+        let k = &self.knobs;
+        let mut out = Vec::new();
         if state.connector_crashes + state.pg_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
-            if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Step(_)) {
+            if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Run(_)) {
                 let mut s = state.clone();
                 self.connector_crash(&mut s);
                 out.push(s);
@@ -1180,7 +1418,6 @@ impl<'f> Reference<'f> {
                 out.push(s);
             }
         }
-        out.retain(|s| s != state);
         out
     }
 
@@ -1261,26 +1498,6 @@ impl<'f> Reference<'f> {
         }
     }
 
-    /// Explores every state reachable from the initial one, breadth first, up to `bound`
-    /// states: `None` past it.
-    pub fn explore(&self, bound: usize) -> Option<BTreeSet<State>> {
-        let init = self.initial();
-        let mut seen = BTreeSet::from([init.clone()]);
-        let mut queue = VecDeque::from([init]);
-        while let Some(s) = queue.pop_front() {
-            for next in self.successors(&s) {
-                if seen.len() > bound {
-                    return None;
-                }
-                if !seen.contains(&next) {
-                    seen.insert(next.clone());
-                    queue.push_back(next);
-                }
-            }
-        }
-        Some(seen)
-    }
-
     /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
     /// disk), the destination, the WAL pointers and the slot, in the trace's spelling.
     pub fn project(&self, s: &State) -> BTreeMap<String, String> {
@@ -1310,7 +1527,31 @@ impl<'f> Reference<'f> {
         for (name, v) in &s.flushed {
             p.insert(format!("{name}.flushed"), shown(v));
         }
+        // "A channel is its count (`NAME`) and its places `NAME[1]` (the oldest) … `NAME[N]`,
+        // an empty place at the type's first value (`none`, `false`, a counter's lowest)."
+        for (name, (ty, capacity)) in &self.chans {
+            let held = &s.chans[name];
+            p.insert(name.clone(), held.len().to_string());
+            for k in 0..*capacity {
+                let v = held.get(k).cloned().unwrap_or(match ty {
+                    Type::Bool => V::Bool(false),
+                    Type::Counter(lo, _) => V::Count(i128::from(*lo)),
+                    _ => V::None,
+                });
+                p.insert(format!("{name}[{}]", k + 1), shown(&v));
+            }
+        }
         p
+    }
+}
+
+/// `v` as a value of `ty`: `none` takes the type's spelling of it.
+fn of_type(v: V, ty: Type) -> V {
+    match (v, ty) {
+        (V::None | V::Lsn(Lsn::INVALID), Type::Txn) => V::Txn(None),
+        (V::None, Type::Lsn) => V::Lsn(Lsn::INVALID),
+        (V::None, Type::Txns) => V::Txns(BTreeSet::new()),
+        (v, _) => v,
     }
 }
 
