@@ -28,6 +28,16 @@ pub const CHANNEL_CAPACITY_MAX: u64 = 8;
 /// The most processes a file has, `every run` among them.
 pub const PROCESSES_MAX: usize = 8;
 
+/// The most branches an `either` has: its choice takes up to one bit a branch but the last.
+pub const BRANCHES_MAX: usize = 16;
+
+/// The most choice bits a labelled block's statements may take together, so that with an
+/// `either` before it a step stays within the interpreter's 64 (`machine::CHOICES_MAX`): an
+/// `either`'s branches but one, a status update's candidates (one a transaction at most, 12
+/// with the knobs' ranges, and one), an advance's one, a receive's one and two a call that may
+/// fail.
+pub const BLOCK_CHOICES_MAX: u64 = 48;
+
 /// What a procedure adds where it is called: its instructions, procedures inlined, and how
 /// deep its body nests, its own block one level.
 #[derive(Copy, Clone, Debug, Default)]
@@ -65,12 +75,60 @@ fn concurrency(file: &File, found: &mut Vec<Diagnostic>) {
             found.push(d);
         }
     }
+    for p in file.procedures() {
+        choices_in(&p.body, false, found);
+    }
     if let Some(past) = file.processes().nth(PROCESSES_MAX - 1) {
         let message = format!("more than {PROCESSES_MAX} processes, `every run` among them");
         let d = Diagnostic::new(Code::Limit, past.head, message, "one process too many")
             .hint("each process multiplies the interleavings: merge the ones that take turns");
         found.push(d);
     }
+}
+
+/// An `either` past [`BRANCHES_MAX`] and a labelled block past [`BLOCK_CHOICES_MAX`] in
+/// `block` (inside a labelled block when `atomic`); the choice bits `block` takes.
+fn choices_in(block: &Block, atomic: bool, found: &mut Vec<Diagnostic>) -> u64 {
+    let mut bits: u64 = 0;
+    for s in &block.stmts {
+        let own = match &s.kind {
+            StmtKind::Either(branches) => {
+                if branches.len() > BRANCHES_MAX {
+                    let message = format!("an `either` has at most {BRANCHES_MAX} branches");
+                    let d = Diagnostic::new(Code::Limit, s.span, message, "too many branches")
+                        .hint("nest them: `either { either { … } or { … } } or { … }`");
+                    found.push(d);
+                }
+                branches.len() as u64 - 1
+            }
+            StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+                match call.callee.node.as_str() {
+                    "standby_status_update" => 13 + 2,
+                    _ => 1 + 2,
+                }
+            }
+            StmtKind::ForEach { .. } => 1,
+            _ => 0,
+        };
+        let inner: u64 = crate::outline::nested(s)
+            .into_iter()
+            .map(|b| choices_in(b, atomic || matches!(s.kind, StmtKind::Atomic(_)), found))
+            .sum();
+        if let (StmtKind::Atomic(_), false) = (&s.kind, atomic) {
+            if inner > BLOCK_CHOICES_MAX {
+                let d = Diagnostic::new(
+                    Code::Limit,
+                    s.label.as_ref().map_or(s.span, |l| l.span),
+                    "a labelled block that makes too many choices in one step",
+                    format!("{inner} choice bits: {BLOCK_CHOICES_MAX} at most"),
+                )
+                .hint("split the block: each `either` branch, status update and failing call is a choice the checker enumerates");
+                found.push(d);
+            }
+        }
+        bits = bits.saturating_add(own.saturating_add(inner));
+    }
+    bits
 }
 
 /// The procedures named in `file`.

@@ -271,7 +271,7 @@ pub enum Action {
         /// The step's name.
         name: &'static str,
         /// PostgreSQL's choices, one bit each.
-        choices: u16,
+        choices: u64,
         /// What they chose, when not the usual.
         detail: Option<Detail>,
         /// Whether the step is weakly fair.
@@ -351,7 +351,7 @@ impl fmt::Display for Action {
 
 /// PostgreSQL's choices within one step, replayed from an action's bits or enumerated.
 struct Chooser {
-    script: u16,
+    script: u64,
     made: u8,
     /// What the last outcome other than the first was, for the action's name.
     detail: Option<Detail>,
@@ -375,10 +375,14 @@ pub enum Detail {
     CallTimesOut,
 }
 
+/// The most binary choices one step makes: an `either` of `n` branches takes up to `n - 1`,
+/// PostgreSQL's outcomes and a failing call one or two each.
+pub const CHOICES_MAX: usize = 64;
+
 /// What one outcome of a step is: PostgreSQL's choices and the connector's, as bits, what
 /// PostgreSQL chose, and where an `either` went: the instruction of the chosen branch's first
 /// step, which names the action and says whether it is fair.
-type Outcome = (u16, Option<Detail>, Option<usize>);
+type Outcome = (u64, Option<Detail>, Option<usize>);
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -393,10 +397,16 @@ impl fmt::Display for Detail {
 }
 
 impl Chooser {
+    /// The next choice's bit. A step has [`CHOICES_MAX`] at most: past them a step's outcomes
+    /// could not all be told apart, and enumerating them would silently drop some, so it is
+    /// the design's error, reported where the step is tried ([`Machine::outcomes`]).
     fn bit(&mut self) -> bool {
-        let bit = self.script & (1 << self.made) != 0;
+        let Some(mask) = 1u64.checked_shl(u32::from(self.made)) else {
+            self.made = self.made.saturating_add(1);
+            return false;
+        };
         self.made += 1;
-        bit
+        self.script & mask != 0
     }
 
     /// Whether PostgreSQL takes the outcome `detail` rather than the usual one.
@@ -530,6 +540,14 @@ impl Machine {
         };
         self.start(&mut state, self.program.first_run);
         state
+    }
+
+    /// Where process `p` is (0 when it has no next step).
+    fn pc_of(&self, state: &State, p: usize) -> usize {
+        match self.status(state, p) {
+            Status::Running(pc) => pc as usize,
+            _ => 0,
+        }
     }
 
     /// The status of process `p` (0: `every run`'s).
@@ -733,7 +751,7 @@ impl Machine {
     /// choice order: each tried on a copy of `state`, those that can be taken kept.
     fn outcomes(&self, state: &State, p: usize) -> SmallVec<[Outcome; 4]> {
         // On the stack: a step has few choices, and this runs for every state explored.
-        let mut pending: SmallVec<[(u16, u8); 8]> = smallvec![(0u16, 0u8)];
+        let mut pending: SmallVec<[(u64, u8); 8]> = smallvec![(0u64, 0u8)];
         let mut found: SmallVec<[Outcome; 4]> = SmallVec::new();
         while let Some((script, fixed)) = pending.pop() {
             let mut next = state.clone();
@@ -744,6 +762,12 @@ impl Machine {
                 branch: None,
             };
             let blocked = self.run_step(&mut next, p, &mut chooser);
+            assert!(
+                usize::from(chooser.made) <= CHOICES_MAX,
+                "step `{}` makes more than {CHOICES_MAX} choices (`either` branches, PostgreSQL's \
+                 outcomes, failing calls): split it into steps",
+                self.program.code[self.pc_of(state, p)].step
+            );
             for bit in fixed..chooser.made {
                 pending.push((script | (1 << bit), bit + 1));
             }
@@ -756,7 +780,7 @@ impl Machine {
     }
 
     /// Takes process `p`'s step with the `choices`; false when it cannot be taken.
-    pub fn take_step(&self, state: &mut State, p: usize, choices: u16) -> bool {
+    pub fn take_step(&self, state: &mut State, p: usize, choices: u64) -> bool {
         let mut chooser = Chooser {
             script: choices,
             made: 0,
