@@ -331,6 +331,27 @@ impl<'f> Checker<'f> {
         self.recursion(file);
         self.unused_procedures(file);
         self.after_crash_without_crashes(file);
+        self.kills_without_killable(file);
+    }
+
+    /// `env kills` above 0 in a file with no `killable process`: no kill can happen.
+    fn kills_without_killable(&mut self, file: &File) {
+        if file.processes().any(|p| p.killable) {
+            return;
+        }
+        let knob = file.knobs().find(|k| {
+            k.name.node == "kills" && matches!(k.value.node, KnobValue::Number(n) if n > 0)
+        });
+        if let Some(k) = knob {
+            let d = Diagnostic::new(
+                Code::Unreachable,
+                k.span,
+                "no kill can happen",
+                "the file has no `killable process`",
+            )
+            .hint("mark the process a kill may restart: `killable process NAME { … }`");
+            self.report(d);
+        }
     }
 
     fn block(&mut self, block: &'f Block, scope: &Scope) {
@@ -1176,8 +1197,15 @@ impl Checker<'_> {
             return None;
         };
         let decl = self.vars.get(v.as_str()).copied()?;
-        if field.node != "flushed" || decl.storage != Storage::DurableAsync {
+        if field.node != "flushed" {
             return None;
+        }
+        if decl.storage != Storage::DurableAsync {
+            let message = format!("`{v}` has no copy on disk: it is not an async variable");
+            let d = Diagnostic::new(Code::UnknownField, field.span, message, "no such field")
+                .hint("`NAME.flushed` reads the copy on disk of a `durable NAME: …, async`");
+            self.report(d);
+            return Some(None);
         }
         if place == Place::Code {
             let message = format!("the code cannot read `{v}.flushed`");
@@ -1307,7 +1335,7 @@ fn comparable(a: Ty, b: Ty) -> bool {
     match (a, b) {
         (Ty::None, Ty::None) => true,
         (Ty::None, Ty::Of(t)) | (Ty::Of(t), Ty::None) => {
-            matches!(t, Type::Lsn | Type::Txn | Type::Txns)
+            matches!(t, Type::Lsn | Type::Txn | Type::Txns | Type::Message)
         }
         _ if a.is_counter() && b.is_counter() => true,
         (Ty::Of(x), Ty::Of(y)) => x == y && !matches!(x, Type::Message | Type::Row(_) | Type::Unit),
