@@ -142,22 +142,23 @@ fn baseline_2pc(c: &mut Criterion) {
     group.finish();
 }
 
-/// Runs first: it registers the file before anything reads the registry.
-/// The Electric files beside `electric-flush` at its default bounds, no faults (the files'
-/// default), the scripted transactions only: the measure of a design written as a file
-/// against the hand-written system (at most 3× its states and time is the goal).
+/// Runs first: it registers the files before anything reads the registry. The Electric files
+/// beside `electric-flush` at its default bounds, no faults (the files' default), the scripted
+/// transactions only: the measure of a design written as a file against the
+/// hand-written system (at most 3× its states and time is the goal).
 fn connector_file(c: &mut Criterion) {
-    for file in [
-        "olake-bootstrap-master",
-        "electric-v1.4.15",
-        "electric-pr4064",
-    ] {
+    let load = |file: &str| -> &'static walcheck_lang::system::FileSystem {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("connectors/{file}.wal"));
         let (system, _) = walcheck_lang::system::load(&path).expect("the example file loads");
-        let system: &'static walcheck_lang::system::FileSystem = Box::leak(Box::new(system));
-        walcheck::catalogue::register(&system).expect("the file registers");
-    }
+        Box::leak(Box::new(system))
+    };
+    let files = (
+        load("olake-bootstrap-master"),
+        load("electric-v1.4.15"),
+        load("electric-pr4064"),
+    );
+    walcheck::catalogue::register(&files).expect("the files register");
     let electric = || {
         vec![
             "timer_order=realistic".to_owned(),
