@@ -552,5 +552,5 @@ fn a_file_past_the_property_limit_is_a_located_error() {
         stderr.contains("[E14] Error: more than 64 properties"),
         "{stderr}"
     );
-    assert!(stderr.contains("properties-60-own.wal:74:8"), "{stderr}");
+    assert!(stderr.contains("properties-60-own.wal:73:8"), "{stderr}");
 }

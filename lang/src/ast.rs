@@ -98,6 +98,26 @@ pub enum Item {
     Timer(TimerDecl),
     /// `channel NAME: TYPE, capacity N`.
     Channel(ChannelDecl),
+    /// A family: a declaration `NAME[LO..HI]` (a variable, timer or channel a member) or a
+    /// process `NAME[P in LO..HI]`; the parser expands it into one item a member, named
+    /// `NAME[K]` ([`crate::family`]), so no other pass sees one.
+    Family(Family),
+}
+
+/// A family of declarations over `lo..=hi`: `volatile flushed[1..2]: lsn = none`, `process
+/// consumer[s in 1..2] { … }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Family {
+    /// The process's index name (`s`), which each member's body reads as its number.
+    pub param: Option<Name>,
+    /// The first member's index.
+    pub lo: u64,
+    /// The last member's index.
+    pub hi: u64,
+    /// `[…]` as written.
+    pub span: Span,
+    /// The declaration, named as written (`flushed`, `consumer`).
+    pub item: Box<Item>,
 }
 
 /// `timer NAME`: a timer a process arms (`arm NAME`), cancels (`cancel NAME`) and waits for

@@ -25,6 +25,9 @@ pub fn check_file(file: &File, source: &str) -> Vec<Diagnostic> {
         .extend(crate::limits::check_limits(file, source));
     c.diagnostics
         .sort_by_key(|d| (d.span.start, d.span.end, d.code));
+    // A family's members are checked one by one: a finding in their shared body, once.
+    c.diagnostics
+        .dedup_by(|a, b| (a.span, a.code, &a.message) == (b.span, b.code, &b.message));
     c.diagnostics
 }
 
@@ -137,12 +140,14 @@ impl<'f> Checker<'f> {
             labels,
             timers: file.timers().map(|t| t.name.node.as_str()).collect(),
             channels: file.channels().map(|c| (c.name.node.as_str(), c)).collect(),
+            // A family member `consumer[1]` is also in `consumer`.
             processes: file
                 .processes()
                 .filter_map(|p| match &p.kind {
                     ProcKind::Process(n) => Some(n.node.as_str()),
                     _ => None,
                 })
+                .flat_map(|n| [n, n.split('[').next().unwrap_or(n)])
                 .collect(),
             messages,
             calls: BTreeMap::new(),
@@ -1385,7 +1390,11 @@ fn duplicate_labels(file: &File) -> Vec<Diagnostic> {
     all.sort_by_key(|l| l.span.start);
     let procedures: BTreeSet<&str> = file.procedures().filter_map(|p| named_ref(p)).collect();
     for l in all {
-        if procedures.contains(l.node.as_str()) || seen.contains_key(l.node.as_str()) {
+        // A family's members share their body's labels: the same text, not a second label.
+        let again = seen
+            .get(l.node.as_str())
+            .is_some_and(|&first| first != l.span);
+        if procedures.contains(l.node.as_str()) || again {
             let message = format!("label `{}` used twice", l.node);
             out.push(
                 Diagnostic::new(

@@ -20,6 +20,7 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod family;
 pub mod limits;
 pub mod machine;
 pub mod outline;
@@ -57,9 +58,10 @@ impl Checked {
     }
 }
 
-/// Parses `source` (the whole text of one file): its tree, or the first syntax error.
+/// Parses `source` (the whole text of one file): its tree, its families expanded into their
+/// members ([`family`]), or the first syntax error.
 pub fn parse(source: &str) -> Result<ast::File, Diagnostic> {
-    parser::parse_file(source)
+    family::expand(parser::parse_file(source)?, source)
 }
 
 /// Parses `source` and runs the static checks: the tree and every diagnostic, errors and

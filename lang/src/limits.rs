@@ -22,11 +22,13 @@ pub const INSTRUCTIONS_MAX: u64 = 1 << 16;
 /// through its own condition function, and a liveness row holds them in 64-bit masks.
 pub const PROPERTIES_MAX: usize = 64;
 
-/// The most values a channel holds: each is a variable of every state.
-pub const CHANNEL_CAPACITY_MAX: u64 = 8;
+pub use crate::parser::CHANNEL_CAPACITY_MAX;
 
 /// The most processes a file has, `every run` among them.
 pub const PROCESSES_MAX: usize = 8;
+
+/// The most members a family has (`process consumer[s in 1..8]`).
+pub const FAMILY_MAX: u64 = 8;
 
 /// The most branches an `either` has: its choice takes up to one bit a branch but the last.
 pub const BRANCHES_MAX: usize = 16;

@@ -1199,33 +1199,7 @@ impl Machine {
                 state.stream_closed = false;
                 Ok(Value::None)
             }
-            "standby_status_update" => {
-                let flush = self
-                    .arg(state, call, "flush", 1)
-                    .map_or(Lsn::INVALID, Value::lsn);
-                let write = self.arg(state, call, "write", 0).map_or(flush, Value::lsn);
-                if state.walsender.is_none() {
-                    return Err(Stop::Fail(Some(PgError::NoStream)));
-                }
-                let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
-                let slot = state
-                    .slot
-                    .as_mut()
-                    .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let update = StandbyStatusUpdate {
-                    write,
-                    flush,
-                    apply: flush,
-                    reply_requested: false,
-                };
-                let candidates: Vec<Lsn> = restart_candidates(flush, &slot.slot, ends).collect();
-                let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
-                if let Some(i) = candidate {
-                    chooser.detail = Some(Detail::Candidate(candidates[i]));
-                }
-                process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
-                Ok(Value::None)
-            }
+            "standby_status_update" => self.status_update(state, call, chooser),
             "backfill" => {
                 let limit = self.limit(state);
                 for (i, t) in state.txns.iter().enumerate() {
@@ -1262,6 +1236,42 @@ impl Machine {
             }
             _ => Ok(Value::None),
         }
+    }
+
+    /// `standby_status_update(write, flush)`: PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage`
+    /// through [`process_standby_reply`], the slot taking a candidate `restart_lsn` it met
+    /// (PostgreSQL's choice, [`restart_candidates`]); no stream open is the run's error.
+    fn status_update(
+        &self,
+        state: &mut State,
+        call: &Call,
+        chooser: &mut Chooser,
+    ) -> Result<Value, Stop> {
+        let flush = self
+            .arg(state, call, "flush", 1)
+            .map_or(Lsn::INVALID, Value::lsn);
+        let write = self.arg(state, call, "write", 0).map_or(flush, Value::lsn);
+        if state.walsender.is_none() {
+            return Err(Stop::Fail(Some(PgError::NoStream)));
+        }
+        let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
+        let slot = state
+            .slot
+            .as_mut()
+            .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
+        let update = StandbyStatusUpdate {
+            write,
+            flush,
+            apply: flush,
+            reply_requested: false,
+        };
+        let candidates: Vec<Lsn> = restart_candidates(flush, &slot.slot, ends).collect();
+        let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
+        if let Some(i) = candidate {
+            chooser.detail = Some(Detail::Candidate(candidates[i]));
+        }
+        process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
+        Ok(Value::None)
     }
 
     /// The slot may be taken by a SQL function: it exists, and no walsender holds it (PostgreSQL
@@ -1461,6 +1471,13 @@ impl Machine {
                 }
             }
         }
+        self.faults(state, actions);
+    }
+
+    /// The faults enabled in `state`: a connector crash, a PostgreSQL crash, a kill of each
+    /// `killable` process under way.
+    fn faults(&self, state: &State, actions: &mut Vec<Action>) {
+        let env = &self.env;
         let crashes = state.connector_crashes + state.pg_crashes;
         if crashes < env.crashes {
             // A crash needs a run in progress: at a run's end the connector has no step under
@@ -1577,32 +1594,38 @@ impl Machine {
                 let p = process as usize;
                 self.go(state, p, self.program.processes[p - 1].start);
             }
-            Action::PgCrash => {
-                state.pg_crashes += 1;
-                if env.role == Role::Primary {
-                    state.wal.crash_restart();
-                }
-                if let Some(slot) = state.slot.as_mut() {
-                    slot.crash_restart();
-                }
-                state.commit_pending = false;
-                let flush = state.wal.flush;
-                state.txns = state
-                    .txns
-                    .iter()
-                    .copied()
-                    .filter(|t| t.end_lsn <= flush)
-                    .collect();
-                let kept = (1u32 << state.txns.len()) - 1;
-                state.dest &= kept as u16;
-                state.batch &= kept as u16;
-                state.duplicated &= kept as u16;
-                if state.walsender.take().is_some() {
-                    state.stream_closed = true;
-                }
-            }
+            Action::PgCrash => self.pg_crash(state),
         }
         true
+    }
+
+    /// PostgreSQL crashes (immediate shutdown) and restarts: PostgreSQL 15
+    /// `xlog.c:StartupXLOG`'s recovery to the flush pointer (`Wal::crash_restart`), the slot
+    /// from its copy on disk (`slot.c:RestoreSlotFromDisk`), the transactions past the flush
+    /// pointer lost, the replication connection closed.
+    fn pg_crash(&self, state: &mut State) {
+        state.pg_crashes += 1;
+        if self.env.role == Role::Primary {
+            state.wal.crash_restart();
+        }
+        if let Some(slot) = state.slot.as_mut() {
+            slot.crash_restart();
+        }
+        state.commit_pending = false;
+        let flush = state.wal.flush;
+        state.txns = state
+            .txns
+            .iter()
+            .copied()
+            .filter(|t| t.end_lsn <= flush)
+            .collect();
+        let kept = (1u32 << state.txns.len()) - 1;
+        state.dest &= kept as u16;
+        state.batch &= kept as u16;
+        state.duplicated &= kept as u16;
+        if state.walsender.take().is_some() {
+            state.stream_closed = true;
+        }
     }
 
     // ---- built-in properties -------------------------------------------------------------

@@ -25,13 +25,22 @@ struct State {
     last_end: Cell<usize>,
     /// How deep blocks and expressions nest here.
     depth: Cell<usize>,
+    /// The family range the declaration being read gave after its name, if any.
+    range: std::cell::RefCell<Option<Range>>,
 }
+
+/// A family's `[LO..HI]` or `[P in LO..HI]`, and its span.
+type Range = (Option<Name>, u64, u64, Span);
 
 /// The deepest nesting of blocks (an `else if` nests one level deeper), parentheses, `not`s
 /// and operators a file may have, each operator of a chain (`a and b and c`, `t + 1 + 1`,
 /// `m.txn.end_lsn`) one level deeper than the one before: deeper text is an error, not a stack
 /// overflow where the tree is read.
 pub const NESTING_MAX: usize = 64;
+
+/// The most values a channel holds: each is a variable of every state (a larger capacity is
+/// `limits`' error, and makes this many places).
+pub const CHANNEL_CAPACITY_MAX: u64 = 8;
 type PResult<T> = ModalResult<T, ContextError>;
 
 /// The words the grammar reserves: never a variable, label or procedure name.
@@ -388,7 +397,8 @@ fn connector_line(i: &mut In<'_>) -> PResult<Spanned<String>> {
 }
 
 fn item(i: &mut In<'_>) -> PResult<Item> {
-    alt((
+    i.state.range.borrow_mut().take();
+    let item = alt((
         knob.map(Item::Knob),
         var_decl.map(Item::Var),
         procedure.map(Item::Procedure),
@@ -398,7 +408,68 @@ fn item(i: &mut In<'_>) -> PResult<Item> {
         timer_decl.map(Item::Timer),
         channel_decl.map(Item::Channel),
     ))
-    .parse_next(i)
+    .parse_next(i)?;
+    let range = i.state.range.borrow_mut().take();
+    Ok(match range {
+        Some((param, lo, hi, span)) => Item::Family(Family {
+            param,
+            lo,
+            hi,
+            span,
+            item: Box::new(item),
+        }),
+        None => item,
+    })
+}
+
+/// `[LO..HI]` after a declaration's name (`[P in LO..HI]` for a process): kept in the parse's
+/// state for [`item`] to wrap the declaration in a family.
+fn family_range(i: &mut In<'_>, process: bool) -> PResult<()> {
+    let Some(open) = opt(sym("[")).parse_next(i)? else {
+        return Ok(());
+    };
+    let rest = |i: &mut In<'_>| {
+        let param = if process {
+            let p = must(name, "the index's name: `[s in 1..2]`").parse_next(i)?;
+            must(kw("in"), "`in` and the range").parse_next(i)?;
+            Some(p)
+        } else {
+            None
+        };
+        let lo = must(number, "the range's first index").parse_next(i)?;
+        must(sym(".."), "`..` and the last index").parse_next(i)?;
+        let hi = must(number, "the range's last index").parse_next(i)?;
+        let close = must(sym("]"), "`]`").parse_next(i)?;
+        Ok((param, lo.node, hi.node, Span::new(open.start, close.end)))
+    };
+    let range = cut_err(rest)
+        .context(StrContext::Label("a family's range"))
+        .parse_next(i)?;
+    i.state.range.replace(Some(range));
+    Ok(())
+}
+
+/// A name, and an index after it (`flushed[s]`, `flushed[2]`: a family's member), as one name.
+fn indexed_name(i: &mut In<'_>) -> PResult<Name> {
+    let n = name(i)?;
+    let index = opt(delimited(
+        sym("["),
+        cut_err(alt((
+            number.map(|k| k.node.to_string()),
+            name.map(|p| p.node),
+        )))
+        .context(expected("a member's number or the family's index")),
+        cut_err(sym("]")).context(expected("`]`")),
+    ))
+    .with_span()
+    .parse_next(i)?;
+    Ok(match index {
+        (Some(k), span) => Spanned {
+            node: format!("{}[{k}]", n.node),
+            span: Span::new(n.span.start, span.end),
+        },
+        (None, _) => n,
+    })
 }
 
 fn knob(i: &mut In<'_>) -> PResult<Knob> {
@@ -436,6 +507,7 @@ fn var_decl(i: &mut In<'_>) -> PResult<VarDecl> {
     .parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let name = must(name, "the variable's name").parse_next(i)?;
+        family_range(i, false)?;
         must(sym(":"), "`:` and the variable's type").parse_next(i)?;
         let ty = ty(i)?;
         must(sym("="), "`=` and the initial value").parse_next(i)?;
@@ -468,6 +540,7 @@ fn timer_decl(i: &mut In<'_>) -> PResult<TimerDecl> {
         .context(StrContext::Label("a timer declaration"))
         .context(expected("the timer's name"))
         .parse_next(i)?;
+    family_range(i, false)?;
     cut_err(end_of_line).parse_next(i)?;
     let span = Span::new(start.start, name.span.end);
     let var = VarDecl {
@@ -490,6 +563,7 @@ fn channel_decl(i: &mut In<'_>) -> PResult<ChannelDecl> {
     let start = kw("channel").parse_next(i)?;
     let rest = |i: &mut In<'_>| {
         let name = must(name, "the channel's name").parse_next(i)?;
+        family_range(i, false)?;
         must(sym(":"), "`:` and the type of what the channel carries").parse_next(i)?;
         let ty = ty(i)?;
         must(sym(","), "`, capacity N`").parse_next(i)?;
@@ -514,13 +588,13 @@ fn channel_decl(i: &mut In<'_>) -> PResult<ChannelDecl> {
 
 /// A channel's variables: how many values it holds, then one a place (no more than
 /// [`crate::limits::CHANNEL_CAPACITY_MAX`]: a larger capacity is the checks' error).
-fn channel_vars(
+pub(crate) fn channel_vars(
     name: &Name,
     ty: &Spanned<Type>,
     capacity: &Spanned<u64>,
     span: Span,
 ) -> Vec<VarDecl> {
-    let places = capacity.node.min(crate::limits::CHANNEL_CAPACITY_MAX);
+    let places = capacity.node.min(CHANNEL_CAPACITY_MAX);
     let at = |node: ExprKind| Spanned {
         node,
         span: name.span,
@@ -603,6 +677,9 @@ fn procedure(i: &mut In<'_>) -> PResult<Procedure> {
             }),
     ))
     .parse_next(i)?;
+    if matches!(head.0, ProcKind::Process(_)) {
+        family_range(i, true)?;
+    }
     let body = cut_err(block)
         .context(StrContext::Label("a procedure"))
         .parse_next(i)?;
@@ -934,7 +1011,7 @@ fn either_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
 /// `arm TIMER` or `cancel TIMER`.
 fn timer_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
     let arm = alt((kw("arm").value(true), kw("cancel").value(false))).parse_next(i)?;
-    let timer = cut_err(name)
+    let timer = cut_err(indexed_name)
         .context(StrContext::Label("an arm or cancel statement"))
         .context(expected("the timer's name"))
         .parse_next(i)?;
@@ -956,7 +1033,7 @@ fn fail_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
 
 fn flush_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
     kw("flush").parse_next(i)?;
-    cut_err(name)
+    cut_err(indexed_name)
         .context(StrContext::Label("a flush statement"))
         .map(StmtKind::Flush)
         .parse_next(i)
@@ -965,7 +1042,7 @@ fn flush_stmt(i: &mut In<'_>) -> PResult<StmtKind> {
 /// `NAME = CALL`, `NAME = EXPR`, or `CALL` alone.
 fn assign_or_call(i: &mut In<'_>) -> PResult<StmtKind> {
     let assign = |i: &mut In<'_>| {
-        let target = name(i)?;
+        let target = indexed_name(i)?;
         sym("=").parse_next(i)?;
         let rhs = cut_err(alt((call.map(Ok), expr.map(Err))))
             .context(StrContext::Label("an assignment"))
@@ -1003,7 +1080,7 @@ fn call(i: &mut In<'_>) -> PResult<Call> {
 }
 
 fn callee(i: &mut In<'_>) -> PResult<Name> {
-    let first = name(i)?;
+    let first = indexed_name(i)?;
     match opt(preceded(sym("."), any_word)).parse_next(i)? {
         Some(second) => {
             let span = Span::new(first.span.start, second.span.end);
@@ -1172,7 +1249,7 @@ fn primary(i: &mut In<'_>) -> PResult<Expr> {
 /// A variable's name as a value; a name followed by `(` is a call, which only a statement may
 /// make: the error says to assign the call's result first.
 fn variable(i: &mut In<'_>) -> PResult<Expr> {
-    let n = name.parse_next(i)?;
+    let n = indexed_name.parse_next(i)?;
     if opt(peek(sym("("))).parse_next(i)?.is_some() {
         let e = ContextError::new().add_context(i, &i.checkpoint(), expected(CALL_IN_EXPRESSION));
         return Err(ErrMode::Cut(e));

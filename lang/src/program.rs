@@ -240,26 +240,7 @@ pub fn leak(text: &str) -> &'static str {
 impl Program {
     /// Compiles a file the static checks accepted.
     pub fn compile(file: &File, source: &str) -> Program {
-        let mut c = Compiler {
-            source,
-            lines: Lines::of(source),
-            procedures: file
-                .procedures()
-                .filter_map(|p| match &p.kind {
-                    ProcKind::Named(n) => Some((n.node.clone(), p)),
-                    _ => None,
-                })
-                .collect(),
-            slots: Vec::new(),
-            vars: BTreeMap::new(),
-            code: Vec::new(),
-            scopes: Vec::new(),
-            all_scopes: Vec::new(),
-            atomic: None,
-            calls: Vec::new(),
-            copies: Vec::new(),
-            timers: file.timers().map(|t| t.name.node.clone()).collect(),
-        };
+        let mut c = Compiler::new(file, source);
         for v in file.vars() {
             c.slot(
                 &v.name.node,
@@ -271,37 +252,9 @@ impl Program {
         }
         let find = |kind: fn(&ProcKind) -> bool| file.procedures().find(|p| kind(&p.kind));
         let every = find(|k| matches!(k, ProcKind::EveryRun));
-        let entry = |c: &mut Compiler, body: Option<&Procedure>, first: bool| -> Option<usize> {
-            let body = body?;
-            let start = c.code.len();
-            c.block(&body.body, true);
-            let step = c.code.last().map_or("run", |i| i.step);
-            if first {
-                c.push(Op::FirstRunDone, step, true);
-            }
-            c.push(Op::Jump(usize::MAX), step, true);
-            Some(start)
-        };
-        let first = entry(&mut c, find(|k| matches!(k, ProcKind::FirstRun)), true);
-        let after = entry(&mut c, find(|k| matches!(k, ProcKind::AfterCrash)), false);
-        let mut processes = Vec::new();
-        for p in file.processes() {
-            let ProcKind::Process(name) = &p.kind else {
-                continue;
-            };
-            let start = c.code.len();
-            c.scope(&name.node);
-            c.block(&p.body, true);
-            c.scopes.pop();
-            let step = c.code.last().map_or("run", |i| i.step);
-            c.push(Op::ProcessEnd, step, true);
-            processes.push(Process {
-                name: leak(&name.node),
-                column: leak(&format!("{}.step", name.node)),
-                start,
-                killable: p.killable,
-            });
-        }
+        let first = c.entry(find(|k| matches!(k, ProcKind::FirstRun)), true);
+        let after = c.entry(find(|k| matches!(k, ProcKind::AfterCrash)), false);
+        let (processes, members) = c.processes(file);
         let every_run = c.code.len();
         if let Some(p) = every {
             c.block(&p.body, true);
@@ -314,6 +267,12 @@ impl Program {
         }
         c.mark_plain();
         c.name_copies();
+        // A family's members share their body's step names: each names its member.
+        for (start, end, member) in members {
+            for instr in &mut c.code[start..end] {
+                instr.step = leak(&format!("{} in {member}", instr.step));
+            }
+        }
         let call_faults = c.code.iter().any(|i| i.on_error.is_some())
             || file.knobs().any(|k| k.name.node == "call_failures");
         Program {
@@ -336,6 +295,45 @@ impl Program {
     /// The variable named `name`.
     pub fn var(&self, name: &str) -> Option<usize> {
         self.slots.iter().position(|s| s.name == name)
+    }
+}
+
+impl<'f> Compiler<'f> {
+    fn new(file: &'f File, source: &'f str) -> Compiler<'f> {
+        Compiler {
+            source,
+            lines: Lines::of(source),
+            procedures: file
+                .procedures()
+                .filter_map(|p| match &p.kind {
+                    ProcKind::Named(n) => Some((n.node.clone(), p)),
+                    _ => None,
+                })
+                .collect(),
+            slots: Vec::new(),
+            vars: BTreeMap::new(),
+            code: Vec::new(),
+            scopes: Vec::new(),
+            all_scopes: Vec::new(),
+            atomic: None,
+            calls: Vec::new(),
+            copies: Vec::new(),
+            timers: file.timers().map(|t| t.name.node.clone()).collect(),
+        }
+    }
+
+    /// `first run` (`first`: it ends by marking the first run done) or `after crash`: its
+    /// body, then a jump to `every run`; where it starts.
+    fn entry(&mut self, body: Option<&Procedure>, first: bool) -> Option<usize> {
+        let body = body?;
+        let start = self.code.len();
+        self.block(&body.body, true);
+        let step = self.code.last().map_or("run", |i| i.step);
+        if first {
+            self.push(Op::FirstRunDone, step, true);
+        }
+        self.push(Op::Jump(usize::MAX), step, true);
+        Some(start)
     }
 }
 
@@ -414,6 +412,42 @@ impl Compiler<'_> {
         let end = self.code.len();
         self.code[skip].op = Op::Jump(end);
         self.code[at].on_error = Some(start);
+    }
+
+    /// The file's processes besides `every run`, each body then its end, in file order; and
+    /// the instructions of each family member (`consumer[1]`), whose step names name it.
+    fn processes(&mut self, file: &File) -> (Vec<Process>, Vec<(usize, usize, &'static str)>) {
+        let mut processes = Vec::new();
+        let mut members = Vec::new();
+        for p in file.processes() {
+            let ProcKind::Process(name) = &p.kind else {
+                continue;
+            };
+            let start = self.code.len();
+            // A family member `consumer[1]` is in `consumer` too.
+            let family = name.node.split('[').next().unwrap_or(&name.node);
+            let scopes = if family == name.node { 1 } else { 2 };
+            self.scope(family);
+            if scopes == 2 {
+                self.scope(&name.node);
+            }
+            self.block(&p.body, true);
+            for _ in 0..scopes {
+                self.scopes.pop();
+            }
+            let step = self.code.last().map_or("run", |i| i.step);
+            self.push(Op::ProcessEnd, step, true);
+            if scopes == 2 {
+                members.push((start, self.code.len(), leak(&name.node)));
+            }
+            processes.push(Process {
+                name: leak(&name.node),
+                column: leak(&format!("{}.step", name.node)),
+                start,
+                killable: p.killable,
+            });
+        }
+        (processes, members)
     }
 
     /// Marks the instructions whose step is plain: nothing in it waits or takes a PostgreSQL
@@ -624,6 +658,47 @@ impl Compiler<'_> {
         );
     }
 
+    /// `loop`, `wait`, `either`, `arm` and `cancel`.
+    fn concurrent(&mut self, stmt: &Stmt, step: &'static str, fair: bool) {
+        match &stmt.kind {
+            StmtKind::Loop(body) => {
+                let head = self.code.len();
+                self.block(body, fair);
+                self.push(Op::Jump(head), step, fair);
+            }
+            StmtKind::Wait(cond) => {
+                let timer = match &cond.node {
+                    ExprKind::Var(name) if self.timers.contains(name) => Some(self.vars[name]),
+                    _ => None,
+                };
+                let cond = cond.clone();
+                self.push(Op::Wait { cond, timer }, step, fair);
+            }
+            StmtKind::Either(branches) => self.either(branches, step, fair),
+            StmtKind::Arm(timer) | StmtKind::Cancel(timer) => {
+                let var = self.var(timer);
+                let armed = matches!(stmt.kind, StmtKind::Arm(_));
+                let value = Spanned {
+                    node: ExprKind::Bool(armed),
+                    span: timer.span,
+                };
+                self.push(Op::Assign { var, value }, step, fair);
+            }
+            _ => {}
+        }
+    }
+
+    /// `var = CALL(…)`: a channel's receive, or a call of the vocabulary with its `on error`.
+    fn assign_call(&mut self, target: &Name, call: &Call, step: &'static str, fair: bool) {
+        let var = self.var(target);
+        let op = self.channel_op(call, Some(var)).unwrap_or(Op::AssignCall {
+            var,
+            call: call.clone(),
+        });
+        let at = self.push(op, step, fair);
+        self.handler(at, call, step, fair);
+    }
+
     fn stmt(&mut self, stmt: &Stmt, fair: bool) {
         let step = self.step_name(stmt);
         let first = self.code.len();
@@ -639,15 +714,7 @@ impl Compiler<'_> {
                     fair,
                 );
             }
-            StmtKind::AssignCall { target, call } => {
-                let var = self.var(target);
-                let op = self.channel_op(call, Some(var)).unwrap_or(Op::AssignCall {
-                    var,
-                    call: call.clone(),
-                });
-                let at = self.push(op, step, fair);
-                self.handler(at, call, step, fair);
-            }
+            StmtKind::AssignCall { target, call } => self.assign_call(target, call, step, fair),
             StmtKind::Call(call) => self.call(stmt, call, step, fair),
             StmtKind::If {
                 cond,
@@ -733,29 +800,11 @@ impl Compiler<'_> {
             }
             StmtKind::Atomic(block) => self.atomic(stmt, block, first, step, fair),
             StmtKind::Unbounded { .. } => {}
-            StmtKind::Loop(body) => {
-                let head = self.code.len();
-                self.block(body, fair);
-                self.push(Op::Jump(head), step, fair);
-            }
-            StmtKind::Wait(cond) => {
-                let timer = match &cond.node {
-                    ExprKind::Var(name) if self.timers.contains(name) => Some(self.vars[name]),
-                    _ => None,
-                };
-                let cond = cond.clone();
-                self.push(Op::Wait { cond, timer }, step, fair);
-            }
-            StmtKind::Either(branches) => self.either(branches, step, fair),
-            StmtKind::Arm(timer) | StmtKind::Cancel(timer) => {
-                let var = self.var(timer);
-                let armed = matches!(stmt.kind, StmtKind::Arm(_));
-                let value = Spanned {
-                    node: ExprKind::Bool(armed),
-                    span: timer.span,
-                };
-                self.push(Op::Assign { var, value }, step, fair);
-            }
+            StmtKind::Loop(_)
+            | StmtKind::Wait(_)
+            | StmtKind::Either(_)
+            | StmtKind::Arm(_)
+            | StmtKind::Cancel(_) => self.concurrent(stmt, step, fair),
         }
         if let (Some(label), Some(instr)) = (&stmt.label, self.code.get_mut(first)) {
             instr.label.get_or_insert(leak(&label.node));

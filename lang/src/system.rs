@@ -123,30 +123,9 @@ impl FileSystem {
             checks.push(check_of(built.id));
         }
         for inv in file.invariants() {
-            let id = leak(&inv.id.node);
-            let doc = leak(crate::ast::Span::new(inv.cond.span.start, inv.span.end).text(source));
-            if inv.sometimes {
-                properties.push(PropertyInfo::sometimes(id, doc));
-                checks.push(Check::Sometimes(inv.cond.clone()));
-            } else if inv.eventually || inv.leads_to.is_some() {
-                properties.push(PropertyInfo::eventually(id, doc));
-                checks.push(match &inv.leads_to {
-                    Some(goal) => Check::Eventually {
-                        goal: goal.clone(),
-                        trigger: Some(inv.cond.clone()),
-                    },
-                    None => Check::Eventually {
-                        goal: inv.cond.clone(),
-                        trigger: None,
-                    },
-                });
-            } else {
-                properties.push(PropertyInfo::always(id, doc));
-                checks.push(Check::Always {
-                    cond: inv.cond.clone(),
-                    when: inv.when.clone(),
-                });
-            }
+            let (property, check) = own_property(inv, source);
+            properties.push(property);
+            checks.push(check);
         }
         for (id, check) in [
             ("eventually-acknowledged", Check::Acknowledged),
@@ -207,6 +186,37 @@ impl FileSystem {
             fairness: fairness_of(program),
         }
     }
+}
+
+/// A property the file declares, and its check: `always`, `sometimes`, `eventually` or `leads
+/// to`, its text the doc.
+fn own_property(inv: &crate::ast::Invariant, source: &str) -> (PropertyInfo, Check) {
+    let id = leak(&inv.id.node);
+    let doc = leak(crate::ast::Span::new(inv.cond.span.start, inv.span.end).text(source));
+    if inv.sometimes {
+        return (
+            PropertyInfo::sometimes(id, doc),
+            Check::Sometimes(inv.cond.clone()),
+        );
+    }
+    if inv.eventually || inv.leads_to.is_some() {
+        let check = match &inv.leads_to {
+            Some(goal) => Check::Eventually {
+                goal: goal.clone(),
+                trigger: Some(inv.cond.clone()),
+            },
+            None => Check::Eventually {
+                goal: inv.cond.clone(),
+                trigger: None,
+            },
+        };
+        return (PropertyInfo::eventually(id, doc), check);
+    }
+    let check = Check::Always {
+        cond: inv.cond.clone(),
+        when: inv.when.clone(),
+    };
+    (PropertyInfo::always(id, doc), check)
 }
 
 /// The bounds: every environment knob, its default the file's `env` value or the language's.
@@ -621,14 +631,22 @@ impl Variables for State {
             }
         }
         vars.extend(bookkeeping(s));
-        if program.processes.iter().any(|p| p.killable) {
-            vars.push(("kills", Var::Int(u64::from(s.kills))));
-        }
-        if program.call_faults {
-            vars.push(("call_failures", Var::Int(u64::from(s.call_failures))));
-        }
+        vars.extend(fault_counts(program, s));
         vars
     }
+}
+
+/// The counts of the faults a file may take beyond crashes: kills when it has a `killable`
+/// process, failed calls when it handles or sets them.
+fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)> {
+    let mut vars = Vec::new();
+    if program.processes.iter().any(|p| p.killable) {
+        vars.push(("kills", Var::Int(u64::from(s.kills))));
+    }
+    if program.call_faults {
+        vars.push(("call_failures", Var::Int(u64::from(s.call_failures))));
+    }
+    vars
 }
 
 /// `T1 sync 0/1000000-0/1002000, T2 async 0/1002000-0/1004000 other`: what tells the
