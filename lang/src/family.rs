@@ -26,7 +26,7 @@ pub fn expand(file: File, source: &str) -> Result<File, Diagnostic> {
 /// One item a member of `family`.
 fn members(family: &Family, source: &str) -> Result<Vec<Item>, Diagnostic> {
     let size = family.hi.checked_sub(family.lo).map(|d| d + 1);
-    if !size.is_some_and(|n| n <= FAMILY_MAX) {
+    if size.is_none_or(|n| n > FAMILY_MAX) {
         let message = format!(
             "a family has 1 to {FAMILY_MAX} members, not `{}`",
             family.span.text(source)
