@@ -331,3 +331,67 @@ skip wal-retention-bounded \"nothing acknowledges\"
     );
     assert_eq!(verdict(&rows, "tick-fires").0, "violated", "{rows:?}");
 }
+
+/// A family of consumers: each member's `flushed[s]` and `mailbox[s]` are its own, a kill
+/// restarts one member, and the tracker acknowledges the minimum. Without the consumer's
+/// `resume:` a kill between its receive and its store loses what it took (and only with the
+/// kill); acknowledging the maximum passes a consumer's position.
+#[test]
+fn a_family_of_consumers_is_its_members() {
+    let text = std::fs::read_to_string("docs/examples/tracker.wal").unwrap();
+    let rows = check("tracker.wal", &text, &[]);
+    assert!(rows.iter().all(|r| r.1 == "holds"), "{rows:?}");
+    let no_resume: String = text
+        .lines()
+        .filter(|l| !l.contains("resume:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rows = check("tracker-no-resume.wal", &no_resume, &[]);
+    assert_eq!(
+        verdict(&rows, "eventually-acknowledged").0,
+        "violated",
+        "{rows:?}"
+    );
+    assert_eq!(verdict(&rows, "acked-by-all").0, "holds");
+    let rows = check(
+        "tracker-no-resume-0.wal",
+        &no_resume,
+        &["--bound", "kills=0"],
+    );
+    assert_eq!(
+        verdict(&rows, "eventually-acknowledged").0,
+        "holds",
+        "{rows:?}"
+    );
+    let max = text.replace(
+        "standby_status_update(flush = min(flushed[1], flushed[2]))",
+        "standby_status_update(flush = max(flushed[1], flushed[2]))",
+    );
+    let rows = check("tracker-max.wal", &max, &[]);
+    assert_eq!(verdict(&rows, "acked-by-all").0, "violated", "{rows:?}");
+}
+
+/// A family past 8 members, and an index that is neither a number nor the family's: one
+/// located error each, exit 2.
+#[test]
+fn a_family_past_its_limit_is_a_located_error() {
+    let file = scratch_file(
+        "family-9.wal",
+        "walcheck 1\nvolatile x[1..9]: lsn = none\nevery run {\n  x[1] = none\n}\n",
+    );
+    let output = crate::util::walcheck(&["check", &file]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("[E14]") && stderr.contains("family-9.wal:2:11"),
+        "{stderr}"
+    );
+    let file = scratch_file(
+        "family-index.wal",
+        "walcheck 1\nvolatile x[1..2]: lsn = none\nvolatile i: 1..2 = 1\nevery run {\n  x[i] = none\n}\n",
+    );
+    let output = crate::util::walcheck(&["check", &file]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("undeclared variable `x[i]`"), "{stderr}");
+}
