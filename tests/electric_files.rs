@@ -8,8 +8,8 @@
 //! Mapped: every property and witness of `electric-flush` but the triage's, by the same id;
 //! `eventually-acknowledged` against electric-flush's `traffic=steady` row (the only one that
 //! checks it: the file's stream is finite, see the mapping). Not mapped: `traffic=steady`'s
-//! endless unrelated transactions (a file's workload is at most six transactions), HEAD (no file
-//! yet), the four #4058 fixes (no file), and electric-flush's bounds other than their defaults
+//! endless unrelated transactions (a file's workload is at most six transactions), the four #4058
+//! fixes (no file), and electric-flush's bounds other than their defaults
 //! (`shapes`, `fragments`, `txns`, `inline_flush_lines`: the file's scripted workload is the
 //! default one). The file's own built-in properties (`no-fatal-error`, `wal-pointers-ordered`)
 //! have no counterpart and must hold.
@@ -76,6 +76,7 @@ const ORDERS: &[&str] = &["realistic", "any"];
 const FILES: &[(&str, &str)] = &[
     ("electric-v1.4.15", "v1.4.15"),
     ("electric-pr4064", "pr4064"),
+    ("electric-head", "head"),
 ];
 
 /// Differences between the two models that a mapping explains: none.
