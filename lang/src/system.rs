@@ -733,25 +733,18 @@ impl FileSystem {
     }
 }
 
-/// The conditions of a file's properties by index: a property's condition is a function
-/// pointer, so each index has its own.
-macro_rules! conditions {
+/// The conditions of a file's properties by index (`CONDITIONS`), and the triggers of its `leads
+/// to` properties (`TRIGGERS`): a property's condition is a function pointer, so each index has
+/// its own.
+macro_rules! by_index {
     ($($i:literal)*) => {
         const CONDITIONS: &[fn(&FileModel, &State) -> bool] =
             &[$(|m, s| m.system.holds($i, &m.config, s)),*];
-    };
-}
-conditions!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
-    32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
-
-/// The triggers of a file's `leads to` properties by index, as [`CONDITIONS`] their goals.
-macro_rules! triggers {
-    ($($i:literal)*) => {
         const TRIGGERS: &[fn(&FileModel, &State) -> bool] =
             &[$(|m, s| m.system.triggered($i, &m.config, s)),*];
     };
 }
-triggers!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+by_index!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
     32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
 const _: () = assert!(TRIGGERS.len() == PROPERTIES_MAX);
 

@@ -57,12 +57,17 @@ fn kept(file: &File) -> BTreeSet<String> {
     names
 }
 
-/// The interpreter's side: a breadth-first search over its model.
-fn interpreter(source: &str, keep: &BTreeSet<String>) -> Option<Found> {
+/// The interpreter's model of a generated file.
+fn file_model(source: &str) -> FileModel {
     let (system, _) = from_source("generated", "generated.wal", source).expect("it loads");
     let system: &'static _ = Box::leak(Box::new(system));
     let config = Config::new(system.info(), "design", "all").expect("its configuration");
-    let model = FileModel::of(system, &config);
+    FileModel::of(system, &config)
+}
+
+/// The interpreter's side: a breadth-first search over its model.
+fn interpreter(source: &str, keep: &BTreeSet<String>) -> Option<Found> {
+    let model = file_model(source);
     let init = model.init_states();
     let mut seen: HashSet<State> = init.iter().cloned().collect();
     let mut queue: VecDeque<State> = init.into();
@@ -419,10 +424,7 @@ fn print_path_to(
 
 /// The interpreter's whole states whose projection is `target`, with their actions.
 fn show_interpreter_states(source: &str, target: &Projected) {
-    let (system, _) = from_source("generated", "generated.wal", source).expect("it loads");
-    let system: &'static _ = Box::leak(Box::new(system));
-    let config = Config::new(system.info(), "design", "all").expect("its configuration");
-    let model = FileModel::of(system, &config);
+    let model = file_model(source);
     let init = model.init_states();
     let mut seen: HashSet<State> = init.iter().cloned().collect();
     let mut queue: VecDeque<State> = init.into();
