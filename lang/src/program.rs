@@ -225,6 +225,8 @@ pub struct Program {
     pub run_end: usize,
     /// Every name `in` may test: the procedures and labelled blocks.
     pub scopes: Vec<&'static str>,
+    /// Each variable's slot by name (the program's, not a state's).
+    pub index: rustc_hash::FxHashMap<&'static str, usize>,
 }
 
 /// The step a connector takes at a run's end, which starts the next run: not a statement of
@@ -273,6 +275,7 @@ impl Program {
                 instr.step = leak(&format!("{} in {member}", instr.step));
             }
         }
+        let index = c.slots.iter().enumerate().map(|(i, s)| (s.name, i)).collect();
         let call_faults = c.code.iter().any(|i| i.on_error.is_some())
             || file.knobs().any(|k| k.name.node == "call_failures");
         Program {
@@ -289,12 +292,14 @@ impl Program {
                 .any(|inv| inv.span.text(source).contains("destination.duplicated")),
             run_end,
             scopes: c.all_scopes,
+            index,
         }
     }
 
-    /// The variable named `name`.
+    /// The variable named `name`: looked up in a table, as every expression the interpreter
+    /// evaluates reads its variables by name.
     pub fn var(&self, name: &str) -> Option<usize> {
-        self.slots.iter().position(|s| s.name == name)
+        self.index.get(name).copied()
     }
 }
 
