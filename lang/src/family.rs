@@ -13,6 +13,9 @@ use crate::limits::FAMILY_MAX;
 /// `file` with every family expanded into its members; an error at a family past
 /// [`FAMILY_MAX`] members, or empty.
 pub fn expand(file: File, source: &str) -> Result<File, Diagnostic> {
+    if let Some(d) = clashes(&file) {
+        return Err(d);
+    }
     let mut items = Vec::with_capacity(file.items.len());
     for item in file.items {
         match item {
@@ -21,6 +24,50 @@ pub fn expand(file: File, source: &str) -> Result<File, Diagnostic> {
         }
     }
     Ok(File { items, ..file })
+}
+
+/// A family named like another declaration, or a process family's index named like a
+/// variable: one name, two meanings (E12).
+fn clashes(file: &File) -> Option<Diagnostic> {
+    let declared = |name: &str| {
+        file.items.iter().any(|item| match item {
+            Item::Var(v) => v.name.node == name,
+            Item::Timer(t) => t.name.node == name,
+            Item::Channel(c) => c.name.node == name,
+            Item::Procedure(p) => match &p.kind {
+                ProcKind::Named(n) | ProcKind::Process(n) => n.node == name,
+                _ => false,
+            },
+            _ => false,
+        })
+    };
+    let families = file.items.iter().filter_map(|item| match item {
+        Item::Family(f) => Some(f),
+        _ => None,
+    });
+    for family in families {
+        let name = match family.item.as_ref() {
+            Item::Var(v) => &v.name,
+            Item::Timer(t) => &t.name,
+            Item::Channel(c) => &c.name,
+            Item::Procedure(Procedure {
+                kind: ProcKind::Process(n),
+                ..
+            }) => n,
+            _ => continue,
+        };
+        let (what, span) = match &family.param {
+            Some(p) if declared(&p.node) => (format!("the index `{}`", p.node), p.span),
+            _ if declared(&name.node) => (format!("the family `{}`", name.node), name.span),
+            _ => continue,
+        };
+        let message = format!("{what} is also declared as a variable, timer, channel or process");
+        return Some(
+            Diagnostic::new(Code::Duplicate, span, message, "one name, two meanings")
+                .hint("give it a name of its own"),
+        );
+    }
+    None
 }
 
 /// One item a member of `family`.

@@ -1284,7 +1284,7 @@ fn min_max(i: &mut In<'_>) -> PResult<Expr> {
 fn position(i: &mut In<'_>) -> PResult<Expr> {
     let (at, start) =
         alt((kw("in").map(|s| (false, s)), kw("at").map(|s| (true, s)))).parse_next(i)?;
-    let target = cut_err(name).parse_next(i)?;
+    let target = cut_err(indexed_name).parse_next(i)?;
     let span = Span::new(start.start, target.span.end);
     let node = if at {
         ExprKind::At(target)

@@ -275,7 +275,12 @@ impl Program {
                 instr.step = leak(&format!("{} in {member}", instr.step));
             }
         }
-        let index = c.slots.iter().enumerate().map(|(i, s)| (s.name, i)).collect();
+        let index = c
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name, i))
+            .collect();
         let call_faults = c.code.iter().any(|i| i.on_error.is_some())
             || file.knobs().any(|k| k.name.node == "call_failures");
         Program {
