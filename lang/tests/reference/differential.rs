@@ -299,6 +299,17 @@ fn report_coverage_of_the_long_run() {
         "eventually ev",
         " leads to ",
         "always msg",
+        "killable process",
+        "kills = 1",
+        "call_failures = 1",
+        "on error",
+        "process fam[s in 1..2]",
+        "f[1..2]",
+        "runs = unbounded",
+        "destination.holds",
+        "destination.duplicated",
+        "a.flushed",
+        "m == none",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {

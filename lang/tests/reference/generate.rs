@@ -41,6 +41,10 @@ pub struct Gen {
     has_message: bool,
     /// The processes' names, for `in`.
     processes: Vec<String>,
+    /// Inside a labelled block: no `on error` there.
+    atomic: bool,
+    /// A process family `fam[s in 1..2]` and a variable family `f[1..2]`.
+    family: bool,
     out: String,
 }
 
@@ -85,7 +89,18 @@ impl Gen {
                 "slot.restart_lsn == slot.confirmed_flush",
                 "wal.write == wal.flush",
                 "dd == none",
+                "destination.duplicated == none",
+                "destination.holds.end_lsn <= slot.confirmed_flush",
+                "destination.holds == none",
+                "a.flushed <= d",
+                "a.flushed == a",
             ]);
+            if self.has_message {
+                of.extend(["m == none", "m != none"]);
+            }
+            if self.family {
+                of.extend(["f[1] <= f[2]", "f[1] == none", "in fam", "in fam[2]"]);
+            }
             let mut c = self.one(&of).to_owned();
             if !self.blocks.is_empty() && self.pick(3) == 0 {
                 let i = self.pick(self.blocks.len());
@@ -135,7 +150,34 @@ impl Gen {
             18 => format!("{target} = m.wal_end"),
             _ => format!("{target} = max({target}, m.txn.end_lsn)"),
         };
-        self.line(depth, &text);
+        self.call_line(depth, &text);
+    }
+
+    /// A statement, and an `on error { … }` after a call that may fail, now and then (never
+    /// inside a labelled block: E13).
+    fn call_line(&mut self, depth: usize, text: &str) {
+        let fails = [
+            "pg_",
+            "identify_system",
+            "standby_status_update",
+            "destination.commit",
+            "start_replication",
+        ]
+        .iter()
+        .any(|c| text.contains(c));
+        if !fails || self.atomic || self.pick(3) != 0 {
+            return self.line(depth, text);
+        }
+        self.line(depth, &format!("{text} on error {{"));
+        let handler = self.one(&["fail \"the call failed\"", "b = true", "t = 0", "v = d"]);
+        self.line(depth + 1, handler);
+        if self.pick(3) == 0 {
+            let c = self.cond(false);
+            self.line(depth + 1, &format!("if {c} {{"));
+            self.line(depth + 2, "c = 0");
+            self.line(depth + 1, "}");
+        }
+        self.line(depth, "}");
     }
 
     /// A labelled block: simple statements and `if`s, one step.
@@ -143,6 +185,8 @@ impl Gen {
         self.labels += 1;
         let name = format!("step{}", self.labels);
         self.line(depth, &format!("{name}: {{"));
+        let outer = self.atomic;
+        self.atomic = true;
         for _ in 0..1 + self.pick(3) {
             if self.pick(4) == 0 {
                 let c = self.cond(false);
@@ -160,6 +204,7 @@ impl Gen {
                 self.simple(depth + 1, in_loop);
             }
         }
+        self.atomic = outer;
         self.line(depth, "}");
         self.blocks.push(name);
     }
@@ -222,7 +267,7 @@ impl Gen {
         match self.pick(10) {
             0 if !in_loop => {
                 let from = self.one(&["0/0", "d", "a", "dd"]);
-                self.line(depth, &format!("start_replication({from})"));
+                self.call_line(depth, &format!("start_replication({from})"));
             }
             1 => self.labelled(depth, in_loop),
             2 if may_call => self.line(depth, "p()"),
@@ -275,7 +320,8 @@ impl Gen {
 
     /// `process wN { … }`: short, so that the interleavings stay few.
     fn process(&mut self, name: &str, may_call: bool) {
-        self.line(0, &format!("process {name} {{"));
+        let killable = if self.pick(2) == 0 { "killable " } else { "" };
+        self.line(0, &format!("{killable}process {name} {{"));
         if self.pick(3) == 0 {
             // A spinner: a step that can always be taken, so that others may starve unless
             // fairness makes them go on.
@@ -292,6 +338,35 @@ impl Gen {
     }
 }
 
+/// `process fam[s in 1..2]` over `f[1..2]`: a resume step, then a loop that takes from the
+/// channel or the timer and folds into its member's `f[s]`.
+fn family(g: &mut Gen) {
+    let killable = if g.pick(2) == 0 { "killable " } else { "" };
+    g.line(0, &format!("{killable}process fam[s in 1..2] {{"));
+    if g.pick(2) == 0 {
+        let from = g.one(&["d", "a", "f[s]", "none"]);
+        g.line(1, &format!("resume: f[s] = max(f[s], {from})"));
+    }
+    g.line(1, "loop {");
+    let take = g.one(&[
+        "take: f[s] = q.receive()",
+        "wait tm",
+        "wait f[s] == none",
+        "arm tm",
+        "q.send(f[s])",
+    ]);
+    g.line(2, take);
+    let store = g.one(&[
+        "store: d = max(d, f[s])",
+        "f[s] = max(f[s], v)",
+        "f[s] = none",
+        "c = 1",
+    ]);
+    g.line(2, store);
+    g.line(1, "}");
+    g.line(0, "}");
+}
+
 /// The text of the file `choices` draw.
 pub fn file(choices: Vec<u32>) -> String {
     let mut g = Gen {
@@ -303,15 +378,19 @@ pub fn file(choices: Vec<u32>) -> String {
         concurrent: false,
         has_message: false,
         processes: vec![],
+        atomic: false,
+        family: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
     g.line(0, "connector \"generated\"");
-    let knobs: [(&str, &[&str]); 7] = [
+    let knobs: [(&str, &[&str]); 9] = [
         ("transactions", &["0", "1", "2", "1"]),
         ("connector_crashes", &["0", "1"]),
         ("pg_crashes", &["0", "0", "1"]),
-        ("runs", &["1", "2", "3"]),
+        ("runs", &["1", "2", "3", "unbounded"]),
+        ("kills", &["0", "1"]),
+        ("call_failures", &["0", "1", "1"]),
         ("keepalives", &["0", "0", "1"]),
         ("commit", &["sync", "async", "either"]),
         ("checkpoints", &["on", "off"]),
@@ -334,6 +413,11 @@ pub fn file(choices: Vec<u32>) -> String {
         let capacity = 1 + g.pick(2);
         g.line(0, &format!("channel q: lsn, capacity {capacity}"));
         g.processes = (1..=1 + g.pick(2)).map(|i| format!("w{i}")).collect();
+        g.family = g.pick(3) == 0;
+        if g.family {
+            g.line(0, "volatile f[1..2]: lsn = none");
+            g.processes.push("fam[1]".to_owned());
+        }
     }
     g.has_procedure = g.pick(3) == 0;
     if g.has_procedure {
@@ -347,7 +431,11 @@ pub fn file(choices: Vec<u32>) -> String {
     }
     g.procedure("every run", g.has_procedure);
     for name in g.processes.clone() {
-        g.process(&name, g.has_procedure);
+        if name.starts_with("fam") {
+            family(&mut g);
+        } else {
+            g.process(&name, g.has_procedure);
+        }
     }
     for i in 0..g.pick(3) {
         let c = g.cond(true);

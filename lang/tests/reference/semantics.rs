@@ -157,6 +157,12 @@ pub struct State {
     pub connector_crashes: u8,
     pub pg_crashes: u8,
     pub first_done: bool,
+    /// "`kills` … kills of `killable` processes at most".
+    pub kills: u8,
+    /// "`call_failures` … calls that fail at most".
+    pub call_failures: u8,
+    /// "`destination.duplicated` (those it committed more than once)".
+    pub dup: BTreeSet<usize>,
 }
 
 /// The knobs ("Environment"), defaults from its table.
@@ -173,6 +179,10 @@ pub struct Knobs {
     pub crashes: u8,
     pub checkpoints: bool,
     pub keepalives: u8,
+    pub kills: u8,
+    pub call_failures: u8,
+    /// "`unbounded` …: a connector that never stops, whose state does not count its runs".
+    pub unbounded: bool,
 }
 
 impl Knobs {
@@ -190,6 +200,9 @@ impl Knobs {
             crashes: u8::MAX,
             checkpoints: true,
             keepalives: 0,
+            kills: 0,
+            call_failures: 0,
+            unbounded: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -213,7 +226,10 @@ impl Knobs {
                 "txn_pages" => k.txn_pages = n,
                 "wal_buffers_pages" => k.wal_buffers_pages = n,
                 "other_traffic" => k.other_traffic = n as u8,
+                "runs" if word == "unbounded" => k.unbounded = true,
                 "runs" => k.runs = n as u8,
+                "kills" => k.kills = n as u8,
+                "call_failures" => k.call_failures = n as u8,
                 "connector_crashes" => k.connector_crashes = n as u8,
                 "pg_crashes" => k.pg_crashes = n as u8,
                 "crashes" => k.crashes = n as u8,
@@ -252,6 +268,8 @@ enum Flow {
     Fail,
     /// `fail fatal`, or a counter leaving its range ("stops the pipeline at that step").
     Fatal,
+    /// "a failed call assigns nothing and goes on at the handler's first statement".
+    Handler,
 }
 
 impl<'f> Reference<'f> {
@@ -303,6 +321,15 @@ impl<'f> Reference<'f> {
         })
     }
 
+    fn killable(&self, root: &Root) -> bool {
+        let Root::Process(name) = root else {
+            return false;
+        };
+        self.file
+            .processes()
+            .any(|p| p.killable && matches!(&p.kind, ProcKind::Process(n) if n.node == *name))
+    }
+
     fn block(&self, at: &At) -> &'f Block {
         let mut block = self.proc(&at.root).expect("a frame's procedure exists");
         for &(stmt, which) in &at.path {
@@ -314,6 +341,10 @@ impl<'f> Reference<'f> {
                 | (StmtKind::Loop(body), _)
                 | (StmtKind::Atomic(body), _) => body,
                 (StmtKind::Either(branches), k) => &branches[usize::from(k)],
+                // A call's `on error { … }`.
+                (StmtKind::Call(call) | StmtKind::AssignCall { call, .. }, _) => {
+                    call.on_error.as_ref().expect("a handler")
+                }
                 other => unreachable!("{other:?} has no block"),
             };
         }
@@ -368,6 +399,9 @@ impl<'f> Reference<'f> {
             connector_crashes: 0,
             pg_crashes: 0,
             first_done: !has_first,
+            kills: 0,
+            call_failures: 0,
+            dup: BTreeSet::new(),
         };
         self.reset_volatile(&mut state);
         self.start_processes(&mut state, has_first.then_some(Root::FirstRun));
@@ -415,7 +449,7 @@ impl<'f> Reference<'f> {
         state.pg.walsender = None;
         state.pg.stream_closed = false;
         state.batch.clear();
-        state.at = if state.runs < self.knobs.runs {
+        state.at = if self.knobs.unbounded || state.runs < self.knobs.runs {
             Where::RunEnd
         } else {
             Where::Done
@@ -441,7 +475,10 @@ impl<'f> Reference<'f> {
     /// `next run`: "it resets the volatile variables, counts the run, and goes to `every run`'s
     /// first step".
     fn next_run(&self, state: &mut State) {
-        state.runs += 1;
+        // "whose state does not count its runs (the `runs` column stays 1)".
+        if !self.knobs.unbounded {
+            state.runs += 1;
+        }
         self.reset_volatile(state);
         self.start_processes(state, None);
     }
@@ -485,6 +522,7 @@ impl<'f> Reference<'f> {
         state.pg.txns.retain(|t| t.end_lsn <= flush);
         let kept = state.pg.txns.len();
         state.dest.retain(|&i| i < kept);
+        state.dup.retain(|&i| i < kept);
         state.batch.retain(|&i| i < kept);
         if state.pg.walsender.take().is_some() {
             state.pg.stream_closed = true;
@@ -606,6 +644,38 @@ impl<'f> Reference<'f> {
         }
         frames.extend(push);
         true
+    }
+
+    /// "With `env call_failures = N`, up to `N` calls fail in all …: a call of PostgreSQL's
+    /// vocabulary (SQL, `identify_system`, `start_replication`, `standby_status_update`),
+    /// `backfill` or `destination.commit` either fails before it takes effect, or times out
+    /// after it took effect (its answer lost …). … a failed call assigns nothing and goes on at
+    /// the handler's first statement; without a handler the run ends, as at an `ERROR` …
+    /// Inside a labelled block a failed call ends the run at that call … `destination.write`,
+    /// channels and procedures do not fail." The page does not say whether a call PostgreSQL
+    /// answers with an `ERROR` can time out "after taking effect": an `ERROR` takes none, so
+    /// only a call that succeeds has that outcome; either can fail before.
+    fn failures(&self, state: &State, call: &Call, label: Option<&str>) -> Vec<(State, Flow)> {
+        let callee = call.callee.node.as_str();
+        let fails = callee == "destination.commit" || !callee.contains('.');
+        if !fails || self.is_procedure(callee) || state.call_failures >= self.knobs.call_failures {
+            return vec![];
+        }
+        let flow = if call.on_error.is_some() && label.is_none() {
+            Flow::Handler
+        } else {
+            Flow::Fail
+        };
+        let mut before = state.clone();
+        before.call_failures += 1;
+        let mut out = vec![(before, flow.clone())];
+        for (mut s, v) in self.call(state.clone(), call) {
+            if v.is_some() && !matches!(s.at, Where::Fatal(..)) {
+                s.call_failures += 1;
+                out.push((s, flow.clone()));
+            }
+        }
+        out
     }
 
     fn is_procedure(&self, name: &str) -> bool {
@@ -731,6 +801,13 @@ impl<'f> Reference<'f> {
             }
             // The loop's body runs, then control comes back to the loop's statement.
             Flow::Received => frames.push(Self::child(at, next, 0)),
+            // The handler runs, then what follows the call.
+            Flow::Handler => {
+                if let Some(Frame::Seq { next: n, .. }) = frames.last_mut() {
+                    *n += 1;
+                }
+                frames.push(Self::child(at, next, 0));
+            }
             // "A `fail` or an `ERROR` in any process ends the run for all".
             Flow::Fail => return self.end_run(state),
             Flow::Fatal => return,
@@ -762,23 +839,27 @@ impl<'f> Reference<'f> {
                 let v = self.eval(&state, value);
                 self.assign(state, &target.node, v, fatal)
             }
-            StmtKind::AssignCall { target, call } => self
-                .call(state, call)
-                .into_iter()
-                .flat_map(|(s, v)| match v {
-                    Some(v) => self.assign(s, &target.node, v, fatal),
-                    None => vec![(s, Flow::Fail)],
-                })
-                .collect(),
-            StmtKind::Call(call) => self
-                .call(state, call)
-                .into_iter()
-                .map(|(s, v)| match v {
+            StmtKind::AssignCall { target, call } => {
+                let mut out = self.failures(&state, call, label);
+                out.extend(
+                    self.call(state, call)
+                        .into_iter()
+                        .flat_map(|(s, v)| match v {
+                            Some(v) => self.assign(s, &target.node, v, fatal),
+                            None => vec![(s, Flow::Fail)],
+                        }),
+                );
+                out
+            }
+            StmtKind::Call(call) => {
+                let mut out = self.failures(&state, call, label);
+                out.extend(self.call(state, call).into_iter().map(|(s, v)| match v {
                     Some(_) if matches!(s.at, Where::Fatal(..)) => (s, Flow::Fatal),
                     Some(_) => (s, Flow::Next),
                     None => (s, Flow::Fail),
-                })
-                .collect(),
+                }));
+                out
+            }
             StmtKind::Fail { fatal: true, .. } => vec![fatal(state)],
             StmtKind::Fail { fatal: false, .. } => vec![(state, Flow::Fail)],
             StmtKind::Flush(name) => {
@@ -1064,6 +1145,11 @@ impl<'f> Reference<'f> {
                 // "commits the open batch durably, with the named `in destination` variables in
                 // the same commit".
                 let batch = std::mem::take(&mut s.batch);
+                for &i in &batch {
+                    if s.dest.contains(&i) {
+                        s.dup.insert(i);
+                    }
+                }
                 s.dest.extend(batch);
                 let mut values = Vec::new();
                 for arg in &call.args {
@@ -1230,9 +1316,12 @@ impl<'f> Reference<'f> {
             return false;
         };
         let roots = [Root::Named(name.to_owned()), Root::Process(name.to_owned())];
+        // "`in consumer` holds in any member" of a family.
+        let member = format!("{name}[");
         all.iter().flatten().any(|f| match f {
             Frame::Seq { at, .. } | Frame::Retry { at, .. } | Frame::Loop { at, .. } => {
                 roots.contains(&at.root)
+                    || matches!(&at.root, Root::Process(p) if p.starts_with(&member))
             }
             _ => false,
         }) || self.next_labels(state).iter().any(|l| l == name)
@@ -1267,6 +1356,20 @@ impl<'f> Reference<'f> {
         if let ExprKind::Var(name) = &of.node {
             if !state.vars.contains_key(name) && (name == "slot" || name == "wal") {
                 return V::Lsn(self.observe(state, name, field));
+            }
+            // "`destination.holds` (the transactions the destination durably holds) and
+            // `destination.duplicated` (those it committed more than once), both txns".
+            if name == "destination" && !state.vars.contains_key(name) {
+                return V::Txns(match field {
+                    "holds" => state.dest.clone(),
+                    _ => state.dup.clone(),
+                });
+            }
+            // "an `async` variable's copy on disk, `NAME.flushed`".
+            if field == "flushed" {
+                if let Some(v) = state.flushed.get(name) {
+                    return v.clone();
+                }
             }
         }
         let txn = |i: Option<usize>| match i.and_then(|i| state.pg.txns.get(i)) {
@@ -1405,6 +1508,24 @@ impl<'f> Reference<'f> {
     fn faults(&self, state: &State) -> Vec<State> {
         let k = &self.knobs;
         let mut out = Vec::new();
+        // "a kill of a `killable` process whose body has not ended (waiting or not) …: that
+        // process alone goes back to its first step", "the other processes and every variable
+        // as they were".
+        if let Where::Run(all) = &state.at {
+            if state.kills < k.kills {
+                for (i, frames) in all.iter().enumerate() {
+                    if frames.is_empty() || !self.killable(&self.procs[i]) {
+                        continue;
+                    }
+                    let mut s = state.clone();
+                    s.kills += 1;
+                    *Self::frames(&mut s, i) = vec![Self::start_of(self.procs[i].clone())];
+                    self.settle(&mut s, i, false);
+                    self.end_if_all_ended(&mut s);
+                    out.push(s);
+                }
+            }
+        }
         if state.connector_crashes + state.pg_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
             if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Run(_)) {
