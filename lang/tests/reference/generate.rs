@@ -10,6 +10,11 @@
 //! `every run`, a timer (`arm`, `cancel`, `wait`), a channel of capacity 1 or 2 (`send`,
 //! `receive`), `wait COND`, `either … or …`, `loop`s whose every path takes a step, `unfair`
 //! steps, and now and then `eventually` and `leads to` properties and one reading the message.
+//! Knobs draw `kills`, `call_failures` and `runs = unbounded`; processes are `killable` half the
+//! time, calls that may fail get an `on error { … }` now and then (never in a labelled block), a
+//! third of the concurrent files have a process family `fam[s in 1..2]` over a variable family
+//! `f[1..2]`, and properties read `destination.holds`, `destination.duplicated`, `a.flushed`
+//! and `m == none`.
 
 use std::fmt::Write;
 
