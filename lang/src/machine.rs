@@ -364,6 +364,9 @@ struct Chooser {
 pub enum Detail {
     /// The advance moved `restart_lsn`, and the slot was saved.
     RestartMoves,
+    /// The advance moved `restart_lsn` to a running-xacts record at or below the old
+    /// `confirmed_flush`, and the slot was saved with that old `confirmed_flush`.
+    RestartMovesBelowConfirmedFlush,
     /// The walsender sent a keepalive rather than the next transaction.
     Keepalive,
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
@@ -388,6 +391,9 @@ impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::RestartMoves => f.write_str("restart_lsn moves"),
+            Detail::RestartMovesBelowConfirmedFlush => {
+                f.write_str("restart_lsn moves, saved at the old confirmed_flush")
+            }
             Detail::Keepalive => f.write_str("keepalive"),
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
             Detail::CallFails => f.write_str("the call fails"),
@@ -423,6 +429,25 @@ impl Chooser {
         (0..n.saturating_sub(1))
             .find(|_| !self.bit())
             .unwrap_or(n.saturating_sub(1))
+    }
+}
+
+/// Where PostgreSQL's choice leaves `restart_lsn` after an advance ([`Slot::advance_restarts`]):
+/// with one landing, it moves there or stays; with two, past the old `confirmed_flush` (saved at
+/// `moveto`), or to it (saved with the old `confirmed_flush`), or it stays.
+fn advance_restart(slot: &Slot, target: Lsn, limit: Lsn, chooser: &mut Chooser) -> Option<Lsn> {
+    match slot.advance_restarts(target, limit)[..] {
+        [] => None,
+        [only] => chooser.choose(Detail::RestartMoves).then_some(only),
+        [at_old, past_old, ..] => {
+            if chooser.choose(Detail::RestartMoves) {
+                Some(past_old)
+            } else {
+                chooser
+                    .choose(Detail::RestartMovesBelowConfirmedFlush)
+                    .then_some(at_old)
+            }
+        }
     }
 }
 
@@ -1127,10 +1152,9 @@ impl Machine {
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let restart_moves = slot.slot.restart_can_move(target, limit)
-                    && chooser.choose(Detail::RestartMoves);
+                let restart_after = advance_restart(&slot.slot, target, limit, chooser);
                 let end_lsn = slot
-                    .slot_advance(target, limit, restart_moves)
+                    .slot_advance(target, limit, restart_after)
                     .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
                 lsn(end_lsn)
             }

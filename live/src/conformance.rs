@@ -6,9 +6,11 @@
 
 use std::time::{Duration, Instant};
 
+use walcheck_model::pg::stream::identify_system_xlogpos;
 use walcheck_model::pg::wal::WAL_SEGMENT_BYTES;
 use walcheck_model::pg::{
-    advance_read_end, advance_waits, AdvanceError, Role, Server, Slot, WalFunctionError,
+    advance_read_end, advance_waits, AdvanceError, RestartLanding, Role, SavedSlot, Server, Slot,
+    WalFunctionError,
 };
 use walcheck_model::Lsn;
 use walcheck_traces::Trace;
@@ -16,6 +18,7 @@ use walcheck_traces::Trace;
 use crate::load::{Load, Workload};
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
+use crate::replication::ReplicationClient;
 pub use crate::rules::Outcome;
 use crate::rules::{ensure, pass};
 use crate::server::PgServer;
@@ -72,6 +75,21 @@ pub const RULES: &[Rule] = &[
         name: "crash_before_checkpoint",
         source: "slotfuncs.c:pg_logical_replication_slot_advance, slot.c:CheckPointReplicationSlots, RestoreSlotFromDisk (15)",
         check: crash_before_checkpoint,
+    },
+    Rule {
+        name: "advance_saves_old_confirmed_flush",
+        source: "logical.c:LogicalIncreaseRestartDecodingForSlot, LogicalConfirmReceivedLocation (15): a running-xacts record at or below confirmed_flush is applied at once and saved with the old confirmed_flush",
+        check: advance_saves_old_confirmed_flush,
+    },
+    Rule {
+        name: "advance_leaves_slot_dirty",
+        source: "slotfuncs.c:pg_logical_replication_slot_advance (15): ReplicationSlotMarkDirty() after LogicalConfirmReceivedLocation, saved or not",
+        check: protocol::advance_leaves_slot_dirty_rule,
+    },
+    Rule {
+        name: "identify_system_on_standby",
+        source: "walsender.c:IdentifySystem, GetStandbyFlushRecPtr (15): received or replayed, whichever is further",
+        check: identify_system_on_standby,
     },
     Rule {
         name: "standby_wal_functions",
@@ -249,7 +267,7 @@ fn some_wal(session: &mut Session) -> Result<(), String> {
 fn predict_idle(confirmed_flush: Lsn, pointers_at: Lsn, target: Lsn) -> Result<Lsn, AdvanceError> {
     let mut server = Server::at_rest(Role::Primary, pointers_at);
     server.slot = Slot::at_rest(confirmed_flush);
-    server.slot_advance(target, false)
+    server.slot_advance(target, RestartLanding::Stays)
 }
 
 /// Under bulk statements larger than `wal_buffers`, `pg_current_wal_lsn()` runs ahead of the
@@ -678,6 +696,142 @@ fn crash_before_checkpoint(server: &PgServer) -> Result<Outcome, String> {
              {cf3} (restart_lsn moved: {moved3}), crash: {after_third}"
         ),
     )
+}
+
+/// An advance whose decoding meets a running-xacts record at or below the slot's old
+/// `confirmed_flush` applies it at once and saves the slot with that *old* `confirmed_flush`
+/// (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15); `moveto` reaches disk only with a
+/// candidate past the old `confirmed_flush`. The schedule: a first advance over two records
+/// takes the first as its candidate and drops the second (one candidate at a time); the second
+/// advance, over WAL with no record of its own, meets that second record below the old
+/// `confirmed_flush`. An immediate stop then returns the slot to the first advance's end.
+fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, String> {
+    if !server.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it stops the server with -m immediate); not run with --pg-url".into(),
+        });
+    }
+    let mut session = Session::open(server, "walcheck_saves_old")?;
+    let (cf0, restart0) = session.slot_lsns()?;
+    let mut model = Slot {
+        confirmed_flush: cf0,
+        restart_lsn: restart0,
+        saved: SavedSlot {
+            confirmed_flush: cf0,
+            restart_lsn: restart0,
+        },
+    };
+    some_wal(&mut session)?;
+    session.checkpoint()?;
+    some_wal(&mut session)?;
+    session.checkpoint()?;
+    let mut ends = Vec::new();
+    let mut restarts = Vec::new();
+    for _ in 0..2 {
+        let end = advance_to_flush(&mut session)?;
+        let (_, restart) = session.slot_lsns()?;
+        model
+            .slot_advance(end, end, Some(restart))
+            .map_err(|e| format!("the model refuses the advance to {end}: {e}"))?;
+        ends.push(end);
+        restarts.push(restart);
+    }
+    let (m1, m2) = (ends[0], ends[1]);
+    ensure(
+        restart0 < restarts[0] && restarts[0] < restarts[1] && restarts[1] <= m1,
+        || {
+            format!(
+            "the schedule did not happen: restart_lsn {restart0} -> {} -> {} with the first              advance ending at {m1} (a running-xacts record logged in between?)",
+            restarts[0], restarts[1]
+        )
+        },
+    )?;
+    let after = session.crash_restart(server)?;
+    model.restore_saved();
+    ensure(after == model.confirmed_flush, || {
+        format!(
+            "advances to {m1} (restart_lsn {}) and {m2} (restart_lsn {}), immediate stop:              confirmed_flush {after}, the model says {}",
+            restarts[0], restarts[1], model.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "advance_saves_old_confirmed_flush",
+        format!(
+            "advance -> {m1} (restart_lsn {restart0} -> {}, saved at {m1}); advance -> {m2}              (restart_lsn -> {}, at or below {m1}: saved with {m1}); immediate stop: {after}",
+            restarts[0], restarts[1]
+        ),
+    )
+}
+
+/// `IDENTIFY_SYSTEM` on a standby answers what it received and flushed, also while replay is
+/// paused behind it (`walsender.c:IdentifySystem` → `GetStandbyFlushRecPtr`, 15).
+fn identify_system_on_standby(primary: &PgServer) -> Result<Outcome, String> {
+    if !primary.is_throwaway() {
+        return Ok(Outcome::Skip {
+            reason: "needs a throwaway server (it builds a standby); not run with --pg-url".into(),
+        });
+    }
+    let standby = PgServer::start_standby(primary)?;
+    let mut client = standby.connect()?;
+    client
+        .batch_execute("SELECT pg_wal_replay_pause()")
+        .map_err(|e| format!("pg_wal_replay_pause(): {}", pg_message(&e)))?;
+    let mut primary_client = primary.connect()?;
+    primary_client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS walcheck_standby_rows (id int);              INSERT INTO walcheck_standby_rows SELECT generate_series(1, 100)",
+        )
+        .map_err(|e| format!("insert on the primary: {}", pg_message(&e)))?;
+    let flushed: String = primary_client
+        .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
+        .map_err(|e| e.to_string())?
+        .get(0);
+    let flushed: Lsn = flushed.parse().map_err(|e| pg_message(&e))?;
+    let lsn_of = |client: &mut postgres::Client, sql: &str| -> Result<Lsn, String> {
+        let text: Option<String> = client
+            .query_one(sql, &[])
+            .map_err(|e| format!("{sql}: {}", pg_message(&e)))?
+            .get(0);
+        text.unwrap_or_else(|| "0/0".into())
+            .parse()
+            .map_err(|e| format!("{sql}: {}", pg_message(&e)))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while lsn_of(&mut client, "SELECT pg_last_wal_receive_lsn()::text")? < flushed {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the standby did not receive the primary's WAL up to {flushed}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let identified = ReplicationClient::connect(&standby.replication_target(), "")?
+        .identify_system()?
+        .xlogpos;
+    let received = lsn_of(&mut client, "SELECT pg_last_wal_receive_lsn()::text")?;
+    let replayed = lsn_of(&mut client, "SELECT pg_last_wal_replay_lsn()::text")?;
+    client
+        .batch_execute("SELECT pg_wal_replay_resume()")
+        .map_err(|e| format!("pg_wal_replay_resume(): {}", pg_message(&e)))?;
+    ensure(replayed < received, || {
+        format!("replay {replayed} is not behind the received {received}: replay was not paused")
+    })?;
+    let mut model = Server::at_rest(Role::Standby, received);
+    model.wal.replay = replayed;
+    let predicted = identify_system_xlogpos(&model);
+    ensure(identified == predicted, || {
+        format!(
+            "IDENTIFY_SYSTEM on the standby: xlogpos {identified} (received {received}, replayed              {replayed}); the model says {predicted}"
+        )
+    })?;
+    Ok(Outcome::Pass {
+        detail: format!(
+            "replay paused at {replayed}, received {received}: IDENTIFY_SYSTEM xlogpos {identified}"
+        ),
+        trace: None,
+    })
 }
 
 /// On a standby (pg_basebackup of the primary), `pg_current_wal_lsn()` fails as the model says

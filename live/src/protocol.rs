@@ -1002,6 +1002,63 @@ pub fn status_update_not_saved_rule(server: &PgServer) -> Result<Outcome, String
     )
 }
 
+/// After an advance whose decoding moved `restart_lsn` and saved the slot, the slot is still
+/// dirty: `slotfuncs.c:pg_logical_replication_slot_advance` (15) ends with
+/// `ReplicationSlotMarkDirty()` after `LogicalConfirmReceivedLocation` saved it. So a later
+/// walsender confirmation, which on its own lives in memory only (rule
+/// `status_update_not_saved`), is saved by the next CHECKPOINT and survives an immediate stop.
+pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it stops the server with -m immediate") {
+        return Ok(skip);
+    }
+    let mut session = Session::open_pgoutput(server, "walcheck_advance_dirty")?;
+    // A running-xacts record (each CHECKPOINT logs one) between restart_lsn and the target, so
+    // that the advance's decoding moves restart_lsn and saves the slot.
+    let mut txns = three_txns(&mut session)?;
+    session.checkpoint()?;
+    txns.extend(three_txns(&mut session)?);
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let target = session.observe()?.flush;
+    let advanced = session.advance(target)?;
+    let moveto = advanced
+        .result
+        .map_err(|(code, msg)| format!("advance to {target}: {code} {msg}"))?;
+    let (_, restart) = session.slot_lsns()?;
+    ensure(advanced.restart_moved, || {
+        format!("the advance to {moveto} did not move restart_lsn: no running-xacts record met")
+    })?;
+    model
+        .slot_advance(target, moveto, Some(restart))
+        .map_err(|e| format!("the model refuses the advance: {e}"))?;
+    // Streamed on and confirmed past the advance: memory only on its own.
+    txns.extend(three_txns(&mut session)?);
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let confirmed = txns[txns.len() - 1].end_lsn;
+    let sent = update(confirmed, confirmed, confirmed);
+    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply(&mut model, &sent, candidate);
+    stop_stream(&mut session, streamed)?;
+    session.checkpoint()?;
+    model.checkpoint();
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "advance to {moveto} (restart_lsn to {restart}, saved), confirmed {confirmed}              (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush {after}, the              model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    pass(
+        &session,
+        server,
+        "advance_leaves_slot_dirty",
+        format!(
+            "advance to {moveto} moved restart_lsn to {restart} and saved; confirmed {confirmed}              (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
+        ),
+    )
+}
+
 /// A CHECKPOINT logs a running-xacts record, which the walsender decodes into a candidate
 /// `restart_lsn` (the record's start, found with `pg_waldump`: [`candidate_restart`]). A status
 /// update whose flush falls short of it changes memory only; one that reaches it moves

@@ -483,7 +483,7 @@ impl Session {
         ]);
         self.steps.push(Step {
             action: Some(format!(
-                "Advance{{target: {target}, restart_moves: {restart_moved}}}"
+                "Advance{{target: {target}, restart_moves: {restart_moved}, restart: {restart_after}}}"
             )),
             vars,
             time_us: None,

@@ -114,6 +114,33 @@ fn crash_before_checkpoint() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn advance_saves_old_confirmed_flush() {
+    check_rule("advance_saves_old_confirmed_flush");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn advance_leaves_slot_dirty() {
+    check_rule("advance_leaves_slot_dirty");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn identify_system_on_standby() {
+    check_rule("identify_system_on_standby");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn standby_wal_functions() {
     check_rule("standby_wal_functions");
 }

@@ -12,8 +12,11 @@
 //! - `Observe`: the environment moved the WAL pointers; the step records `insert`, `write`,
 //!   `flush` read in the order flush, write, insert (so they are ordered even under load). The
 //!   model adopts them after checking `flush ≤ write ≤ insert` and that none went backwards.
-//! - `Advance{target: X/Y, restart_moves: B}`: `pg_replication_slot_advance(slot, X/Y)`.
-//!   `restart_moves` is PostgreSQL's choice (did `restart_lsn` move), as in the checked model.
+//! - `Advance{target: X/Y, restart_moves: B, restart: X/Y}`: `pg_replication_slot_advance(slot,
+//!   X/Y)`. `restart` is PostgreSQL's choice, where `restart_lsn` was after the call (it says
+//!   whether the slot was saved, and with which `confirmed_flush`: `Slot::slot_advance`);
+//!   `restart_moves` whether it moved (traces without `restart` take the model's furthest
+//!   landing for true).
 //!   The step records `end_lsn`, `error`, `confirmed_flush`, and the pointers read right after.
 //!   The flush pointer at the call is not observed: it lies between the previous step's and this
 //!   step's, so replay accepts the step if some limit in that interval makes the model produce
@@ -177,20 +180,48 @@ fn lsn_var(vars: &[(String, Var)], name: &str) -> Result<Option<Lsn>, String> {
     }
 }
 
-/// `Advance{target: X/Y, restart_moves: B}` → (target, restart_moves).
-fn parse_advance(action: &str) -> Option<(Lsn, bool)> {
+/// What an `Advance` step says PostgreSQL's decoding did to `restart_lsn`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum RestartMove {
+    /// `restart: X/Y`: where `restart_lsn` was after the call (equal to before: it stayed).
+    To(Lsn),
+    /// Only `restart_moves: B` (traces recorded before `restart`): true is the furthest landing
+    /// of [`walcheck_model::pg::Slot::advance_restarts`].
+    Moved(bool),
+}
+
+impl RestartMove {
+    /// Where `restart_lsn` lands for [`walcheck_model::pg::Slot::slot_advance`] on `slot`.
+    fn landing(self, slot: &walcheck_model::pg::Slot, target: Lsn, limit: Lsn) -> Option<Lsn> {
+        match self {
+            RestartMove::To(lsn) => Some(lsn),
+            RestartMove::Moved(false) => None,
+            RestartMove::Moved(true) => slot.advance_restarts(target, limit).last().copied(),
+        }
+    }
+}
+
+/// `Advance{target: X/Y, restart_moves: B[, restart: X/Y]}` → (target, what `restart_lsn` did).
+fn parse_advance(action: &str) -> Option<(Lsn, RestartMove)> {
     let inner = action.strip_prefix("Advance{")?.strip_suffix('}')?;
     let mut target = None;
     let mut restart_moves = None;
+    let mut restart = None;
     for part in inner.split(',') {
         let (key, value) = part.split_once(':')?;
         match key.trim() {
-            "target" => target = value.trim().parse().ok(),
-            "restart_moves" => restart_moves = value.trim().parse().ok(),
+            "target" => target = Some(value.trim().parse().ok()?),
+            "restart_moves" => restart_moves = Some(value.trim().parse().ok()?),
+            "restart" => restart = Some(value.trim().parse().ok()?),
             _ => return None,
         }
     }
-    Some((target?, restart_moves?))
+    let how = match (restart, restart_moves) {
+        (Some(lsn), _) => RestartMove::To(lsn),
+        (None, Some(moved)) => RestartMove::Moved(moved),
+        (None, None) => return None,
+    };
+    Some((target?, how))
 }
 
 /// The action arguments that hold an LSN, and whether `none` may stand for one.
@@ -609,7 +640,7 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                         action: other.to_owned(),
                         enabled: vec![
                             "Observe".into(),
-                            "Advance{target: X/Y, restart_moves: B}".into(),
+                            "Advance{target: X/Y, restart_moves: B, restart: X/Y}".into(),
                             "AdvanceWaiting{target: X/Y, read_end: X/Y}".into(),
                             "Checkpoint".into(),
                             "PgCrash".into(),
@@ -626,13 +657,13 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 }
             }
             other => {
-                let Some((target, restart_moves)) = parse_advance(other) else {
+                let Some((target, how)) = parse_advance(other) else {
                     return Ok(Err(Mismatch::NotEnabled {
                         step: index,
                         action: other.to_owned(),
                         enabled: vec![
                             "Observe".into(),
-                            "Advance{target: X/Y, restart_moves: B}".into(),
+                            "Advance{target: X/Y, restart_moves: B, restart: X/Y}".into(),
                             "Checkpoint".into(),
                             "PgCrash".into(),
                         ],
@@ -647,18 +678,16 @@ pub fn replay_observed(trace: &Trace) -> Result<Result<usize, Mismatch>, String>
                 // The limit the call read lies between the model's limit before and after.
                 let low = before.server.advance_limit();
                 let high = after.server.advance_limit();
-                let mut candidates = vec![low, high];
-                if let Some(end_lsn) = lsn_var(&step.vars, "end_lsn").ok().flatten() {
-                    if low <= end_lsn && end_lsn <= high {
-                        candidates.push(end_lsn);
-                    }
-                }
+                let end_lsn = lsn_var(&step.vars, "end_lsn").ok().flatten();
+                let within = end_lsn.filter(|&e| low <= e && e <= high);
+                let candidates = [low, high].into_iter().chain(within);
                 let mut first_diffs = None;
                 let mut matched = None;
                 for limit in candidates {
                     let mut tried = after.clone();
                     let mut slot = tried.durable();
-                    let result = slot.slot_advance(target, limit, restart_moves);
+                    let result =
+                        slot.slot_advance(target, limit, how.landing(&slot.slot, target, limit));
                     tried.set_durable(slot);
                     match result {
                         Ok(end_lsn) => {

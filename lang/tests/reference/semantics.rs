@@ -1213,7 +1213,8 @@ impl<'f> Reference<'f> {
     /// `pg_replication_slot_advance(upto_lsn)`: "moves `confirmed_flush` to `min(upto_lsn,
     /// flush)`; ERROR below `confirmed_flush`"; "A SQL function that takes the slot while a
     /// walsender streams it … gets PostgreSQL's `ERROR`"; "whether an advance moves
-    /// `restart_lsn` (and saves the slot)" is PostgreSQL's choice.
+    /// `restart_lsn` (and saves the slot) — past the old `confirmed_flush` … or … to the old
+    /// `confirmed_flush`" is PostgreSQL's choice.
     fn advance(&self, state: State, call: &Call) -> Vec<(State, Option<V>)> {
         let target = self
             .arg(&state, call, "upto_lsn", 0)
@@ -1223,15 +1224,13 @@ impl<'f> Reference<'f> {
             return vec![(state, None)];
         };
         let mut out = Vec::new();
-        let choices: &[bool] = if slot.slot.restart_can_move(target, flush) {
-            &[false, true]
-        } else {
-            &[false]
-        };
-        for &moves in choices {
+        // Staying, or each landing PostgreSQL may choose.
+        let landings = slot.slot.advance_restarts(target, flush);
+        let choices = std::iter::once(None).chain(landings.into_iter().map(Some));
+        for restart_after in choices {
             let mut s = state.clone();
             let d = s.pg.slot.as_mut().expect("checked");
-            match d.slot_advance(target, flush, moves) {
+            match d.slot_advance(target, flush, restart_after) {
                 Ok(end) => out.push((s, Some(V::Lsn(end)))),
                 Err(_) => out.push((s, None)),
             }

@@ -26,7 +26,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pg::{AdvanceError, Server, WalFunctionError};
+use crate::pg::{AdvanceError, RestartLanding, Server, WalFunctionError};
 use crate::Lsn;
 
 /// Which OLake code is modelled.
@@ -260,7 +260,7 @@ impl Connector {
     ///
     /// OLake `pkg/waljs/replicator.go:AdvanceLSN` (the SQL is `waljs.go:AdvanceLSNTemplate`): master and #854 run it with `ExecContext` and drop
     /// the returned `end_lsn`; #1084 scans `end_lsn` and is done only when `end_lsn ≥ W0`.
-    pub fn advance(&mut self, variant: Variant, server: &mut Server, restart_moves: bool) {
+    pub fn advance(&mut self, variant: Variant, server: &mut Server, landing: RestartLanding) {
         let Phase::Bootstrap {
             next: BootStep::Advance | BootStep::RetryAdvance,
             w0,
@@ -268,7 +268,7 @@ impl Connector {
         else {
             unreachable!("advance outside its step: {:?}", self.phase)
         };
-        let end_lsn = match server.slot_advance(w0, restart_moves) {
+        let end_lsn = match server.slot_advance(w0, landing) {
             Ok(end_lsn) => end_lsn,
             Err(err) => {
                 self.phase = Phase::Failed(Failure::Advance(err));

@@ -135,20 +135,21 @@ impl DurableSlot {
         self.persist(how)
     }
 
-    /// `pg_replication_slot_advance`, which marks the slot dirty (see [`Slot::slot_advance`]).
+    /// `pg_replication_slot_advance` (see [`Slot::slot_advance`]): whatever its decoding saved
+    /// on the way, the slot ends dirty, so the next checkpoint saves it again — with any later
+    /// confirmation that was only in memory.
+    ///
+    /// PostgreSQL 15 `slotfuncs.c:pg_logical_replication_slot_advance` calls
+    /// `LogicalConfirmReceivedLocation(moveto)` (which may save the slot) and then
+    /// `ReplicationSlotMarkDirty()` unconditionally; live rule `advance_leaves_slot_dirty`.
     pub fn slot_advance(
         &mut self,
         target: Lsn,
         limit: Lsn,
-        restart_moves: bool,
+        restart_after: Option<Lsn>,
     ) -> Result<Lsn, AdvanceError> {
-        let saved_before = self.slot.saved;
-        let end_lsn = self.slot.slot_advance(target, limit, restart_moves)?;
-        if self.slot.saved == saved_before {
-            self.persist(Persistence::Dirty);
-        } else {
-            self.dirty = false;
-        }
+        let end_lsn = self.slot.slot_advance(target, limit, restart_after)?;
+        self.persist(Persistence::Dirty);
         Ok(end_lsn)
     }
 
@@ -266,10 +267,11 @@ pub fn get_changes(
         }
     }
     out.read_to = read_to;
-    if request.confirm
-        && read_to.is_valid()
-        && slot.confirm_received(read_to, candidate_restart) != Persistence::Saved
-    {
+    if request.confirm && read_to.is_valid() {
+        // Saved or not by the confirmation, the slot ends dirty (`ReplicationSlotMarkDirty` after
+        // `LogicalConfirmReceivedLocation`): the next checkpoint saves it, later walsender
+        // confirmations included (live rule `advance_leaves_slot_dirty`).
+        slot.confirm_received(read_to, candidate_restart);
         slot.persist(Persistence::Dirty);
     }
     out

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::lifecycle::{create_logical_slot, drop_slot, oldest_kept_segment, slots_required_lsn};
-use super::slot::{AdvanceError, Slot};
+use super::slot::{AdvanceError, RestartLanding, Slot};
 use super::wal::{CommitMode, Wal};
 use crate::Lsn;
 
@@ -251,10 +251,21 @@ impl Server {
         }
     }
 
-    /// `pg_replication_slot_advance(slot, target)`; returns `end_lsn`. See [`Slot::slot_advance`].
-    pub fn slot_advance(&mut self, target: Lsn, restart_moves: bool) -> Result<Lsn, AdvanceError> {
+    /// `pg_replication_slot_advance(slot, target)`; returns `end_lsn`. See [`Slot::slot_advance`];
+    /// `landing` picks among [`Slot::advance_restarts`].
+    pub fn slot_advance(
+        &mut self,
+        target: Lsn,
+        landing: RestartLanding,
+    ) -> Result<Lsn, AdvanceError> {
         let limit = self.advance_limit();
-        self.slot.slot_advance(target, limit, restart_moves)
+        let landings = self.slot.advance_restarts(target, limit);
+        let restart_after = match landing {
+            RestartLanding::Stays => None,
+            RestartLanding::Furthest => landings.last().copied(),
+            RestartLanding::Nearest => landings.first().copied(),
+        };
+        self.slot.slot_advance(target, limit, restart_after)
     }
 
     /// `CHECKPOINT` (or a restartpoint on a standby): saves the slot; on a primary the checkpoint
@@ -322,7 +333,9 @@ mod tests {
         assert!(other.restart_lsn > AT);
         // The connector's slot is the older: it holds the WAL for both.
         assert_eq!(server.required_lsn(), AT);
-        server.slot_advance(server.wal.flush, true).unwrap();
+        server
+            .slot_advance(server.wal.flush, RestartLanding::Furthest)
+            .unwrap();
         assert_eq!(server.required_lsn(), other.restart_lsn);
         let redo = server.wal.flush;
         assert_eq!(
@@ -354,8 +367,8 @@ mod tests {
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
         let flush = server.wal.flush;
         let other = server.other_slots[place].as_mut().unwrap();
-        other.slot_advance(flush, flush, false).unwrap();
-        server.slot.slot_advance(flush, flush, false).unwrap();
+        other.slot_advance(flush, flush, None).unwrap();
+        server.slot.slot_advance(flush, flush, None).unwrap();
         assert_eq!(server.required_lsn(), AT);
         server.crash_restart();
         assert_eq!(server.other_slots[place], Some(created));
@@ -387,7 +400,9 @@ mod tests {
         server.checkpoint();
         assert!(!server.checkpoint_has_work());
         // An advance that moved restart_lsn saved the slot itself; one that did not left work.
-        server.slot_advance(server.wal.flush, false).unwrap();
+        server
+            .slot_advance(server.wal.flush, RestartLanding::Stays)
+            .unwrap();
         assert!(server.checkpoint_has_work());
         server.checkpoint();
         assert!(!server.checkpoint_has_work());
@@ -421,7 +436,7 @@ mod tests {
         server.wal.commit_txn(730, 200, 46, 1, CommitMode::Sync);
         let flush = server.wal.flush;
         let other = server.other_slots[place].as_mut().unwrap();
-        other.slot_advance(flush, flush, false).unwrap();
+        other.slot_advance(flush, flush, None).unwrap();
         server.checkpoint();
         server.crash_restart();
         assert_eq!(server.other_slots[place].unwrap().confirmed_flush, flush);

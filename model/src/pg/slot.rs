@@ -51,6 +51,19 @@ impl fmt::Display for AdvanceError {
 
 impl std::error::Error for AdvanceError {}
 
+/// Which landing of [`Slot::advance_restarts`] an advance takes: PostgreSQL's choice, for a
+/// model that names it rather than an LSN.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum RestartLanding {
+    /// `restart_lsn` stays: no running-xacts record met, nothing saved.
+    Stays,
+    /// The furthest landing: past the old `confirmed_flush` when it can be (saved at `moveto`).
+    Furthest,
+    /// The nearest: the old `confirmed_flush`, when `restart_lsn` lagged behind it (saved with
+    /// the old `confirmed_flush`).
+    Nearest,
+}
+
 impl Slot {
     /// A slot at rest at `at`: `restart_lsn` and `confirmed_flush` have met there, and that is
     /// what is saved. The checked systems start from it.
@@ -106,16 +119,25 @@ impl Slot {
     ///    `moveto` and calls `logical.c:LogicalConfirmReceivedLocation(moveto)`, which never moves
     ///    `confirmed_flush` backwards; `end_lsn` is the slot's `confirmed_flush` afterwards.
     ///
-    /// Whether the advance saves the slot depends on WAL content the model does not track: the
-    /// caller chooses (`restart_moves`). Fast-forward decoding starts at `restart_lsn`; when it
-    /// meets an `xl_running_xacts` record, `LogicalConfirmReceivedLocation` may move `restart_lsn`
-    /// (or `catalog_xmin`) and then saves the slot at once (`ReplicationSlotMarkDirty` +
-    /// `ReplicationSlotSave`). Otherwise `pg_logical_replication_slot_advance` only marks the slot
-    /// dirty, and the new `confirmed_flush` is lost by a crash before the next checkpoint
-    /// (measured on PostgreSQL 15.20). This can happen even for a target equal to
-    /// `confirmed_flush` when `restart_lsn` lags behind it, which then saves a `confirmed_flush`
-    /// that was only in memory. The model puts a moved `restart_lsn` at `moveto`, the furthest it
-    /// can go (PostgreSQL uses the candidate found by decoding, usually earlier).
+    /// Whether the advance saves the slot, and with which `confirmed_flush`, depends on the
+    /// `xl_running_xacts` records its fast-forward decoding meets between `restart_lsn` and
+    /// `moveto`, which the model does not track: the caller passes where `restart_lsn` ends
+    /// (`restart_after`, PostgreSQL's choice; `None`, or a position not past `restart_lsn` or
+    /// past `moveto`: it stays). PostgreSQL 15 `logical.c:LogicalIncreaseRestartDecodingForSlot`,
+    /// offered each record by `snapbuild.c:SnapBuildProcessRunningXacts`:
+    /// - a record at or below the *old* `confirmed_flush` is applied at once, during decoding:
+    ///   `restart_lsn` moves to it and the slot is saved with the old `confirmed_flush`
+    ///   (`LogicalConfirmReceivedLocation(confirmed_flush)` → `ReplicationSlotSave`);
+    /// - the first record past it becomes the candidate, which the closing
+    ///   `LogicalConfirmReceivedLocation(moveto)` applies: `restart_lsn` moves to it and the slot
+    ///   is saved with `confirmed_flush = moveto`.
+    ///
+    /// So a `restart_after` at or below the old `confirmed_flush` saves `{old confirmed_flush,
+    /// restart_after}` and one past it saves `{moveto, restart_after}` (live rule
+    /// `advance_saves_old_confirmed_flush`); either way memory holds `moveto`. Without a move only
+    /// shared memory changes (the slot is marked dirty, [`crate::pg::DurableSlot::slot_advance`]),
+    /// so the new `confirmed_flush` is lost by a crash before the next checkpoint (measured on
+    /// PostgreSQL 15.20). [`Slot::advance_restarts`] lists the landings a checker explores.
     ///
     /// `confirmed_flush` never moves backwards here: the clamp-and-minimum check in step 3 sees to
     /// it whatever the minor release (the extra guard in `LogicalConfirmReceivedLocation` arrived
@@ -125,7 +147,7 @@ impl Slot {
         &mut self,
         target: Lsn,
         limit: Lsn,
-        restart_moves: bool,
+        restart_after: Option<Lsn>,
     ) -> Result<Lsn, AdvanceError> {
         if !target.is_valid() {
             return Err(AdvanceError::InvalidTarget);
@@ -137,20 +159,35 @@ impl Slot {
                 minimum: self.confirmed_flush,
             });
         }
+        let old = self.confirmed_flush;
         self.confirmed_flush = moveto;
-        if restart_moves && moveto > self.restart_lsn {
-            self.restart_lsn = moveto;
-            self.save();
+        if let Some(restart) = restart_after.filter(|&r| r > self.restart_lsn && r <= moveto) {
+            self.restart_lsn = restart;
+            self.saved = SavedSlot {
+                confirmed_flush: if restart <= old { old } else { moveto },
+                restart_lsn: restart,
+            };
         }
         debug_assert!(self.is_ordered(), "{self:?}");
         Ok(self.confirmed_flush)
     }
 
-    /// Whether an advance to `target` under `limit` succeeds with room for `restart_lsn` to move
-    /// (and the slot to be saved): `restart_lsn` lags behind where the advance ends.
-    pub fn restart_can_move(&self, target: Lsn, limit: Lsn) -> bool {
+    /// Where an advance to `target` under `limit` may leave `restart_lsn` when its decoding
+    /// meets running-xacts records, one representative per outcome of [`Slot::slot_advance`]:
+    /// the old `confirmed_flush` (a record at or below it, applied at once: saved with the old
+    /// `confirmed_flush`), when `restart_lsn` lags behind it; and `moveto` (a record past the old
+    /// `confirmed_flush`, the closing confirmation's candidate: saved at `moveto`), when `moveto`
+    /// is past both. In PostgreSQL the record lies before `moveto`; the model puts the candidate
+    /// at `moveto`, the furthest it can go. Empty when the advance fails or nothing can move.
+    pub fn advance_restarts(&self, target: Lsn, limit: Lsn) -> Vec<Lsn> {
         let moveto = target.min(limit);
-        target.is_valid() && moveto >= self.confirmed_flush && moveto > self.restart_lsn
+        if !target.is_valid() || moveto < self.confirmed_flush {
+            return Vec::new();
+        }
+        let at_old = (self.restart_lsn < self.confirmed_flush).then_some(self.confirmed_flush);
+        let past_old =
+            (moveto > self.confirmed_flush && moveto > self.restart_lsn).then_some(moveto);
+        at_old.into_iter().chain(past_old).collect()
     }
 
     /// Where an advance that clamped its target to `moveto` leaves `restart_lsn` when its
@@ -284,7 +321,7 @@ mod tests {
     fn advance_clamps_to_the_limit_and_returns_confirmed_flush() {
         let mut s = slot();
         let end_lsn = s
-            .slot_advance(CF.plus(0x3000), CF.plus(0x1000), false)
+            .slot_advance(CF.plus(0x3000), CF.plus(0x1000), None)
             .unwrap();
         assert_eq!(end_lsn, CF.plus(0x1000));
         assert_eq!(s.confirmed_flush, end_lsn);
@@ -294,7 +331,7 @@ mod tests {
     fn advance_within_the_limit_reaches_the_target() {
         let mut s = slot();
         assert_eq!(
-            s.slot_advance(CF.plus(0x1000), CF.plus(0x3000), false),
+            s.slot_advance(CF.plus(0x1000), CF.plus(0x3000), None),
             Ok(CF.plus(0x1000))
         );
     }
@@ -303,7 +340,7 @@ mod tests {
     fn target_below_confirmed_flush_is_an_error_and_changes_nothing() {
         let mut s = slot();
         let err = s
-            .slot_advance(CF.minus(8), CF.plus(0x1000), false)
+            .slot_advance(CF.minus(8), CF.plus(0x1000), None)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -316,7 +353,7 @@ mod tests {
     fn clamped_target_below_confirmed_flush_is_an_error() {
         let mut s = slot();
         let err = s
-            .slot_advance(CF.plus(0x1000), CF.minus(0x40), false)
+            .slot_advance(CF.plus(0x1000), CF.minus(0x40), None)
             .unwrap_err();
         assert_eq!(
             err,
@@ -330,20 +367,23 @@ mod tests {
     #[test]
     fn target_equal_to_confirmed_flush_is_a_no_op() {
         let mut s = slot();
-        assert!(!s.restart_can_move(CF, CF.plus(0x1000)));
-        assert_eq!(s.slot_advance(CF, CF.plus(0x1000), false), Ok(CF));
+        assert!(s.advance_restarts(CF, CF.plus(0x1000)).is_empty());
+        assert_eq!(s.slot_advance(CF, CF.plus(0x1000), None), Ok(CF));
         assert_eq!(s, slot());
     }
 
     #[test]
     fn equal_target_can_still_save_a_lagging_restart_lsn() {
         let mut s = slot();
-        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), None)
             .unwrap();
         assert_eq!(s.saved.confirmed_flush, CF);
-        assert!(s.restart_can_move(CF.plus(0x1000), CF.plus(0x1000)));
         assert_eq!(
-            s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), true),
+            s.advance_restarts(CF.plus(0x1000), CF.plus(0x1000)),
+            [CF.plus(0x1000)]
+        );
+        assert_eq!(
+            s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), Some(CF.plus(0x1000))),
             Ok(CF.plus(0x1000))
         );
         assert_eq!(s.saved.confirmed_flush, CF.plus(0x1000));
@@ -353,7 +393,7 @@ mod tests {
     fn invalid_target_is_an_error() {
         let mut s = slot();
         let err = s
-            .slot_advance(Lsn::INVALID, CF.plus(0x1000), false)
+            .slot_advance(Lsn::INVALID, CF.plus(0x1000), None)
             .unwrap_err();
         assert_eq!(err.to_string(), "invalid target WAL LSN");
         assert_eq!(s, slot());
@@ -363,7 +403,7 @@ mod tests {
     fn target_beyond_the_insert_pointer_is_clamped_without_error() {
         let mut s = slot();
         assert_eq!(
-            s.slot_advance(Lsn(u64::MAX), CF.plus(0x2000), false),
+            s.slot_advance(Lsn(u64::MAX), CF.plus(0x2000), None),
             Ok(CF.plus(0x2000))
         );
     }
@@ -371,7 +411,7 @@ mod tests {
     #[test]
     fn advance_without_restart_move_is_memory_only() {
         let mut s = slot();
-        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), None)
             .unwrap();
         assert_eq!(s.saved.confirmed_flush, CF);
         s.restore_saved();
@@ -381,7 +421,7 @@ mod tests {
     #[test]
     fn advance_that_moves_restart_lsn_is_saved_at_once() {
         let mut s = slot();
-        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), true)
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), Some(CF.plus(0x1000)))
             .unwrap();
         assert_eq!(s.saved.confirmed_flush, CF.plus(0x1000));
         s.restore_saved();
@@ -389,9 +429,60 @@ mod tests {
     }
 
     #[test]
+    fn a_restart_lsn_moved_at_or_below_the_old_confirmed_flush_saves_the_old_one() {
+        // The schedule live rule advance_saves_old_confirmed_flush drives: a first advance
+        // leaves restart_lsn behind confirmed_flush (a second running-xacts record below it was
+        // dropped while the first was the candidate); the second advance's decoding meets that
+        // record at or below the old confirmed_flush and applies it at once, saving the slot
+        // with the old confirmed_flush; nothing past it: a crash returns to the old one.
+        let mut s = slot();
+        let m1 = CF.plus(0x3000);
+        s.slot_advance(m1, m1, Some(CF.plus(0x1000))).unwrap();
+        assert_eq!(
+            s.saved,
+            SavedSlot {
+                confirmed_flush: m1,
+                restart_lsn: CF.plus(0x1000)
+            }
+        );
+        let m2 = CF.plus(0x5000);
+        assert_eq!(s.advance_restarts(m2, m2), [m1, m2]);
+        assert_eq!(s.slot_advance(m2, m2, Some(CF.plus(0x2000))), Ok(m2));
+        assert_eq!(s.confirmed_flush, m2);
+        assert_eq!(
+            s.saved,
+            SavedSlot {
+                confirmed_flush: m1,
+                restart_lsn: CF.plus(0x2000)
+            }
+        );
+        s.restore_saved();
+        assert_eq!(s.confirmed_flush, m1);
+    }
+
+    #[test]
+    fn a_restart_lsn_moved_past_the_old_confirmed_flush_saves_moveto() {
+        let mut s = slot();
+        let m = CF.plus(0x3000);
+        s.slot_advance(m, m, Some(CF.plus(0x2000))).unwrap();
+        assert_eq!(
+            s.saved,
+            SavedSlot {
+                confirmed_flush: m,
+                restart_lsn: CF.plus(0x2000)
+            }
+        );
+        // A landing outside (restart_lsn, moveto] moves nothing.
+        let mut t = slot();
+        t.slot_advance(m, m, Some(m.plus(8))).unwrap();
+        assert_eq!(t.saved, slot().saved);
+        assert_eq!(t.restart_lsn, CF);
+    }
+
+    #[test]
     fn checkpoint_saves_the_slot() {
         let mut s = slot();
-        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), false)
+        s.slot_advance(CF.plus(0x1000), CF.plus(0x1000), None)
             .unwrap();
         s.save();
         s.restore_saved();
@@ -410,12 +501,13 @@ mod quickchecks {
         /// target is below `confirmed_flush` (or the target is `0/0`); otherwise
         /// `end_lsn = confirmed_flush = max(confirmed_flush, min(target, limit))`.
         fn advance_contract(cf: u32, target: u32, limit: u32, restart_moves: bool) -> TestResult {
+            let restart_after = restart_moves.then_some(Lsn(target.min(limit).into()));
             let (cf, target, limit) = (Lsn(cf.into()), Lsn(target.into()), Lsn(limit.into()));
             if limit < cf {
                 return TestResult::discard(); // PostgreSQL keeps confirmed_flush <= flush/replay.
             }
             let mut slot = Slot::at_rest(cf);
-            let result = slot.slot_advance(target, limit, restart_moves);
+            let result = slot.slot_advance(target, limit, restart_after);
             let moveto = target.min(limit);
             let ok = match result {
                 Err(AdvanceError::InvalidTarget) => !target.is_valid(),

@@ -15,12 +15,14 @@ use crate::{Lsn, WalPosition};
 /// `IDENTIFY_SYSTEM`'s `xlogpos`.
 ///
 /// PostgreSQL 15 `walsender.c:IdentifySystem`: `GetFlushRecPtr()` on a primary,
-/// `GetStandbyFlushRecPtr()` (received or replayed, whichever is further) during recovery; the
-/// model's standby has received what the primary flushed.
+/// `GetStandbyFlushRecPtr()` during recovery: what the walreceiver received and flushed, or what
+/// was replayed if that is further. The model's standby has received what the primary flushed
+/// (its `flush`), so that is `max(flush, replay)`; live rule `identify_system_on_standby`, with
+/// replay paused.
 pub fn identify_system_xlogpos(server: &Server) -> Lsn {
     match server.role {
         Role::Primary => server.wal.flush,
-        Role::Standby => server.wal.replay,
+        Role::Standby => server.wal.flush.max(server.wal.replay),
     }
 }
 

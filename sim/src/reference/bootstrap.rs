@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use walcheck_model::pg::{AdvanceError, Server};
+use walcheck_model::pg::{AdvanceError, RestartLanding, Server};
 use walcheck_model::Lsn;
 
 /// What the bootstrap needs from PostgreSQL. Errors are the server's own, as text.
@@ -183,7 +183,7 @@ impl SlotApi for ModelSlot {
 
     fn slot_advance(&mut self, target: Lsn) -> Result<Lsn, String> {
         self.server
-            .slot_advance(target, false)
+            .slot_advance(target, RestartLanding::Stays)
             .map_err(|e: AdvanceError| e.to_string())
     }
 

@@ -3,7 +3,7 @@
 use super::*;
 use serde::{Deserialize, Serialize};
 use walcheck_model::olake::{BootStep, Connector, Phase};
-use walcheck_model::pg::{CommitMode, Role, Server, Wal};
+use walcheck_model::pg::{CommitMode, RestartLanding, Role, Server, Wal};
 use walcheck_model::Lsn;
 
 /// Where the quiet cluster's WAL and the slot start: `0/1000000`, page-aligned.
@@ -60,8 +60,13 @@ pub enum Action {
     /// The state file gets W0 ([`Connector::seed_state`]).
     SeedState,
     /// `pg_replication_slot_advance(slot, W0)`; `restart_moves` is PostgreSQL's choice of whether
-    /// `restart_lsn` moves (and the slot is saved) ([`Connector::advance`]).
+    /// `restart_lsn` moves (and the slot is saved), past the old `confirmed_flush` when it can
+    /// ([`Connector::advance`], [`RestartLanding::Furthest`]).
     Advance { restart_moves: bool },
+    /// The same advance with `restart_lsn` moved to a running-xacts record at or below the old
+    /// `confirmed_flush`, which it lagged behind: the slot is saved with the *old*
+    /// `confirmed_flush` ([`RestartLanding::Nearest`]; offered when the other landing exists too).
+    AdvanceSavesOld,
     /// PR #1084 gives up after its 30 s deadline ([`Connector::give_up_advance`]).
     AdvanceGiveUp,
     /// `StreamChanges`' `validateGlobalState` ([`Connector::validate`]).
@@ -74,6 +79,36 @@ pub enum Action {
     PgCrash,
     /// The crashed connector is restarted ([`Connector::start_next_run`]).
     Restart,
+}
+
+impl Action {
+    /// Where an advance action leaves `restart_lsn` ([`Server::slot_advance`]).
+    fn landing(self) -> RestartLanding {
+        match self {
+            Action::Advance {
+                restart_moves: true,
+            } => RestartLanding::Furthest,
+            Action::AdvanceSavesOld => RestartLanding::Nearest,
+            _ => RestartLanding::Stays,
+        }
+    }
+}
+
+/// The advances PostgreSQL may answer a `pg_replication_slot_advance(slot, w0)` with: `restart_lsn`
+/// stays, or moves to each landing of [`walcheck_model::pg::Slot::advance_restarts`].
+fn push_advances(actions: &mut Vec<Action>, server: &Server, w0: Lsn) {
+    actions.push(Action::Advance {
+        restart_moves: false,
+    });
+    let landings = server.slot.advance_restarts(w0, server.advance_limit());
+    if !landings.is_empty() {
+        actions.push(Action::Advance {
+            restart_moves: true,
+        });
+    }
+    if landings.len() > 1 {
+        actions.push(Action::AdvanceSavesOld);
+    }
 }
 
 /// The transitions of a configuration: its initial state, its enabled actions and what each
@@ -138,10 +173,11 @@ impl Config {
             Action::SeedState => state
                 .connector
                 .seed_state(self.variant, &mut state.state_file),
-            Action::Advance { restart_moves } => {
+            Action::Advance { .. } | Action::AdvanceSavesOld => {
+                let landing = action.landing();
                 state
                     .connector
-                    .advance(self.variant, &mut state.server, restart_moves)
+                    .advance(self.variant, &mut state.server, landing)
             }
             Action::AdvanceGiveUp => state.connector.give_up_advance(),
             Action::Validate => state.connector.validate(&state.server, state.state_file),
@@ -216,14 +252,7 @@ impl Config {
                 next: next @ (BootStep::Advance | BootStep::RetryAdvance),
                 w0,
             } => {
-                actions.push(Action::Advance {
-                    restart_moves: false,
-                });
-                if server.slot.restart_can_move(w0, server.advance_limit()) {
-                    actions.push(Action::Advance {
-                        restart_moves: true,
-                    });
-                }
+                push_advances(actions, server, w0);
                 if next == BootStep::RetryAdvance {
                     actions.push(Action::AdvanceGiveUp);
                 }

@@ -72,6 +72,9 @@ impl fmt::Display for Action {
             Action::Advance { restart_moves } => {
                 write!(f, "Advance{{restart_moves: {restart_moves}}}")
             }
+            Action::AdvanceSavesOld => {
+                write!(f, "Advance{{restart_moves: true, saved: old_confirmed_flush}}")
+            }
             Action::InsertWal { bytes } => write!(f, "InsertWal{{bytes: {bytes}}}"),
             Action::Commit { bytes, commit } => {
                 let commit = match commit {
