@@ -87,6 +87,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::advance_leaves_slot_dirty_rule,
     },
     Rule {
+        name: "get_changes_leaves_slot_dirty",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts (15): ReplicationSlotMarkDirty() after LogicalConfirmReceivedLocation, saved or not",
+        check: protocol::get_changes_leaves_slot_dirty_rule,
+    },
+    Rule {
         name: "identify_system_on_standby",
         source: "walsender.c:IdentifySystem, GetStandbyFlushRecPtr (15): received or replayed, whichever is further",
         check: identify_system_on_standby,

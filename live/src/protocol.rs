@@ -1059,6 +1059,77 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
     )
 }
 
+/// The same for `pg_logical_slot_get_changes` (here its binary twin, on a pgoutput slot): a
+/// `get` whose decoding reached a candidate `restart_lsn` saved the slot and still leaves it
+/// dirty (`logicalfuncs.c:pg_logical_slot_get_changes_guts`, 15: `ReplicationSlotMarkDirty()`
+/// after `LogicalConfirmReceivedLocation`), so the next CHECKPOINT saves a later walsender
+/// confirmation. The SQL call is not in the trace's vocabulary for pgoutput, so the rule holds
+/// the server to the model's functions without a replayed trace.
+pub fn get_changes_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it stops the server with -m immediate") {
+        return Ok(skip);
+    }
+    let mut session = Session::open_pgoutput(server, "walcheck_get_dirty")?;
+    let mut txns = three_txns(&mut session)?;
+    session.checkpoint()?;
+    txns.extend(three_txns(&mut session)?);
+    let mut model = DurableSlot::created(slot_now(&mut session)?);
+    let end_of_wal = session.observe()?.flush;
+    let slot_name = session.slot_name().to_owned();
+    let rows: i64 = session
+        .client()
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM pg_logical_slot_get_binary_changes($1, NULL, NULL,                  'proto_version', '1', 'publication_names', '{PUBLICATION}')"
+            ),
+            &[&slot_name],
+        )
+        .map_err(|e| format!("pg_logical_slot_get_binary_changes: {}", pg_message(&e)))?
+        .get(0);
+    let (cf, restart) = session.slot_lsns()?;
+    ensure(restart != model.slot.restart_lsn, || {
+        format!("the get (to {cf}) did not move restart_lsn: no running-xacts record met")
+    })?;
+    get_changes(
+        &mut model,
+        &txns,
+        end_of_wal,
+        request(None, None, true),
+        Some(restart),
+        |t| t.published_rows,
+    );
+    ensure(model.slot.confirmed_flush == cf, || {
+        format!(
+            "get: confirmed_flush {cf}, the model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    txns.extend(three_txns(&mut session)?);
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let confirmed = txns[txns.len() - 1].end_lsn;
+    let sent = update(confirmed, confirmed, confirmed);
+    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply(&mut model, &sent, candidate);
+    stop_stream(&mut session, streamed)?;
+    session.checkpoint()?;
+    model.checkpoint();
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "get to {cf} ({rows} messages; restart_lsn to {restart}, saved), confirmed              {confirmed} (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush              {after}, the model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    Ok(Outcome::Pass {
+        detail: format!(
+            "get to {cf} moved restart_lsn to {restart} and saved; confirmed {confirmed}              (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
+        ),
+        trace: None,
+    })
+}
+
 /// A CHECKPOINT logs a running-xacts record, which the walsender decodes into a candidate
 /// `restart_lsn` (the record's start, found with `pg_waldump`: [`candidate_restart`]). A status
 /// update whose flush falls short of it changes memory only; one that reaches it moves

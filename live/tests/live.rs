@@ -132,6 +132,15 @@ fn advance_leaves_slot_dirty() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn get_changes_leaves_slot_dirty() {
+    check_rule("get_changes_leaves_slot_dirty");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn identify_system_on_standby() {
     check_rule("identify_system_on_standby");
 }
