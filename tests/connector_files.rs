@@ -554,3 +554,60 @@ fn a_file_past_the_property_limit_is_a_located_error() {
     );
     assert!(stderr.contains("properties-60-own.wal:73:8"), "{stderr}");
 }
+
+/// PostgreSQL's choice in a second advance when the first left `restart_lsn` behind
+/// `confirmed_flush`: decoding meets a running-xacts record at or below the old
+/// `confirmed_flush` and saves the slot with it (`Slot::slot_advance`; live rule
+/// `advance_saves_old_confirmed_flush`). Pinned step by step: before that rule was modelled the
+/// saved copy could only be the first advance's start or the second's end, and this property held.
+#[test]
+fn a_second_advance_can_save_the_slot_with_the_old_confirmed_flush() {
+    let file = scratch_file(
+        "advance-saves-old.wal",
+        "walcheck 1\nconnector \"two advances\"\nenv transactions = 2\nenv pg_crashes = 0\n\
+         env connector_crashes = 0\nenv runs = 1\nvolatile x: lsn = none\n\
+         volatile end1: lsn = none\nevery run {\n  w1: x = pg_current_wal_lsn()\n  \
+         a1: end1 = pg_replication_slot_advance(x).end_lsn\n  w2: x = pg_current_wal_lsn()\n  \
+         a2: pg_replication_slot_advance(x)\n}\nalways never-saved-at-the-old: not (end1 != none \
+         and end1 > 0/1000000 and slot.confirmed_flush > end1 and slot.saved_confirmed_flush == \
+         end1 and slot.restart_lsn == end1)\n",
+    );
+    let out = "target/tmp-connector-files/out-advance-saves-old";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "never-saved-at-the-old");
+    assert_eq!((verdict.as_str(), *steps), ("violated", Some(8)));
+    let output = walcheck(&["check", &file, "--out", out]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("never-saved-at-the-old violated"))
+        .skip_while(|l| !l.starts_with("#  action"))
+        .take(10)
+        .collect();
+    let actions: Vec<String> = table[1..]
+        .iter()
+        .map(|l| {
+            l.split("  ")
+                .filter(|c| !c.is_empty())
+                .nth(1)
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "(initial state)",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "w1",
+            "a1",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "w2",
+            "a2 [restart_lsn moves, saved at the old confirmed_flush]",
+        ],
+        "{stdout}"
+    );
+}
