@@ -59,12 +59,14 @@
 //! whatever WAL follows, and NULL again after a `CleanRestart`.
 //!
 //! `Checkpoint` saves the slot only when it is dirty (an advance or a SQL `get` made it so; a
-//! status update does not).
+//! status update does not). The header's `server_version_num` picks the release's rules where
+//! they differ ([`PgVersion`]): a status update moving `confirmed_flush` back before 15.14, the
+//! shutdown checkpoint of a `CleanRestart` saving a moved `confirmed_flush` from 17.
 
 use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
-use walcheck_model::pg::stream::process_standby_reply;
+use walcheck_model::pg::stream::process_standby_reply_on;
 use walcheck_model::pg::{
-    advance_read_end, advance_waits, CommitMode, DurableSlot, Role, Server, SqlDecode,
+    advance_read_end, advance_waits, CommitMode, DurableSlot, PgVersion, Role, Server, SqlDecode,
     StandbyStatusUpdate, Txn, Walsender,
 };
 use walcheck_model::Lsn;
@@ -93,6 +95,9 @@ struct LiveState {
     sent: String,
     /// The rows the last SQL decoding step returned.
     rows: u32,
+    /// The server's release (the header's `server_version_num`; 15.18 when absent): the rules
+    /// that differ between releases follow it ([`PgVersion`]).
+    version: PgVersion,
 }
 
 impl LiveState {
@@ -442,7 +447,7 @@ fn protocol_step(
             };
             let candidate = optional::<Lsn>(&args, "candidate_restart").map_err(bad)?;
             let mut slot = state.durable();
-            process_standby_reply(&mut slot, &update, candidate);
+            process_standby_reply_on(state.version, &mut slot, &update, candidate);
             state.set_durable(slot);
         }
         "SqlDecode" => {
@@ -467,7 +472,7 @@ fn protocol_step(
         }
         "CleanRestart" => {
             let mut slot = state.durable();
-            slot.clean_restart();
+            slot.clean_restart_on(state.version);
             state.set_durable(slot);
             state.server.wal.clean_restart();
             state.sender = None;
@@ -504,6 +509,12 @@ fn initial(trace: &Trace) -> Result<LiveState, String> {
         sender: None,
         sent: String::new(),
         rows: 0,
+        version: trace
+            .header
+            .config
+            .get("server_version_num")
+            .and_then(|v| v.parse().ok())
+            .map_or(PgVersion::DEBIAN_15, PgVersion),
     })
 }
 

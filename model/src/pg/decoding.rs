@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::slot::{AdvanceError, Slot};
 use super::txn::Txn;
+use super::version::PgVersion;
 use crate::{Lsn, WalPosition};
 
 /// Where decoding starts for a requested position.
@@ -123,7 +124,23 @@ impl DurableSlot {
     /// The candidate depends on WAL the model does not track: the caller passes it
     /// (`candidate_restart`, the `restart_lsn` PostgreSQL moves to, as observed).
     pub fn confirm_received(&mut self, lsn: Lsn, candidate_restart: Option<Lsn>) -> Persistence {
-        self.slot.confirmed_flush = confirmed_flush_after(self.slot.confirmed_flush, lsn);
+        self.confirm_received_on(PgVersion::DEBIAN_15, lsn, candidate_restart)
+    }
+
+    /// [`DurableSlot::confirm_received`] on `version`: before the August 2025 minors
+    /// ([`PgVersion::confirms_forward_only`]) `confirmed_flush` becomes `lsn` even when that is
+    /// behind it, also behind the saved copy.
+    pub fn confirm_received_on(
+        &mut self,
+        version: PgVersion,
+        lsn: Lsn,
+        candidate_restart: Option<Lsn>,
+    ) -> Persistence {
+        self.slot.confirmed_flush = if version.confirms_forward_only() {
+            confirmed_flush_after(self.slot.confirmed_flush, lsn)
+        } else {
+            lsn
+        };
         let how = match candidate_restart {
             Some(restart) if restart <= self.slot.confirmed_flush => {
                 self.slot.restart_lsn = self.slot.restart_lsn.max(restart);
@@ -131,7 +148,10 @@ impl DurableSlot {
             }
             _ => Persistence::MemoryOnly,
         };
-        debug_assert!(self.slot.is_ordered(), "{self:?}");
+        debug_assert!(
+            self.slot.is_ordered() || !version.confirms_forward_only(),
+            "{self:?}"
+        );
         self.persist(how)
     }
 
@@ -169,6 +189,19 @@ impl DurableSlot {
     /// PostgreSQL 15 `xlog.c:ShutdownXLOG` → `CreateCheckPoint(CHECKPOINT_IS_SHUTDOWN)` →
     /// `CheckPointReplicationSlots`; then `slot.c:StartupReplicationSlots`.
     pub fn clean_restart(&mut self) {
+        self.clean_restart_on(PgVersion::DEBIAN_15);
+    }
+
+    /// [`DurableSlot::clean_restart`] on `version`: from 17 the shutdown checkpoint also saves a
+    /// slot whose `confirmed_flush` moved past its saved copy, dirty or not
+    /// ([`PgVersion::saves_confirmed_flush_at_shutdown`]; PostgreSQL 17
+    /// `slot.c:CheckPointReplicationSlots(is_shutdown)`).
+    pub fn clean_restart_on(&mut self, version: PgVersion) {
+        if version.saves_confirmed_flush_at_shutdown()
+            && self.slot.confirmed_flush > self.slot.saved.confirmed_flush
+        {
+            self.dirty = true;
+        }
         self.checkpoint();
         self.slot.restore_saved();
     }

@@ -9,6 +9,7 @@ pub mod server;
 pub mod slot;
 pub mod stream;
 pub mod txn;
+pub mod version;
 pub mod wal;
 
 pub use decoding::{DurableSlot, Persistence, SqlChanges, SqlDecode};
@@ -16,4 +17,5 @@ pub use server::{Role, Server, WalFunctionError};
 pub use slot::{advance_read_end, advance_waits, AdvanceError, RestartLanding, SavedSlot, Slot};
 pub use stream::{Keepalive, PgOutput, StandbyStatusUpdate, Walsender, XLogData};
 pub use txn::Txn;
+pub use version::PgVersion;
 pub use wal::{CommitMode, Wal};

@@ -10,6 +10,7 @@ use super::decoding::{
 use super::server::{Role, Server};
 use super::slot::Slot;
 use super::txn::Txn;
+use super::version::PgVersion;
 use crate::{Lsn, WalPosition};
 
 /// `IDENTIFY_SYSTEM`'s `xlogpos`.
@@ -292,8 +293,18 @@ pub fn process_standby_reply(
     update: &StandbyStatusUpdate,
     candidate_restart: Option<Lsn>,
 ) -> Persistence {
+    process_standby_reply_on(PgVersion::DEBIAN_15, slot, update, candidate_restart)
+}
+
+/// [`process_standby_reply`] on `version` ([`DurableSlot::confirm_received_on`]).
+pub fn process_standby_reply_on(
+    version: PgVersion,
+    slot: &mut DurableSlot,
+    update: &StandbyStatusUpdate,
+    candidate_restart: Option<Lsn>,
+) -> Persistence {
     match reply_confirms(update) {
-        Some(flush) => slot.confirm_received(flush, candidate_restart),
+        Some(flush) => slot.confirm_received_on(version, flush, candidate_restart),
         None => Persistence::MemoryOnly,
     }
 }
