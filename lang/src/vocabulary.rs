@@ -305,7 +305,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most before a transaction it could send; once caught up it sends keepalives for ever (none when 0)"),
     knob("call_failures", "0", Domain::Range(0, 3), "calls that fail at most: a SQL call, the replication protocol's, backfill or destination.commit fails before taking effect, or times out after it"),
     knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
-    knob("pg_version", "15", Domain::Range(15, 17), "PostgreSQL major version (15 is the one confirmed live)"),
+    knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md)"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
 ];
 
