@@ -14,6 +14,7 @@ pub mod replication;
 mod rules;
 pub mod server;
 pub mod session;
+pub mod wal_reader;
 pub mod waldump;
 
 pub use conformance::{Outcome, Rule, RULES};
