@@ -13,6 +13,8 @@ use walcheck_model::Lsn;
 
 use crate::pg_error::pg_message;
 use crate::replication::application_name;
+pub use crate::versions::find_bindir;
+use crate::versions::pg_command;
 pub use crate::wal_reader::WalReader;
 
 /// How long `pg_ctl` may wait for a start or a stop, in seconds.
@@ -21,46 +23,6 @@ const PG_CTL_TIMEOUT_S: u64 = 30;
 const CONNECT_TIMEOUT_S: u64 = 10;
 /// Every statement of a live test is cancelled after this long, in milliseconds.
 const STATEMENT_TIMEOUT_MS: u64 = 30_000;
-
-/// Where PostgreSQL's binaries are, or why they were not found.
-///
-/// `WALCHECK_PG_BINDIR` first, then `pg_config --bindir`, then Debian's layout
-/// (`/usr/lib/postgresql/<major>/bin`, the highest major with an `initdb`).
-pub fn find_bindir() -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os("WALCHECK_PG_BINDIR") {
-        let dir = PathBuf::from(dir);
-        return if dir.join("initdb").is_file() {
-            Ok(dir)
-        } else {
-            Err(format!(
-                "WALCHECK_PG_BINDIR={} has no initdb",
-                dir.display()
-            ))
-        };
-    }
-    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
-        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        if out.status.success() && dir.join("initdb").is_file() {
-            return Ok(dir);
-        }
-    }
-    let mut majors: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
-            let bin = e.path().join("bin");
-            bin.join("initdb").is_file().then_some((major, bin))
-        })
-        .collect();
-    majors.sort();
-    majors.pop().map(|(_, bin)| bin).ok_or_else(|| {
-        "no PostgreSQL binaries: no pg_config on PATH and no /usr/lib/postgresql/*/bin/initdb \
-         (install postgresql, or set WALCHECK_PG_BINDIR)"
-            .to_owned()
-    })
-}
 
 /// Whether a missing PostgreSQL must fail the live tests (`WALCHECK_REQUIRE_PG=1`, set by CI).
 pub fn pg_required() -> bool {
@@ -832,23 +794,6 @@ impl Drop for PgServer {
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
-}
-
-/// A PostgreSQL client program of `bindir` (`pg_ctl`, `pg_waldump`, `pg_controldata`), run as
-/// the `postgres` user when walcheck runs as root, from the temporary folder, with no input.
-pub(crate) fn pg_command(bindir: &Path, as_postgres: bool, program: &str) -> Command {
-    let binary = bindir.join(program);
-    let mut command = if as_postgres {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(&binary);
-        c
-    } else {
-        Command::new(&binary)
-    };
-    command
-        .current_dir(std::env::temp_dir())
-        .stdin(std::process::Stdio::null());
-    command
 }
 
 fn path_str(path: &Path) -> Result<&str, String> {

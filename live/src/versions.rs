@@ -1,5 +1,6 @@
-//! Which PostgreSQL binaries run a throwaway server of a given version: `walcheck live
-//! --pg-version 16` (a major: its highest minor installed) or `--pg-version 15.12` (that minor).
+//! PostgreSQL's binaries: the default ones ([`find_bindir`]), those of a given version (`walcheck
+//! live --pg-version 16`, a major: its highest minor installed; `--pg-version 15.12`, that minor),
+//! and how their programs run ([`pg_command`]).
 //!
 //! Looked for among Debian's `/usr/lib/postgresql/<major>/bin`, `pg_config --bindir`,
 //! `WALCHECK_PG_BINDIR`, and each `*/bin` of the versions folder that `.ci/pg-versions` fills
@@ -80,6 +81,63 @@ impl Installed {
     }
 }
 
+/// Where PostgreSQL's binaries are, or why they were not found.
+///
+/// `WALCHECK_PG_BINDIR` first, then `pg_config --bindir`, then Debian's layout
+/// (`/usr/lib/postgresql/<major>/bin`, the highest major with an `initdb`).
+pub fn find_bindir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("WALCHECK_PG_BINDIR") {
+        let dir = PathBuf::from(dir);
+        return if dir.join("initdb").is_file() {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "WALCHECK_PG_BINDIR={} has no initdb",
+                dir.display()
+            ))
+        };
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && dir.join("initdb").is_file() {
+            return Ok(dir);
+        }
+    }
+    let mut majors: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((major, bin))
+        })
+        .collect();
+    majors.sort();
+    majors.pop().map(|(_, bin)| bin).ok_or_else(|| {
+        "no PostgreSQL binaries: no pg_config on PATH and no /usr/lib/postgresql/*/bin/initdb \
+         (install postgresql, or set WALCHECK_PG_BINDIR)"
+            .to_owned()
+    })
+}
+
+/// A PostgreSQL client program of `bindir` (`pg_ctl`, `pg_waldump`, `pg_controldata`), run as
+/// the `postgres` user when walcheck runs as root, from the temporary folder, with no input.
+pub(crate) fn pg_command(bindir: &Path, as_postgres: bool, program: &str) -> Command {
+    let binary = bindir.join(program);
+    let mut command = if as_postgres {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(&binary);
+        c
+    } else {
+        Command::new(&binary)
+    };
+    command
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null());
+    command
+}
+
 /// The folders the versions installed by `.ci/pg-versions` may be in: `$WALCHECK_PG_VERSIONS_DIR`
 /// alone when set; else `target/pg` of the current folder and of each `target` folder the running
 /// program lies in (`target/release/walcheck`, a test's `target/debug/deps/…`).
@@ -117,7 +175,7 @@ pub fn bindir_version(bindir: &Path) -> Option<(u32, u32)> {
 /// `WALCHECK_PG_BINDIR`), each once, by version.
 pub fn installed() -> Vec<Installed> {
     let mut bindirs: Vec<PathBuf> = Vec::new();
-    if let Ok(dir) = crate::server::find_bindir() {
+    if let Ok(dir) = find_bindir() {
         bindirs.push(dir);
     }
     let subfolders = |dir: &Path| -> Vec<PathBuf> {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use walcheck_model::Lsn;
 
 use crate::pg_error::pg_message;
-use crate::server::pg_command;
+use crate::versions::pg_command;
 
 /// How a [`WalReader`] reads the WAL.
 #[derive(Clone, Debug)]
