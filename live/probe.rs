@@ -87,3 +87,39 @@ pub fn postgres() {
     }
     skip_cfg("no_postgres", initdb.is_some(), "WALCHECK_REQUIRE_PG");
 }
+
+/// The versions `.ci/pg-versions` installs, as live/tests/live.rs runs every rule on each: the
+/// cfg set when a version is missing, its folder under the versions folder, and its major (also
+/// found in Debian's `/usr/lib/postgresql/<major>/bin`, except for a minor).
+pub const PG_VERSIONS: &[(&str, &str, Option<u32>)] = &[
+    ("no_pg15_12", "15.12", None),
+    ("no_pg16", "16", Some(16)),
+    ("no_pg17", "17", Some(17)),
+    ("no_pg18", "18", Some(18)),
+];
+
+/// Sets each of [`PG_VERSIONS`]' cfgs when that version's `initdb` is not where
+/// `walcheck_live::versions` looks (`WALCHECK_PG_VERSIONS_DIR`, else the workspace's
+/// `target/pg`; Debian's folder of the major) and `WALCHECK_REQUIRE_PG=1` is not set. The
+/// versions folder is watched when it exists (installing into it later reruns this).
+#[allow(dead_code)] // live/build.rs's, not the root package's
+pub fn pg_versions() {
+    println!("cargo::rerun-if-env-changed=WALCHECK_PG_VERSIONS_DIR");
+    let dir = std::env::var_os("WALCHECK_PG_VERSIONS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let manifest =
+                PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+            manifest.parent().unwrap_or(&manifest).join("target/pg")
+        });
+    if dir.is_dir() {
+        println!("cargo::rerun-if-changed={}", dir.display());
+    }
+    for (cfg, name, major) in PG_VERSIONS {
+        let found = dir.join(name).join("bin/initdb").is_file()
+            || major.is_some_and(|m| {
+                Path::new(&format!("/usr/lib/postgresql/{m}/bin/initdb")).is_file()
+            });
+        skip_cfg(cfg, found, "WALCHECK_REQUIRE_PG");
+    }
+}

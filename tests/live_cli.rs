@@ -59,6 +59,17 @@ fn live_rejects_bad_input_in_one_line() {
         &["live", "ladder", "--attempts", "0"],
         &["live", "ladder", "--ladder", "sideways"],
         &["live", "ladder", "--level-ms", "-5"],
+        &["live", "conformance", "--pg-version", "sixteen"],
+        &["live", "conformance", "--pg-version", "16.99"],
+        &["live", "ladder", "--pg-bindir", "/nonexistent/bin"],
+        &[
+            "live",
+            "conformance",
+            "--pg-version",
+            "16",
+            "--pg-url",
+            "postgresql://postgres@127.0.0.1:5432/postgres",
+        ],
         &["live", "sideways"],
         // Not taken for a missing top-level command.
         &["live"],
@@ -91,6 +102,14 @@ fn live_rejects_bad_input_in_one_line() {
         (
             &["live", "conformance", "--trace-out", "/proc/walcheck-nope"],
             "cannot create /proc/walcheck-nope",
+        ),
+        (
+            &["live", "conformance", "--pg-version", "16.99"],
+            "no PostgreSQL 16.99 binaries (found: ",
+        ),
+        (
+            &["live", "conformance", "--pg-bindir", "/nonexistent/bin"],
+            "--pg-bindir /nonexistent/bin: no initdb and pg_ctl there",
         ),
     ] {
         let (code, _, stderr) = walcheck(args);

@@ -982,7 +982,10 @@ pub struct RuleRun {
 /// Runs `rule` on `server`; a failure keeps the observed trace of the session it ended.
 pub fn run_rule(rule: &'static Rule, server: &PgServer) -> RuleRun {
     crate::session::forget_last_trace();
-    let result = (rule.check)(server);
+    let result = match crate::versions::version_skip(rule.name, server.version_num()) {
+        Some(reason) => Ok(Outcome::Skip { reason }),
+        None => (rule.check)(server),
+    };
     // The rule's own message goes with its trace, which says `violated`.
     let failed_trace = result.as_ref().err().and_then(|e| {
         let mut trace = crate::session::take_last_trace(rule.name)?;

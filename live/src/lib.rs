@@ -14,7 +14,10 @@ pub mod replication;
 mod rules;
 pub mod server;
 pub mod session;
+pub mod versions;
+pub mod wal_reader;
 pub mod waldump;
 
 pub use conformance::{Outcome, Rule, RULES};
 pub use server::{find_bindir, pg_required, PgServer};
+pub use versions::{find_version_bindir, PgVersion};

@@ -1324,6 +1324,9 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     let mut sender = streamed.sender;
     let (asked, ended) = stop_replying(server, &mut streamed.client)?;
     let wal_end = asked.ok_or("the stopping walsender sent no keepalive requesting a reply")?;
+    // The WAL is read with the server started again (pg_walinspect, where the binaries have no
+    // pg_waldump, needs it running): a start after a clean stop logs nothing before its end.
+    server.start()?;
     read_to_shutdown_checkpoint(server, &mut sender, &txns)?;
     let predicted = sender.at_shutdown(Lsn::INVALID, Lsn::INVALID);
     let reply = update(wal_end, wal_end, wal_end);
@@ -1331,7 +1334,7 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     // The bgwriter logs a running-xacts record every 15 s of WAL activity
     // (bgwriter.c:LOG_SNAPSHOT_INTERVAL_MS): one the walsender decoded before the stop gives the
     // slot a candidate restart_lsn, and a reply reaching it saves the slot. Whether one landed
-    // is read from the WAL (the server is stopped: its files are complete).
+    // is read from the WAL (up to the shutdown checkpoint, complete).
     let (_, candidate) = candidate_in_wal(server, &slot, wal_end)?;
     let candidate = candidate.filter(|c| *c < wal_end);
     session.record(
@@ -1430,8 +1433,8 @@ fn stop_replying(
 /// stopping walsender first reads every record flushed before the shutdown checkpoint
 /// (walsender.c:WalSndDone waits for WalSndCaughtUp; xlog.c:ShutdownXLOG writes the checkpoint
 /// only after WalSndWaitStopping). Records other backends logged after the stream was last read
-/// (the bgwriter's running-xacts record) are read from the stopped server's WAL, and the model's
-/// walsender reads them too.
+/// (the bgwriter's running-xacts record) are read from the WAL up to that checkpoint, and the
+/// model's walsender reads them too.
 fn read_to_shutdown_checkpoint(
     server: &PgServer,
     sender: &mut Walsender,

@@ -13,6 +13,9 @@ use walcheck_model::Lsn;
 
 use crate::pg_error::pg_message;
 use crate::replication::application_name;
+pub use crate::versions::find_bindir;
+use crate::versions::pg_command;
+pub use crate::wal_reader::WalReader;
 
 /// How long `pg_ctl` may wait for a start or a stop, in seconds.
 const PG_CTL_TIMEOUT_S: u64 = 30;
@@ -20,46 +23,6 @@ const PG_CTL_TIMEOUT_S: u64 = 30;
 const CONNECT_TIMEOUT_S: u64 = 10;
 /// Every statement of a live test is cancelled after this long, in milliseconds.
 const STATEMENT_TIMEOUT_MS: u64 = 30_000;
-
-/// Where PostgreSQL's binaries are, or why they were not found.
-///
-/// `WALCHECK_PG_BINDIR` first, then `pg_config --bindir`, then Debian's layout
-/// (`/usr/lib/postgresql/<major>/bin`, the highest major with an `initdb`).
-pub fn find_bindir() -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os("WALCHECK_PG_BINDIR") {
-        let dir = PathBuf::from(dir);
-        return if dir.join("initdb").is_file() {
-            Ok(dir)
-        } else {
-            Err(format!(
-                "WALCHECK_PG_BINDIR={} has no initdb",
-                dir.display()
-            ))
-        };
-    }
-    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
-        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        if out.status.success() && dir.join("initdb").is_file() {
-            return Ok(dir);
-        }
-    }
-    let mut majors: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
-            let bin = e.path().join("bin");
-            bin.join("initdb").is_file().then_some((major, bin))
-        })
-        .collect();
-    majors.sort();
-    majors.pop().map(|(_, bin)| bin).ok_or_else(|| {
-        "no PostgreSQL binaries: no pg_config on PATH and no /usr/lib/postgresql/*/bin/initdb \
-         (install postgresql, or set WALCHECK_PG_BINDIR)"
-            .to_owned()
-    })
-}
 
 /// Whether a missing PostgreSQL must fail the live tests (`WALCHECK_REQUIRE_PG=1`, set by CI).
 pub fn pg_required() -> bool {
@@ -313,12 +276,33 @@ impl PgServer {
         )?;
         server.start()?;
         server.version_num = server.query_version()?;
+        if !server.has_waldump() {
+            // Where the binaries have no pg_waldump the WAL is read through pg_walinspect
+            // (`WalReader`): created now, before any rule logs WAL it looks for.
+            server
+                .connect()?
+                .batch_execute(&format!(
+                    "CREATE EXTENSION {}",
+                    crate::wal_reader::WALINSPECT
+                ))
+                .map_err(|e| {
+                    format!(
+                        "CREATE EXTENSION {} (reading the WAL without pg_waldump): {}",
+                        crate::wal_reader::WALINSPECT,
+                        pg_message(&e)
+                    )
+                })?;
+        }
         Ok(server)
     }
 
     /// A hot standby of `primary` on its own port: `pg_basebackup -R -X stream` from the primary,
-    /// then started.
+    /// then started; where the binaries have no `pg_basebackup`, a copy of the primary's data
+    /// folder stopped cleanly ([`PgServer::start_standby_by_copy`]).
     pub fn start_standby(primary: &PgServer) -> Result<PgServer, String> {
+        if !primary.bindir.join("pg_basebackup").is_file() {
+            return PgServer::start_standby_by_copy(primary);
+        }
         let mut server = PgServer::prepare(&primary.bindir, "standby")?;
         let data = server.data_dir();
         let port = primary.port.to_string();
@@ -346,6 +330,79 @@ impl PgServer {
         Ok(server)
     }
 
+    /// A hot standby of `primary` without `pg_basebackup`: the primary stopped cleanly (`-m
+    /// fast`), its data folder copied, the primary started again; the copy, without the
+    /// primary's slots (`pg_replslot`, which `pg_basebackup` leaves out too), gets
+    /// `standby.signal` and a `primary_conninfo` to stream from the primary, and is started.
+    ///
+    /// PostgreSQL 15 `xlogrecovery.c:InitWalRecovery` enters standby mode when `standby.signal`
+    /// is there, replays from the copy's last (shutdown) checkpoint, and
+    /// `walreceiver.c:WalReceiverMain` streams the rest from `primary_conninfo`.
+    fn start_standby_by_copy(primary: &PgServer) -> Result<PgServer, String> {
+        let mut server = PgServer::prepare(&primary.bindir, "standby")?;
+        let data = server.data_dir();
+        primary.stop("fast")?;
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(primary.data_dir())
+            .arg(&data)
+            .output();
+        // The primary runs again whatever the copy did.
+        primary.start()?;
+        match copied {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                return Err(format!(
+                    "copy the primary's data folder: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+            Err(e) => return Err(format!("copy the primary's data folder: {e}")),
+        }
+        let slots = data.join("pg_replslot");
+        for slot in std::fs::read_dir(&slots).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir_all(slot.path());
+        }
+        let conninfo = format!(
+            "\nprimary_conninfo = 'host=127.0.0.1 port={} user=postgres application_name=walcheck_standby'\n",
+            primary.port
+        );
+        let written = std::fs::write(data.join("standby.signal"), b"").and_then(|()| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("postgresql.auto.conf"))?
+                .write_all(conninfo.as_bytes())
+        });
+        written.map_err(|e| format!("make {} a standby: {e}", data.display()))?;
+        server.own_root()?;
+        server.start()?;
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    /// When the server runs as the `postgres` user: its directory and everything in it made
+    /// that user's.
+    fn own_root(&self) -> Result<(), String> {
+        if !self.as_postgres {
+            return Ok(());
+        }
+        let out = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&self.root)
+            .output()
+            .map_err(|e| format!("chown: {}", pg_message(&e)))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "chown postgres {}: {}",
+                self.root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
     fn prepare(bindir: &Path, prefix: &str) -> Result<PgServer, String> {
         let root = fresh_dir(prefix);
         std::fs::create_dir_all(root.join("sock"))
@@ -367,18 +424,7 @@ impl PgServer {
         }
         if server.as_postgres {
             // initdb refuses to run as root: the server runs as the postgres user.
-            let out = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&server.root)
-                .output()
-                .map_err(|e| format!("chown: {}", pg_message(&e)))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "chown postgres {}: {}",
-                    server.root.display(),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
+            server.own_root()?;
             // The postgres user must reach the directory (a TMPDIR under /root would not do).
             let reachable = Command::new("runuser")
                 .args(["-u", "postgres", "--", "test", "-w"])
@@ -517,6 +563,11 @@ impl PgServer {
         &self.root
     }
 
+    /// Whether its postmaster runs.
+    pub fn is_running(&self) -> bool {
+        self.postmaster_pid().is_some_and(process_alive)
+    }
+
     /// The postmaster's process id, from `postmaster.pid`, while it runs.
     pub fn postmaster_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.data_dir().join("postmaster.pid")).ok()?;
@@ -559,22 +610,36 @@ impl PgServer {
             .map_err(|e| format!("connect to {dbname} on 127.0.0.1:{}: {e}", self.port))
     }
 
-    /// `pg_waldump` of the records starting in `start..end` of a throwaway server's WAL (`end`
-    /// at or below the flush pointer), as it prints them.
+    /// The records starting in `start..end` of a throwaway server's WAL (`end` at or below the
+    /// flush pointer), as `pg_waldump` prints them ([`WalReader::waldump`]).
     pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
         self.wal_reader()
-            .ok_or_else(|| "pg_waldump needs a throwaway server, not --pg-url".to_owned())?
+            .ok_or_else(|| "reading the WAL needs a throwaway server, not --pg-url".to_owned())?
             .waldump(start, end)
     }
 
-    /// What runs `pg_waldump` on this server's WAL: a throwaway server's only (a `--pg-url`
-    /// server's files are not ours to read).
+    /// What reads this server's WAL: `pg_waldump` where the binaries have it, else
+    /// `pg_walinspect` ([`WalReader`]); a throwaway server's only (a `--pg-url` server's files
+    /// are not ours to read, nor its extensions ours to create).
     pub fn wal_reader(&self) -> Option<WalReader> {
-        self.is_throwaway().then(|| WalReader {
-            bindir: self.bindir.clone(),
-            wal_dir: self.data_dir().join("pg_wal"),
-            as_postgres: self.as_postgres,
+        if !self.is_throwaway() {
+            return None;
+        }
+        Some(if self.has_waldump() {
+            WalReader::waldump_of(
+                self.bindir.clone(),
+                self.data_dir().join("pg_wal"),
+                self.as_postgres,
+            )
+        } else {
+            WalReader::walinspect(self.port)
         })
+    }
+
+    /// Whether its binaries have `pg_waldump` (Debian's do; the relocatable builds of other
+    /// versions do not).
+    fn has_waldump(&self) -> bool {
+        self.bindir.join("pg_waldump").is_file()
     }
 
     /// Where a replication connection goes: the throwaway server as `postgres`, or the
@@ -728,80 +793,6 @@ impl Drop for PgServer {
             }
         }
         let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// A PostgreSQL client program of `bindir` (`pg_ctl`, `pg_waldump`, `pg_controldata`), run as
-/// the `postgres` user when walcheck runs as root, from the temporary folder, with no input.
-fn pg_command(bindir: &Path, as_postgres: bool, program: &str) -> Command {
-    let binary = bindir.join(program);
-    let mut command = if as_postgres {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(&binary);
-        c
-    } else {
-        Command::new(&binary)
-    };
-    command
-        .current_dir(std::env::temp_dir())
-        .stdin(std::process::Stdio::null());
-    command
-}
-
-/// Runs `pg_waldump` on a throwaway server's `pg_wal` ([`PgServer::wal_reader`]), for a session
-/// that finds its commit records there.
-#[derive(Clone, Debug)]
-pub struct WalReader {
-    bindir: PathBuf,
-    wal_dir: PathBuf,
-    as_postgres: bool,
-}
-
-impl WalReader {
-    /// Where the last checkpoint record starts, from `pg_controldata` ("Latest checkpoint
-    /// location") of the stopped server: after a clean stop, its shutdown checkpoint.
-    ///
-    /// PostgreSQL 15 `xlog.c:CreateCheckPoint` writes `ControlFile->checkPoint`, the start of
-    /// the checkpoint record; `pg_controldata` prints it.
-    pub fn latest_checkpoint(&self) -> Result<Lsn, String> {
-        let data_dir = self
-            .wal_dir
-            .parent()
-            .ok_or("pg_controldata: the WAL folder has no data folder")?;
-        let out = pg_command(&self.bindir, self.as_postgres, "pg_controldata")
-            .args(["-D", path_str(data_dir)?])
-            .output()
-            .map_err(|e| format!("pg_controldata: {}", pg_message(&e)))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        text.lines()
-            .find_map(|l| l.strip_prefix("Latest checkpoint location:"))
-            .and_then(|v| v.trim().parse::<Lsn>().ok())
-            .ok_or_else(|| {
-                format!(
-                    "pg_controldata gave no latest checkpoint location ({}): {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )
-            })
-    }
-
-    /// `pg_waldump` of the records starting in `start..end` (`end` at or below the flush
-    /// pointer), as it prints them.
-    pub fn waldump(&self, start: Lsn, end: Lsn) -> Result<String, String> {
-        let out = pg_command(&self.bindir, self.as_postgres, "pg_waldump")
-            .args(["-p", path_str(&self.wal_dir)?])
-            .args(["-s", &start.to_string(), "-e", &end.to_string()])
-            .output()
-            .map_err(|e| format!("pg_waldump: {}", pg_message(&e)))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(format!(
-                "pg_waldump failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
     }
 }
 

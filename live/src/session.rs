@@ -41,7 +41,8 @@ pub struct Session {
     last: Option<Pointers>,
     /// Statements that undo what the session created besides its slot (run on drop).
     cleanup: Vec<String>,
-    /// `pg_waldump` on the server's WAL, on a throwaway server: where commit records really are.
+    /// The server's WAL records (`pg_waldump`, else `pg_walinspect`), on a throwaway server:
+    /// where commit records really are.
     wal: Option<WalReader>,
     /// Commits recorded with the insert pointers around their COMMIT, not yet found in the WAL
     /// (an asynchronous commit until it is flushed): `(xid, first_lsn)`.
@@ -356,9 +357,12 @@ impl Session {
     }
 
     /// The second half of [`Session::clean_restart`], for a server stopped with `-m fast`
-    /// elsewhere (while a stream was open): starts it, reconnects, records `CleanRestart`.
+    /// elsewhere (while a stream was open): starts it (unless it was started again since),
+    /// reconnects, records `CleanRestart`.
     pub fn start_after_clean_stop(&mut self, server: &PgServer) -> Result<Lsn, String> {
-        server.start()?;
+        if !server.is_running() {
+            server.start()?;
+        }
         self.client = server.connect()?;
         let confirmed_flush = self.confirmed_flush()?;
         self.record(

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use walcheck_live::conformance::{self, Outcome};
 use walcheck_live::session::Session;
-use walcheck_live::{find_bindir, PgServer};
+use walcheck_live::{find_bindir, find_version_bindir, PgServer};
 use walcheck_properties::system::Var;
 use walcheck_sim::observed::replay_observed;
 use walcheck_traces::replay::Mismatch;
@@ -413,6 +413,147 @@ fn wal_retention_min_restart_lsn() {
 )]
 fn replay_lsn_on_primary() {
     check_rule("replay_lsn_on_primary");
+}
+
+/// Every rule on a throwaway server of PostgreSQL `version` (`.ci/pg-versions` installs it):
+/// each passes or skips with its reason (a rule the model does not yet fit on that version
+/// skips as `walcheck_live::versions::version_skip` says), and `standby_slot_clamp` runs on 16+.
+/// Without the version's binaries it is skipped, unless WALCHECK_REQUIRE_PG=1.
+fn conformance_on(version: &str) {
+    let test = format!("conformance_on_postgresql_{version}");
+    let bindir = match find_version_bindir(version.parse().unwrap()) {
+        Ok(dir) => dir,
+        Err(reason) => match conformance::skip_or_fail(&reason) {
+            Ok(skip) => {
+                eprintln!("{test}: {skip}");
+                return;
+            }
+            Err(fail) => panic!("{test}: {fail}"),
+        },
+    };
+    let server = PgServer::start_primary(&bindir).unwrap_or_else(|e| panic!("{test}: {e}"));
+    let asked: walcheck_live::PgVersion = version.parse().unwrap();
+    assert_eq!(server.version_num() / 10_000, asked.major, "{test}");
+    if let Some(minor) = asked.minor {
+        assert_eq!(server.version_num() % 10_000, minor, "{test}");
+    }
+    let started = std::time::Instant::now();
+    let runs = conformance::run_all(&server);
+    let report = conformance::to_text(&server, &runs);
+    eprintln!("{test} ({} s):\n{report}", started.elapsed().as_secs());
+    let failed: Vec<&str> = runs
+        .iter()
+        .filter(|run| run.result.is_err())
+        .map(|run| run.rule.name)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{test}: {failed:?} did not pass:\n{report}"
+    );
+    assert_eq!(runs.len(), conformance::RULES.len());
+    let standby = runs
+        .iter()
+        .find(|run| run.rule.name == "standby_slot_clamp")
+        .unwrap();
+    assert_eq!(
+        matches!(standby.result, Ok(Outcome::Pass { .. })),
+        server.version_num() >= 160_000,
+        "{test}: standby_slot_clamp: {:?}",
+        standby.result
+    );
+}
+
+#[test]
+#[cfg_attr(
+    no_pg15_12,
+    ignore = "needs PostgreSQL 15.12: bash .ci/pg-versions (or set WALCHECK_PG_VERSIONS_DIR)"
+)]
+fn conformance_on_postgresql_15_12() {
+    conformance_on("15.12");
+}
+
+#[test]
+#[cfg_attr(
+    no_pg16,
+    ignore = "needs PostgreSQL 16: bash .ci/pg-versions (or set WALCHECK_PG_VERSIONS_DIR)"
+)]
+fn conformance_on_postgresql_16() {
+    conformance_on("16");
+}
+
+#[test]
+#[cfg_attr(
+    no_pg17,
+    ignore = "needs PostgreSQL 17: bash .ci/pg-versions (or set WALCHECK_PG_VERSIONS_DIR)"
+)]
+fn conformance_on_postgresql_17() {
+    conformance_on("17");
+}
+
+#[test]
+#[cfg_attr(
+    no_pg18,
+    ignore = "needs PostgreSQL 18: bash .ci/pg-versions (or set WALCHECK_PG_VERSIONS_DIR)"
+)]
+fn conformance_on_postgresql_18() {
+    conformance_on("18");
+}
+
+/// Where the binaries have both, `pg_walinspect` and `pg_waldump` list the same records (the
+/// kind, transaction, start and length of each; the description's first word), so the rules
+/// read the WAL alike on every version.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn walinspect_and_waldump_read_the_same_records() {
+    use walcheck_live::wal_reader::WalReader;
+    use walcheck_live::waldump;
+    let Some(server) = primary("walinspect_and_waldump_read_the_same_records") else {
+        return;
+    };
+    let Some(dump) = server.wal_reader().filter(|r| !r.needs_running_server()) else {
+        eprintln!("these binaries have no pg_waldump: nothing to compare");
+        return;
+    };
+    let mut client = server.connect().unwrap();
+    let lsn = |client: &mut postgres::Client, q: &str| -> walcheck_model::Lsn {
+        let text: String = client.query_one(q, &[]).unwrap().get(0);
+        text.parse().unwrap()
+    };
+    client
+        .batch_execute("CREATE EXTENSION pg_walinspect")
+        .unwrap();
+    let start = lsn(&mut client, "SELECT pg_current_wal_flush_lsn()::text");
+    client
+        .batch_execute(
+            "CREATE TABLE walcheck_rows (id int, v text); \
+             INSERT INTO walcheck_rows SELECT g, repeat('x', 300) FROM generate_series(1, 100) g; \
+             CHECKPOINT; INSERT INTO walcheck_rows VALUES (0, 'a')",
+        )
+        .unwrap();
+    let end = lsn(&mut client, "SELECT pg_current_wal_flush_lsn()::text");
+    let inspect = WalReader::walinspect(server.port());
+    let read = |reader: &WalReader| -> Vec<(String, u32, walcheck_model::Lsn, u64, String)> {
+        waldump::parse(&reader.waldump(start, end).unwrap())
+            .into_iter()
+            .map(|r| {
+                let kind = r.desc.split_whitespace().next().unwrap_or("").to_owned();
+                (r.rmgr, r.xid, r.lsn, r.total_bytes, kind)
+            })
+            .collect()
+    };
+    let (dumped, inspected) = (read(&dump), read(&inspect));
+    assert!(dumped.len() > 10, "{dumped:?}");
+    assert!(
+        dumped.iter().any(|r| r.4 == "COMMIT") && dumped.iter().any(|r| r.4 == "RUNNING_XACTS")
+    );
+    assert_eq!(dumped, inspected);
+    assert_eq!(
+        dump.latest_checkpoint().unwrap(),
+        inspect.latest_checkpoint().unwrap()
+    );
 }
 
 #[test]

@@ -6,11 +6,14 @@ use super::*;
 pub(super) fn live_command(what: LiveCommand) -> ExitCode {
     walcheck_live::server::clean_up_on_interrupt();
     match what {
-        LiveCommand::Conformance { pg_url, trace_out } => {
-            live_conformance(pg_url.as_deref(), trace_out.as_deref())
-        }
+        LiveCommand::Conformance {
+            pg_url,
+            binaries,
+            trace_out,
+        } => live_conformance(pg_url.as_deref(), &binaries, trace_out.as_deref()),
         LiveCommand::Ladder {
             pg_url,
+            binaries,
             ladder,
             attempts,
             level_ms,
@@ -30,7 +33,7 @@ pub(super) fn live_command(what: LiveCommand) -> ExitCode {
                 })
             })();
             match options {
-                Ok(options) => live_ladder(pg_url.as_deref(), &options),
+                Ok(options) => live_ladder(pg_url.as_deref(), &binaries, &options),
                 Err(e) => usage_error(&e),
             }
         }
@@ -45,12 +48,22 @@ pub(super) fn live_number(name: &str, text: &str, max: u64) -> Result<u64, Strin
     }
 }
 
-/// The server `live` runs on: the one at --pg-url, else a throwaway one started here.
-pub(super) fn live_server(pg_url: Option<&str>) -> Result<walcheck_live::PgServer, String> {
-    match pg_url {
-        Some(url) => walcheck_live::PgServer::external(url),
-        None => walcheck_live::PgServer::start_primary(&walcheck_live::find_bindir()?),
+/// The server `live` runs on: the one at --pg-url, else a throwaway one started here with the
+/// binaries of --pg-bindir, else of --pg-version, else the default ones
+/// ([`walcheck_live::find_bindir`]).
+pub(super) fn live_server(
+    pg_url: Option<&str>,
+    binaries: &PgBinaries,
+) -> Result<walcheck_live::PgServer, String> {
+    if let Some(url) = pg_url {
+        return walcheck_live::PgServer::external(url);
     }
+    let bindir = match (&binaries.pg_bindir, &binaries.pg_version) {
+        (Some(dir), _) => walcheck_live::versions::check_bindir(dir)?,
+        (None, Some(version)) => walcheck_live::find_version_bindir(version.parse()?)?,
+        (None, None) => walcheck_live::find_bindir()?,
+    };
+    walcheck_live::PgServer::start_primary(&bindir)
 }
 
 /// `walcheck live conformance`: every rule run, the observed traces written under `trace_out`
@@ -58,14 +71,18 @@ pub(super) fn live_server(pg_url: Option<&str>) -> Result<walcheck_live::PgServe
 /// fails, 2 when the server could not be set up for one. The trace folder is made, and checked
 /// writable, before anything starts. After an interrupt nothing is reported: the handler exits
 /// 130 ([`walcheck_live::server::exit_interrupted`]).
-pub(super) fn live_conformance(pg_url: Option<&str>, trace_out: Option<&Path>) -> ExitCode {
+pub(super) fn live_conformance(
+    pg_url: Option<&str>,
+    binaries: &PgBinaries,
+    trace_out: Option<&Path>,
+) -> ExitCode {
     use walcheck_live::conformance;
     if let Some(dir) = trace_out {
         if let Err(e) = writable_dir(dir) {
             return usage_error(&e);
         }
     }
-    let server = match live_server(pg_url) {
+    let server = match live_server(pg_url, binaries) {
         Ok(server) => server,
         Err(e) => return live_error(&e),
     };
@@ -136,9 +153,10 @@ pub(super) fn write_observed_traces(
 /// prediction. After an interrupt nothing is reported: the handler exits 130.
 pub(super) fn live_ladder(
     pg_url: Option<&str>,
+    binaries: &PgBinaries,
     options: &walcheck_live::ladder::LiveOptions,
 ) -> ExitCode {
-    let server = match live_server(pg_url) {
+    let server = match live_server(pg_url, binaries) {
         Ok(server) => server,
         Err(e) => return live_error(&e),
     };

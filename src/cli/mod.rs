@@ -266,6 +266,20 @@ enum Command {
     },
 }
 
+/// Which binaries start the throwaway server of `walcheck live`; none: Debian's (or
+/// `WALCHECK_PG_BINDIR`, or `pg_config --bindir`).
+#[derive(clap::Args)]
+struct PgBinaries {
+    /// The throwaway server's PostgreSQL version: a major (15, 16, 17, 18: its highest minor
+    /// installed) or a minor (15.12), among Debian's /usr/lib/postgresql/*/bin and the versions
+    /// `.ci/pg-versions` installs under target/pg (or $WALCHECK_PG_VERSIONS_DIR).
+    #[arg(long, value_name = "N", conflicts_with_all = ["pg_url", "pg_bindir"])]
+    pg_version: Option<String>,
+    /// The folder of the throwaway server's binaries (initdb, pg_ctl, postgres).
+    #[arg(long, value_name = "DIR", conflicts_with = "pg_url")]
+    pg_bindir: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum LiveCommand {
     /// One check per modelled PostgreSQL rule, each recording an observed trace replayed
@@ -277,6 +291,8 @@ enum LiveCommand {
         /// rules that restart the server or build a standby skip on it.
         #[arg(long, value_name = "URL")]
         pg_url: Option<String>,
+        #[command(flatten)]
+        binaries: PgBinaries,
         /// Write each rule's observed trace here (walcheck replay takes them), a failed rule's
         /// as pg-live__RULE.FAILED.itf.json; the folder is made before anything starts.
         #[arg(long, value_name = "DIR")]
@@ -291,6 +307,8 @@ enum LiveCommand {
         /// An existing server, loopback only; without it a throwaway server is started.
         #[arg(long, value_name = "URL")]
         pg_url: Option<String>,
+        #[command(flatten)]
+        binaries: PgBinaries,
         /// sync, async or both.
         #[arg(long, default_value = "both")]
         ladder: String,
