@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
 use walcheck_model::pg::lifecycle::create_logical_slot;
 use walcheck_model::pg::stream::{
-    identify_system_xlogpos, keepalive_due, process_standby_reply, stat_replication,
+    identify_system_xlogpos, keepalive_due, process_standby_reply_on, stat_replication,
 };
 use walcheck_model::pg::{
     DurableSlot, Keepalive, Persistence, PgOutput, Role, Server, Slot, SqlChanges, SqlDecode,
@@ -660,7 +660,7 @@ pub fn async_commit_streamed_after_flush_rule(server: &PgServer) -> Result<Outco
     )
 }
 
-/// Status updates go through [`process_standby_reply`]: one field set at a time, recorded.
+/// Status updates go through [`process_standby_reply_on`]: one field set at a time, recorded.
 fn status_update(
     session: &mut Session,
     client: &mut ReplicationClient,
@@ -848,7 +848,7 @@ fn check_update(
     let mut model = DurableSlot::created(slot_now(session)?);
     let (seen, restart_after) = status_update(session, client, sent)?;
     let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply(&mut model, &sent, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
     ensure(seen == model.slot.confirmed_flush, || {
         format!(
             "after write {} flush {} apply {}: confirmed_flush {seen}, the model says {}",
@@ -937,7 +937,7 @@ pub fn status_update_lost_in_crash_rule(server: &PgServer) -> Result<Outcome, St
     let sent = update(target, target, target);
     let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
     let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply(&mut model, &sent, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
     stop_stream(&mut session, streamed)?;
     let after = session.crash_restart(server)?;
     model.crash_restart();
@@ -963,27 +963,18 @@ pub fn status_update_not_saved_rule(server: &PgServer) -> Result<Outcome, String
     if let Some(skip) = throwaway_only(server, "it restarts the server") {
         return Ok(skip);
     }
-    if server.version_num() >= 170_000 {
-        return Ok(Outcome::Skip {
-            reason: format!(
-                "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); \
-                 the model is 15's",
-                server.version_num()
-            ),
-        });
-    }
     let (mut session, txns, mut streamed) = streaming(server, "walcheck_confirm_clean")?;
     let mut model = DurableSlot::created(slot_now(&mut session)?);
     let target = txns[2].end_lsn;
     let sent = update(target, target, target);
     let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
     let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply(&mut model, &sent, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
     stop_stream(&mut session, streamed)?;
     session.checkpoint()?;
     model.checkpoint();
     let after = session.clean_restart(server)?;
-    model.clean_restart();
+    model.clean_restart_on(session.model_version());
     ensure(after == model.slot.confirmed_flush, || {
         format!(
             "confirmed {target}, CHECKPOINT, clean restart: confirmed_flush {after}, the model says \
@@ -1037,7 +1028,7 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
     let sent = update(confirmed, confirmed, confirmed);
     let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
     let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply(&mut model, &sent, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
     stop_stream(&mut session, streamed)?;
     session.checkpoint()?;
     model.checkpoint();
@@ -1110,7 +1101,7 @@ pub fn get_changes_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, 
     let sent = update(confirmed, confirmed, confirmed);
     let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
     let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply(&mut model, &sent, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
     stop_stream(&mut session, streamed)?;
     session.checkpoint()?;
     model.checkpoint();
@@ -1215,7 +1206,7 @@ fn candidate_in_wal(
 }
 
 /// A standby status update confirming `at` on `client`'s stream, the slot's candidate
-/// `restart_lsn` at `candidate`, against the model's ([`process_standby_reply`]): the slot's
+/// `restart_lsn` at `candidate`, against the model's ([`process_standby_reply_on`]): the slot's
 /// `confirmed_flush` and `restart_lsn` after it. Returns how the model kept the confirmation,
 /// and the two.
 fn confirm_with_candidate(
@@ -1226,7 +1217,7 @@ fn confirm_with_candidate(
 ) -> Result<(Persistence, Lsn, Lsn), String> {
     let sent = update(at, at, at);
     let (cf, restart) = status_update(session, client, sent)?;
-    let how = process_standby_reply(model, &sent, Some(candidate));
+    let how = process_standby_reply_on(session.model_version(), model, &sent, Some(candidate));
     ensure(
         cf == model.slot.confirmed_flush && restart == model.slot.restart_lsn,
         || {
@@ -1310,7 +1301,7 @@ pub fn keepalive_reply_requested_rule(server: &PgServer) -> Result<Outcome, Stri
 /// the stream ends and the stop completes ([`Walsender::at_shutdown`]). The confirmation changed
 /// memory only, so in 15 the restarted slot is back where it was saved, unless a running-xacts
 /// record the walsender decoded gave it a candidate `restart_lsn` the reply reached (then the
-/// reply saved it: [`process_standby_reply`]).
+/// reply saved it: [`process_standby_reply_on`]).
 pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = shutdown_skip(server) {
         return Ok(skip);
@@ -1345,7 +1336,7 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         ),
         Vec::new(),
     );
-    process_standby_reply(&mut model, &reply, candidate);
+    process_standby_reply_on(session.model_version(), &mut model, &reply, candidate);
     let keepalive = Keepalive {
         wal_end,
         reply_requested: true,
@@ -1360,7 +1351,7 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
         },
     )?;
     let restarted = session.start_after_clean_stop(server)?;
-    model.clean_restart();
+    model.clean_restart_on(session.model_version());
     ensure(restarted == model.slot.confirmed_flush, || {
         format!(
             "confirmed {wal_end} at shutdown: after the start confirmed_flush {restarted}, the \
@@ -1384,16 +1375,7 @@ pub fn shutdown_keepalive_rule(server: &PgServer) -> Result<Outcome, String> {
 /// Why [`shutdown_keepalive_rule`] does not run on `server`, if it does not: it stops the
 /// server, and PostgreSQL 17+ saves a moved `confirmed_flush` at a shutdown checkpoint.
 fn shutdown_skip(server: &PgServer) -> Option<Outcome> {
-    if let Some(skip) = throwaway_only(server, "it stops the server") {
-        return Some(skip);
-    }
-    (server.version_num() >= 170_000).then(|| Outcome::Skip {
-        reason: format!(
-            "PostgreSQL {} saves a moved confirmed_flush at a shutdown checkpoint (17+); the \
-             model is 15's",
-            server.version_num()
-        ),
-    })
+    throwaway_only(server, "it stops the server")
 }
 
 /// Stops `server` with `pg_ctl stop -m fast` while reading `client`'s stream, for 20 s at most:

@@ -553,6 +553,11 @@ impl Session {
         Ok(confirmed_flush)
     }
 
+    /// The server's release, for the model's rules that differ by release.
+    pub fn model_version(&self) -> walcheck_model::pg::PgVersion {
+        walcheck_model::pg::PgVersion(self.version_num)
+    }
+
     /// The observations so far as an observed trace named after `rule`.
     pub fn trace(&self, rule: &str, version_num: u32) -> Trace {
         Session::trace_of(rule, version_num, self.steps.clone())
