@@ -15,6 +15,7 @@ use walcheck_model::pg::{
 use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
+use crate::durability;
 use crate::load::{Load, Workload};
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
@@ -240,6 +241,31 @@ pub const RULES: &[Rule] = &[
         name: "replay_lsn_on_primary",
         source: "xlogfuncs.c:pg_last_wal_replay_lsn, xlogrecovery.c:PerformWalRecovery (15)",
         check: protocol::replay_lsn_on_primary_rule,
+    },
+    Rule {
+        name: "walwriter_writes_without_flush",
+        source: "xlog.c:XLogBackgroundFlush (15): completed pages written, WriteRqst.Flush = 0 when no flush is due",
+        check: durability::walwriter_write_rule,
+    },
+    Rule {
+        name: "checkpoint_flushes_wal",
+        source: "xlog.c:CreateCheckPoint (15): XLogFlush of the checkpoint record",
+        check: durability::checkpoint_flush_rule,
+    },
+    Rule {
+        name: "sync_commit_waits_for_flush",
+        source: "xact.c:RecordTransactionCommit (15): XLogFlush(XactLastRecEnd) before COMMIT returns; XLogSetAsyncXactLSN when off",
+        check: durability::commit_waits_for_flush_rule,
+    },
+    Rule {
+        name: "restart_after_advance",
+        source: "snapbuild.c:SnapBuildProcessRunningXacts, logical.c:LogicalIncreaseRestartDecodingForSlot (15): the first running-xacts record past confirmed_flush, else the last at or below it",
+        check: durability::restart_after_advance_rule,
+    },
+    Rule {
+        name: "restartpoint_on_standby",
+        source: "xlog.c:CreateRestartPoint (15): only after a replayed checkpoint record; CheckPointGuts saves the slots",
+        check: durability::restartpoint_rule,
     },
 ];
 
