@@ -574,9 +574,9 @@ fn commit_returned(
             let end = commit_end(server, xid, before.insert, after.flush)?;
             ensure(end.is_some() && after.insert > after.flush, || {
                 format!(
-                    "a synchronous COMMIT returned with write {}, flush {}, insert {} (its record \
-                     flushed: {end:?}); the model says write = flush = {}",
-                    after.write, after.flush, after.insert, model.wal.flush
+                    "a synchronous COMMIT returned with write {}, flush {}, insert {} (the end of \
+                     its record, if flushed: {end:?}); the model says write {}, flush {}",
+                    after.write, after.flush, after.insert, model.wal.write, model.wal.flush
                 )
             })?;
         }
