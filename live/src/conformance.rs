@@ -767,7 +767,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
         restart0 < restarts[0] && restarts[0] < restarts[1] && restarts[1] <= m1,
         || {
             format!(
-            "the schedule did not happen: restart_lsn {restart0} -> {} -> {} with the first              advance ending at {m1} (a running-xacts record logged in between?)",
+            "the schedule did not happen: restart_lsn {restart0} -> {} -> {} with the first advance ending at {m1} (a running-xacts record logged in between?)",
             restarts[0], restarts[1]
         )
         },
@@ -776,7 +776,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
     model.restore_saved();
     ensure(after == model.confirmed_flush, || {
         format!(
-            "advances to {m1} (restart_lsn {}) and {m2} (restart_lsn {}), immediate stop:              confirmed_flush {after}, the model says {}",
+            "advances to {m1} (restart_lsn {}) and {m2} (restart_lsn {}), immediate stop: confirmed_flush {after}, the model says {}",
             restarts[0], restarts[1], model.confirmed_flush
         )
     })?;
@@ -785,7 +785,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
         server,
         "advance_saves_old_confirmed_flush",
         format!(
-            "advance -> {m1} (restart_lsn {restart0} -> {}, saved at {m1}); advance -> {m2}              (restart_lsn -> {}, at or below {m1}: saved with {m1}); immediate stop: {after}",
+            "advance -> {m1} (restart_lsn {restart0} -> {}, saved at {m1}); advance -> {m2} (restart_lsn -> {}, at or below {m1}: saved with {m1}); immediate stop: {after}",
             restarts[0], restarts[1]
         ),
     )
@@ -807,7 +807,7 @@ fn identify_system_on_standby(primary: &PgServer) -> Result<Outcome, String> {
     let mut primary_client = primary.connect()?;
     primary_client
         .batch_execute(
-            "CREATE TABLE IF NOT EXISTS walcheck_standby_rows (id int);              INSERT INTO walcheck_standby_rows SELECT generate_series(1, 100)",
+            "CREATE TABLE IF NOT EXISTS walcheck_standby_rows (id int); INSERT INTO walcheck_standby_rows SELECT generate_series(1, 100)",
         )
         .map_err(|e| format!("insert on the primary: {}", pg_message(&e)))?;
     let flushed: String = primary_client
@@ -849,7 +849,7 @@ fn identify_system_on_standby(primary: &PgServer) -> Result<Outcome, String> {
     let predicted = identify_system_xlogpos(&model);
     ensure(identified == predicted, || {
         format!(
-            "IDENTIFY_SYSTEM on the standby: xlogpos {identified} (received {received}, replayed              {replayed}); the model says {predicted}"
+            "IDENTIFY_SYSTEM on the standby: xlogpos {identified} (received {received}, replayed {replayed}); the model says {predicted}"
         )
     })?;
     Ok(Outcome::Pass {
