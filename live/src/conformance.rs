@@ -15,6 +15,7 @@ use walcheck_model::pg::{
 use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
+use crate::durability;
 use crate::load::{Load, Workload};
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
@@ -245,6 +246,31 @@ pub const RULES: &[Rule] = &[
         name: "replay_lsn_on_primary",
         source: "xlogfuncs.c:pg_last_wal_replay_lsn, xlogrecovery.c:PerformWalRecovery (15)",
         check: protocol::replay_lsn_on_primary_rule,
+    },
+    Rule {
+        name: "walwriter_writes_without_flush",
+        source: "xlog.c:XLogBackgroundFlush (15): completed pages written, WriteRqst.Flush = 0 when no flush is due",
+        check: durability::walwriter_write_rule,
+    },
+    Rule {
+        name: "checkpoint_flushes_wal",
+        source: "xlog.c:CreateCheckPoint (15): XLogFlush of the checkpoint record",
+        check: durability::checkpoint_flush_rule,
+    },
+    Rule {
+        name: "sync_commit_waits_for_flush",
+        source: "xact.c:RecordTransactionCommit (15): XLogFlush(XactLastRecEnd) before COMMIT returns; XLogSetAsyncXactLSN when off",
+        check: durability::commit_waits_for_flush_rule,
+    },
+    Rule {
+        name: "restart_after_advance",
+        source: "snapbuild.c:SnapBuildProcessRunningXacts, logical.c:LogicalIncreaseRestartDecodingForSlot (15): the first running-xacts record past confirmed_flush, else the last at or below it",
+        check: durability::restart_after_advance_rule,
+    },
+    Rule {
+        name: "restartpoint_on_standby",
+        source: "xlog.c:CreateRestartPoint (15): only after a replayed checkpoint record; CheckPointGuts saves the slots",
+        check: durability::restartpoint_rule,
     },
 ];
 
@@ -746,7 +772,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
         restart0 < restarts[0] && restarts[0] < restarts[1] && restarts[1] <= m1,
         || {
             format!(
-            "the schedule did not happen: restart_lsn {restart0} -> {} -> {} with the first              advance ending at {m1} (a running-xacts record logged in between?)",
+            "the schedule did not happen: restart_lsn {restart0} -> {} -> {} with the first advance ending at {m1} (a running-xacts record logged in between?)",
             restarts[0], restarts[1]
         )
         },
@@ -755,7 +781,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
     model.restore_saved();
     ensure(after == model.confirmed_flush, || {
         format!(
-            "advances to {m1} (restart_lsn {}) and {m2} (restart_lsn {}), immediate stop:              confirmed_flush {after}, the model says {}",
+            "advances to {m1} (restart_lsn {}) and {m2} (restart_lsn {}), immediate stop: confirmed_flush {after}, the model says {}",
             restarts[0], restarts[1], model.confirmed_flush
         )
     })?;
@@ -764,7 +790,7 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
         server,
         "advance_saves_old_confirmed_flush",
         format!(
-            "advance -> {m1} (restart_lsn {restart0} -> {}, saved at {m1}); advance -> {m2}              (restart_lsn -> {}, at or below {m1}: saved with {m1}); immediate stop: {after}",
+            "advance -> {m1} (restart_lsn {restart0} -> {}, saved at {m1}); advance -> {m2} (restart_lsn -> {}, at or below {m1}: saved with {m1}); immediate stop: {after}",
             restarts[0], restarts[1]
         ),
     )
@@ -786,7 +812,7 @@ fn identify_system_on_standby(primary: &PgServer) -> Result<Outcome, String> {
     let mut primary_client = primary.connect()?;
     primary_client
         .batch_execute(
-            "CREATE TABLE IF NOT EXISTS walcheck_standby_rows (id int);              INSERT INTO walcheck_standby_rows SELECT generate_series(1, 100)",
+            "CREATE TABLE IF NOT EXISTS walcheck_standby_rows (id int); INSERT INTO walcheck_standby_rows SELECT generate_series(1, 100)",
         )
         .map_err(|e| format!("insert on the primary: {}", pg_message(&e)))?;
     let flushed: String = primary_client
@@ -828,7 +854,7 @@ fn identify_system_on_standby(primary: &PgServer) -> Result<Outcome, String> {
     let predicted = identify_system_xlogpos(&model);
     ensure(identified == predicted, || {
         format!(
-            "IDENTIFY_SYSTEM on the standby: xlogpos {identified} (received {received}, replayed              {replayed}); the model says {predicted}"
+            "IDENTIFY_SYSTEM on the standby: xlogpos {identified} (received {received}, replayed {replayed}); the model says {predicted}"
         )
     })?;
     Ok(Outcome::Pass {

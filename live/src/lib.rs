@@ -6,6 +6,7 @@
 //! measures a real server: its figures are measurements, not deterministic results.
 
 pub mod conformance;
+pub mod durability;
 pub mod ladder;
 pub mod load;
 pub mod pg_error;

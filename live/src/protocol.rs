@@ -1036,7 +1036,7 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
     model.crash_restart();
     ensure(after == model.slot.confirmed_flush, || {
         format!(
-            "advance to {moveto} (restart_lsn to {restart}, saved), confirmed {confirmed}              (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush {after}, the              model says {}",
+            "advance to {moveto} (restart_lsn to {restart}, saved), confirmed {confirmed} (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush {after}, the model says {}",
             model.slot.confirmed_flush
         )
     })?;
@@ -1045,7 +1045,7 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
         server,
         "advance_leaves_slot_dirty",
         format!(
-            "advance to {moveto} moved restart_lsn to {restart} and saved; confirmed {confirmed}              (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
+            "advance to {moveto} moved restart_lsn to {restart} and saved; confirmed {confirmed} (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
         ),
     )
 }

@@ -574,6 +574,51 @@ fn walinspect_and_waldump_read_the_same_records() {
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn walwriter_writes_without_flush() {
+    check_rule("walwriter_writes_without_flush");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn checkpoint_flushes_wal() {
+    check_rule("checkpoint_flushes_wal");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn sync_commit_waits_for_flush() {
+    check_rule("sync_commit_waits_for_flush");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn restart_after_advance() {
+    check_rule("restart_after_advance");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn restartpoint_on_standby() {
+    check_rule("restartpoint_on_standby");
+}
+
+#[test]
 fn every_rule_has_a_test_here() {
     let source = include_str!("live.rs");
     for rule in conformance::RULES {
@@ -714,7 +759,14 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "wal_retention_min_restart_lsn"
                 | "replay_lsn_on_primary"
                 | "wal_buffers_written_unflushed"
-                | "advance_waits_for_record_end",
+                | "advance_waits_for_record_end"
+                | "advance_saves_old_confirmed_flush"
+                | "advance_leaves_slot_dirty"
+                | "identify_system_on_standby"
+                | "walwriter_writes_without_flush"
+                | "sync_commit_waits_for_flush"
+                | "restart_after_advance"
+                | "restartpoint_on_standby",
                 Ok(Outcome::Skip { .. }),
             ) => {}
             (_, Ok(Outcome::Pass { .. })) => {}

@@ -28,12 +28,24 @@
 //!   after the cancel and `confirmed_flush`; replay accepts it when the model says the advance
 //!   is still waiting for that record to be flushed ([`walcheck_model::pg::advance_waits`]),
 //!   with the slot unchanged.
-//! - `Checkpoint`: `CHECKPOINT`; saves the slot.
+//! - `Checkpoint`: `CHECKPOINT`; saves the slot and flushes all WAL inserted before it
+//!   ([`walcheck_model::pg::Wal::checkpoint_flush`]); pointers it records are compared as they are
+//!   (the checkpoint's own records come first as an `InsertWal` step that records `insert`).
 //! - `InsertWal{bytes: N, page_bytes: P, wal_buffers_bytes: B}`: a statement inserted `bytes` of
 //!   WAL and has not committed. The model's backend writes out what no longer fits in
 //!   `wal_buffers` without flushing (fsyncing each segment the write finishes); the step records
 //!   `insert`, `write`, `flush`, which must be the model's insert pointer and at least its write
 //!   and flush pointers (the walwriter may have done more), and are adopted.
+//! - `WalwriterWrite{page_bytes: P}`: a walwriter cycle whose flush was not due wrote out the
+//!   completed pages and flushed nothing ([`walcheck_model::pg::Wal::walwriter_write_pages`]).
+//!   The step records `insert`, `write`, `flush` read after it, compared with the model's as
+//!   they are (nothing is adopted).
+//! - `CommitReturned{bytes: N, mode: sync|async, page_bytes: P, wal_buffers_bytes: B}`: a
+//!   transaction inserted `bytes` of WAL ending in its commit record, and its `COMMIT` returned
+//!   ([`walcheck_model::pg::Server::insert_commit`]). A synchronous commit waits in `XLogFlush`
+//!   until [`walcheck_model::pg::Server::commit_flush`], so replay flushes before the step; an
+//!   asynchronous one returns with the flush pointer where it was. Records the pointers read
+//!   right after, compared as they are.
 //! - `PgCrash`: `pg_ctl stop -m immediate` and a restart; the slot returns to its saved copy.
 //!   Records `confirmed_flush` after the restart.
 //!
@@ -476,6 +488,52 @@ fn protocol_step(
             state.set_durable(slot);
             state.server.wal.clean_restart();
             state.sender = None;
+        }
+        _ => return wal_step(state, name, &args).map_err(bad),
+    }
+    Ok(true)
+}
+
+/// `page_bytes: P`, a power of two, or why not.
+fn page_bytes_arg(args: &[(&str, &str)]) -> Result<u64, String> {
+    let page_bytes = u64_arg(args, "page_bytes")?;
+    if page_bytes.is_power_of_two() {
+        Ok(page_bytes)
+    } else {
+        Err(format!("page_bytes {page_bytes} is not a power of two"))
+    }
+}
+
+/// `mode: sync|async`, or why not.
+fn mode_arg(args: &[(&str, &str)]) -> Result<CommitMode, String> {
+    match arg(args, "mode")? {
+        "sync" => Ok(CommitMode::Sync),
+        "async" => Ok(CommitMode::Async),
+        other => Err(format!("mode {other:?}")),
+    }
+}
+
+/// Applies an action of the WAL's writing and flushing (see the module header) to `state`;
+/// `Ok(false)` when `name` is not one. The step's recorded pointers are then compared with the
+/// model's as they are: these steps adopt nothing.
+fn wal_step(state: &mut LiveState, name: &str, args: &[(&str, &str)]) -> Result<bool, String> {
+    match name {
+        "WalwriterWrite" => {
+            let page_bytes = page_bytes_arg(args)?;
+            state.server.wal.walwriter_write_pages(page_bytes);
+        }
+        "CommitReturned" => {
+            let (bytes, mode) = (u64_arg(args, "bytes")?, mode_arg(args)?);
+            let page_bytes = page_bytes_arg(args)?;
+            let wal_buffers_bytes = u64_arg(args, "wal_buffers_bytes")?;
+            state
+                .server
+                .insert_commit(bytes, mode, page_bytes, wal_buffers_bytes);
+            // The COMMIT returned, which a backend waiting in XLogFlush does not: in the model
+            // only its flush frees it.
+            if state.server.commit_pending {
+                state.server.commit_flush();
+            }
         }
         _ => return Ok(false),
     }
@@ -996,6 +1054,76 @@ mod tests {
             ],
         )];
         trace
+    }
+
+    /// A walwriter cycle whose flush was not due writes the completed pages out and flushes
+    /// nothing: the write pointer at the last whole page below the insert pointer, the flush
+    /// pointer where it was. A cycle that also flushed is not this step.
+    #[test]
+    fn a_walwriter_write_not_due_writes_the_whole_pages_and_flushes_nothing() {
+        let cycle = |write: &str, flush: &str| {
+            let mut trace = idle_at("0/1000000");
+            trace.steps.extend([
+                step(
+                    Some("InsertWal{bytes: 20000, page_bytes: 8192, wal_buffers_bytes: 4194304}"),
+                    &[("insert", "0/1004E20")],
+                ),
+                step(
+                    Some("WalwriterWrite{page_bytes: 8192}"),
+                    &[("insert", "0/1004E20"), ("write", write), ("flush", flush)],
+                ),
+            ]);
+            replay_observed(&trace).unwrap()
+        };
+        assert_eq!(cycle("0/1004000", "0/1000000"), Ok(2));
+        let Err(mismatch) = cycle("0/1004000", "0/1004000") else {
+            panic!("a walwriter write that flushed replayed")
+        };
+        assert_eq!(
+            mismatch.to_string(),
+            "step 2 (WalwriterWrite{page_bytes: 8192}) differs: flush recorded 0/1004000 but \
+             replayed 0/1000000"
+        );
+        assert!(cycle("0/1004E20", "0/1000000").is_err());
+    }
+
+    /// A `COMMIT` returns with its WAL flushed when it was synchronous (the backend waited in
+    /// `XLogFlush`), with the flush pointer where it was when it was not.
+    #[test]
+    fn a_synchronous_commit_returns_flushed_and_an_asynchronous_one_unflushed() {
+        let commit = |mode: &str, flushed: &str| {
+            let mut trace = idle_at("0/1000000");
+            trace.steps.push(step(
+                Some(&format!(
+                    "CommitReturned{{bytes: 200, mode: {mode}, page_bytes: 8192, \
+                     wal_buffers_bytes: 4194304}}"
+                )),
+                &[
+                    ("insert", "0/10000C8"),
+                    ("write", flushed),
+                    ("flush", flushed),
+                ],
+            ));
+            replay_observed(&trace).unwrap()
+        };
+        assert_eq!(commit("sync", "0/10000C8"), Ok(1));
+        assert_eq!(commit("async", "0/1000000"), Ok(1));
+        assert!(matches!(
+            commit("sync", "0/1000000"),
+            Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+        assert!(matches!(
+            commit("async", "0/10000C8"),
+            Err(Mismatch::StateDiffers { step: 1, .. })
+        ));
+        let mut trace = idle_at("0/1000000");
+        trace.steps.push(step(
+            Some("CommitReturned{bytes: 200, mode: later, page_bytes: 8192, wal_buffers_bytes: 8192}"),
+            &[],
+        ));
+        assert!(replay_observed(&trace)
+            .unwrap_err()
+            .contains("mode \"later\""));
     }
 
     /// A statement larger than `wal_buffers`: the model's write pointer is the floor, the

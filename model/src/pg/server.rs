@@ -169,7 +169,9 @@ impl Server {
     /// PostgreSQL 15 `xact.c:RecordTransactionCommit`: `XactLogCommitRecord`, then under
     /// `synchronous_commit = on` `XLogFlush(XactLastRecEnd)`, otherwise
     /// `XLogSetAsyncXactLSN(XactLastRecEnd)`. [`Wal::commit_txn`] is the same commit in one step,
-    /// its records laid out and a synchronous flush included.
+    /// its records laid out and a synchronous flush included. Live rule
+    /// `sync_commit_waits_for_flush`: a synchronous `COMMIT` returns with its WAL flushed, an
+    /// asynchronous one with the flush pointer where it was.
     pub fn insert_commit(
         &mut self,
         bytes: u64,
@@ -276,7 +278,9 @@ impl Server {
     /// slots the same way and writes no WAL, but only once a checkpoint record of the primary has
     /// been replayed since the last restartpoint; the primary checkpoints on its own schedule
     /// (`checkpoint_timeout`), which the model does not track, so it lets a restartpoint happen
-    /// at any step.
+    /// at any step: that covers every moment the server saves, and more. Live rules
+    /// `checkpoint_flushes_wal` and `restartpoint_on_standby` (a 15 standby declines a
+    /// restartpoint with no primary checkpoint replayed and takes one after).
     pub fn checkpoint(&mut self) {
         self.slot.save();
         self.other_slots.iter_mut().flatten().for_each(Slot::save);

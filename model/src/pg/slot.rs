@@ -200,7 +200,8 @@ impl Slot {
     /// it meets to `logical.c:LogicalIncreaseRestartDecodingForSlot`, which takes one at or below
     /// `confirmed_flush` at once and keeps the first one past it as the candidate (later ones are
     /// dropped while it is pending); the closing `LogicalConfirmReceivedLocation(moveto)` takes
-    /// the candidate. How far the next advance has to decode follows from it.
+    /// the candidate. How far the next advance has to decode follows from it. Live rule
+    /// `restart_after_advance` (the records' positions from `pg_waldump`).
     pub fn restart_after_advance(&self, moveto: Lsn, running_xacts: &[Lsn]) -> Lsn {
         let decoded = running_xacts
             .iter()

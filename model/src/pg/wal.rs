@@ -107,6 +107,7 @@ impl Wal {
     /// to a page boundary and flushes only on its first call, when `wal_writer_delay` has passed
     /// since the last flush, or when `wal_writer_flush_after` blocks are unflushed; otherwise
     /// `WriteRqst.Flush = 0` ("no flushing, this time round"). Returns whether anything moved.
+    /// Live rule `walwriter_writes_without_flush` (with [`Wal::walwriter_write_pages`]).
     pub fn walwriter_write(&mut self, page_bytes: u64) -> bool {
         let target = self.insert.page_floor(page_bytes);
         if target <= self.write {
@@ -188,7 +189,8 @@ impl Wal {
     /// A checkpoint flushes all WAL inserted so far (its checkpoint record's `XLogFlush`).
     ///
     /// PostgreSQL 15 `xlog.c:CreateCheckPoint` inserts the checkpoint record and calls
-    /// `XLogFlush` on it; the record's own bytes are below a page and are not modelled.
+    /// `XLogFlush` on it; the record's own bytes are below a page and are not modelled. Live rule
+    /// `checkpoint_flushes_wal`.
     pub fn checkpoint_flush(&mut self) {
         self.commit_flush();
     }
