@@ -763,6 +763,7 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "advance_saves_old_confirmed_flush"
                 | "advance_leaves_slot_dirty"
                 | "identify_system_on_standby"
+                | "get_changes_leaves_slot_dirty"
                 | "walwriter_writes_without_flush"
                 | "sync_commit_waits_for_flush"
                 | "restart_after_advance"
