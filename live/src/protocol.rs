@@ -1021,25 +1021,9 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
     model
         .slot_advance(target, moveto, Some(restart))
         .map_err(|e| format!("the model refuses the advance: {e}"))?;
-    // Streamed on and confirmed past the advance: memory only on its own.
-    txns.extend(three_txns(&mut session)?);
-    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
-    let confirmed = txns[txns.len() - 1].end_lsn;
-    let sent = update(confirmed, confirmed, confirmed);
-    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
-    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
-    stop_stream(&mut session, streamed)?;
-    session.checkpoint()?;
-    model.checkpoint();
-    let after = session.crash_restart(server)?;
-    model.crash_restart();
-    ensure(after == model.slot.confirmed_flush, || {
-        format!(
-            "advance to {moveto} (restart_lsn to {restart}, saved), confirmed {confirmed} (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush {after}, the model says {}",
-            model.slot.confirmed_flush
-        )
-    })?;
+    let what = format!("advance to {moveto} (restart_lsn to {restart}, saved)");
+    let (confirmed, candidate, after) =
+        confirm_checkpoint_crash(server, &mut session, &mut model, &mut txns, &what)?;
     pass(
         &session,
         server,
@@ -1048,6 +1032,40 @@ pub fn advance_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, Stri
             "advance to {moveto} moved restart_lsn to {restart} and saved; confirmed {confirmed} (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
         ),
     )
+}
+
+/// After a call that moved `restart_lsn` and saved the slot — and, PostgreSQL says, left it
+/// dirty: three more transactions streamed and confirmed (memory only on its own), a CHECKPOINT
+/// and an immediate stop, each predicted by `model` ([`process_standby_reply_on`],
+/// [`DurableSlot::checkpoint`]). The server must agree; returns what was confirmed, the
+/// candidate `restart_lsn` the confirmation met, and `confirmed_flush` after the stop.
+fn confirm_checkpoint_crash(
+    server: &PgServer,
+    session: &mut Session,
+    model: &mut DurableSlot,
+    txns: &mut Vec<Txn>,
+    what: &str,
+) -> Result<(Lsn, Option<Lsn>, Lsn), String> {
+    txns.extend(three_txns(session)?);
+    let mut streamed = stream_and_check(server, session, txns, Lsn::INVALID, "")?;
+    let confirmed = txns[txns.len() - 1].end_lsn;
+    let sent = update(confirmed, confirmed, confirmed);
+    let (_, restart_after) = status_update(session, &mut streamed.client, sent)?;
+    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
+    process_standby_reply_on(session.model_version(), model, &sent, candidate);
+    stop_stream(session, streamed)?;
+    session.checkpoint()?;
+    model.checkpoint();
+    let after = session.crash_restart(server)?;
+    model.crash_restart();
+    ensure(after == model.slot.confirmed_flush, || {
+        format!(
+            "{what}, confirmed {confirmed} (candidate {candidate:?}), CHECKPOINT, immediate \
+             stop: confirmed_flush {after}, the model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    Ok((confirmed, candidate, after))
 }
 
 /// The same for `pg_logical_slot_get_changes` (here its binary twin, on a pgoutput slot): a
@@ -1071,7 +1089,8 @@ pub fn get_changes_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, 
         .client()
         .query_one(
             &format!(
-                "SELECT count(*) FROM pg_logical_slot_get_binary_changes($1, NULL, NULL,                  'proto_version', '1', 'publication_names', '{PUBLICATION}')"
+                "SELECT count(*) FROM pg_logical_slot_get_binary_changes($1, NULL, NULL, \
+                 'proto_version', '1', 'publication_names', '{PUBLICATION}')"
             ),
             &[&slot_name],
         )
@@ -1095,27 +1114,13 @@ pub fn get_changes_leaves_slot_dirty_rule(server: &PgServer) -> Result<Outcome, 
             model.slot.confirmed_flush
         )
     })?;
-    txns.extend(three_txns(&mut session)?);
-    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
-    let confirmed = txns[txns.len() - 1].end_lsn;
-    let sent = update(confirmed, confirmed, confirmed);
-    let (_, restart_after) = status_update(&mut session, &mut streamed.client, sent)?;
-    let candidate = (restart_after != model.slot.restart_lsn).then_some(restart_after);
-    process_standby_reply_on(session.model_version(), &mut model, &sent, candidate);
-    stop_stream(&mut session, streamed)?;
-    session.checkpoint()?;
-    model.checkpoint();
-    let after = session.crash_restart(server)?;
-    model.crash_restart();
-    ensure(after == model.slot.confirmed_flush, || {
-        format!(
-            "get to {cf} ({rows} messages; restart_lsn to {restart}, saved), confirmed              {confirmed} (candidate {candidate:?}), CHECKPOINT, immediate stop: confirmed_flush              {after}, the model says {}",
-            model.slot.confirmed_flush
-        )
-    })?;
+    let what = format!("get to {cf} ({rows} messages; restart_lsn to {restart}, saved)");
+    let (confirmed, candidate, after) =
+        confirm_checkpoint_crash(server, &mut session, &mut model, &mut txns, &what)?;
     Ok(Outcome::Pass {
         detail: format!(
-            "get to {cf} moved restart_lsn to {restart} and saved; confirmed {confirmed}              (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
+            "get to {cf} moved restart_lsn to {restart} and saved; confirmed {confirmed} \
+             (candidate restart_lsn {candidate:?}), CHECKPOINT, immediate stop: {after}"
         ),
         trace: None,
     })
