@@ -93,6 +93,7 @@ pub fn postgres() {
 /// found in Debian's `/usr/lib/postgresql/<major>/bin`, except for a minor).
 pub const PG_VERSIONS: &[(&str, &str, Option<u32>)] = &[
     ("no_pg15_12", "15.12", None),
+    ("no_pg15_18", "15.18", None),
     ("no_pg16", "16", Some(16)),
     ("no_pg17", "17", Some(17)),
     ("no_pg18", "18", Some(18)),

@@ -489,6 +489,16 @@ fn conformance_on_postgresql_15_12() {
     conformance_on("15.12");
 }
 
+/// A 15 minor pinned apart from Debian's, whose security updates move it.
+#[test]
+#[cfg_attr(
+    no_pg15_18,
+    ignore = "needs PostgreSQL 15.18: bash .ci/pg-versions (or set WALCHECK_PG_VERSIONS_DIR)"
+)]
+fn conformance_on_postgresql_15_18() {
+    conformance_on("15.18");
+}
+
 #[test]
 #[cfg_attr(
     no_pg16,
