@@ -21,7 +21,8 @@ use std::str::FromStr;
 pub const VERSIONS_DIR_ENV: &str = "WALCHECK_PG_VERSIONS_DIR";
 
 /// What installs the versions the tests and CI use.
-pub const INSTALL_HINT: &str = "bash .ci/pg-versions installs 15.12, 15.18, 16, 17 and 18 under target/pg";
+pub const INSTALL_HINT: &str =
+    "bash .ci/pg-versions installs 15.12, 15.18, 16, 17 and 18 under target/pg";
 
 /// A PostgreSQL version as asked for: a major (`16`) or a major and a minor (`15.12`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
