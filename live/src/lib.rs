@@ -21,4 +21,4 @@ pub mod waldump;
 
 pub use conformance::{Outcome, Rule, RULES};
 pub use server::{find_bindir, pg_required, PgServer};
-pub use versions::{find_version_bindir, PgVersion};
+pub use versions::{find_version_bindir, AskedVersion};

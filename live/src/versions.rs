@@ -26,16 +26,16 @@ pub const INSTALL_HINT: &str =
 
 /// A PostgreSQL version as asked for: a major (`16`) or a major and a minor (`15.12`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct PgVersion {
+pub struct AskedVersion {
     pub major: u32,
     pub minor: Option<u32>,
 }
 
-impl FromStr for PgVersion {
+impl FromStr for AskedVersion {
     type Err = String;
 
     /// `16` or `15.12`; majors from 10 (PostgreSQL's two-part numbering).
-    fn from_str(text: &str) -> Result<PgVersion, String> {
+    fn from_str(text: &str) -> Result<AskedVersion, String> {
         let bad =
             || format!("a PostgreSQL version is a major (16) or major.minor (15.12), not {text:?}");
         let (major, minor) = match text.split_once('.') {
@@ -54,11 +54,11 @@ impl FromStr for PgVersion {
             Some(m) => Some(number(m).ok_or_else(bad)?),
             None => None,
         };
-        Ok(PgVersion { major, minor })
+        Ok(AskedVersion { major, minor })
     }
 }
 
-impl fmt::Display for PgVersion {
+impl fmt::Display for AskedVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.minor {
             Some(minor) => write!(f, "{}.{minor}", self.major),
@@ -77,7 +77,7 @@ pub struct Installed {
 
 impl Installed {
     /// Whether it is the version asked for (any minor when only the major is given).
-    pub fn is(&self, version: PgVersion) -> bool {
+    pub fn is(&self, version: AskedVersion) -> bool {
         self.major == version.major && version.minor.is_none_or(|m| m == self.minor)
     }
 }
@@ -216,7 +216,7 @@ pub fn installed() -> Vec<Installed> {
 
 /// The binaries of `version`: of a major, its highest minor found. The error lists what was
 /// found and how to install the others.
-pub fn find_version_bindir(version: PgVersion) -> Result<PathBuf, String> {
+pub fn find_version_bindir(version: AskedVersion) -> Result<PathBuf, String> {
     let found = installed();
     if let Some(best) = found.iter().rev().find(|f| f.is(version)) {
         return Ok(best.bindir.clone());
@@ -291,20 +291,20 @@ mod tests {
     fn a_version_is_a_major_or_a_major_and_minor() {
         assert_eq!(
             "16".parse(),
-            Ok(PgVersion {
+            Ok(AskedVersion {
                 major: 16,
                 minor: None
             })
         );
         assert_eq!(
             "15.12".parse(),
-            Ok(PgVersion {
+            Ok(AskedVersion {
                 major: 15,
                 minor: Some(12)
             })
         );
         for bad in ["", "9", "15.", ".3", "15.1.2", "sixteen", "-16", "160000"] {
-            assert!(bad.parse::<PgVersion>().is_err(), "{bad:?}");
+            assert!(bad.parse::<AskedVersion>().is_err(), "{bad:?}");
         }
         let installed = Installed {
             major: 15,

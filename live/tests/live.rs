@@ -437,7 +437,7 @@ fn conformance_on(version: &str) {
         },
     };
     let server = PgServer::start_primary(&bindir).unwrap_or_else(|e| panic!("{test}: {e}"));
-    let asked: walcheck_live::PgVersion = version.parse().unwrap();
+    let asked: walcheck_live::AskedVersion = version.parse().unwrap();
     assert_eq!(server.version_num() / 10_000, asked.major, "{test}");
     if let Some(minor) = asked.minor {
         assert_eq!(server.version_num() % 10_000, minor, "{test}");
