@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use walcheck_model::pg::stream::identify_system_xlogpos;
 use walcheck_model::pg::wal::WAL_SEGMENT_BYTES;
 use walcheck_model::pg::{
-    advance_read_end, advance_waits, AdvanceError, RestartLanding, Role, SavedSlot, Server, Slot,
+    advance_read_end, advance_waits, AdvanceError, RestartLanding, Role, Server, Slot,
     WalFunctionError,
 };
 use walcheck_model::Lsn;
@@ -743,15 +743,8 @@ fn advance_saves_old_confirmed_flush(server: &PgServer) -> Result<Outcome, Strin
         });
     }
     let mut session = Session::open(server, "walcheck_saves_old")?;
-    let (cf0, restart0) = session.slot_lsns()?;
-    let mut model = Slot {
-        confirmed_flush: cf0,
-        restart_lsn: restart0,
-        saved: SavedSlot {
-            confirmed_flush: cf0,
-            restart_lsn: restart0,
-        },
-    };
+    let mut model = protocol::slot_now(&mut session)?;
+    let restart0 = model.restart_lsn;
     some_wal(&mut session)?;
     session.checkpoint()?;
     some_wal(&mut session)?;

@@ -14,6 +14,7 @@ use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
 
 use crate::pg_error::pg_message;
+use crate::protocol::wal_buffers_setting;
 use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
 use crate::session::{Pointers, Session};
@@ -39,21 +40,6 @@ fn primary_at(p: Pointers) -> Server {
     server.wal.write = p.write;
     server.wal.insert = p.insert;
     server
-}
-
-/// The server's WAL page size (`wal_block_size`) and `wal_buffers`, in bytes.
-fn wal_sizes(client: &mut postgres::Client) -> Result<(u64, u64), String> {
-    let row = client
-        .query_one(
-            "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
-             FROM pg_settings WHERE name = 'wal_buffers'",
-            &[],
-        )
-        .map_err(|e| format!("wal_buffers: {}", pg_message(&e)))?;
-    let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
-    let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
-    let pages = u64::try_from(wal_buffers_pages).map_err(|e| e.to_string())?;
-    Ok((page_bytes, pages * page_bytes))
 }
 
 /// An LSN a query on `client` answers (NULL is an error).
@@ -171,7 +157,7 @@ pub fn walwriter_write_rule(server: &PgServer) -> Result<Outcome, String> {
         ("wal_writer_flush_after", "'1GB'"),
     ];
     session.alter_system(server, &settings)?;
-    let (page_bytes, wal_buffers_bytes) = wal_sizes(session.client())?;
+    let (page_bytes, wal_buffers_bytes) = wal_buffers_setting(session.client())?;
     rows_table(&mut session)?;
     let (mut flushed_at, mut disturbed): (Option<Instant>, u32) = (None, 0);
     for attempt in 1..=ATTEMPTS {
@@ -327,7 +313,7 @@ fn checkpoint_attempt(
 pub fn checkpoint_flush_rule(server: &PgServer) -> Result<Outcome, String> {
     const ATTEMPTS: u32 = 4;
     let mut session = Session::open(server, "walcheck_checkpoint_flush")?;
-    let (page_bytes, wal_buffers_bytes) = wal_sizes(session.client())?;
+    let (page_bytes, wal_buffers_bytes) = wal_buffers_setting(session.client())?;
     rows_table(&mut session)?;
     let mut open = server.connect()?;
     for attempt in 1..=ATTEMPTS {
@@ -616,7 +602,7 @@ pub fn commit_waits_for_flush_rule(server: &PgServer) -> Result<Outcome, String>
     }
     let mut session = Session::open(server, "walcheck_commit_wait")?;
     session.alter_system(server, &[("wal_writer_delay", "'10s'")])?;
-    let sizes = wal_sizes(session.client())?;
+    let sizes = wal_buffers_setting(session.client())?;
     rows_table(&mut session)?;
     let sync = commit_returned(server, &mut session, CommitMode::Sync, sizes)?;
     let unsync = commit_returned(server, &mut session, CommitMode::Async, sizes)?;

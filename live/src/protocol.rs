@@ -39,7 +39,7 @@ fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
 }
 
 /// The slot as `pg_replication_slots` shows it, as a model slot saved where it is.
-fn slot_now(session: &mut Session) -> Result<Slot, String> {
+pub(crate) fn slot_now(session: &mut Session) -> Result<Slot, String> {
     let (confirmed_flush, restart_lsn) = session.slot_lsns()?;
     let mut slot = Slot::at_rest(confirmed_flush);
     slot.restart_lsn = restart_lsn;
@@ -779,14 +779,14 @@ pub fn wal_buffers_rule(server: &PgServer) -> Result<Outcome, String> {
 }
 
 /// The server's WAL page size (`wal_block_size`) and `wal_buffers`, in bytes.
-fn wal_buffers_setting(client: &mut postgres::Client) -> Result<(u64, u64), String> {
+pub(crate) fn wal_buffers_setting(client: &mut postgres::Client) -> Result<(u64, u64), String> {
     let row = client
         .query_one(
             "SELECT current_setting('wal_block_size')::bigint, setting::bigint \
              FROM pg_settings WHERE name = 'wal_buffers'",
             &[],
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("wal_buffers: {}", pg_message(&e)))?;
     let (page_bytes, wal_buffers_pages): (i64, i64) = (row.get(0), row.get(1));
     let page_bytes = u64::try_from(page_bytes).map_err(|e| e.to_string())?;
     let wal_buffers_bytes =
