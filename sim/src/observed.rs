@@ -78,8 +78,8 @@
 use walcheck_model::pg::decoding::{get_changes, test_decoding_rows};
 use walcheck_model::pg::stream::process_standby_reply_on;
 use walcheck_model::pg::{
-    advance_read_end, advance_waits, CommitMode, DurableSlot, PgVersion, Role, Server, SqlDecode,
-    StandbyStatusUpdate, Txn, Walsender,
+    advance_read_end, advance_waits, CommitMode, DurableSlot, PgVersion, RestartLanding, Role,
+    Server, SqlDecode, StandbyStatusUpdate, Txn, Walsender,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -213,7 +213,9 @@ impl RestartMove {
         match self {
             RestartMove::To(lsn) => Some(lsn),
             RestartMove::Moved(false) => None,
-            RestartMove::Moved(true) => slot.advance_restarts(target, limit).last().copied(),
+            RestartMove::Moved(true) => {
+                slot.restart_landing(RestartLanding::Furthest, target, limit)
+            }
         }
     }
 }

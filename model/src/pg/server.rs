@@ -261,12 +261,7 @@ impl Server {
         landing: RestartLanding,
     ) -> Result<Lsn, AdvanceError> {
         let limit = self.advance_limit();
-        let landings = self.slot.advance_restarts(target, limit);
-        let restart_after = match landing {
-            RestartLanding::Stays => None,
-            RestartLanding::Furthest => landings.last().copied(),
-            RestartLanding::Nearest => landings.first().copied(),
-        };
+        let restart_after = self.slot.restart_landing(landing, target, limit);
         self.slot.slot_advance(target, limit, restart_after)
     }
 

@@ -190,6 +190,17 @@ impl Slot {
         at_old.into_iter().chain(past_old).collect()
     }
 
+    /// The position of `landing` among [`Slot::advance_restarts`] (`None`: it stays, or there
+    /// is no such landing), for [`Slot::slot_advance`].
+    pub fn restart_landing(&self, landing: RestartLanding, target: Lsn, limit: Lsn) -> Option<Lsn> {
+        let landings = self.advance_restarts(target, limit);
+        match landing {
+            RestartLanding::Stays => None,
+            RestartLanding::Furthest => landings.last().copied(),
+            RestartLanding::Nearest => landings.first().copied(),
+        }
+    }
+
     /// Where an advance that clamped its target to `moveto` leaves `restart_lsn` when its
     /// fast-forward decoding meets `xl_running_xacts` records at `running_xacts` (ascending) with
     /// no transaction open at them: the first record past the old `confirmed_flush`, else the
