@@ -110,8 +110,8 @@ struct Checker<'f> {
     messages: BTreeSet<&'f str>,
     /// Procedures called somewhere, with who calls them: for recursion and unused warnings.
     calls: BTreeMap<String, BTreeSet<String>>,
-    /// The file sets `env pg_crashes` above 0: a PostgreSQL crash closes the replication
-    /// stream, so a `for each message` without `until` can end.
+    /// The file sets `env pg_crashes` or `env pg_stops` above 0: a PostgreSQL crash (or clean
+    /// stop) closes the replication stream, so a `for each message` without `until` can end.
     pg_crashes: bool,
     diagnostics: Vec<Diagnostic>,
 }
@@ -152,7 +152,7 @@ impl<'f> Checker<'f> {
             messages,
             calls: BTreeMap::new(),
             pg_crashes: file.items.iter().any(|item| {
-                matches!(item, Item::Knob(k) if k.name.node == "pg_crashes"
+                matches!(item, Item::Knob(k) if matches!(k.name.node.as_str(), "pg_crashes" | "pg_stops")
                     && matches!(k.value.node, KnobValue::Number(n) if n > 0))
             }),
             diagnostics: Vec::new(),
@@ -1511,7 +1511,7 @@ impl Checker<'_> {
         };
         let why = match &block.stmts[stop].kind {
             StmtKind::ForEach { .. } => {
-                "the `for each message` loop above never ends: it has no `until` (only a PostgreSQL crash, `env pg_crashes`, closes the stream)"
+                "the `for each message` loop above never ends: it has no `until` (only a PostgreSQL crash or clean stop, `env pg_crashes` or `env pg_stops`, closes the stream)"
             }
             StmtKind::Fail { fatal: true, .. } => "the `fail fatal` above ends the pipeline",
             StmtKind::Fail { .. } => "the `fail` above ends the run",

@@ -14,8 +14,10 @@ use walcheck_model::pg::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTE
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
 };
-use walcheck_model::pg::{AdvanceError, CommitMode, Role, Server, Slot, Txn, Wal};
+use walcheck_model::pg::{AdvanceError, CommitMode, PgVersion, Role, Server, Slot, Txn, Wal};
 use walcheck_model::Lsn;
+
+use crate::vocabulary;
 use walcheck_properties::cdc;
 
 use crate::ast::{BinOp, Call, Expr, ExprKind, Storage, Type};
@@ -208,6 +210,14 @@ pub struct State {
     /// The PostgreSQL ERROR the connector's last step met, which ended its run; cleared by its
     /// next step.
     pub error: Option<PgError>,
+    /// Clean stops (`env pg_stops`) so far.
+    pub pg_stops: u8,
+    /// A clean stop is under way: it waits for the connector's walsender to end.
+    pub stopping: bool,
+    /// What the client last reported to its walsender (a status update's flush, its write when
+    /// the flush is `0/0`), which a stopping walsender compares with `sentPtr`; kept only while
+    /// a stream is open in a file with `env pg_stops`, `0/0` otherwise.
+    pub replied: Lsn,
 }
 
 impl State {
@@ -260,6 +270,15 @@ pub struct Env {
     pub pg_version: u8,
     /// Whether the slot exists at the start: it does unless the file creates it.
     pub slot_at_start: bool,
+    /// Clean stops (`pg_ctl stop -m fast`, then a start) at most.
+    pub pg_stops: u8,
+}
+
+impl Env {
+    /// The release the rules that differ by version follow: the newest minor of `pg_version`.
+    pub fn version(&self) -> PgVersion {
+        PgVersion::latest_of(u32::from(self.pg_version))
+    }
 }
 
 /// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
@@ -308,6 +327,14 @@ pub enum Action {
     ConnectorCrash,
     /// Fault: PostgreSQL crashes (immediate shutdown) and restarts.
     PgCrash,
+    /// A clean stop begins (`pg_ctl stop -m fast`): sessions end, the WAL is flushed, and a
+    /// walsender streaming to the connector sends what is left, then waits for its reply. With no
+    /// walsender, the stop and the start after it are this one step.
+    PgStop,
+    /// The stop ends once no walsender is left: the shutdown checkpoint, then the start.
+    PgStopped,
+    /// A stopping walsender that waited `wal_sender_timeout` for the client's reply exits.
+    WalsenderTimeout,
     /// Fault: a `killable` process is killed, and restarts alone at its first step.
     Kill {
         /// The process: 1 for the file's first `process`.
@@ -344,6 +371,9 @@ impl fmt::Display for Action {
             Action::FlushPending { var } => write!(f, "Flush{{{var}}}"),
             Action::ConnectorCrash => f.write_str("ConnectorCrash"),
             Action::PgCrash => f.write_str("PgCrash"),
+            Action::PgStop => f.write_str("PgStop"),
+            Action::PgStopped => f.write_str("PgStopped"),
+            Action::WalsenderTimeout => f.write_str("WalSenderTimeout"),
             Action::Kill { name, .. } => write!(f, "Kill{{{name}}}"),
         }
     }
@@ -487,6 +517,9 @@ pub enum PgError {
     /// A call failed (`env call_failures`), before or after taking effect, and the file does
     /// not handle it.
     CallFailed,
+    /// A call while PostgreSQL stops cleanly: its session was ended, a new one is refused
+    /// (`postmaster.c:ProcessStartupPacket`, `CAC_SHUTDOWN`, 15), SQLSTATE 57P03.
+    ShuttingDown,
 }
 
 impl fmt::Display for PgError {
@@ -506,6 +539,7 @@ impl fmt::Display for PgError {
             PgError::CallFailed => {
                 f.write_str("the call failed (connection lost or statement timeout)")
             }
+            PgError::ShuttingDown => f.write_str("FATAL: the database system is shutting down"),
         }
     }
 }
@@ -562,6 +596,9 @@ impl Machine {
             keepalives: 0,
             lost: false,
             error: None,
+            pg_stops: 0,
+            stopping: false,
+            replied: Lsn::INVALID,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -902,6 +939,9 @@ impl Machine {
     ) -> Result<Option<usize>, Stop> {
         match &self.program.code[pc].op {
             Op::Receive { var, end } => {
+                if state.stopping {
+                    self.walsender_done(state);
+                }
                 if state.walsender.is_none() && state.stream_closed {
                     return Ok(Some(*end));
                 }
@@ -1052,31 +1092,23 @@ impl Machine {
     /// The next message on the replication connection: the next transaction the walsender
     /// sends, or (PostgreSQL's choice, while keepalives are left) a keepalive.
     fn receive(&self, state: &mut State, chooser: &mut Chooser) -> Option<Message> {
-        let mut ws = state.walsender?;
-        let limit = self.limit(state);
-        let mut next = None;
-        for (i, txn) in state.txns.iter().enumerate() {
-            if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
-                continue;
-            }
-            let mut after = ws;
-            if after.decode_txn(txn) {
-                next = Some((i, after));
-                break;
-            }
-            ws = after;
-        }
-        if next.is_none() {
-            // Caught up: the reader has read to the end of the WAL it may send.
-            if limit > ws.read_to {
-                ws.read_to = limit;
-                ws.sent_ptr = limit;
-            }
-        }
+        let (ws, next) = self.to_send(state)?;
         let keepalive_left = state.keepalives < self.env.keepalives;
         let keepalive = match next {
             Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
             Some(_) => false,
+            // A stopping walsender that has caught up asks for a reply, whatever the knob:
+            // `walsender.c:WalSndDone` (15) sends `WalSndKeepalive(true, …)` until the client
+            // has reported `sentPtr` ([`Machine::walsender_done`] ends the stream then).
+            None if state.stopping => {
+                state.walsender = Some(ws);
+                let k = ws.at_shutdown(state.replied, state.replied)?;
+                return Some(Message {
+                    txn: None,
+                    wal_end: k.wal_end,
+                    reply_requested: k.reply_requested,
+                });
+            }
             // Caught up, an idle walsender sends a keepalive every wal_sender_timeout / 2
             // (PostgreSQL 15 walsender.c:WalSndKeepaliveIfNecessary), for ever: one more at its
             // position is always there, and not counted, so that a connector waiting for its
@@ -1105,6 +1137,52 @@ impl Machine {
         })
     }
 
+    /// The connector's walsender as it stands before its next message: past the WAL it
+    /// decodes and does not send, and, when nothing is left to send below the flush pointer
+    /// (a standby's replay pointer), caught up at it; with the next transaction it sends (its
+    /// index, and the walsender after it), if any. `None` without a stream.
+    fn to_send(&self, state: &State) -> Option<(Walsender, Option<(usize, Walsender)>)> {
+        let mut ws = state.walsender?;
+        let limit = self.limit(state);
+        let mut next = None;
+        for (i, txn) in state.txns.iter().enumerate() {
+            if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
+                continue;
+            }
+            let mut after = ws;
+            if after.decode_txn(txn) {
+                next = Some((i, after));
+                break;
+            }
+            ws = after;
+        }
+        if next.is_none() {
+            // Caught up: the reader has read to the end of the WAL it may send.
+            if limit > ws.read_to {
+                ws.read_to = limit;
+                ws.sent_ptr = limit;
+            }
+        }
+        Some((ws, next))
+    }
+
+    /// A stopping walsender exits once it has sent everything and the client has reported
+    /// `sentPtr` ([`Walsender::at_shutdown`]): the stream ends (CopyDone), as at the end of the
+    /// stream for `for each message`.
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical` sets `got_SIGUSR2` once caught up with
+    /// `got_STOPPING`; `WalSndDone` then exits when `sentPtr == replicatedPtr`. Live rule
+    /// `shutdown_keepalive_requests_reply`.
+    fn walsender_done(&self, state: &mut State) {
+        let Some((ws, None)) = self.to_send(state) else {
+            return;
+        };
+        if state.stopping && ws.at_shutdown(state.replied, state.replied).is_none() {
+            state.walsender = None;
+            state.stream_closed = true;
+        }
+    }
+
     // ---- calls ---------------------------------------------------------------------------
 
     fn arg(&self, state: &State, call: &Call, name: &str, position: usize) -> Option<Value> {
@@ -1116,8 +1194,17 @@ impl Machine {
         named.or(positional).map(|a| self.eval(state, &a.value))
     }
 
-    /// A call: its value (a row's field when the call names one), or how it failed.
+    /// A call: its value (a row's field when the call names one), or how it failed. While
+    /// PostgreSQL stops cleanly, a call that needs a session of its own fails.
     fn call(&self, state: &mut State, call: &Call, chooser: &mut Chooser) -> Result<Value, Stop> {
+        if state.stopping && vocabulary::needs_session(&call.callee.node) {
+            return Err(Stop::Fail(Some(PgError::ShuttingDown)));
+        }
+        self.answer(state, call, chooser)
+    }
+
+    /// What the vocabulary's call answers, and does ([`Machine::call`]).
+    fn answer(&self, state: &mut State, call: &Call, chooser: &mut Chooser) -> Result<Value, Stop> {
         let field = call.field.as_ref().map(|f| f.node.as_str());
         let lsn = |l: Lsn| Ok(Value::Lsn(l));
         let on_primary = |l: Lsn| match self.env.role {
@@ -1295,6 +1382,11 @@ impl Machine {
             chooser.detail = Some(Detail::Candidate(candidates[i]));
         }
         process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
+        if self.env.pg_stops > 0 {
+            // `walsender.c:ProcessStandbyReplyMessage` (15) keeps the reply in `MyWalSnd`.
+            state.replied = if flush.is_valid() { flush } else { write };
+            self.walsender_done(state);
+        }
         Ok(Value::None)
     }
 
@@ -1449,7 +1541,7 @@ impl Machine {
     pub fn actions(&self, state: &State, actions: &mut Vec<Action>) {
         self.steps(state, actions);
         let env = &self.env;
-        if !state.commit_pending && state.txns.len() < TXNS_MAX {
+        if !state.commit_pending && !state.stopping && state.txns.len() < TXNS_MAX {
             let both = env.bulk_txn_pages > 0 && env.bulk_txn_pages != env.txn_pages;
             let sizes = &[env.txn_pages, env.bulk_txn_pages][..if both { 2 } else { 1 }];
             for (published, left) in [
@@ -1480,14 +1572,16 @@ impl Machine {
             actions.push(Action::WalwriterFlush);
         }
         if env.checkpoints
+            && !state.stopping
             && (state.slot.is_some_and(|s| s.dirty)
                 || (env.role == Role::Primary && state.wal.flush < state.wal.insert))
         {
             actions.push(Action::Checkpoint);
         }
-        if env.role == Role::Standby && state.wal.replay < state.wal.flush {
+        if env.role == Role::Standby && !state.stopping && state.wal.replay < state.wal.flush {
             actions.push(Action::Replay);
         }
+        self.shutdown(state, actions);
         for (i, slot) in self.program.slots.iter().enumerate() {
             if let Some(k) = self.async_index(i) {
                 if state.flushed[k] != state.vars[i] && state.status != Status::Done {
@@ -1496,6 +1590,19 @@ impl Machine {
             }
         }
         self.faults(state, actions);
+    }
+
+    /// A clean stop's steps enabled in `state`: its end once no walsender is left, the
+    /// walsender's timeout while it waits for the client's reply.
+    fn shutdown(&self, state: &State, actions: &mut Vec<Action>) {
+        if !state.stopping {
+            return;
+        }
+        match self.to_send(state) {
+            None => actions.push(Action::PgStopped),
+            Some((_, None)) => actions.push(Action::WalsenderTimeout),
+            Some(_) => {}
+        }
     }
 
     /// The faults enabled in `state`: a connector crash, a PostgreSQL crash, a kill of each
@@ -1513,6 +1620,9 @@ impl Machine {
                 actions.push(Action::PgCrash);
             }
         }
+        if state.pg_stops < env.pg_stops && !state.stopping {
+            actions.push(Action::PgStop);
+        }
         if state.kills < env.kills && self.in_run(state) {
             for (k, process) in self.program.processes.iter().enumerate() {
                 if process.killable && matches!(state.procs[k], Status::Running(_)) {
@@ -1527,6 +1637,15 @@ impl Machine {
 
     /// Applies an enabled action; `false` if it cannot be taken.
     pub fn apply(&self, state: &mut State, action: Action) -> bool {
+        let applied = self.apply_action(state, action);
+        if state.walsender.is_none() {
+            // The reply a walsender kept ends with it.
+            state.replied = Lsn::INVALID;
+        }
+        applied
+    }
+
+    fn apply_action(&self, state: &mut State, action: Action) -> bool {
         let env = &self.env;
         match action {
             Action::Step {
@@ -1592,25 +1711,7 @@ impl Machine {
                     self.flush(state, i);
                 }
             }
-            Action::ConnectorCrash => {
-                state.connector_crashes += 1;
-                self.reset_volatile(state);
-                for (i, slot) in self.program.slots.iter().enumerate() {
-                    if let (Some(k), Storage::DurableAsync) = (self.async_index(i), slot.storage) {
-                        let flushed = state.flushed[k];
-                        state.vars_mut()[i] = flushed;
-                    }
-                }
-                state.batch = 0;
-                state.walsender = None;
-                state.stream_closed = false;
-                let restart = if state.first_done {
-                    self.program.after_crash
-                } else {
-                    self.program.first_run
-                };
-                self.start(state, restart);
-            }
+            Action::ConnectorCrash => self.connector_crash(state),
             Action::Kill { process, .. } => {
                 // The process alone dies and is restarted (a supervisor's restart): the
                 // others and the shared variables are as they were.
@@ -1619,8 +1720,78 @@ impl Machine {
                 self.go(state, p, self.program.processes[p - 1].start);
             }
             Action::PgCrash => self.pg_crash(state),
+            Action::PgStop => self.pg_stop(state),
+            Action::PgStopped => self.pg_stopped(state),
+            Action::WalsenderTimeout => {
+                state.walsender = None;
+                state.stream_closed = true;
+            }
         }
         true
+    }
+
+    /// The connector process dies and is restarted: its volatile variables reset, each `async`
+    /// one back to its flushed copy, its open batch and replication connection lost; it starts
+    /// again at `after crash` (or `every run`), or at `first run` while that has not ended.
+    fn connector_crash(&self, state: &mut State) {
+        state.connector_crashes += 1;
+        self.reset_volatile(state);
+        for (i, slot) in self.program.slots.iter().enumerate() {
+            if let (Some(k), Storage::DurableAsync) = (self.async_index(i), slot.storage) {
+                let flushed = state.flushed[k];
+                state.vars_mut()[i] = flushed;
+            }
+        }
+        state.batch = 0;
+        state.walsender = None;
+        state.stream_closed = false;
+        let restart = if state.first_done {
+            self.program.after_crash
+        } else {
+            self.program.first_run
+        };
+        self.start(state, restart);
+    }
+
+    /// A clean stop begins (`pg_ctl stop -m fast`): the client backends end (a synchronous
+    /// commit's flush done), the WAL is flushed, and a walsender streaming to the connector
+    /// stops once it has sent the rest and the connector has confirmed it
+    /// ([`Machine::walsender_done`]); with none, the stop ends at once ([`Machine::pg_stopped`]).
+    ///
+    /// PostgreSQL 15 `postmaster.c:pmdie` (SIGINT) terminates the backends; `xlog.c:ShutdownXLOG`
+    /// calls `walsender.c:WalSndInitStopping` and waits in `WalSndWaitStopping` for every logical
+    /// walsender to exit (one streaming never enters `WALSNDSTATE_STOPPING`) before the shutdown
+    /// checkpoint; a stopping walsender flushes the WAL inserted (`WalSndWaitForWal`:
+    /// `XLogFlush(GetXLogInsertEndRecPtr())`).
+    fn pg_stop(&self, state: &mut State) {
+        state.pg_stops += 1;
+        if self.env.role == Role::Primary {
+            state.wal.checkpoint_flush();
+        }
+        state.commit_pending = false;
+        state.stopping = true;
+        self.walsender_done(state);
+        if state.walsender.is_none() {
+            self.pg_stopped(state);
+        }
+    }
+
+    /// The stop ends: the shutdown checkpoint saves the dirty slot (from 17 also one whose
+    /// `confirmed_flush` moved), and the start reads it back ([`DurableSlot::clean_restart_on`]);
+    /// a primary starts with its WAL flushed and no recovery ([`Wal::clean_restart`]).
+    ///
+    /// PostgreSQL 15 `xlog.c:ShutdownXLOG` → `CreateCheckPoint(CHECKPOINT_IS_SHUTDOWN)` (a
+    /// standby: `CreateRestartPoint`); `slot.c:StartupReplicationSlots`. Live rules
+    /// `shutdown_keepalive_requests_reply` and `status_update_not_saved`.
+    fn pg_stopped(&self, state: &mut State) {
+        if self.env.role == Role::Primary {
+            state.wal.clean_restart();
+        }
+        if let Some(slot) = state.slot.as_mut() {
+            slot.clean_restart_on(self.env.version());
+        }
+        state.stopping = false;
+        state.stream_closed |= state.walsender.take().is_some();
     }
 
     /// PostgreSQL crashes (immediate shutdown) and restarts: PostgreSQL 15
@@ -1636,6 +1807,7 @@ impl Machine {
             slot.crash_restart();
         }
         state.commit_pending = false;
+        state.stopping = false;
         let flush = state.wal.flush;
         state.txns = state
             .txns
@@ -1686,6 +1858,7 @@ impl Machine {
         if state.published < env.transactions
             || state.other < env.other_traffic
             || state.commit_pending
+            || state.stopping
             || state.wal.flush < state.wal.insert
             || (env.role == Role::Standby && state.wal.replay < state.wal.flush)
         {

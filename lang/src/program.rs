@@ -220,6 +220,8 @@ pub struct Program {
     /// Whether the file handles a failed call or sets `env call_failures`: its traces then show
     /// the failures so far.
     pub call_faults: bool,
+    /// Whether the file sets `env pg_stops`: its traces then show the clean stops so far.
+    pub pg_stops: bool,
     /// The run's end: the instruction the connector stops at between two runs, its step
     /// [`RUN_END_STEP`]; the last instruction.
     pub run_end: usize,
@@ -292,6 +294,7 @@ impl Program {
             every_run,
             processes,
             call_faults,
+            pg_stops: file.knobs().any(|k| k.name.node == "pg_stops"),
             duplicates: file
                 .invariants()
                 .any(|inv| inv.span.text(source).contains("destination.duplicated")),

@@ -252,7 +252,7 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         "runs" => bound.zero_word("unbounded"),
                         // Added with processes: left out of a configuration at its default, so
                         // that the files and traces before it keep their configuration line.
-                        "kills" | "call_failures" => bound.quiet(),
+                        "kills" | "call_failures" | "pg_stops" => bound.quiet(),
                         _ => bound,
                     }
                 }
@@ -278,6 +278,7 @@ fn unit(name: &str) -> &'static str {
         "runs" => "runs",
         "connector_crashes" | "pg_crashes" | "crashes" => "crashes",
         "keepalives" => "keepalives",
+        "pg_stops" => "stops",
         "pg_version" => "major version",
         _ => "choice",
     }
@@ -330,6 +331,13 @@ fn view(program: &Program) -> View {
             name: "call_failures",
             kind: "count",
             doc: "calls failed so far (env call_failures)",
+        });
+    }
+    if program.pg_stops {
+        variables.push(VarInfo {
+            name: "pg_stops",
+            kind: "count",
+            doc: "clean stops of PostgreSQL so far (env pg_stops)",
         });
     }
     let mut key = vec!["step"];
@@ -472,9 +480,8 @@ static LANES: Lanes = Lanes {
     ],
     lane: |action| match action {
         "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
-        "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash" => {
-            ("postgres", "postgres")
-        }
+        "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash" | "PgStop"
+        | "PgStopped" | "WalSenderTimeout" => ("postgres", "postgres"),
         "ConnectorCrash" | "Flush" => ("connector", "connector"),
         step if step.contains("destination.") => ("connector", "destination"),
         step if step.contains("standby_status_update")
@@ -520,6 +527,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
         call_failures: config.small("call_failures"),
         connector_crashes: config.small("connector_crashes"),
         pg_crashes: config.small("pg_crashes"),
+        pg_stops: config.small("pg_stops"),
         crashes: config.small("crashes"),
         checkpoints: config.name("checkpoints") == "on",
         role: match config.name("server") {
@@ -646,6 +654,9 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
     if program.call_faults {
         vars.push(("call_failures", Var::Int(u64::from(s.call_failures))));
     }
+    if program.pg_stops {
+        vars.push(("pg_stops", Var::Int(u64::from(s.pg_stops))));
+    }
     vars
 }
 
@@ -671,7 +682,7 @@ fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
 fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
     let lsn = |l| Var::Text(Shown(Value::Lsn(l), &[]).to_string());
     let count = |n: u8| Var::Int(u64::from(n));
-    let stream = match (s.walsender, s.stream_closed) {
+    let mut stream = match (s.walsender, s.stream_closed) {
         (Some(w), _) => format!(
             "from {}, read to {}, sent {}",
             w.start_decoding_at, w.read_to, w.sent_ptr
@@ -679,6 +690,13 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
         (None, true) => "closed".to_owned(),
         (None, false) => "none".to_owned(),
     };
+    // A file with `env pg_stops` keeps the client's last reply and the stop under way.
+    if s.replied.is_valid() {
+        stream.push_str(&format!(", replied {}", s.replied));
+    }
+    if s.stopping {
+        stream.push_str(", PostgreSQL stopping");
+    }
     let saved_restart = s
         .slot
         .map_or(walcheck_model::Lsn::INVALID, |d| d.slot.saved.restart_lsn);
@@ -755,7 +773,7 @@ const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
 /// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
 /// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay and the
 /// background flush of async variables. Client transactions and faults are not fair.
-static FAIRNESS: [FairClass<Action>; 5] = [
+static FAIRNESS: [FairClass<Action>; 6] = [
     FairClass::weak("connector", |a| {
         matches!(
             a,
@@ -772,6 +790,9 @@ static FAIRNESS: [FairClass<Action>; 5] = [
     }),
     FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
+    FairClass::weak("shutdown", |a| {
+        matches!(a, Action::PgStopped | Action::WalsenderTimeout)
+    }),
 ];
 
 /// Whether an action is a fair step of process `k` (1 to 7: the file's processes besides

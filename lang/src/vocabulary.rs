@@ -306,8 +306,16 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("call_failures", "0", Domain::Range(0, 3), "calls that fail at most: a SQL call, the replication protocol's, backfill or destination.commit fails before taking effect, or times out after it"),
     knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
     knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md)"),
+    knob("pg_stops", "0", Domain::Range(0, 3), "clean stops of PostgreSQL (pg_ctl stop -m fast, then a start) at most: the walsender waits for the connector's confirmation"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
 ];
+
+/// Whether call `name` needs a session of its own with PostgreSQL (SQL, or a replication
+/// command): while PostgreSQL stops cleanly it fails. A status update goes over the stream
+/// already open, which a stopping walsender keeps until the client has confirmed.
+pub fn needs_session(name: &str) -> bool {
+    name.starts_with("pg_") || matches!(name, "identify_system" | "start_replication" | "backfill")
+}
 
 /// The knob named `name`, if any.
 pub fn knob_info(name: &str) -> Option<&'static KnobInfo> {

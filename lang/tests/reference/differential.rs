@@ -49,6 +49,9 @@ fn kept(file: &File) -> BTreeSet<String> {
     ]
     .map(str::to_owned)
     .into();
+    if file.knobs().any(|k| k.name.node == "pg_stops") {
+        names.insert("pg_stops".to_owned());
+    }
     // A timer's and a channel's variables with the declared ones.
     for v in file.vars() {
         names.insert(v.name.node.clone());
@@ -293,6 +296,7 @@ fn report_coverage_of_the_long_run() {
         "- 1",
         "keepalives = 1",
         "pg_crashes = 1",
+        "pg_stops = 1",
         "commit = either",
         "process w1",
         "process w2",

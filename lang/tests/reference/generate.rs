@@ -389,10 +389,11 @@ pub fn file(choices: Vec<u32>) -> String {
     };
     g.line(0, "walcheck 1");
     g.line(0, "connector \"generated\"");
-    let knobs: [(&str, &[&str]); 9] = [
+    let knobs: [(&str, &[&str]); 10] = [
         ("transactions", &["0", "1", "2", "1"]),
         ("connector_crashes", &["0", "1"]),
         ("pg_crashes", &["0", "0", "1"]),
+        ("pg_stops", &["0", "1"]),
         ("runs", &["1", "2", "3", "unbounded"]),
         ("kills", &["0", "1"]),
         ("call_failures", &["0", "1", "1"]),

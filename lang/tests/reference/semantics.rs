@@ -16,7 +16,7 @@ use walcheck_model::pg::decoding::{txn_needs_skip, DurableSlot};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
 };
-use walcheck_model::pg::{CommitMode, Role, Server, Txn, Wal};
+use walcheck_model::pg::{CommitMode, PgVersion, Role, Server, Txn, Wal};
 use walcheck_model::Lsn;
 use walcheck_properties::cdc;
 
@@ -128,6 +128,11 @@ pub struct Pg {
     pub keepalives: u8,
     /// A `start_replication` skipped an undelivered committed publication transaction.
     pub lost: bool,
+    /// "With one open, PostgreSQL is *stopping* … until the stream ends".
+    pub stopping: bool,
+    /// "the connector's last status update … (its `flush`, or its `write` when `flush` is
+    /// `none`)" on the stream open now: `start_replication` forgets the last stream's.
+    pub replied: Lsn,
 }
 
 /// A weakly fair class of actions ("Fairness of processes").
@@ -138,6 +143,8 @@ pub enum Class {
     Process(usize),
     Walwriter,
     Checkpointer,
+    /// "`PgStopped` (fair)", "`WalSenderTimeout` (fair …)".
+    Shutdown,
     CommitFlush,
 }
 
@@ -156,6 +163,8 @@ pub struct State {
     pub runs: u8,
     pub connector_crashes: u8,
     pub pg_crashes: u8,
+    /// "`PgStop`, … counted in the `pg_stops` column".
+    pub pg_stops: u8,
     pub first_done: bool,
     /// "`kills` … kills of `killable` processes at most".
     pub kills: u8,
@@ -176,6 +185,7 @@ pub struct Knobs {
     pub runs: u8,
     pub connector_crashes: u8,
     pub pg_crashes: u8,
+    pub pg_stops: u8,
     pub crashes: u8,
     pub checkpoints: bool,
     pub keepalives: u8,
@@ -196,6 +206,7 @@ impl Knobs {
             runs: 2,
             connector_crashes: 1,
             pg_crashes: 0,
+            pg_stops: 0,
             // "`crashes` | any": no bound of its own.
             crashes: u8::MAX,
             checkpoints: true,
@@ -232,6 +243,7 @@ impl Knobs {
                 "call_failures" => k.call_failures = n as u8,
                 "connector_crashes" => k.connector_crashes = n as u8,
                 "pg_crashes" => k.pg_crashes = n as u8,
+                "pg_stops" => k.pg_stops = n as u8,
                 "crashes" => k.crashes = n as u8,
                 "checkpoints" => k.checkpoints = word == "on",
                 "keepalives" => k.keepalives = n as u8,
@@ -388,6 +400,8 @@ impl<'f> Reference<'f> {
                 stream_closed: false,
                 keepalives: 0,
                 lost: false,
+                stopping: false,
+                replied: Lsn::INVALID,
             },
             dest: BTreeSet::new(),
             batch: BTreeSet::new(),
@@ -398,6 +412,7 @@ impl<'f> Reference<'f> {
             runs: 1,
             connector_crashes: 0,
             pg_crashes: 0,
+            pg_stops: 0,
             first_done: !has_first,
             kills: 0,
             call_failures: 0,
@@ -513,6 +528,8 @@ impl<'f> Reference<'f> {
     /// again: `transactions` counts "client transactions … in the whole run", so it is not.
     fn pg_crash(&self, state: &mut State) {
         state.pg_crashes += 1;
+        // "A PostgreSQL crash during a stop ends it."
+        state.pg.stopping = false;
         state.pg.wal.crash_restart();
         if let Some(slot) = state.pg.slot.as_mut() {
             slot.crash_restart();
@@ -526,6 +543,77 @@ impl<'f> Reference<'f> {
         state.batch.retain(|&i| i < kept);
         if state.pg.walsender.take().is_some() {
             state.pg.stream_closed = true;
+        }
+    }
+
+    /// `PgStop`: "The stop flushes all WAL and ends the client's transactions (a synchronous
+    /// commit's flush done …). With no replication stream open, the shutdown checkpoint and the
+    /// start are the same step. With one open, PostgreSQL is *stopping*".
+    fn pg_stop(&self, state: &mut State) {
+        state.pg_stops += 1;
+        state.pg.wal.checkpoint_flush();
+        state.pg.commit_pending = false;
+        state.pg.stopping = true;
+        self.stream_done(state);
+        if state.pg.walsender.is_none() {
+            self.pg_stopped(state);
+        }
+    }
+
+    /// `PgStopped`: "the shutdown checkpoint and the start: the slot saved if dirty — from
+    /// PostgreSQL 17 also if its `confirmed_flush` moved since its last save — and read back …;
+    /// a primary's WAL is all flushed and `pg_last_wal_replay_lsn()` is `none`."
+    fn pg_stopped(&self, state: &mut State) {
+        state.pg.wal.clean_restart();
+        if let Some(slot) = state.pg.slot.as_mut() {
+            // The generator keeps PostgreSQL 15.
+            slot.clean_restart_on(PgVersion::latest_of(15));
+        }
+        state.pg.stopping = false;
+        if state.pg.walsender.take().is_some() {
+            state.pg.stream_closed = true;
+        }
+    }
+
+    /// The walsender as it is once it has read past what it does not send, and the next
+    /// transaction it sends (its index, and the walsender after it), if any: "The stream sends
+    /// whole transactions in commit order once the flush pointer … covers them, skipping
+    /// unpublished ones and those the start rule skips". With nothing to send, the reader has
+    /// read all the WAL the flush pointer covers.
+    fn next_message(&self, state: &State) -> Option<(Walsender, Option<(usize, Walsender)>)> {
+        let mut ws = state.pg.walsender?;
+        let flush = state.pg.wal.flush;
+        let mut sent = None;
+        for (i, txn) in state.pg.txns.iter().enumerate() {
+            if txn.end_lsn <= ws.read_to || txn.end_lsn > flush {
+                continue;
+            }
+            let mut after = ws;
+            if after.decode_txn(txn) {
+                sent = Some((i, after));
+                break;
+            }
+            ws = after;
+        }
+        if sent.is_none() {
+            ws.send_logical(&[], flush);
+        }
+        Some((ws, sent))
+    }
+
+    /// "it ends the stream … once the connector's last status update reported exactly that
+    /// position (its `flush`, or its `write` when `flush` is `none`) — the check is made at the
+    /// status update and at each read": a stopping, caught-up walsender whose client reported
+    /// what it sent.
+    fn stream_done(&self, state: &mut State) {
+        if !state.pg.stopping {
+            return;
+        }
+        if let Some((ws, None)) = self.next_message(state) {
+            if state.pg.replied == ws.sent_ptr {
+                state.pg.walsender = None;
+                state.pg.stream_closed = true;
+            }
         }
     }
 
@@ -1003,7 +1091,17 @@ impl<'f> Reference<'f> {
     /// skipping unpublished ones and those the start rule skips; `m.wal_end` of a keepalive is
     /// the walsender's `sentPtr`"; "whether the walsender sends a keepalive rather than the next
     /// transaction" is PostgreSQL's choice, while `keepalives` allows one.
-    fn receive(&self, state: State, message: &str) -> Vec<(State, Flow)> {
+    fn receive(&self, mut state: State, message: &str) -> Vec<(State, Flow)> {
+        self.stream_done(&mut state);
+        if let (true, Some((ws, None))) = (state.pg.stopping, self.next_message(&state)) {
+            // "once caught up, it answers the connector's next read with a keepalive requesting
+            // a reply … at what it has sent".
+            let mut s = state;
+            s.pg.walsender = Some(ws);
+            s.vars
+                .insert(message.to_owned(), V::Msg(None, ws.sent_ptr, true));
+            return vec![(s, Flow::Received)];
+        }
         let Some(mut ws) = state.pg.walsender else {
             if state.pg.stream_closed {
                 return vec![(state, Flow::StreamEnd)];
@@ -1077,6 +1175,14 @@ impl<'f> Reference<'f> {
         let field = call.field.as_ref().map(|f| f.node.as_str());
         let mut s = state;
         let one = |s: State, v: V| vec![(s, Some(v))];
+        // "While stopping, every call that needs a session (SQL, `identify_system`,
+        // `start_replication`, `backfill`) fails the run".
+        let callee = call.callee.node.as_str();
+        let session = callee.starts_with("pg_")
+            || matches!(callee, "identify_system" | "start_replication" | "backfill");
+        if s.pg.stopping && session {
+            return vec![(s, None)];
+        }
         match call.callee.node.as_str() {
             "pg_current_wal_lsn" => {
                 let v = V::Lsn(s.pg.wal.write);
@@ -1128,6 +1234,7 @@ impl<'f> Reference<'f> {
                 s.pg.lost |= skipped;
                 s.pg.walsender = Some(ws);
                 s.pg.stream_closed = false;
+                s.pg.replied = Lsn::INVALID;
                 one(s, V::None)
             }
             "standby_status_update" => self.status_update(s, call),
@@ -1272,6 +1379,10 @@ impl<'f> Reference<'f> {
                 let mut s = state.clone();
                 let d = s.pg.slot.as_mut().expect("checked");
                 process_standby_reply(d, &update, candidate);
+                if self.knobs.pg_stops > 0 {
+                    s.pg.replied = if flush.is_valid() { flush } else { write };
+                    self.stream_done(&mut s);
+                }
                 (s, Some(V::None))
             })
             .collect()
@@ -1449,7 +1560,8 @@ impl<'f> Reference<'f> {
         // "One client backend: a transaction of `txn_pages` … pages is inserted in one step
         // (`wal_buffers` writes out what does not fit), and a synchronous one then waits for
         // its `CommitFlush` step".
-        if !pg.commit_pending {
+        // "no checkpoint runs, no client commits" while stopping.
+        if !pg.commit_pending && !pg.stopping {
             for (published, left) in [
                 (true, pg.published < k.transactions),
                 (false, pg.other < k.other_traffic),
@@ -1463,7 +1575,7 @@ impl<'f> Reference<'f> {
                     out.push((None, s));
                 }
             }
-        } else {
+        } else if pg.commit_pending {
             let mut s = state.clone();
             s.pg.wal.commit_flush();
             s.pg.commit_pending = false;
@@ -1479,7 +1591,25 @@ impl<'f> Reference<'f> {
             s.pg.wal.walwriter_flush();
             out.push((Some(Class::Walwriter), s));
         }
-        if k.checkpoints {
+        if pg.stopping {
+            match self.next_message(state) {
+                // "`PgStopped` (fair), once no stream is left".
+                None => {
+                    let mut s = state.clone();
+                    self.pg_stopped(&mut s);
+                    out.push((Some(Class::Shutdown), s));
+                }
+                // "`WalSenderTimeout` (fair …) ends a caught-up stream".
+                Some((_, None)) => {
+                    let mut s = state.clone();
+                    s.pg.walsender = None;
+                    s.pg.stream_closed = true;
+                    out.push((Some(Class::Shutdown), s));
+                }
+                Some(_) => {}
+            }
+        }
+        if k.checkpoints && !pg.stopping {
             // "a checkpoint saves the slot"; on a primary it flushes the WAL first.
             let mut s = state.clone();
             if let Some(slot) = s.pg.slot.as_mut() {
@@ -1524,6 +1654,13 @@ impl<'f> Reference<'f> {
                     out.push(s);
                 }
             }
+        }
+        // "PostgreSQL may stop cleanly and start again (`PgStop`, not fair, …, not in
+        // `crashes`)".
+        if state.pg_stops < k.pg_stops && !state.pg.stopping {
+            let mut s = state.clone();
+            self.pg_stop(&mut s);
+            out.push(s);
         }
         if state.connector_crashes + state.pg_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
@@ -1602,6 +1739,7 @@ impl<'f> Reference<'f> {
             && s.pg.other >= k.other_traffic
             && !s.pg.commit_pending
             && s.pg.wal.flush >= s.pg.wal.insert
+            && !s.pg.stopping
             && match s.at {
                 Where::Done => true,
                 Where::Fatal(..) => false,
@@ -1640,6 +1778,7 @@ impl<'f> Reference<'f> {
                 lsn(slot.map_or(Lsn::INVALID, |x| x.saved.confirmed_flush)),
             ),
             ("destination".to_owned(), txn_set(&s.dest)),
+            ("pg_stops".to_owned(), s.pg_stops.to_string()),
         ]);
         for (name, v) in &s.vars {
             p.insert(name.clone(), shown(v));
