@@ -678,3 +678,31 @@ fn a_clean_stop_saves_a_moved_confirmation_from_17_on() {
         steps("24: standby_status_update(flush = m.wal_end) [restart_lsn to 0/1002000]")
     );
 }
+
+/// A stopping walsender asks once and waits: only a connector that has read its request and not
+/// answered is timed out (`walsender.c:WalSndCheckTimeOut` measures from the client's last
+/// reply). A connector that answers each request with less than the walsender sent holds the
+/// stop for ever, and what it batched stays unacknowledged: before requests were one at a time,
+/// the timeout pre-empted it and `eventually-acknowledged` held.
+#[test]
+fn a_connector_answering_each_stop_request_short_holds_the_stop() {
+    let file = scratch_file(
+        "stop-low-reply.wal",
+        "walcheck 1\nconnector \"answers a reply request with its durable position only\"\n\
+         env transactions = 2\nenv pg_stops = 1\nenv keepalives = 1\nenv runs = unbounded\n\
+         durable pos: lsn = none, in destination\nvolatile pending: lsn = none\n\
+         every run {\n  start_replication(pos)\n  \
+         for each message m {\n    if m.is_keepalive {\n      if m.reply_requested {\n        \
+         standby_status_update(flush = pos)\n      } else {\n        \
+         destination.commit(pos = max(pos, pending))\n        \
+         standby_status_update(flush = m.wal_end)\n      }\n    } else {\n      \
+         destination.write(m.txn)\n      pending = m.txn.end_lsn\n    }\n  }\n}\n",
+    );
+    let (rows, _) = verdicts(&[&file, "--out", "target/tmp-connector-files/out-stop-low"]);
+    assert_eq!(
+        row(&rows, "eventually-acknowledged").1,
+        "violated",
+        "{rows:?}"
+    );
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+}

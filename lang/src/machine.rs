@@ -218,6 +218,9 @@ pub struct State {
     /// the flush is `0/0`), which a stopping walsender compares with `sentPtr`; kept only while
     /// a stream is open in a file with `env pg_stops`, `0/0` otherwise.
     pub replied: Lsn,
+    /// The stopping walsender's request for a reply was read and not yet answered: it sends no
+    /// other message until the connector replies, and only then can `wal_sender_timeout` end it.
+    pub asked: bool,
 }
 
 impl State {
@@ -331,8 +334,13 @@ pub enum Action {
     /// walsender streaming to the connector sends what is left, then waits for its reply. With no
     /// walsender, the stop and the start after it are this one step.
     PgStop,
-    /// The stop ends once no walsender is left: the shutdown checkpoint, then the start.
-    PgStopped,
+    /// The stop ends once no walsender is left: the shutdown checkpoint, then the start. On a
+    /// standby the shutdown restartpoint may find no primary checkpoint replayed since the last
+    /// one, and skip (`saves` false).
+    PgStopped {
+        /// Whether the shutdown checkpoint (restartpoint) runs and saves dirty slots.
+        saves: bool,
+    },
     /// A stopping walsender that waited `wal_sender_timeout` for the client's reply exits.
     WalsenderTimeout,
     /// Fault: a `killable` process is killed, and restarts alone at its first step.
@@ -372,7 +380,8 @@ impl fmt::Display for Action {
             Action::ConnectorCrash => f.write_str("ConnectorCrash"),
             Action::PgCrash => f.write_str("PgCrash"),
             Action::PgStop => f.write_str("PgStop"),
-            Action::PgStopped => f.write_str("PgStopped"),
+            Action::PgStopped { saves: true } => f.write_str("PgStopped"),
+            Action::PgStopped { saves: false } => f.write_str("PgStopped [restartpoint skipped]"),
             Action::WalsenderTimeout => f.write_str("WalSenderTimeout"),
             Action::Kill { name, .. } => write!(f, "Kill{{{name}}}"),
         }
@@ -599,6 +608,7 @@ impl Machine {
             pg_stops: 0,
             stopping: false,
             replied: Lsn::INVALID,
+            asked: false,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -1101,7 +1111,12 @@ impl Machine {
             // `walsender.c:WalSndDone` (15) sends `WalSndKeepalive(true, …)` until the client
             // has reported `sentPtr` ([`Machine::walsender_done`] ends the stream then).
             None if state.stopping => {
+                // One request at a time: none while one is unanswered (`waiting_for_ping_response`).
+                if state.asked {
+                    return None;
+                }
                 state.walsender = Some(ws);
+                state.asked = true;
                 let k = ws.at_shutdown(state.replied, state.replied)?;
                 return Some(Message {
                     txn: None,
@@ -1383,8 +1398,10 @@ impl Machine {
         }
         process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
         if self.env.pg_stops > 0 {
-            // `walsender.c:ProcessStandbyReplyMessage` (15) keeps the reply in `MyWalSnd`.
+            // `walsender.c:ProcessStandbyReplyMessage` (15) keeps the reply in `MyWalSnd`; any
+            // reply resets `last_reply_timestamp` and `waiting_for_ping_response`.
             state.replied = if flush.is_valid() { flush } else { write };
+            state.asked = false;
             self.walsender_done(state);
         }
         Ok(Value::None)
@@ -1599,8 +1616,15 @@ impl Machine {
             return;
         }
         match self.to_send(state) {
-            None => actions.push(Action::PgStopped),
-            Some((_, None)) => actions.push(Action::WalsenderTimeout),
+            None => {
+                actions.push(Action::PgStopped { saves: true });
+                if self.env.role == Role::Standby {
+                    actions.push(Action::PgStopped { saves: false });
+                }
+            }
+            // `walsender.c:WalSndCheckTimeOut` (15): `wal_sender_timeout` after the client's
+            // last reply; a connector that answers each request is never timed out.
+            Some((_, None)) if state.asked => actions.push(Action::WalsenderTimeout),
             Some(_) => {}
         }
     }
@@ -1639,8 +1663,9 @@ impl Machine {
     pub fn apply(&self, state: &mut State, action: Action) -> bool {
         let applied = self.apply_action(state, action);
         if state.walsender.is_none() {
-            // The reply a walsender kept ends with it.
+            // The reply a walsender kept, and its request, end with it.
             state.replied = Lsn::INVALID;
+            state.asked = false;
         }
         applied
     }
@@ -1721,7 +1746,7 @@ impl Machine {
             }
             Action::PgCrash => self.pg_crash(state),
             Action::PgStop => self.pg_stop(state),
-            Action::PgStopped => self.pg_stopped(state),
+            Action::PgStopped { saves } => self.pg_stopped(state, saves),
             Action::WalsenderTimeout => {
                 state.walsender = None;
                 state.stream_closed = true;
@@ -1771,8 +1796,9 @@ impl Machine {
         state.commit_pending = false;
         state.stopping = true;
         self.walsender_done(state);
-        if state.walsender.is_none() {
-            self.pg_stopped(state);
+        // A standby's shutdown restartpoint may skip: [`Action::PgStopped`] chooses.
+        if state.walsender.is_none() && self.env.role == Role::Primary {
+            self.pg_stopped(state, true);
         }
     }
 
@@ -1781,14 +1807,20 @@ impl Machine {
     /// a primary starts with its WAL flushed and no recovery ([`Wal::clean_restart`]).
     ///
     /// PostgreSQL 15 `xlog.c:ShutdownXLOG` → `CreateCheckPoint(CHECKPOINT_IS_SHUTDOWN)` (a
-    /// standby: `CreateRestartPoint`); `slot.c:StartupReplicationSlots`. Live rules
-    /// `shutdown_keepalive_requests_reply` and `status_update_not_saved`.
-    fn pg_stopped(&self, state: &mut State) {
+    /// standby: `CreateRestartPoint`, which skips when no primary checkpoint was replayed since
+    /// the last: `saves` false, the slot as last saved); `slot.c:StartupReplicationSlots`. Live
+    /// rules `shutdown_keepalive_requests_reply`, `status_update_not_saved` and
+    /// `restartpoint_on_standby`.
+    fn pg_stopped(&self, state: &mut State, saves: bool) {
         if self.env.role == Role::Primary {
             state.wal.clean_restart();
         }
         if let Some(slot) = state.slot.as_mut() {
-            slot.clean_restart_on(self.env.version());
+            if saves {
+                slot.clean_restart_on(self.env.version());
+            } else {
+                slot.crash_restart();
+            }
         }
         state.stopping = false;
         state.stream_closed |= state.walsender.take().is_some();

@@ -482,6 +482,7 @@ static LANES: Lanes = Lanes {
         "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
         "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash" | "PgStop"
         | "PgStopped" | "WalSenderTimeout" => ("postgres", "postgres"),
+        step if step.starts_with("PgStopped") => ("postgres", "postgres"),
         "ConnectorCrash" | "Flush" => ("connector", "connector"),
         step if step.contains("destination.") => ("connector", "destination"),
         step if step.contains("standby_status_update")
@@ -694,6 +695,9 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
     if s.replied.is_valid() {
         stream.push_str(&format!(", replied {}", s.replied));
     }
+    if s.asked {
+        stream.push_str(", reply requested");
+    }
     if s.stopping {
         stream.push_str(", PostgreSQL stopping");
     }
@@ -791,7 +795,7 @@ static FAIRNESS: [FairClass<Action>; 6] = [
     FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
     FairClass::weak("shutdown", |a| {
-        matches!(a, Action::PgStopped | Action::WalsenderTimeout)
+        matches!(a, Action::PgStopped { .. } | Action::WalsenderTimeout)
     }),
 ];
 

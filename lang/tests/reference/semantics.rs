@@ -133,6 +133,9 @@ pub struct Pg {
     /// "the connector's last status update … (its `flush`, or its `write` when `flush` is
     /// `none`)" on the stream open now: `start_replication` forgets the last stream's.
     pub replied: Lsn,
+    /// "it sends no other message until the connector has replied to it": a request the
+    /// connector read and has not answered.
+    pub asked: bool,
 }
 
 /// A weakly fair class of actions ("Fairness of processes").
@@ -402,6 +405,7 @@ impl<'f> Reference<'f> {
                 lost: false,
                 stopping: false,
                 replied: Lsn::INVALID,
+                asked: false,
             },
             dest: BTreeSet::new(),
             batch: BTreeSet::new(),
@@ -1095,8 +1099,13 @@ impl<'f> Reference<'f> {
         self.stream_done(&mut state);
         if let (true, Some((ws, None))) = (state.pg.stopping, self.next_message(&state)) {
             // "once caught up, it answers the connector's next read with a keepalive requesting
-            // a reply … at what it has sent".
+            // a reply … at what it has sent …; it sends no other message until the connector
+            // has replied to it".
+            if state.pg.asked {
+                return vec![];
+            }
             let mut s = state;
+            s.pg.asked = true;
             s.pg.walsender = Some(ws);
             s.vars
                 .insert(message.to_owned(), V::Msg(None, ws.sent_ptr, true));
@@ -1235,6 +1244,7 @@ impl<'f> Reference<'f> {
                 s.pg.walsender = Some(ws);
                 s.pg.stream_closed = false;
                 s.pg.replied = Lsn::INVALID;
+                s.pg.asked = false;
                 one(s, V::None)
             }
             "standby_status_update" => self.status_update(s, call),
@@ -1381,6 +1391,7 @@ impl<'f> Reference<'f> {
                 process_standby_reply(d, &update, candidate);
                 if self.knobs.pg_stops > 0 {
                     s.pg.replied = if flush.is_valid() { flush } else { write };
+                    s.pg.asked = false;
                     self.stream_done(&mut s);
                 }
                 (s, Some(V::None))
@@ -1599,8 +1610,9 @@ impl<'f> Reference<'f> {
                     self.pg_stopped(&mut s);
                     out.push((Some(Class::Shutdown), s));
                 }
-                // "`WalSenderTimeout` (fair …) ends a caught-up stream".
-                Some((_, None)) => {
+                // "`WalSenderTimeout` (fair …) ends a caught-up stream whose connector has read
+                // that request and not replied".
+                Some((_, None)) if state.pg.asked => {
                     let mut s = state.clone();
                     s.pg.walsender = None;
                     s.pg.stream_closed = true;
