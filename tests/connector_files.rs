@@ -706,3 +706,56 @@ fn a_connector_answering_each_stop_request_short_holds_the_stop() {
     );
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }
+
+/// `env slot = exists` starts a file that creates its slot with one already there: it can drop
+/// that slot and create a new incarnation, at a new consistent point. What was committed while
+/// no slot existed is the backfill's; a design without one loses it (pinned step by step).
+#[test]
+fn a_file_can_drop_the_slot_it_starts_with_and_create_it_again() {
+    let file = scratch_file(
+        "recreate.wal",
+        "walcheck 1\nconnector \"drop the slot and create it again\"\nenv transactions = 2\n\
+         env slot = exists\nenv runs = 3\ndurable pos: lsn = none, in destination\n\
+         first run {\n  pg_drop_replication_slot()\n  pg_create_logical_replication_slot()\n}\n\
+         every run {\n  start_replication(pos)\n  for each message m {\n    \
+         destination.write(m.txn)\n    destination.commit(pos = m.txn.end_lsn)\n    \
+         standby_status_update(flush = pos)\n  }\n}\n",
+    );
+    let out = "target/tmp-connector-files/out-recreate";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    assert_eq!(row(&rows, "no-data-loss").2, Some(6), "{rows:?}");
+    let path = std::path::Path::new(ROOT)
+        .join(out)
+        .join("recreate__design__all__no-data-loss.itf.json");
+    let trace: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let states = trace["states"].as_array().unwrap();
+    let actions: Vec<&str> = states
+        .iter()
+        .skip(1)
+        .map(|s| s["mbt::actionTaken"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "8: pg_drop_replication_slot()",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "Commit{pages=1, commit=sync}",
+            "9: pg_create_logical_replication_slot()",
+            "12: start_replication(pos)",
+        ]
+    );
+    // The first incarnation at rest at the start, the second past both transactions.
+    assert_eq!(states[0]["confirmed_flush"], "0/1000000");
+    assert_eq!(states[1]["confirmed_flush"], "none");
+    assert_eq!(states[5]["confirmed_flush"], "0/1004038");
+    // Without `env slot = exists` there is no slot at the start, and the drop fails the run.
+    verdicts(&[&file, "--bound", "slot=auto", "--out", out]);
+    let path = std::path::Path::new(ROOT)
+        .join(out)
+        .join("recreate__design__all__no-data-loss__slot=auto.itf.json");
+    let trace: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let states = trace["states"].as_array().unwrap();
+    assert_eq!(states[0]["confirmed_flush"], "none");
+    assert_eq!(states[1]["error"], "ERROR: replication slot does not exist");
+}

@@ -263,7 +263,12 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         .copied()
                         .find(|w| *w == given)
                         .unwrap_or(words[0]);
-                    choice(knob.name, default, words, unit, knob.doc)
+                    let bound = choice(knob.name, default, words, unit, knob.doc);
+                    match knob.name {
+                        // Added with slot lifecycles: quiet at its default, as `kills` is.
+                        "slot" => bound.quiet(),
+                        _ => bound,
+                    }
                 }
             }
         })
@@ -537,7 +542,11 @@ fn env(config: &Config, creates_slot: bool) -> Env {
         },
         keepalives: config.small("keepalives"),
         pg_version: config.small("pg_version"),
-        slot_at_start: !creates_slot,
+        slot_at_start: match config.name("slot") {
+            "exists" => true,
+            "none" => false,
+            _ => !creates_slot,
+        },
     }
 }
 

@@ -307,6 +307,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
     knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md)"),
     knob("pg_stops", "0", Domain::Range(0, 3), "clean stops of PostgreSQL (pg_ctl stop -m fast, then a start) at most: the walsender waits for the connector's confirmation"),
+    knob("slot", "auto", Domain::Words(&["auto", "exists", "none"]), "whether the connector's slot exists at the start; auto: it does unless the file calls pg_create_logical_replication_slot"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
 ];
 
