@@ -31,6 +31,9 @@ pub struct BoundInfo {
     /// A numeric bound of PostgreSQL major versions that also takes a release, `MAJOR.MINOR`
     /// (`15.12`) with its major in range: its value is then that text, a name.
     pub release: bool,
+    /// Left out of a configuration's text as well (`check`'s `configuration:` line) while at its
+    /// default: a knob added after the reports were committed.
+    pub unlisted: bool,
 }
 
 /// A bound's value: a count or size, or a named choice.
@@ -70,6 +73,7 @@ pub const fn number(
         power_of_two: false,
         zero_word: None,
         release: false,
+        unlisted: false,
     }
 }
 
@@ -93,6 +97,7 @@ pub const fn choice(
         power_of_two: false,
         zero_word: None,
         release: false,
+        unlisted: false,
     }
 }
 
@@ -101,6 +106,14 @@ impl BoundInfo {
     /// [`BoundInfo::quiet`]).
     pub const fn quiet(mut self) -> BoundInfo {
         self.quiet = true;
+        self
+    }
+
+    /// This bound, left out of a configuration's bounds and of its text while at its default
+    /// (see [`BoundInfo::unlisted`]).
+    pub const fn unlisted(mut self) -> BoundInfo {
+        self.quiet = true;
+        self.unlisted = true;
         self
     }
 
@@ -313,6 +326,7 @@ pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
     power_of_two: false,
     zero_word: None,
     release: false,
+    unlisted: false,
 };
 
 /// A checkable system as the catalogue, `walcheck list`, reports and traces read it: everything
@@ -567,6 +581,17 @@ impl Config {
     /// Whether any trace knob is set.
     pub fn has_trace_knobs(&self) -> bool {
         self.knobs.is_some()
+    }
+
+    /// Every bound's value as a configuration's text shows it: [`Config::values`] but the
+    /// [`BoundInfo::unlisted`] ones at their default.
+    pub fn listed(&self, info: &SystemInfo) -> Vec<(&'static str, BoundValue)> {
+        self.values()
+            .filter(|(name, value)| {
+                info.bound(name)
+                    .is_none_or(|b| !b.unlisted || b.default != *value)
+            })
+            .collect()
     }
 
     /// Every bound's value as configurations list it: in declaration order, a quiet bound only
