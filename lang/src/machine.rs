@@ -1364,9 +1364,8 @@ impl Machine {
         let crash_left = state.connector_crashes + state.pg_crashes + state.os_crashes
             < self.env.crashes
             && state.pg_crashes < self.env.pg_crashes;
-        if !(moved && crash_left && state.checkpoint.is_some())
-            || !chooser.choose(Detail::CrashBeforeSave)
-        {
+        let under_way = state.checkpoint.is_some();
+        if !(moved && crash_left && under_way && chooser.choose(Detail::CrashBeforeSave)) {
             return Ok(());
         }
         self.checkpoint_end(state);
