@@ -1188,13 +1188,11 @@ impl Machine {
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let (before, restart_after) =
-                    (*slot, advance_restart(&slot.slot, target, limit, chooser));
+                let (was, restart) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
                 let end_lsn = slot
-                    .slot_advance(target, limit, restart_after)
+                    .slot_advance(target, limit, restart)
                     .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
-                self.crash_before_save(state, before, chooser)?;
-                lsn(end_lsn)
+                self.crash_unsaved(state, was, chooser).and(lsn(end_lsn))
             }
             "pg_create_logical_replication_slot" => {
                 if self.env.role == Role::Standby && self.env.pg_version < 16 {
@@ -1334,7 +1332,7 @@ impl Machine {
         }
         let (before, candidate) = (*slot, candidate.map(|i| candidates[i]));
         process_standby_reply_on(self.env.pg_release, slot, &update, candidate);
-        self.crash_before_save(state, before, chooser)?;
+        self.crash_unsaved(state, before, chooser)?;
         Ok(Value::None)
     }
 
@@ -1352,7 +1350,7 @@ impl Machine {
     /// published by `slot.c:ReplicationSlotsComputeRequiredLSN`, which the connector's own call
     /// publishes only after the save but another slot's creation or drop, or a physical
     /// standby's reply, publishes at any moment: the model reads the slot itself.
-    fn crash_before_save(
+    fn crash_unsaved(
         &self,
         state: &mut State,
         before: DurableSlot,
