@@ -854,12 +854,13 @@ fn used_terms(
         .collect()
 }
 
-/// Every bound and knob of `config` as `name=value`, defaults included; `none` for a system
+/// Every bound and knob of `config` as `name=value`, defaults included (but an unlisted knob's); `none` for a system
 /// with no bounds.
 pub fn configuration_text(config: &SystemConfig) -> String {
     let values: Vec<String> = config
         .config
-        .values()
+        .listed(config.info())
+        .into_iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect();
     if values.is_empty() {

@@ -759,3 +759,136 @@ fn a_file_can_drop_the_slot_it_starts_with_and_create_it_again() {
     assert_eq!(states[0]["confirmed_flush"], "none");
     assert_eq!(states[1]["error"], "ERROR: replication slot does not exist");
 }
+
+/// The actions of the counterexample `trace` (an ITF file), its initial state left out.
+fn trace_actions(trace: &str) -> Vec<String> {
+    let text = std::fs::read(trace).unwrap_or_else(|e| panic!("{trace}: {e}"));
+    let trace: Value = serde_json::from_slice(&text).unwrap();
+    trace["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["mbt::actionTaken"].as_str())
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A file that advances its slot while, on PostgreSQL 15.12, a checkpoint runs in two steps.
+const CHECKPOINT_RACE: &str = "walcheck 1\nconnector \"an advance while a checkpoint runs\"\n\
+    env pg_version = 15.12\nenv transactions = 1\nenv pg_crashes = 1\nenv connector_crashes = 0\n\
+    env runs = 1\nvolatile x: lsn = none\nevery run {\n  w: x = pg_current_wal_lsn()\n  \
+    a: pg_replication_slot_advance(x)\n}\n\
+    expect no-needed-wal-removed violated \"the checkpoint ends between the move and the save\"\n\
+    skip ack-within-durable \"the file streams nothing\"\nskip no-data-loss \"as above\"\n\
+    skip eventually-acknowledged \"as above\"\nskip wal-retention-bounded \"as above\"\n";
+
+/// Before 15.14 a checkpoint saves the slots, then removes WAL by their minimum as it is at its
+/// end: an advance that moved `restart_lsn` in between, with PostgreSQL crashing before the
+/// advance saved the slot, leaves the saved copy below the removed WAL. On 15.18 the checkpoint
+/// is one step (the minimum from its start): it holds.
+#[test]
+fn a_restart_lsn_move_during_a_checkpoint_before_15_14_needs_removed_wal() {
+    let file = scratch_file("checkpoint-race.wal", CHECKPOINT_RACE);
+    let out = "target/tmp-connector-files/out-checkpoint-race";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-needed-wal-removed");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(5)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/checkpoint-race__design__all__no-needed-wal-removed.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "w",
+            "CheckpointStart",
+            "a [restart_lsn moves, the checkpoint ends, PostgreSQL crashes before the save]",
+        ]
+    );
+    let state: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let last = state["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["removed_before"], "0/1002000", "{last}");
+    assert_eq!(last["saved_restart_lsn"], "0/1000000", "{last}");
+    for fixed in ["15.14", "15.18", "16.10", "17.6"] {
+        let bound = format!("pg_version={fixed}");
+        let (rows, _) = verdicts(&[&file, "--out", out, "--bound", &bound]);
+        assert_eq!(row(&rows, "no-needed-wal-removed").1, "holds", "{fixed}");
+    }
+    for before in ["15.13", "16.9", "17.5"] {
+        let bound = format!("pg_version={before}");
+        let (rows, _) = verdicts(&[&file, "--out", out, "--bound", &bound]);
+        assert_eq!(
+            row(&rows, "no-needed-wal-removed").1,
+            "violated",
+            "{before}"
+        );
+    }
+}
+
+/// An asynchronous commit the walwriter wrote but did not flush survives PostgreSQL's immediate
+/// stop and is lost by an operating-system crash: the write pointer goes back and T1 is gone.
+#[test]
+fn an_os_crash_loses_an_async_commit_written_but_not_flushed() {
+    let text = "walcheck 1\nconnector \"the write pointer read once\"\nenv commit = async\n\
+        env transactions = 1\nenv connector_crashes = 0\nenv pg_crashes = 0\nenv os_crashes = 1\n\
+        env runs = 1\ndurable seen: lsn = none\nevery run {\n  s: seen = pg_current_wal_lsn()\n}\nalways write-never-back: wal.write >= seen\n\
+        skip ack-within-durable \"the file streams nothing\"\nskip no-data-loss \"as above\"\n\
+        skip eventually-acknowledged \"as above\"\nskip wal-retention-bounded \"as above\"\n";
+    let file = scratch_file("os-crash.wal", text);
+    let out = "target/tmp-connector-files/out-os-crash";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    assert_eq!(row(&rows, "write-never-back").1, "violated", "{rows:?}");
+    let trace = format!("{out}/os-crash__design__all__write-never-back.itf.json");
+    let actions = trace_actions(&trace);
+    assert_eq!(
+        actions.last().map(String::as_str),
+        Some("OsCrash"),
+        "{actions:?}"
+    );
+    assert!(actions.iter().any(|a| a == "WalWriterWrite"), "{actions:?}");
+    let state: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let states = state["states"].as_array().unwrap();
+    let (before, after) = (&states[states.len() - 2], &states[states.len() - 1]);
+    assert_eq!(before["committed"], "[T1]", "{before}");
+    assert_eq!(after["committed"], "[]", "{after}");
+    assert_eq!(after["write"], "0/1000000", "{after}");
+    assert_eq!(after["os_crashes"], 1, "{after}");
+    // PostgreSQL's immediate stop keeps the written WAL: the property holds.
+    let bounds = ["--bound", "os_crashes=0", "--bound", "pg_crashes=1"];
+    let (rows, _) = verdicts(&[&[file.as_str(), "--out", out][..], &bounds[..]].concat());
+    assert_eq!(row(&rows, "write-never-back").1, "holds", "{rows:?}");
+}
+
+/// `no-needed-wal-removed` holds in every file of `connectors/`: named in an `expect` line, it
+/// is checked with the horizon kept.
+#[test]
+fn no_needed_wal_removed_holds_in_every_connector_file() {
+    let mut files: Vec<_> = std::fs::read_dir(std::path::Path::new(ROOT).join("connectors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 14, "{files:?}");
+    for path in files {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = format!("{text}\nexpect no-needed-wal-removed holds\n");
+        let file = scratch_file(&format!("horizon-{name}"), &text);
+        let out = "target/tmp-connector-files/out-horizon";
+        let (rows, _) = verdicts(&[&file, "--out", out]);
+        let checked: Vec<_> = rows
+            .iter()
+            .filter(|r| r.0 == "no-needed-wal-removed")
+            .collect();
+        assert!(!checked.is_empty(), "{name}: {rows:?}");
+        assert!(
+            checked.iter().all(|r| r.1 == "holds"),
+            "{name}: {checked:?}"
+        );
+    }
+}

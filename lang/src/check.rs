@@ -10,6 +10,7 @@ use crate::ast::*;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::outline::nested;
 use crate::vocabulary::{self, Domain, Returns};
+use walcheck_model::pg::PgVersion;
 
 /// The only grammar version.
 pub const VERSION: u32 = 1;
@@ -224,12 +225,19 @@ impl<'f> Checker<'f> {
         };
         let ok = match (&k.value.node, info.domain) {
             (KnobValue::Word(w), _) if info.name == "runs" => w == "unbounded",
+            (KnobValue::Word(w), Domain::Range(lo, hi)) if info.name == "pg_version" => {
+                PgVersion::from_release(w)
+                    .is_some_and(|v| w.contains('.') && (lo..=hi).contains(&u64::from(v.major())))
+            }
             (KnobValue::Number(n), Domain::Range(lo, hi)) => (lo..=hi).contains(n),
             (KnobValue::Word(w), Domain::Words(words)) => words.contains(&w.as_str()),
             _ => false,
         };
         if !ok {
             let allowed = match info.domain {
+                Domain::Range(lo, hi) if info.name == "pg_version" => {
+                    format!("a major version from {lo} to {hi} or a release MAJOR.MINOR")
+                }
                 Domain::Range(lo, hi) => format!("a number from {lo} to {hi}"),
                 Domain::Words(words) => words
                     .iter()

@@ -394,15 +394,7 @@ fn inlined(file: &File, source: &str, found: &mut Vec<Diagnostic>) {
 
 /// More properties than [`PROPERTIES_MAX`]: an error at the first of the file's own past it.
 fn properties(file: &File, found: &mut Vec<Diagnostic>) {
-    let skipped = |id: &str| {
-        file.items
-            .iter()
-            .any(|i| matches!(i, Item::Skip(s) if s.property.node == id))
-    };
-    let built_in = vocabulary::BUILT_IN
-        .iter()
-        .filter(|p| !skipped(p.id))
-        .count();
+    let built_in = vocabulary::checked_built_ins(file).count();
     let Some(past) = file
         .invariants()
         .nth(PROPERTIES_MAX.saturating_sub(built_in))

@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
-use walcheck_model::pg::lifecycle::{create_logical_slot, IDLE_RUNNING_XACTS_BYTES};
+use walcheck_model::pg::lifecycle::{
+    checkpoint_horizon, create_logical_slot, removal_horizon, IDLE_RUNNING_XACTS_BYTES,
+};
 use walcheck_model::pg::stream::{
-    identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
+    identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
 };
 use walcheck_model::pg::{AdvanceError, CommitMode, PgVersion, Role, Server, Slot, Txn, Wal};
 use walcheck_model::Lsn;
@@ -221,6 +223,16 @@ pub struct State {
     /// The stopping walsender's request for a reply was read and not yet answered: it sends no
     /// other message until the connector replies, and only then can `wal_sender_timeout` end it.
     pub asked: bool,
+    /// Operating-system crashes so far.
+    pub os_crashes: u8,
+    /// The WAL removal horizon: WAL before it the checkpoints removed (`none`: nothing yet).
+    /// Kept only when a property reads it ([`Program::horizon`]), so that other files' states
+    /// are as they were.
+    pub removed_before: Lsn,
+    /// A checkpoint under way in two steps (before the fixed minors): its redo pointer and the
+    /// slot's `restart_lsn` when it started (kept only with [`Program::horizon`], `0/0` and
+    /// `None` otherwise).
+    pub checkpoint: Option<(Lsn, Option<Lsn>)>,
 }
 
 impl State {
@@ -275,13 +287,11 @@ pub struct Env {
     pub slot_at_start: bool,
     /// Clean stops (`pg_ctl stop -m fast`, then a start) at most.
     pub pg_stops: u8,
-}
-
-impl Env {
-    /// The release the rules that differ by version follow: the newest minor of `pg_version`.
-    pub fn version(&self) -> PgVersion {
-        PgVersion::latest_of(u32::from(self.pg_version))
-    }
+    /// Operating-system crashes at most.
+    pub os_crashes: u8,
+    /// PostgreSQL's release (`env pg_version` 15.12; a major alone is its newest minor): the
+    /// rules that changed in a minor follow it.
+    pub pg_release: PgVersion,
 }
 
 /// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
@@ -350,6 +360,13 @@ pub enum Action {
         /// Its name.
         name: &'static str,
     },
+    /// A checkpoint before the fixed minors, first step: redo pointer taken, dirty slots saved.
+    CheckpointStart,
+    /// Its last step: WAL flushed, old WAL removed by the slot's `restart_lsn` as it is now.
+    CheckpointEnd,
+    /// Fault: the operating system under PostgreSQL crashes (power loss): written but unflushed
+    /// WAL is lost too.
+    OsCrash,
 }
 
 impl fmt::Display for Action {
@@ -384,6 +401,9 @@ impl fmt::Display for Action {
             Action::PgStopped { saves: false } => f.write_str("PgStopped [restartpoint skipped]"),
             Action::WalsenderTimeout => f.write_str("WalSenderTimeout"),
             Action::Kill { name, .. } => write!(f, "Kill{{{name}}}"),
+            Action::CheckpointStart => f.write_str("CheckpointStart"),
+            Action::CheckpointEnd => f.write_str("CheckpointEnd"),
+            Action::OsCrash => f.write_str("OsCrash"),
         }
     }
 }
@@ -415,6 +435,9 @@ pub enum Detail {
     /// The call took effect, but its answer was lost (a statement timeout, a dropped
     /// connection): the connector sees it fail.
     CallTimesOut,
+    /// The call moved `restart_lsn` while a checkpoint was under way (before the fixed minors):
+    /// the checkpoint ended, and PostgreSQL crashed before the slot was saved.
+    CrashBeforeSave,
 }
 
 /// The most binary choices one step makes: an `either` of `n` branches takes up to `n - 1`,
@@ -437,6 +460,9 @@ impl fmt::Display for Detail {
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
             Detail::CallFails => f.write_str("the call fails"),
             Detail::CallTimesOut => f.write_str("the call times out after taking effect"),
+            Detail::CrashBeforeSave => f.write_str(
+                "restart_lsn moves, the checkpoint ends, PostgreSQL crashes before the save",
+            ),
         }
     }
 }
@@ -609,6 +635,9 @@ impl Machine {
             stopping: false,
             replied: Lsn::INVALID,
             asked: false,
+            os_crashes: 0,
+            removed_before: Lsn::INVALID,
+            checkpoint: None,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -1254,11 +1283,11 @@ impl Machine {
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let restart_after = advance_restart(&slot.slot, target, limit, chooser);
+                let (was, restart) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
                 let end_lsn = slot
-                    .slot_advance(target, limit, restart_after)
+                    .slot_advance(target, limit, restart)
                     .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
-                lsn(end_lsn)
+                self.crash_unsaved(state, was, chooser).and(lsn(end_lsn))
             }
             "pg_create_logical_replication_slot" => {
                 if self.env.role == Role::Standby && self.env.pg_version < 16 {
@@ -1396,7 +1425,9 @@ impl Machine {
         if let Some(i) = candidate {
             chooser.detail = Some(Detail::Candidate(candidates[i]));
         }
-        process_standby_reply(slot, &update, candidate.map(|i| candidates[i]));
+        let (before, candidate) = (*slot, candidate.map(|i| candidates[i]));
+        process_standby_reply_on(self.env.pg_release, slot, &update, candidate);
+        self.crash_unsaved(state, before, chooser)?;
         if self.env.pg_stops > 0 {
             // `walsender.c:ProcessStandbyReplyMessage` (15) keeps the reply in `MyWalSnd`; any
             // reply resets `last_reply_timestamp` and `waiting_for_ping_response`.
@@ -1405,6 +1436,44 @@ impl Machine {
             self.walsender_done(state);
         }
         Ok(Value::None)
+    }
+
+    /// Before the fixed minors, a call that moved `restart_lsn` while a checkpoint is under way
+    /// may have the checkpoint end between its update in shared memory and its save, and
+    /// PostgreSQL crash before the save (PostgreSQL's choice, while a PostgreSQL crash is left):
+    /// the checkpoint removes WAL by the moved `restart_lsn`, the crash restores the copy saved
+    /// before it, and the call fails (its connection is gone).
+    ///
+    /// PostgreSQL 15.13 `logical.c:LogicalConfirmReceivedLocation` sets `data.restart_lsn` under
+    /// the slot's spinlock, then `ReplicationSlotSave` ("the checkpointer can see the updated
+    /// restart_lsn value in the shared memory; then, a crash can happen before we manage to
+    /// write that value to the disk"); `xlog.c:CreateCheckPoint` → `KeepLogSeg` reads the
+    /// slots' minimum at its end ([`checkpoint_horizon`]). PostgreSQL reads the minimum last
+    /// published by `slot.c:ReplicationSlotsComputeRequiredLSN`, which the connector's own call
+    /// publishes only after the save but another slot's creation or drop, or a physical
+    /// standby's reply, publishes at any moment: the model reads the slot itself.
+    fn crash_unsaved(
+        &self,
+        state: &mut State,
+        before: DurableSlot,
+        chooser: &mut Chooser,
+    ) -> Result<(), Stop> {
+        let moved = state
+            .slot
+            .is_some_and(|s| s.slot.restart_lsn > before.slot.restart_lsn);
+        let crash_left = state.connector_crashes + state.pg_crashes + state.os_crashes
+            < self.env.crashes
+            && state.pg_crashes < self.env.pg_crashes;
+        let under_way = state.checkpoint.is_some();
+        if !(moved && crash_left && under_way && chooser.choose(Detail::CrashBeforeSave)) {
+            return Ok(());
+        }
+        self.checkpoint_end(state);
+        if let Some(slot) = state.slot.as_mut() {
+            slot.slot.saved = before.slot.saved;
+        }
+        self.pg_crash(state, false);
+        Err(Stop::Fail(Some(PgError::CallFailed)))
     }
 
     /// The slot may be taken by a SQL function: it exists, and no walsender holds it (PostgreSQL
@@ -1543,6 +1612,8 @@ impl Machine {
             ("slot", "confirmed_flush") => slot.confirmed_flush,
             ("slot", "restart_lsn") => slot.restart_lsn,
             ("slot", "saved_confirmed_flush") => slot.saved.confirmed_flush,
+            ("slot", "saved_restart_lsn") => slot.saved.restart_lsn,
+            ("wal", "removed_before") => state.removed_before,
             ("wal", "insert") => state.wal.insert,
             ("wal", "write") => state.wal.write,
             ("wal", "flush") => state.wal.flush,
@@ -1588,12 +1659,20 @@ impl Machine {
         if state.wal.flush < state.wal.insert && !state.commit_pending {
             actions.push(Action::WalwriterFlush);
         }
-        if env.checkpoints
+        if env.checkpoints && state.checkpoint.is_some() {
+            actions.push(Action::CheckpointEnd);
+        } else if env.checkpoints
             && !state.stopping
             && (state.slot.is_some_and(|s| s.dirty)
-                || (env.role == Role::Primary && state.wal.flush < state.wal.insert))
+                || (env.role == Role::Primary && state.wal.flush < state.wal.insert)
+                || self.horizon(state) > state.removed_before)
         {
-            actions.push(Action::Checkpoint);
+            actions.push(
+                match env.pg_release.checkpoint_keeps_slot_minimum_from_start() {
+                    true => Action::Checkpoint,
+                    false => Action::CheckpointStart,
+                },
+            );
         }
         if env.role == Role::Standby && !state.stopping && state.wal.replay < state.wal.flush {
             actions.push(Action::Replay);
@@ -1633,7 +1712,7 @@ impl Machine {
     /// `killable` process under way.
     fn faults(&self, state: &State, actions: &mut Vec<Action>) {
         let env = &self.env;
-        let crashes = state.connector_crashes + state.pg_crashes;
+        let crashes = state.connector_crashes + state.pg_crashes + state.os_crashes;
         if crashes < env.crashes {
             // A crash needs a run in progress: at a run's end the connector has no step under
             // way, and a crash at the next run's first step is the same fault.
@@ -1642,6 +1721,9 @@ impl Machine {
             }
             if state.pg_crashes < env.pg_crashes {
                 actions.push(Action::PgCrash);
+            }
+            if state.os_crashes < env.os_crashes {
+                actions.push(Action::OsCrash);
             }
         }
         if state.pg_stops < env.pg_stops && !state.stopping {
@@ -1720,14 +1802,11 @@ impl Machine {
                 state.wal.walwriter_flush();
             }
             Action::Checkpoint => {
-                if let Some(slot) = state.slot.as_mut() {
-                    slot.checkpoint();
-                }
-                if env.role == Role::Primary {
-                    state.wal.checkpoint_flush();
-                    state.commit_pending = false;
-                }
+                self.checkpoint_start(state);
+                self.checkpoint_end(state);
             }
+            Action::CheckpointStart => self.checkpoint_start(state),
+            Action::CheckpointEnd => self.checkpoint_end(state),
             Action::Replay => {
                 state.wal.replay_to_flush();
             }
@@ -1744,13 +1823,14 @@ impl Machine {
                 let p = process as usize;
                 self.go(state, p, self.program.processes[p - 1].start);
             }
-            Action::PgCrash => self.pg_crash(state),
             Action::PgStop => self.pg_stop(state),
             Action::PgStopped { saves } => self.pg_stopped(state, saves),
             Action::WalsenderTimeout => {
                 state.walsender = None;
                 state.stream_closed = true;
             }
+            Action::PgCrash => self.pg_crash(state, false),
+            Action::OsCrash => self.pg_crash(state, true),
         }
         true
     }
@@ -1817,7 +1897,7 @@ impl Machine {
         }
         if let Some(slot) = state.slot.as_mut() {
             if saves {
-                slot.clean_restart_on(self.env.version());
+                slot.clean_restart_on(self.env.pg_release);
             } else {
                 slot.crash_restart();
             }
@@ -1826,15 +1906,74 @@ impl Machine {
         state.stream_closed |= state.walsender.take().is_some();
     }
 
+    /// The horizon a checkpoint taken now would remove WAL before (a primary's redo pointer is
+    /// the insert pointer, a standby's restartpoint's at most its replay pointer), when the
+    /// state keeps it ([`Program::horizon`]); `0/0` otherwise.
+    fn horizon(&self, state: &State) -> Lsn {
+        if !self.program.horizon {
+            return Lsn::INVALID;
+        }
+        removal_horizon(state.slot.map(|s| s.slot.restart_lsn), self.redo(state))
+    }
+
+    /// A checkpoint's redo pointer if it started now: the insert pointer on a primary, on a
+    /// standby the newest a restartpoint could take, its replay pointer.
+    fn redo(&self, state: &State) -> Lsn {
+        match self.env.role {
+            Role::Primary => state.wal.insert,
+            Role::Standby => state.wal.replay,
+        }
+    }
+
+    /// A checkpoint's start: its redo pointer and the slot's minimum taken (when the state keeps
+    /// the horizon), then the dirty slot saved (PostgreSQL 15 `xlog.c:CreateCheckPoint` →
+    /// `CheckPointGuts` → `slot.c:CheckPointReplicationSlots`). A one-step checkpoint
+    /// ([`Action::Checkpoint`]) ends at once ([`Machine::checkpoint_end`]).
+    fn checkpoint_start(&self, state: &mut State) {
+        state.checkpoint = Some(match self.program.horizon {
+            true => (self.redo(state), state.slot.map(|s| s.slot.restart_lsn)),
+            false => (Lsn::INVALID, None),
+        });
+        if let Some(slot) = state.slot.as_mut() {
+            slot.checkpoint();
+        }
+    }
+
+    /// A checkpoint's end: the checkpoint record's `XLogFlush` on a primary
+    /// ([`Wal::checkpoint_flush`]), then old WAL removed ([`checkpoint_horizon`] on the
+    /// release: the slot's minimum from the start, or as it is now before the fixed minors).
+    fn checkpoint_end(&self, state: &mut State) {
+        let Some((redo, at_start)) = state.checkpoint.take() else {
+            return;
+        };
+        if self.env.role == Role::Primary {
+            state.wal.checkpoint_flush();
+            state.commit_pending = false;
+        }
+        if self.program.horizon {
+            let now = state.slot.map(|s| s.slot.restart_lsn);
+            let horizon = checkpoint_horizon(self.env.pg_release, redo, at_start, now);
+            state.removed_before = state.removed_before.max(horizon);
+        }
+    }
+
     /// PostgreSQL crashes (immediate shutdown) and restarts: PostgreSQL 15
     /// `xlog.c:StartupXLOG`'s recovery to the flush pointer (`Wal::crash_restart`), the slot
     /// from its copy on disk (`slot.c:RestoreSlotFromDisk`), the transactions past the flush
     /// pointer lost, the replication connection closed.
-    fn pg_crash(&self, state: &mut State) {
-        state.pg_crashes += 1;
-        if self.env.role == Role::Primary {
-            state.wal.crash_restart();
+    /// An operating-system crash (`os`) is the same but for the WAL: written and unflushed WAL
+    /// is lost too (`Wal::os_crash_restart`). Either ends a checkpoint under way unfinished.
+    fn pg_crash(&self, state: &mut State, os: bool) {
+        match os {
+            true => state.os_crashes += 1,
+            false => state.pg_crashes += 1,
         }
+        match (self.env.role, os) {
+            (Role::Primary, false) => state.wal.crash_restart(),
+            (Role::Primary, true) => state.wal.os_crash_restart(),
+            (Role::Standby, _) => {}
+        }
+        state.checkpoint = None;
         if let Some(slot) = state.slot.as_mut() {
             slot.crash_restart();
         }
@@ -1882,6 +2021,19 @@ impl Machine {
     pub fn ack_within_durable(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return true };
         cdc::ack_within_durable(slot.slot.confirmed_flush, self.owed_by_stream(state))
+    }
+
+    /// `no-needed-wal-removed` ([`cdc::needed_wal_kept`]): the slot's `restart_lsn`, in memory
+    /// and saved, is not below the WAL the checkpoints removed.
+    pub fn needed_wal_kept(&self, state: &State) -> bool {
+        let Some(slot) = state.slot.map(|s| s.slot) else {
+            return true;
+        };
+        cdc::needed_wal_kept(
+            slot.restart_lsn,
+            slot.saved.restart_lsn,
+            state.removed_before,
+        )
     }
 
     /// Whether the workload is done and the connector has nothing left to do.

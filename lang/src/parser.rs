@@ -477,7 +477,14 @@ fn knob(i: &mut In<'_>) -> PResult<Knob> {
     let rest = |i: &mut In<'_>| {
         let name = must(name, "the knob's name").parse_next(i)?;
         must(sym("="), "`=` and the knob's value").parse_next(i)?;
+        let digits = || take_while(1.., |c: char| c.is_ascii_digit());
         let value = alt((
+            // A release, `15.12`: a word the knob's check reads.
+            lexeme(
+                (digits(), '.', digits())
+                    .take()
+                    .map(|w: &str| KnobValue::Word(w.to_string())),
+            ),
             number.map(|n| Spanned {
                 node: KnobValue::Number(n.node),
                 span: n.span,

@@ -229,6 +229,12 @@ pub struct Program {
     pub scopes: Vec<&'static str>,
     /// Each variable's slot by name (the program's, not a state's).
     pub index: rustc_hash::FxHashMap<&'static str, usize>,
+    /// Whether a state keeps the WAL removal horizon (`wal.removed_before`): the file names
+    /// `no-needed-wal-removed` in an `expect` line, or a property reads it.
+    pub horizon: bool,
+    /// Whether the file sets `env os_crashes` or a `pg_version` release (`15.12`): its traces
+    /// then show the operating-system crashes so far and the checkpoint under way.
+    pub wal_faults: bool,
 }
 
 /// The step a connector takes at a run's end, which starts the next run: not a statement of
@@ -301,6 +307,15 @@ impl Program {
             run_end,
             scopes: c.all_scopes,
             index,
+            horizon: file.items.iter().any(
+                |i| matches!(i, Item::Expect(e) if e.property.node == "no-needed-wal-removed"),
+            ) || file
+                .invariants()
+                .any(|inv| inv.span.text(source).contains("wal.removed_before")),
+            wal_faults: file.knobs().any(|k| {
+                k.name.node == "os_crashes"
+                    || (k.name.node == "pg_version" && k.value.node.to_string().contains('.'))
+            }),
         }
     }
 

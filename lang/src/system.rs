@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use walcheck_model::pg::{CommitMode, Role};
+use walcheck_model::pg::{CommitMode, PgVersion, Role};
 use walcheck_properties::codec::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
     choice, number, BoundInfo, BoundValue, Config, Declared, FairClass, FairnessChoice, Kind,
@@ -54,6 +54,8 @@ enum Check {
         goal: Expr,
         trigger: Option<Expr>,
     },
+    /// `no-needed-wal-removed`, when the file names it.
+    NeededWalKept,
 }
 
 /// A connector file loaded as a system.
@@ -115,8 +117,8 @@ impl FileSystem {
         };
         let mut properties = Vec::new();
         let mut checks = Vec::new();
-        for built in vocabulary::BUILT_IN {
-            if skipped(built.id) || built.kind == Kind::Eventually {
+        for built in vocabulary::checked_built_ins(file) {
+            if built.kind == Kind::Eventually {
                 continue;
             }
             properties.push(PropertyInfo::always(built.id, built.doc));
@@ -252,7 +254,17 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         "runs" => bound.zero_word("unbounded"),
                         // Added with processes: left out of a configuration at its default, so
                         // that the files and traces before it keep their configuration line.
-                        "kills" | "call_failures" | "pg_stops" => bound.quiet(),
+                        "kills" | "call_failures" => bound.quiet(),
+                        // Added after the catalogue's configurations: listed only away from their default.
+                        "os_crashes" | "pg_stops" => bound.unlisted(),
+                        // `env pg_version = 15.12`: the release, a name.
+                        "pg_version" => match set(knob.name).filter(|g| g.contains('.')) {
+                            Some(release) => BoundInfo {
+                                default: BoundValue::Name(leak(&release)),
+                                ..bound.release()
+                            },
+                            None => bound.release(),
+                        },
                         _ => bound,
                     }
                 }
@@ -265,8 +277,8 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         .unwrap_or(words[0]);
                     let bound = choice(knob.name, default, words, unit, knob.doc);
                     match knob.name {
-                        // Added with slot lifecycles: quiet at its default, as `kills` is.
-                        "slot" => bound.quiet(),
+                        // Added with slot lifecycles: listed only away from its default.
+                        "slot" => bound.unlisted(),
                         _ => bound,
                     }
                 }
@@ -281,7 +293,7 @@ fn unit(name: &str) -> &'static str {
         "transactions" | "other_traffic" => "transactions",
         "txn_pages" | "bulk_txn_pages" | "wal_buffers_pages" => "8 KiB pages",
         "runs" => "runs",
-        "connector_crashes" | "pg_crashes" | "crashes" => "crashes",
+        "connector_crashes" | "pg_crashes" | "crashes" | "os_crashes" => "crashes",
         "keepalives" => "keepalives",
         "pg_stops" => "stops",
         "pg_version" => "major version",
@@ -345,6 +357,12 @@ fn view(program: &Program) -> View {
             doc: "clean stops of PostgreSQL so far (env pg_stops)",
         });
     }
+    variables.extend(
+        WAL_REMOVAL
+            .iter()
+            .filter(|c| wal_removal_shown(program, c.0))
+            .map(info),
+    );
     let mut key = vec!["step"];
     key.extend(program.processes.iter().map(|p| p.column));
     key.extend(["flush", "confirmed_flush", "destination"]);
@@ -485,8 +503,9 @@ static LANES: Lanes = Lanes {
     ],
     lane: |action| match action {
         "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
-        "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash" | "PgStop"
-        | "PgStopped" | "WalSenderTimeout" => ("postgres", "postgres"),
+        "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash"
+        | "CheckpointStart" | "CheckpointEnd" | "OsCrash" | "PgStop" | "PgStopped"
+        | "WalSenderTimeout" => ("postgres", "postgres"),
         step if step.starts_with("PgStopped") => ("postgres", "postgres"),
         "ConnectorCrash" | "Flush" => ("connector", "connector"),
         step if step.contains("destination.") => ("connector", "destination"),
@@ -516,6 +535,12 @@ static LANES: Lanes = Lanes {
 
 /// The environment of `config`.
 fn env(config: &Config, creates_slot: bool) -> Env {
+    let release = match config.value("pg_version") {
+        Some(BoundValue::Name(release)) => PgVersion::from_release(release),
+        Some(BoundValue::Number(major)) => Some(PgVersion::latest_of(major as u32)),
+        None => None,
+    };
+    let release = release.unwrap_or(PgVersion::latest_of(15));
     let commits = match config.name("commit") {
         "sync" => vec![CommitMode::Sync],
         "async" => vec![CommitMode::Async],
@@ -541,12 +566,14 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             _ => Role::Primary,
         },
         keepalives: config.small("keepalives"),
-        pg_version: config.small("pg_version"),
+        pg_version: release.major() as u8,
         slot_at_start: match config.name("slot") {
             "exists" => true,
             "none" => false,
             _ => !creates_slot,
         },
+        os_crashes: config.small("os_crashes"),
+        pg_release: release,
     }
 }
 
@@ -654,6 +681,22 @@ impl Variables for State {
     }
 }
 
+/// The columns of the WAL's removal: the horizon when the state keeps it, operating-system
+/// crashes and the checkpoint under way when the file sets their knobs (or keeps the horizon).
+const WAL_REMOVAL: &[(&str, &str, &str)] = &[
+    ("removed_before", "LSN or none", "the WAL removal horizon: WAL before it the checkpoints removed (none: nothing yet)"),
+    ("os_crashes", "count", "operating-system crashes so far (env os_crashes)"),
+    ("checkpoint", "text", "a checkpoint under way in two steps (a release before 15.14, 16.10, 17.6): its redo pointer and the slot's restart_lsn when it started"),
+];
+
+/// Whether a file's traces show [`WAL_REMOVAL`]'s column `name`.
+fn wal_removal_shown(program: &Program, name: &str) -> bool {
+    match name {
+        "removed_before" => program.horizon,
+        _ => program.horizon || program.wal_faults,
+    }
+}
+
 /// The counts of the faults a file may take beyond crashes: kills when it has a `killable`
 /// process, failed calls when it handles or sets them.
 fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)> {
@@ -667,6 +710,25 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
     if program.pg_stops {
         vars.push(("pg_stops", Var::Int(u64::from(s.pg_stops))));
     }
+    let lsn = |l| Shown(Value::Lsn(l), &[]).to_string();
+    let checkpoint = match s.checkpoint {
+        None => "none".to_owned(),
+        Some((redo, restart)) => format!(
+            "redo {}, restart_lsn {}",
+            lsn(redo),
+            lsn(restart.unwrap_or(walcheck_model::Lsn::INVALID))
+        ),
+    };
+    let values = [
+        ("removed_before", Var::Text(lsn(s.removed_before))),
+        ("os_crashes", Var::Int(u64::from(s.os_crashes))),
+        ("checkpoint", Var::Text(checkpoint)),
+    ];
+    vars.extend(
+        values
+            .into_iter()
+            .filter(|(name, _)| wal_removal_shown(program, name)),
+    );
     vars
 }
 
@@ -742,6 +804,7 @@ impl FileSystem {
             Check::NoDataLoss => m.no_data_loss(s),
             Check::NoFatalError => !matches!(s.status, Status::Fatal(_)),
             Check::WalPointersOrdered => m.wal_pointers_ordered(s),
+            Check::NeededWalKept => m.needed_wal_kept(s),
             Check::Always { cond, when } => {
                 let applies = when.as_ref().is_none_or(|w| m.eval(s, w).truth());
                 !applies || m.eval(s, cond).truth()
@@ -801,7 +864,12 @@ static FAIRNESS: [FairClass<Action>; 6] = [
     FairClass::weak("walwriter", |a| {
         matches!(a, Action::WalwriterWrite | Action::WalwriterFlush)
     }),
-    FairClass::weak("checkpointer", |a| matches!(a, Action::Checkpoint)),
+    FairClass::weak("checkpointer", |a| {
+        matches!(
+            a,
+            Action::Checkpoint | Action::CheckpointStart | Action::CheckpointEnd
+        )
+    }),
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
     FairClass::weak("shutdown", |a| {
         matches!(a, Action::PgStopped { .. } | Action::WalsenderTimeout)
@@ -1127,6 +1195,7 @@ fn check_of(id: &str) -> Check {
         "no-data-loss" => Check::NoDataLoss,
         "no-fatal-error" => Check::NoFatalError,
         "wal-pointers-ordered" => Check::WalPointersOrdered,
+        "no-needed-wal-removed" => Check::NeededWalKept,
         other => unreachable!("vocabulary::BUILT_IN's {other} has no check here"),
     }
 }

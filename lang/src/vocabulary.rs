@@ -3,7 +3,7 @@
 //! properties, and what a property may observe. The checks read these tables; the interpreter
 //! will give each entry its semantics from the same model functions.
 
-use crate::ast::Type;
+use crate::ast::{File, Item, Type};
 use walcheck_properties::cdc;
 use walcheck_properties::system::PropertyInfo;
 
@@ -205,6 +205,7 @@ pub const OBSERVABLES: &[(&str, &[(&str, Type)])] = &[
             ("confirmed_flush", Type::Lsn),
             ("restart_lsn", Type::Lsn),
             ("saved_confirmed_flush", Type::Lsn),
+            ("saved_restart_lsn", Type::Lsn),
         ],
     ),
     (
@@ -214,6 +215,7 @@ pub const OBSERVABLES: &[(&str, &[(&str, Type)])] = &[
             ("write", Type::Lsn),
             ("flush", Type::Lsn),
             ("replay", Type::Lsn),
+            ("removed_before", Type::Lsn),
         ],
     ),
     (
@@ -245,6 +247,10 @@ pub const RESERVED: &[&str] = &[
     "pg_crashes",
     "kills",
     "call_failures",
+    "saved_restart_lsn",
+    "removed_before",
+    "os_crashes",
+    "checkpoint",
 ];
 
 /// The most tries a `retry` may make: each try is a state of its own, and 1000 keeps a
@@ -305,10 +311,11 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("keepalives", "0", Domain::Range(0, 3), "keepalive messages the walsender sends at most before a transaction it could send; once caught up it sends keepalives for ever (none when 0)"),
     knob("call_failures", "0", Domain::Range(0, 3), "calls that fail at most: a SQL call, the replication protocol's, backfill or destination.commit fails before taking effect, or times out after it"),
     knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
-    knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md)"),
+    knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md), its newest minor; or a release, MAJOR.MINOR (15.12): before 15.14, 16.10 and 17.6 a status update may move confirmed_flush back and a checkpoint is two steps that may remove WAL the saved slot needs"),
     knob("pg_stops", "0", Domain::Range(0, 3), "clean stops of PostgreSQL (pg_ctl stop -m fast, then a start) at most: the walsender waits for the connector's confirmation"),
     knob("slot", "auto", Domain::Words(&["auto", "exists", "none"]), "whether the connector's slot exists at the start; auto: it does unless the file calls pg_create_logical_replication_slot"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
+    knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),
 ];
 
 /// Whether call `name` needs a session of its own with PostgreSQL (SQL, or a replication
@@ -343,7 +350,25 @@ pub const WAL_RETENTION_BOUNDED: PropertyInfo = PropertyInfo::eventually(
     "confirmed_flush eventually reaches the last commit, unpublished traffic included: the slot does not retain the WAL of finished traffic for ever",
 );
 
-/// The built-in property `id`, if any.
+/// The built-in properties a file checks only when it names them in an `expect` line: keeping
+/// what they read adds states, which the other files do not pay for.
+pub const OPT_IN: &[PropertyInfo] = &[cdc::NO_NEEDED_WAL_REMOVED];
+
+/// The built-in properties `file` checks: [`BUILT_IN`]'s but those it skips, then [`OPT_IN`]'s
+/// it names in an `expect` line.
+pub fn checked_built_ins(file: &File) -> impl Iterator<Item = &'static PropertyInfo> + '_ {
+    let named = move |id: &str, skip: bool| {
+        file.items.iter().any(|i| match i {
+            Item::Skip(s) => skip && s.property.node == id,
+            Item::Expect(e) => !skip && e.property.node == id,
+            _ => false,
+        })
+    };
+    let by_default = BUILT_IN.iter().filter(move |p| !named(p.id, true));
+    by_default.chain(OPT_IN.iter().filter(move |p| named(p.id, false)))
+}
+
+/// The built-in property `id`, if any (checked by default or [`OPT_IN`]).
 pub fn built_in(id: &str) -> Option<&'static PropertyInfo> {
-    BUILT_IN.iter().find(|p| p.id == id)
+    BUILT_IN.iter().chain(OPT_IN).find(|p| p.id == id)
 }

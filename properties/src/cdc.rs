@@ -43,6 +43,23 @@ pub const EVENTUALLY_ACKNOWLEDGED: PropertyInfo = PropertyInfo::eventually(
     "every committed transaction is eventually acknowledged: confirmed_flush eventually passes its commit record",
 );
 
+/// `no-needed-wal-removed`: see [`needed_wal_kept`].
+pub const NO_NEEDED_WAL_REMOVED: PropertyInfo = PropertyInfo::always(
+    "no-needed-wal-removed",
+    "no checkpoint removes WAL the slot needs: its restart_lsn, in memory and saved (what a PostgreSQL crash restores), is never below the WAL removal horizon",
+);
+
+/// `no-needed-wal-removed`: the slot's `restart_lsn` in memory and its saved copy are at or
+/// past `removed_before`, the oldest WAL the checkpoints have kept
+/// ([`walcheck_model::pg::lifecycle::removal_horizon`]), so decoding from either finds its WAL.
+///
+/// PostgreSQL 15 `xlogutils.c:wal_segment_open` (SQL decoding) and
+/// `walsender.c:WalSndSegmentOpen` (streaming) fail with "requested WAL segment … has already
+/// been removed" when decoding starts before the oldest segment `xlog.c:RemoveOldXlogFiles` kept.
+pub fn needed_wal_kept(restart_lsn: Lsn, saved_restart_lsn: Lsn, removed_before: Lsn) -> bool {
+    restart_lsn >= removed_before && saved_restart_lsn >= removed_before
+}
+
 /// `ack-within-durable`: no transaction of `undelivered` — the publication transactions the
 /// slot owes and the destination does not durably hold — is behind `confirmed_flush` by the
 /// start rule, so a stream restarted from the slot still sends each of them.

@@ -28,6 +28,12 @@ pub struct BoundInfo {
     pub power_of_two: bool,
     /// A word a numeric bound also takes for 0 (`unbounded`).
     pub zero_word: Option<&'static str>,
+    /// A numeric bound of PostgreSQL major versions that also takes a release, `MAJOR.MINOR`
+    /// (`15.12`) with its major in range: its value is then that text, a name.
+    pub release: bool,
+    /// Left out of a configuration's text as well (`check`'s `configuration:` line) while at its
+    /// default: a knob added after the reports were committed.
+    pub unlisted: bool,
 }
 
 /// A bound's value: a count or size, or a named choice.
@@ -66,6 +72,8 @@ pub const fn number(
         quiet: false,
         power_of_two: false,
         zero_word: None,
+        release: false,
+        unlisted: false,
     }
 }
 
@@ -88,6 +96,8 @@ pub const fn choice(
         quiet: false,
         power_of_two: false,
         zero_word: None,
+        release: false,
+        unlisted: false,
     }
 }
 
@@ -99,9 +109,23 @@ impl BoundInfo {
         self
     }
 
+    /// This bound, left out of a configuration's bounds and of its text while at its default
+    /// (see [`BoundInfo::unlisted`]).
+    pub const fn unlisted(mut self) -> BoundInfo {
+        self.quiet = true;
+        self.unlisted = true;
+        self
+    }
+
     /// This numeric bound, taking `word` for 0 too (`runs=unbounded`).
     pub const fn zero_word(mut self, word: &'static str) -> BoundInfo {
         self.zero_word = Some(word);
+        self
+    }
+
+    /// This numeric bound of major versions, taking a release `MAJOR.MINOR` too.
+    pub const fn release(mut self) -> BoundInfo {
+        self.release = true;
         self
     }
 
@@ -130,6 +154,20 @@ impl BoundInfo {
         let (min, max) = (self.min.unwrap_or(0), self.max.unwrap_or(u64::MAX));
         if self.zero_word == Some(text) {
             return Ok(BoundValue::Number(0));
+        }
+        if let Some((major, minor)) = text.split_once('.').filter(|_| self.release) {
+            let digits =
+                |t: &str| (1..=2).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
+            let in_range = major.parse::<u64>().is_ok_and(|m| (min..=max).contains(&m));
+            if digits(major) && digits(minor) && in_range {
+                return Ok(BoundValue::Name(Box::leak(
+                    text.to_owned().into_boxed_str(),
+                )));
+            }
+            return Err(format!(
+                "bound {} takes a major version from {min} to {max} or a release MAJOR.MINOR, not {text:?}",
+                self.name
+            ));
         }
         let bad = || {
             format!(
@@ -287,6 +325,8 @@ pub const FAIRNESS_BOUND: BoundInfo = BoundInfo {
     quiet: true,
     power_of_two: false,
     zero_word: None,
+    release: false,
+    unlisted: false,
 };
 
 /// A checkable system as the catalogue, `walcheck list`, reports and traces read it: everything
@@ -541,6 +581,17 @@ impl Config {
     /// Whether any trace knob is set.
     pub fn has_trace_knobs(&self) -> bool {
         self.knobs.is_some()
+    }
+
+    /// Every bound's value as a configuration's text shows it: [`Config::values`] but the
+    /// [`BoundInfo::unlisted`] ones at their default.
+    pub fn listed(&self, info: &SystemInfo) -> Vec<(&'static str, BoundValue)> {
+        self.values()
+            .filter(|(name, value)| {
+                info.bound(name)
+                    .is_none_or(|b| !b.unlisted || b.default != *value)
+            })
+            .collect()
     }
 
     /// Every bound's value as configurations list it: in declaration order, a quiet bound only

@@ -389,10 +389,12 @@ pub fn file(choices: Vec<u32>) -> String {
     };
     g.line(0, "walcheck 1");
     g.line(0, "connector \"generated\"");
-    let knobs: [(&str, &[&str]); 10] = [
+    let knobs: [(&str, &[&str]); 12] = [
         ("transactions", &["0", "1", "2", "1"]),
         ("connector_crashes", &["0", "1"]),
-        ("pg_crashes", &["0", "0", "1"]),
+        ("pg_crashes", &["0", "1", "1"]),
+        ("os_crashes", &["0", "0", "1"]),
+        ("pg_version", &["15", "15.12", "15.12", "15.18"]),
         ("pg_stops", &["0", "1"]),
         ("runs", &["1", "2", "3", "unbounded"]),
         ("kills", &["0", "1"]),
@@ -456,6 +458,12 @@ pub fn file(choices: Vec<u32>) -> String {
         g.line(0, &format!("sometimes wit{i}: {c}"));
     }
     properties_of_the_new_kinds(&mut g);
+    // The WAL removal horizon: the built-in that keeps it, or a property of the file's.
+    match g.pick(4) {
+        0 => g.line(0, "expect no-needed-wal-removed holds"),
+        1 => g.line(0, "always hz: slot.saved_restart_lsn >= wal.removed_before"),
+        _ => {}
+    }
     g.out
 }
 

@@ -13,8 +13,9 @@ use walcheck_lang::ast::{
 };
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{txn_needs_skip, DurableSlot};
+use walcheck_model::pg::lifecycle::removal_horizon;
 use walcheck_model::pg::stream::{
-    identify_system_xlogpos, process_standby_reply, StandbyStatusUpdate, Walsender,
+    identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
 };
 use walcheck_model::pg::{CommitMode, PgVersion, Role, Server, Txn, Wal};
 use walcheck_model::Lsn;
@@ -175,6 +176,13 @@ pub struct State {
     pub call_failures: u8,
     /// "`destination.duplicated` (those it committed more than once)".
     pub dup: BTreeSet<usize>,
+    /// "It counts in `os_crashes`".
+    pub os_crashes: u8,
+    /// "`wal.removed_before` rises to that, never falls (`none` until a checkpoint removed WAL)".
+    pub removed_before: Lsn,
+    /// A two-step checkpoint under way: its redo pointer and "the slot's `restart_lsn` when it
+    /// started" (both `none` without the horizon).
+    pub checkpoint: Option<(Lsn, Lsn)>,
 }
 
 /// The knobs ("Environment"), defaults from its table.
@@ -196,6 +204,15 @@ pub struct Knobs {
     pub call_failures: u8,
     /// "`unbounded` …: a connector that never stops, whose state does not count its runs".
     pub unbounded: bool,
+    /// "`os_crashes` | 0 | 0–3".
+    pub os_crashes: u8,
+    /// "`pg_version` | 15 | …, or a release `MAJOR.MINOR`": a major is its newest minor.
+    pub release: PgVersion,
+    /// "A file keeps the horizon … only when it names `no-needed-wal-removed` in an `expect`
+    /// line or a property reads `wal.removed_before`".
+    pub horizon: bool,
+    /// "… sets `os_crashes` or sets a `pg_version` release": traces show those columns.
+    pub wal_faults: bool,
 }
 
 impl Knobs {
@@ -217,6 +234,10 @@ impl Knobs {
             kills: 0,
             call_failures: 0,
             unbounded: false,
+            os_crashes: 0,
+            release: PgVersion::latest_of(15),
+            horizon: false,
+            wal_faults: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -250,10 +271,31 @@ impl Knobs {
                 "crashes" => k.crashes = n as u8,
                 "checkpoints" => k.checkpoints = word == "on",
                 "keepalives" => k.keepalives = n as u8,
+                "os_crashes" => {
+                    k.os_crashes = n as u8;
+                    k.wal_faults = true;
+                }
+                "pg_version" if word.contains('.') => {
+                    let (major, minor) = word.split_once('.').expect("a release");
+                    k.release = PgVersion(
+                        major.parse::<u32>().unwrap() * 10_000 + minor.parse::<u32>().unwrap(),
+                    );
+                    k.wal_faults = true;
+                }
+                "pg_version" => k.release = PgVersion::latest_of(n as u32),
                 // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
                 _ => {}
             }
         }
+        let named = file
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Expect(e) if e.property.node == "no-needed-wal-removed"));
+        // A property reads `wal.removed_before`: its syntax tree names the field.
+        let reads = file
+            .invariants()
+            .any(|inv| format!("{inv:?}").contains("\"removed_before\""));
+        k.horizon = named || reads;
         k
     }
 }
@@ -421,6 +463,9 @@ impl<'f> Reference<'f> {
             kills: 0,
             call_failures: 0,
             dup: BTreeSet::new(),
+            os_crashes: 0,
+            removed_before: Lsn::INVALID,
+            checkpoint: None,
         };
         self.reset_volatile(&mut state);
         self.start_processes(&mut state, has_first.then_some(Root::FirstRun));
@@ -530,8 +575,17 @@ impl<'f> Reference<'f> {
     /// slot; "A PostgreSQL crash loses the transactions past the flush pointer"; it "closes the
     /// replication connection". The page does not say whether a lost transaction is committed
     /// again: `transactions` counts "client transactions … in the whole run", so it is not.
-    fn pg_crash(&self, state: &mut State) {
-        state.pg_crashes += 1;
+    ///
+    /// "An operating-system crash … is a PostgreSQL crash … whose WAL recovery ends at the flush
+    /// pointer, not the write pointer"; "a crash of either kind ends [a checkpoint] unfinished".
+    fn pg_crash(&self, state: &mut State, os: bool) {
+        if os {
+            state.os_crashes += 1;
+            state.pg.wal.write = state.pg.wal.flush;
+        } else {
+            state.pg_crashes += 1;
+        }
+        state.checkpoint = None;
         // "A PostgreSQL crash during a stop ends it."
         state.pg.stopping = false;
         state.pg.wal.crash_restart();
@@ -570,8 +624,7 @@ impl<'f> Reference<'f> {
     fn pg_stopped(&self, state: &mut State) {
         state.pg.wal.clean_restart();
         if let Some(slot) = state.pg.slot.as_mut() {
-            // The generator keeps PostgreSQL 15.
-            slot.clean_restart_on(PgVersion::latest_of(15));
+            slot.clean_restart_on(self.knobs.release);
         }
         state.pg.stopping = false;
         if state.pg.walsender.take().is_some() {
@@ -1348,7 +1401,10 @@ impl<'f> Reference<'f> {
             let mut s = state.clone();
             let d = s.pg.slot.as_mut().expect("checked");
             match d.slot_advance(target, flush, restart_after) {
-                Ok(end) => out.push((s, Some(V::Lsn(end)))),
+                Ok(end) => {
+                    out.extend(self.crash_before_save(&state, &s));
+                    out.push((s, Some(V::Lsn(end))));
+                }
                 Err(_) => out.push((s, None)),
             }
         }
@@ -1383,20 +1439,21 @@ impl<'f> Reference<'f> {
             apply: flush,
             reply_requested: false,
         };
-        candidates
-            .into_iter()
-            .map(|candidate| {
-                let mut s = state.clone();
-                let d = s.pg.slot.as_mut().expect("checked");
-                process_standby_reply(d, &update, candidate);
-                if self.knobs.pg_stops > 0 {
-                    s.pg.replied = if flush.is_valid() { flush } else { write };
-                    s.pg.asked = false;
-                    self.stream_done(&mut s);
-                }
-                (s, Some(V::None))
-            })
-            .collect()
+        // "A release before … lets a status update move `confirmed_flush` back".
+        let mut out = Vec::new();
+        for candidate in candidates {
+            let mut s = state.clone();
+            let d = s.pg.slot.as_mut().expect("checked");
+            process_standby_reply_on(self.knobs.release, d, &update, candidate);
+            out.extend(self.crash_before_save(&state, &s));
+            if self.knobs.pg_stops > 0 {
+                s.pg.replied = if flush.is_valid() { flush } else { write };
+                s.pg.asked = false;
+                self.stream_done(&mut s);
+            }
+            out.push((s, Some(V::None)));
+        }
+        out
     }
 
     // ---- expressions -----------------------------------------------------------------------
@@ -1533,6 +1590,8 @@ impl<'f> Reference<'f> {
             ("slot", "saved_confirmed_flush") => {
                 slot.map_or(Lsn::INVALID, |s| s.saved.confirmed_flush)
             }
+            ("slot", "saved_restart_lsn") => slot.map_or(Lsn::INVALID, |s| s.saved.restart_lsn),
+            ("wal", "removed_before") => state.removed_before,
             ("wal", "insert") => state.pg.wal.insert,
             ("wal", "write") => state.pg.wal.write,
             ("wal", "flush") => state.pg.wal.flush,
@@ -1621,15 +1680,11 @@ impl<'f> Reference<'f> {
                 Some(_) => {}
             }
         }
-        if k.checkpoints && !pg.stopping {
-            // "a checkpoint saves the slot"; on a primary it flushes the WAL first.
-            let mut s = state.clone();
-            if let Some(slot) = s.pg.slot.as_mut() {
-                slot.checkpoint();
+        // "no checkpoint runs" while stopping: one under way in two steps still ends.
+        if k.checkpoints && (!pg.stopping || state.checkpoint.is_some()) {
+            if let Some(s) = self.checkpoint(state) {
+                out.push((Some(Class::Checkpointer), s));
             }
-            s.pg.wal.checkpoint_flush();
-            s.pg.commit_pending = false;
-            out.push((Some(Class::Checkpointer), s));
         }
         // "then `flush NAME` or the background flush step": not once the pipeline is done.
         if state.at != Where::Done {
@@ -1674,7 +1729,7 @@ impl<'f> Reference<'f> {
             self.pg_stop(&mut s);
             out.push(s);
         }
-        if state.connector_crashes + state.pg_crashes < k.crashes {
+        if state.connector_crashes + state.pg_crashes + state.os_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
             if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Run(_)) {
                 let mut s = state.clone();
@@ -1683,11 +1738,85 @@ impl<'f> Reference<'f> {
             }
             if state.pg_crashes < k.pg_crashes {
                 let mut s = state.clone();
-                self.pg_crash(&mut s);
+                self.pg_crash(&mut s, false);
+                out.push(s);
+            }
+            if state.os_crashes < k.os_crashes {
+                let mut s = state.clone();
+                self.pg_crash(&mut s, true);
                 out.push(s);
             }
         }
         out
+    }
+
+    /// "Checkpoints and WAL removal": the checkpointer's one action in `state`, if enabled.
+    fn checkpoint(&self, state: &State) -> Option<State> {
+        let k = &self.knobs;
+        let mut s = state.clone();
+        let restart = state.pg.slot.map(|d| d.slot.restart_lsn);
+        // "`CheckpointEnd` flushes and removes by the slot's `restart_lsn` as it is then".
+        if let Some((redo, _)) = s.checkpoint.take() {
+            self.checkpoint_end(&mut s, redo, restart);
+            return Some(s);
+        }
+        // "enabled when it has work: the slot is dirty, WAL is unflushed (on a primary), or, in
+        // a file that keeps the horizon, it would remove WAL".
+        let removes =
+            k.horizon && removal_horizon(restart, state.pg.wal.insert) > state.removed_before;
+        let dirty = state.pg.slot.is_some_and(|d| d.dirty);
+        if !(dirty || state.pg.wal.flush < state.pg.wal.insert || removes) {
+            return None;
+        }
+        // "It saves a dirty slot" (`CheckpointStart` takes the redo pointer too).
+        let redo = state.pg.wal.insert;
+        if let Some(slot) = s.pg.slot.as_mut() {
+            slot.checkpoint();
+        }
+        if k.release.checkpoint_keeps_slot_minimum_from_start() {
+            // "removes the WAL before the earlier of its redo pointer … and the slot's
+            // `restart_lsn` when it started".
+            self.checkpoint_end(&mut s, redo, restart);
+        } else if k.horizon {
+            s.checkpoint = Some((redo, restart.unwrap_or(Lsn::INVALID)));
+        } else {
+            s.checkpoint = Some((Lsn::INVALID, Lsn::INVALID));
+        }
+        Some(s)
+    }
+
+    /// A checkpoint's end: "flushes the WAL (on a primary)", and "`wal.removed_before` rises to"
+    /// the earlier of `redo` and `restart`, in a file that keeps the horizon.
+    fn checkpoint_end(&self, s: &mut State, redo: Lsn, restart: Option<Lsn>) {
+        s.pg.wal.checkpoint_flush();
+        s.pg.commit_pending = false;
+        if self.knobs.horizon {
+            s.removed_before = s.removed_before.max(removal_horizon(restart, redo));
+        }
+    }
+
+    /// "While one is under way, an advance or a status update that moves `restart_lsn` may
+    /// meet … the checkpoint's end between its update of the slot in memory and its save, and a
+    /// PostgreSQL crash before the save": the outcome beside the call's own, if any.
+    fn crash_before_save(&self, before: &State, after: &State) -> Option<(State, Option<V>)> {
+        let k = &self.knobs;
+        let restart = |s: &State| s.pg.slot.map(|d| d.slot.restart_lsn);
+        let crash_left = before.connector_crashes + before.pg_crashes + before.os_crashes
+            < k.crashes
+            && before.pg_crashes < k.pg_crashes;
+        let (redo, _) = before.checkpoint?;
+        if !(crash_left && restart(after) > restart(before)) {
+            return None;
+        }
+        let mut s = after.clone();
+        s.checkpoint = None;
+        self.checkpoint_end(&mut s, redo, restart(after));
+        // "the crash restores the copy saved before the call".
+        if let (Some(d), Some(old)) = (s.pg.slot.as_mut(), before.pg.slot) {
+            d.slot.saved = old.slot.saved;
+        }
+        self.pg_crash(&mut s, false);
+        Some((s, None))
     }
 
     fn commit(&self, s: &mut State, published: bool, mode: CommitMode) {
@@ -1733,6 +1862,10 @@ impl<'f> Reference<'f> {
             "no-fatal-error" => !matches!(s.at, Where::Fatal(..)),
             "wal-pointers-ordered" => cdc::wal_pointers_ordered(&s.pg.wal, Role::Primary),
             "no-data-loss" => self.no_data_loss(s),
+            "no-needed-wal-removed" => s.pg.slot.is_none_or(|d| {
+                d.slot.restart_lsn >= s.removed_before
+                    && d.slot.saved.restart_lsn >= s.removed_before
+            }),
             other => unreachable!("{other}"),
         }
     }
@@ -1792,6 +1925,22 @@ impl<'f> Reference<'f> {
             ("destination".to_owned(), txn_set(&s.dest)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
         ]);
+        // "A file that keeps the horizon shows `removed_before`; one that keeps it, sets
+        // `os_crashes` or sets a `pg_version` release also shows `os_crashes` … and `checkpoint`".
+        let k = &self.knobs;
+        if k.horizon {
+            p.insert("removed_before".to_owned(), lsn(s.removed_before));
+        }
+        if k.horizon || k.wal_faults {
+            p.insert("os_crashes".to_owned(), s.os_crashes.to_string());
+            let checkpoint = match s.checkpoint {
+                None => "none".to_owned(),
+                Some((redo, restart)) => {
+                    format!("redo {}, restart_lsn {}", lsn(redo), lsn(restart))
+                }
+            };
+            p.insert("checkpoint".to_owned(), checkpoint);
+        }
         for (name, v) in &s.vars {
             p.insert(name.clone(), shown(v));
         }

@@ -2,6 +2,7 @@
 //! (`pg_last_wal_replay_lsn()` across a primary's restarts is [`super::Server::last_wal_replay_lsn`].)
 
 use super::slot::{SavedSlot, Slot};
+use super::version::PgVersion;
 use super::wal::{Wal, WAL_SEGMENT_BYTES};
 use crate::Lsn;
 
@@ -68,8 +69,45 @@ pub const fn segment_of(lsn: Lsn) -> u64 {
 /// segment to the slots' minimum, then `RemoveOldXlogFiles` removes (or recycles) every segment
 /// before it.
 pub fn oldest_kept_segment(slots: &[Option<Slot>], redo: Lsn) -> u64 {
-    let keep = slots_required_lsn(slots).map_or(redo, |required| required.min(redo));
-    segment_of(keep)
+    segment_of(removal_horizon(slots_required_lsn(slots), redo))
+}
+
+/// The oldest LSN a checkpoint with redo pointer `redo` keeps, given the slots' minimum
+/// `restart_lsn` it read (`None` without slots): the earlier of the two (with `wal_keep_size = 0`
+/// and `max_slot_wal_keep_size = -1`, the defaults). WAL before it may be removed.
+///
+/// PostgreSQL 15 `xlog.c:KeepLogSeg` lowers the segment of `redo` to that of `slotsMinReqLSN`;
+/// `RemoveOldXlogFiles` then removes every segment before the result. This is the horizon at
+/// the LSN itself, as if every byte were a segment: it is never below PostgreSQL's (the start of
+/// its segment), so a slot that needs no WAL before it needs no removed segment either; a slot
+/// that needs WAL before it has lost a segment once a segment boundary lies in between (with
+/// 16 MiB segments, once the slot moved past one).
+pub fn removal_horizon(slots_min: Option<Lsn>, redo: Lsn) -> Lsn {
+    slots_min.map_or(redo, |required| required.min(redo))
+}
+
+/// The removal horizon of a checkpoint with redo pointer `redo` ([`removal_horizon`]), on
+/// `version`: from the fixed minors the slots' minimum as it was when the checkpoint started,
+/// before it saved the slots (`at_start`); before them the in-memory minimum when it ends
+/// (`at_end`), which a slot that moved while the checkpoint ran has raised past its saved copy.
+///
+/// PostgreSQL 15.18 `xlog.c:CreateCheckPoint`: `slotsMinReqLSN =
+/// XLogGetReplicationSlotMinimumLSN()` before `CheckPointGuts`, then `KeepLogSeg(recptr,
+/// slotsMinReqLSN, &_logSegNo)`; 15.13 and earlier: `KeepLogSeg(recptr, &_logSegNo)`, which
+/// calls `XLogGetReplicationSlotMinimumLSN()` itself after `CheckPointGuts` has saved the
+/// slots (see [`PgVersion::checkpoint_keeps_slot_minimum_from_start`]; `CreateRestartPoint`
+/// the same).
+pub fn checkpoint_horizon(
+    version: PgVersion,
+    redo: Lsn,
+    at_start: Option<Lsn>,
+    at_end: Option<Lsn>,
+) -> Lsn {
+    if version.checkpoint_keeps_slot_minimum_from_start() {
+        removal_horizon(at_start, redo)
+    } else {
+        removal_horizon(at_end, redo)
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +135,33 @@ mod tests {
         let slot = create_logical_slot(&mut wal, IDLE_RUNNING_XACTS_BYTES);
         assert!(wal.flush >= txn.end_lsn);
         assert_eq!(slot.restart_lsn, txn.end_lsn);
+    }
+
+    #[test]
+    fn a_checkpoint_keeps_the_wal_of_its_redo_or_of_the_oldest_slot() {
+        let redo = Lsn(0x100_8000);
+        assert_eq!(removal_horizon(None, redo), redo);
+        assert_eq!(
+            removal_horizon(Some(Lsn(0x100_2000)), redo),
+            Lsn(0x100_2000)
+        );
+        assert_eq!(removal_horizon(Some(Lsn(0x101_0000)), redo), redo);
+    }
+
+    /// The slot is saved at 0/1002000 when the checkpoint starts, then advanced to 0/1006000
+    /// before it ends: before 15.14 the end's minimum removes WAL the saved copy needs.
+    #[test]
+    fn before_the_fix_a_slot_moved_during_the_checkpoint_loses_its_saved_copys_wal() {
+        let redo = Lsn(0x100_8000);
+        let (saved, moved) = (Some(Lsn(0x100_2000)), Some(Lsn(0x100_6000)));
+        assert_eq!(
+            checkpoint_horizon(PgVersion(150_012), redo, saved, moved),
+            Lsn(0x100_6000)
+        );
+        assert_eq!(
+            checkpoint_horizon(PgVersion(150_018), redo, saved, moved),
+            Lsn(0x100_2000)
+        );
     }
 
     #[test]

@@ -37,6 +37,43 @@ impl PgVersion {
         }
     }
 
+    /// Whether a checkpoint takes the slots' minimum `restart_lsn` for its WAL removal before it
+    /// saves the slots, rather than after.
+    ///
+    /// PostgreSQL 15.18 `xlog.c:CreateCheckPoint` takes `slotsMinReqLSN =
+    /// XLogGetReplicationSlotMinimumLSN()` before `CheckPointGuts` (which saves the dirty slots,
+    /// `slot.c:CheckPointReplicationSlots`) and passes it to `KeepLogSeg`. Before the fix (15.13
+    /// and earlier) `KeepLogSeg` read the in-memory minimum after `CheckPointGuts`, so a slot
+    /// that moved its `restart_lsn` while the checkpoint ran could have WAL removed that its saved
+    /// copy (what a crash restores) still needs. Fixed in REL_15_STABLE commit dd9bc1a17
+    /// (2025-06-14, "Avoid premature removal of old WAL during checkpoints", release notes of
+    /// 15.14), with 16's cea8f2c3e and 17's 2090edc6f on the same day: the August 2025 minors
+    /// 15.14, 16.10, 17.6, as [`PgVersion::confirms_forward_only`]; 18 has master's fix
+    /// (ca307d5c, another mechanism). Model-only: no live rule shows the race (docs/model.md).
+    pub const fn checkpoint_keeps_slot_minimum_from_start(self) -> bool {
+        match self.major() {
+            ..=15 => self.0 >= 150_014,
+            16 => self.0 >= 160_010,
+            17 => self.0 >= 170_006,
+            _ => true,
+        }
+    }
+
+    /// The release `text` names: a major (`15`, its newest minor as far as these rules go,
+    /// [`PgVersion::latest_of`]) or a major and minor (`15.12`); `None` for anything else (a
+    /// minor of three digits or more, a third part).
+    pub fn from_release(text: &str) -> Option<PgVersion> {
+        let digits =
+            |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
+        match text.split_once('.') {
+            None if digits(text) => Some(PgVersion::latest_of(text.parse().ok()?)),
+            Some((major, minor)) if digits(major) && digits(minor) => Some(PgVersion(
+                major.parse::<u32>().ok()? * 10_000 + minor.parse::<u32>().ok()?,
+            )),
+            _ => None,
+        }
+    }
+
     /// Whether a shutdown checkpoint saves a logical slot whose `confirmed_flush` moved since its
     /// last save, dirty or not.
     ///
@@ -65,6 +102,36 @@ mod tests {
         assert!(PgVersion(170_010).confirms_forward_only());
         assert!(PgVersion(180_004).confirms_forward_only());
         assert!(PgVersion::latest_of(15).confirms_forward_only());
+    }
+
+    #[test]
+    fn the_checkpoint_race_fix_arrived_with_the_backwards_confirmation_fix() {
+        for v in [150_012, 150_013, 160_009, 170_005] {
+            assert!(
+                !PgVersion(v).checkpoint_keeps_slot_minimum_from_start(),
+                "{v}"
+            );
+        }
+        for v in [150_014, 150_018, 160_010, 170_006, 180_000] {
+            assert!(
+                PgVersion(v).checkpoint_keeps_slot_minimum_from_start(),
+                "{v}"
+            );
+        }
+        assert!(PgVersion::latest_of(15).checkpoint_keeps_slot_minimum_from_start());
+    }
+
+    #[test]
+    fn a_release_is_a_major_or_a_major_and_minor() {
+        assert_eq!(PgVersion::from_release("15.12"), Some(PgVersion(150_012)));
+        assert_eq!(PgVersion::from_release("17.6"), Some(PgVersion(170_006)));
+        assert_eq!(
+            PgVersion::from_release("15"),
+            Some(PgVersion::latest_of(15))
+        );
+        for bad in ["", "15.", ".12", "15.123", "15.12.1", "x", "15.a"] {
+            assert_eq!(PgVersion::from_release(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

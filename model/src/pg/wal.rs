@@ -214,6 +214,20 @@ impl Wal {
         debug_assert!(self.is_ordered(), "{self:?}");
     }
 
+    /// An operating-system crash (power loss) and restart of a primary: WAL written to the kernel
+    /// but not yet fsynced is lost with the page cache, so recovery ends at the old flush
+    /// pointer, and insert, write, flush and replay are all there. PostgreSQL's own immediate
+    /// stop keeps written WAL ([`Wal::crash_restart`]).
+    ///
+    /// PostgreSQL 15 `xlog.c:StartupXLOG` replays to the end of valid WAL on disk, which after a
+    /// power loss is what `issue_xlog_fsync` made durable (`LogwrtResult.Flush`), and sets write
+    /// and flush to it (`EndOfLog`). Model-only: a live server cannot lose its page cache
+    /// without a machine of its own to power off (docs/model.md).
+    pub fn os_crash_restart(&mut self) {
+        self.write = self.flush;
+        self.crash_restart();
+    }
+
     /// A clean stop (`pg_ctl -m fast`) and start of a primary: the shutdown checkpoint flushes all
     /// WAL ([`Wal::checkpoint_flush`]), and the start runs no recovery, so
     /// `pg_last_wal_replay_lsn()` is NULL again (`replay` is `0/0`).
@@ -359,6 +373,18 @@ mod tests {
                 replay: BASE.plus(PAGE)
             }
         );
+    }
+
+    #[test]
+    fn an_os_crash_loses_written_wal_that_was_not_flushed() {
+        let mut wal = Wal::at(BASE);
+        wal.append(3 * PAGE, PAGE, 2 * PAGE);
+        assert_eq!((wal.write, wal.flush), (BASE.plus(PAGE), BASE));
+        let mut immediate = wal;
+        immediate.crash_restart();
+        wal.os_crash_restart();
+        assert_eq!(wal, Wal::at(BASE));
+        assert!(wal.flush < immediate.flush);
     }
 
     #[test]
