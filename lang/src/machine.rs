@@ -1410,6 +1410,9 @@ impl Machine {
             return Err(Stop::Fail(Some(PgError::NoStream)));
         }
         let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
+        // A candidate comes from a running-xacts record the walsender decoded: never past the
+        // WAL it may read (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15).
+        let decoded = flush.min(self.limit(state));
         let slot = state
             .slot
             .as_mut()
@@ -1420,7 +1423,7 @@ impl Machine {
             apply: flush,
             reply_requested: false,
         };
-        let candidates: Vec<Lsn> = restart_candidates(flush, &slot.slot, ends).collect();
+        let candidates: Vec<Lsn> = restart_candidates(decoded, &slot.slot, ends).collect();
         let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
         if let Some(i) = candidate {
             chooser.detail = Some(Detail::Candidate(candidates[i]));
@@ -1461,9 +1464,11 @@ impl Machine {
         let moved = state
             .slot
             .is_some_and(|s| s.slot.restart_lsn > before.slot.restart_lsn);
+        // An immediate stop where one is left, otherwise an operating-system crash.
+        let os = state.pg_crashes >= self.env.pg_crashes;
         let crash_left = state.connector_crashes + state.pg_crashes + state.os_crashes
             < self.env.crashes
-            && state.pg_crashes < self.env.pg_crashes;
+            && (!os || state.os_crashes < self.env.os_crashes);
         let under_way = state.checkpoint.is_some();
         if !(moved && crash_left && under_way && chooser.choose(Detail::CrashBeforeSave)) {
             return Ok(());
@@ -1472,7 +1477,7 @@ impl Machine {
         if let Some(slot) = state.slot.as_mut() {
             slot.slot.saved = before.slot.saved;
         }
-        self.pg_crash(state, false);
+        self.pg_crash(state, os);
         Err(Stop::Fail(Some(PgError::CallFailed)))
     }
 
@@ -2063,7 +2068,7 @@ impl Machine {
     /// the destination holds every committed publication transaction (or, when every run is
     /// over, every one the slot will not send again).
     pub fn no_data_loss(&self, state: &State) -> bool {
-        if state.lost {
+        if state.lost || self.stranded(state) {
             return false;
         }
         if !self.quiescent(state) {
@@ -2079,6 +2084,27 @@ impl Machine {
                 .all(|t| t.commit_lsn >= origin && !txn_needs_skip(t, confirmed)),
             _ => self.undelivered(state).next().is_none(),
         }
+    }
+
+    /// A publication transaction nothing can deliver any more: committed before the slot was
+    /// created (so no stream of this slot, or of a later one, sends it), not in the destination,
+    /// its open batch or any variable, in a file that never calls `backfill()`.
+    fn stranded(&self, state: &State) -> bool {
+        if self.program.backfills || state.slot.is_none() {
+            return false;
+        }
+        let held = |i: usize| {
+            state.batch & (1 << i) != 0
+                || state.vars.iter().any(|v| match *v {
+                    Value::Txn(t) | Value::Message(Message { txn: t, .. }) => t == Some(i as u8),
+                    Value::Txns(set) => set & (1 << i) != 0,
+                    _ => false,
+                })
+        };
+        let origin = state.slot_origin;
+        state.txns.iter().enumerate().any(|(i, t)| {
+            t.is_published() && t.commit_lsn < origin && state.dest & (1 << i) == 0 && !held(i)
+        })
     }
 
     /// `wal-pointers-ordered` ([`cdc::wal_pointers_ordered`]) on the server's WAL.

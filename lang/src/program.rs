@@ -222,6 +222,9 @@ pub struct Program {
     pub call_faults: bool,
     /// Whether the file sets `env pg_stops`: its traces then show the clean stops so far.
     pub pg_stops: bool,
+    /// Whether the file calls `backfill()` anywhere: without it nothing delivers a transaction
+    /// committed before the slot was created.
+    pub backfills: bool,
     /// The run's end: the instruction the connector stops at between two runs, its step
     /// [`RUN_END_STEP`]; the last instruction.
     pub run_end: usize,
@@ -240,6 +243,13 @@ pub struct Program {
 /// The step a connector takes at a run's end, which starts the next run: not a statement of
 /// the file, so walcheck's own witnesses (each step reached) leave it out.
 pub const RUN_END_STEP: &str = "next run";
+
+/// Whether some instruction of `code` calls `callee`.
+fn calls(code: &[Instr], callee: &str) -> bool {
+    code.iter().any(|i| {
+        matches!(&i.op, Op::Call(call) | Op::AssignCall { call, .. } if call.callee.node == callee)
+    })
+}
 
 /// Text kept for the rest of the process: a compiled file's names live as long as the system
 /// made from it, which the registry keeps for the whole process.
@@ -293,6 +303,7 @@ impl Program {
             || file.knobs().any(|k| k.name.node == "call_failures");
         Program {
             slots: c.slots,
+            backfills: calls(&c.code, "backfill"),
             code: c.code,
             first_run: first.unwrap_or(every_run),
             has_first_run: first.is_some(),

@@ -234,6 +234,7 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
             // `env runs = unbounded` is the bound's 0.
             let given = set(knob.name).map(|g| if g == "unbounded" { "0".to_owned() } else { g });
             let unit = unit(knob.name);
+            let set_by_file = given.is_some();
             if knob.name == FAIRNESS_BOUND.name {
                 let default = match given.as_deref() {
                     Some("none") => "none",
@@ -255,8 +256,9 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         // Added with processes: left out of a configuration at its default, so
                         // that the files and traces before it keep their configuration line.
                         "kills" | "call_failures" => bound.quiet(),
-                        // Added after the catalogue's configurations: listed only away from their default.
-                        "os_crashes" | "pg_stops" => bound.unlisted(),
+                        // Added after the catalogue's configurations: listed when a file sets
+                        // them or away from their default.
+                        "os_crashes" | "pg_stops" if !set_by_file => bound.unlisted(),
                         // `env pg_version = 15.12`: the release, a name.
                         "pg_version" => match set(knob.name).filter(|g| g.contains('.')) {
                             Some(release) => BoundInfo {
@@ -277,8 +279,9 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         .unwrap_or(words[0]);
                     let bound = choice(knob.name, default, words, unit, knob.doc);
                     match knob.name {
-                        // Added with slot lifecycles: listed only away from its default.
-                        "slot" => bound.unlisted(),
+                        // Added with slot lifecycles: listed when a file sets it or away from
+                        // its default.
+                        "slot" if !set_by_file => bound.unlisted(),
                         _ => bound,
                     }
                 }
@@ -363,16 +366,7 @@ fn view(program: &Program) -> View {
             .filter(|c| wal_removal_shown(program, c.0))
             .map(info),
     );
-    let mut key = vec!["step"];
-    key.extend(program.processes.iter().map(|p| p.column));
-    key.extend(["flush", "confirmed_flush", "destination"]);
-    key.extend(
-        program
-            .slots
-            .iter()
-            .filter(|s| s.kind == SlotKind::Declared && s.storage != Storage::Volatile)
-            .map(|s| s.name),
-    );
+    let key = key_columns(program);
     // A keepalive received changes no other column: a table shows its count when it changes.
     let counters: Vec<&'static str> = BOOKKEEPING
         .iter()
@@ -386,6 +380,27 @@ fn view(program: &Program) -> View {
         lanes: &LANES,
         ..SystemInfo::EMPTY.view
     }
+}
+
+/// The columns a step table always shows: the connector's and each process's step, the flush
+/// pointer, `confirmed_flush`, the destination, the durable variables, and what
+/// `no-needed-wal-removed` compares in a file that keeps the horizon.
+fn key_columns(program: &Program) -> Vec<&'static str> {
+    let mut key = vec!["step"];
+    key.extend(program.processes.iter().map(|p| p.column));
+    key.extend(["flush", "confirmed_flush", "destination"]);
+    // What `no-needed-wal-removed` compares, shown in every row of a file that keeps it.
+    if program.horizon {
+        key.extend(["restart_lsn", "saved_restart_lsn", "removed_before"]);
+    }
+    key.extend(
+        program
+            .slots
+            .iter()
+            .filter(|s| s.kind == SlotKind::Declared && s.storage != Storage::Volatile)
+            .map(|s| s.name),
+    );
+    key
 }
 
 /// The trace variables of a variable slot: its value, and an `async` variable's flushed copy

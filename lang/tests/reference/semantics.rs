@@ -1431,7 +1431,8 @@ impl<'f> Reference<'f> {
         };
         let ends: Vec<Lsn> = state.pg.txns.iter().map(|t| t.end_lsn).collect();
         let candidates: Vec<Option<Lsn>> = std::iter::once(None)
-            .chain(restart_candidates(flush, &slot.slot, ends).map(Some))
+            // "up to what it confirms and the flush pointer".
+            .chain(restart_candidates(flush.min(state.pg.wal.flush), &slot.slot, ends).map(Some))
             .collect();
         let update = StandbyStatusUpdate {
             write,
@@ -1801,9 +1802,11 @@ impl<'f> Reference<'f> {
     fn crash_before_save(&self, before: &State, after: &State) -> Option<(State, Option<V>)> {
         let k = &self.knobs;
         let restart = |s: &State| s.pg.slot.map(|d| d.slot.restart_lsn);
+        // "a PostgreSQL crash (an operating-system crash when `pg_crashes` allows none)".
+        let os = before.pg_crashes >= k.pg_crashes;
         let crash_left = before.connector_crashes + before.pg_crashes + before.os_crashes
             < k.crashes
-            && before.pg_crashes < k.pg_crashes;
+            && (!os || before.os_crashes < k.os_crashes);
         let (redo, _) = before.checkpoint?;
         if !(crash_left && restart(after) > restart(before)) {
             return None;
@@ -1815,7 +1818,7 @@ impl<'f> Reference<'f> {
         if let (Some(d), Some(old)) = (s.pg.slot.as_mut(), before.pg.slot) {
             d.slot.saved = old.slot.saved;
         }
-        self.pg_crash(&mut s, false);
+        self.pg_crash(&mut s, os);
         Some((s, None))
     }
 
