@@ -909,3 +909,41 @@ fn no_needed_wal_removed_holds_in_every_connector_file() {
         );
     }
 }
+
+/// `env max_slot_wal_keep_pages`: a checkpoint invalidates a slot that retains more WAL
+/// (`slot.c:InvalidatePossiblyObsoleteSlot`, 15): `restart_lsn` `none`, saved so, every later
+/// START_REPLICATION an ERROR, and what the destination lacks is lost at once. Pinned step by
+/// step; without the knob the same file holds `no-data-loss`.
+#[test]
+fn a_checkpoint_invalidates_a_slot_past_max_slot_wal_keep_size() {
+    let file = "docs/examples/slot-invalidated.wal";
+    let out = "target/tmp-connector-files/out-invalidated";
+    let (rows, _) = verdicts(&[file, "--out", out]);
+    assert_eq!(row(&rows, "no-data-loss").2, Some(4), "{rows:?}");
+    let trace = format!("{out}/slot-invalidated__design__all__no-data-loss.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "Commit{pages=1, commit=sync}",
+            "Checkpoint",
+        ]
+    );
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let last = trace["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["restart_lsn"], "none", "{last}");
+    assert_eq!(last["saved_restart_lsn"], "none", "{last}");
+    let lasso = format!("{out}/slot-invalidated__design__all__eventually-acknowledged.itf.json");
+    let lasso: Value = serde_json::from_slice(&std::fs::read(lasso).unwrap()).unwrap();
+    assert!(lasso["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("ERROR: cannot read from logical replication slot")));
+    let (rows, _) = verdicts(&[file, "--bound", "max_slot_wal_keep_pages=0", "--out", out]);
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+}

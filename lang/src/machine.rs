@@ -11,7 +11,8 @@ use std::sync::Arc;
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
 use walcheck_model::pg::lifecycle::{
-    checkpoint_horizon, create_logical_slot, removal_horizon, IDLE_RUNNING_XACTS_BYTES,
+    checkpoint_horizon, create_logical_slot, removal_horizon, slot_obsolete,
+    IDLE_RUNNING_XACTS_BYTES,
 };
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
@@ -292,6 +293,8 @@ pub struct Env {
     /// PostgreSQL's release (`env pg_version` 15.12; a major alone is its newest minor): the
     /// rules that changed in a minor follow it.
     pub pg_release: PgVersion,
+    /// `max_slot_wal_keep_size` in WAL pages (`None`: -1, no limit).
+    pub max_slot_wal_keep_pages: Option<u64>,
 }
 
 /// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
@@ -555,6 +558,15 @@ pub enum PgError {
     /// A call while PostgreSQL stops cleanly: its session was ended, a new one is refused
     /// (`postmaster.c:ProcessStartupPacket`, `CAC_SHUTDOWN`, 15), SQLSTATE 57P03.
     ShuttingDown,
+    /// START_REPLICATION on a slot `max_slot_wal_keep_size` invalidated
+    /// (`walsender.c:StartLogicalReplication`, 15), SQLSTATE 55000.
+    StreamInvalidated,
+    /// SQL decoding of an invalidated slot (`logicalfuncs.c:pg_logical_slot_get_changes_guts`,
+    /// 15), SQLSTATE 55000.
+    ChangesInvalidated,
+    /// Advancing an invalidated slot (`slotfuncs.c:pg_replication_slot_advance`, 15), SQLSTATE
+    /// 55000.
+    AdvanceInvalidated,
 }
 
 impl fmt::Display for PgError {
@@ -575,6 +587,13 @@ impl fmt::Display for PgError {
                 f.write_str("the call failed (connection lost or statement timeout)")
             }
             PgError::ShuttingDown => f.write_str("FATAL: the database system is shutting down"),
+            PgError::StreamInvalidated => f.write_str(
+                "ERROR: cannot read from logical replication slot (invalidated: it exceeded the maximum reserved size)",
+            ),
+            PgError::ChangesInvalidated => {
+                f.write_str("ERROR: can no longer get changes from replication slot")
+            }
+            PgError::AdvanceInvalidated => f.write_str("ERROR: replication slot cannot be advanced"),
         }
     }
 }
@@ -1244,7 +1263,30 @@ impl Machine {
         if state.stopping && vocabulary::needs_session(&call.callee.node) {
             return Err(Stop::Fail(Some(PgError::ShuttingDown)));
         }
+        if let Some(error) = self.invalidated(state, &call.callee.node) {
+            return Err(Stop::Fail(Some(error)));
+        }
         self.answer(state, call, chooser)
+    }
+
+    /// The ERROR a call that reads the slot meets once `max_slot_wal_keep_size` invalidated it
+    /// (`restart_lsn` `0/0`): streaming, SQL decoding and advancing all check it after taking the
+    /// slot (PostgreSQL 15 `walsender.c:StartLogicalReplication`,
+    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts`, `slotfuncs.c:pg_replication_slot_advance`).
+    fn invalidated(&self, state: &State, callee: &str) -> Option<PgError> {
+        let slot = state.slot?;
+        let no_decoding = self.env.role == Role::Standby && self.env.pg_version < 16;
+        if slot.slot.restart_lsn.is_valid() || no_decoding || state.walsender.is_some() {
+            return None;
+        }
+        match callee {
+            "start_replication" => Some(PgError::StreamInvalidated),
+            "pg_logical_slot_get_changes" | "pg_logical_slot_peek_changes" => {
+                Some(PgError::ChangesInvalidated)
+            }
+            "pg_replication_slot_advance" => Some(PgError::AdvanceInvalidated),
+            _ => None,
+        }
     }
 
     /// What the vocabulary's call answers, and does ([`Machine::call`]).
@@ -1670,6 +1712,7 @@ impl Machine {
             && !state.stopping
             && (state.slot.is_some_and(|s| s.dirty)
                 || (env.role == Role::Primary && state.wal.flush < state.wal.insert)
+                || self.obsolete(state, self.redo(state))
                 || self.horizon(state) > state.removed_before)
         {
             actions.push(
@@ -1918,7 +1961,12 @@ impl Machine {
         if !self.program.horizon {
             return Lsn::INVALID;
         }
-        removal_horizon(state.slot.map(|s| s.slot.restart_lsn), self.redo(state))
+        // An invalidated slot needs no WAL (`XLogGetReplicationSlotMinimumLSN` skips it).
+        let restart = state
+            .slot
+            .map(|s| s.slot.restart_lsn)
+            .filter(|l| l.is_valid());
+        removal_horizon(restart, self.redo(state))
     }
 
     /// A checkpoint's redo pointer if it started now: the insert pointer on a primary, on a
@@ -1935,7 +1983,8 @@ impl Machine {
     /// `CheckPointGuts` → `slot.c:CheckPointReplicationSlots`). A one-step checkpoint
     /// ([`Action::Checkpoint`]) ends at once ([`Machine::checkpoint_end`]).
     fn checkpoint_start(&self, state: &mut State) {
-        state.checkpoint = Some(match self.program.horizon {
+        let keeps = self.program.horizon || self.env.max_slot_wal_keep_pages.is_some();
+        state.checkpoint = Some(match keeps {
             true => (self.redo(state), state.slot.map(|s| s.slot.restart_lsn)),
             false => (Lsn::INVALID, None),
         });
@@ -1955,11 +2004,39 @@ impl Machine {
             state.wal.checkpoint_flush();
             state.commit_pending = false;
         }
+        let now = state
+            .slot
+            .map(|s| s.slot.restart_lsn)
+            .filter(|l| l.is_valid());
         if self.program.horizon {
-            let now = state.slot.map(|s| s.slot.restart_lsn);
+            let at_start = at_start.filter(|l| l.is_valid());
             let horizon = checkpoint_horizon(self.env.pg_release, redo, at_start, now);
             state.removed_before = state.removed_before.max(horizon);
         }
+        self.invalidate_obsolete(state, redo);
+    }
+
+    /// Whether a checkpoint whose redo pointer is `redo` invalidates the slot
+    /// ([`slot_obsolete`], `env max_slot_wal_keep_pages`: the model's WAL pages as segments).
+    fn obsolete(&self, state: &State, redo: Lsn) -> bool {
+        let keep = self.env.max_slot_wal_keep_pages;
+        state
+            .slot
+            .is_some_and(|s| slot_obsolete(s.slot.restart_lsn, redo, keep, PAGE_BYTES))
+    }
+
+    /// A checkpoint's end invalidates a slot that retains more WAL than
+    /// `max_slot_wal_keep_size`: its walsender terminated, `restart_lsn` `0/0`, saved
+    /// ([`Slot::invalidate`]).
+    fn invalidate_obsolete(&self, state: &mut State, redo: Lsn) {
+        if !self.obsolete(state, redo) {
+            return;
+        }
+        if let Some(slot) = state.slot.as_mut() {
+            slot.slot.invalidate();
+            slot.dirty = false;
+        }
+        state.stream_closed |= state.walsender.take().is_some();
     }
 
     /// PostgreSQL crashes (immediate shutdown) and restarts: PostgreSQL 15
@@ -2031,7 +2108,8 @@ impl Machine {
     /// `no-needed-wal-removed` ([`cdc::needed_wal_kept`]): the slot's `restart_lsn`, in memory
     /// and saved, is not below the WAL the checkpoints removed.
     pub fn needed_wal_kept(&self, state: &State) -> bool {
-        let Some(slot) = state.slot.map(|s| s.slot) else {
+        let valid = |s: &Slot| s.restart_lsn.is_valid();
+        let Some(slot) = state.slot.map(|s| s.slot).filter(valid) else {
             return true;
         };
         cdc::needed_wal_kept(
@@ -2079,20 +2157,25 @@ impl Machine {
         };
         let (confirmed, origin) = (slot.slot.confirmed_flush, state.slot_origin);
         match state.status {
-            Status::Done => self
-                .undelivered(state)
-                .all(|t| t.commit_lsn >= origin && !txn_needs_skip(t, confirmed)),
+            // An invalidated slot sends nothing again.
+            Status::Done => self.undelivered(state).all(|t| {
+                slot.slot.restart_lsn.is_valid()
+                    && t.commit_lsn >= origin
+                    && !txn_needs_skip(t, confirmed)
+            }),
             _ => self.undelivered(state).next().is_none(),
         }
     }
 
     /// A publication transaction nothing can deliver any more: committed before the slot was
-    /// created (so no stream of this slot, or of a later one, sends it), not in the destination,
-    /// its open batch or any variable, in a file that never calls `backfill()`.
+    /// created, or with the slot invalidated (so no stream of this slot, or of a later one,
+    /// sends it), not in the destination, its open batch or any variable, in a file that never
+    /// calls `backfill()`.
     fn stranded(&self, state: &State) -> bool {
-        if self.program.backfills || state.slot.is_none() {
+        let Some(slot) = state.slot.filter(|_| !self.program.backfills) else {
             return false;
-        }
+        };
+        let invalidated = !slot.slot.restart_lsn.is_valid();
         let held = |i: usize| {
             state.batch & (1 << i) != 0
                 || state.vars.iter().any(|v| match *v {
@@ -2103,7 +2186,10 @@ impl Machine {
         };
         let origin = state.slot_origin;
         state.txns.iter().enumerate().any(|(i, t)| {
-            t.is_published() && t.commit_lsn < origin && state.dest & (1 << i) == 0 && !held(i)
+            t.is_published()
+                && (t.commit_lsn < origin || invalidated)
+                && state.dest & (1 << i) == 0
+                && !held(i)
         })
     }
 

@@ -259,6 +259,10 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         // Added after the catalogue's configurations: listed when a file sets
                         // them or away from their default.
                         "os_crashes" | "pg_stops" if !set_by_file => bound.unlisted(),
+                        "max_slot_wal_keep_pages" if !set_by_file => {
+                            bound.zero_word("unlimited").unlisted()
+                        }
+                        "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
                         // `env pg_version = 15.12`: the release, a name.
                         "pg_version" => match set(knob.name).filter(|g| g.contains('.')) {
                             Some(release) => BoundInfo {
@@ -299,6 +303,7 @@ fn unit(name: &str) -> &'static str {
         "connector_crashes" | "pg_crashes" | "crashes" | "os_crashes" => "crashes",
         "keepalives" => "keepalives",
         "pg_stops" => "stops",
+        "max_slot_wal_keep_pages" => "8 KiB pages",
         "pg_version" => "major version",
         _ => "choice",
     }
@@ -588,6 +593,10 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             _ => !creates_slot,
         },
         os_crashes: config.small("os_crashes"),
+        max_slot_wal_keep_pages: match config.number("max_slot_wal_keep_pages") {
+            0 => None,
+            pages => Some(pages),
+        },
         pg_release: release,
     }
 }

@@ -313,6 +313,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("kills", "0", Domain::Range(0, 3), "kills of `killable` processes at most: the process alone restarts at its first step"),
     knob("pg_version", "15", Domain::Range(15, 18), "PostgreSQL major version (each confirmed live: docs/live.md), its newest minor; or a release, MAJOR.MINOR (15.12): before 15.14, 16.10 and 17.6 a status update may move confirmed_flush back and a checkpoint is two steps that may remove WAL the saved slot needs"),
     knob("pg_stops", "0", Domain::Range(0, 3), "clean stops of PostgreSQL (pg_ctl stop -m fast, then a start) at most: the walsender waits for the connector's confirmation"),
+    knob("max_slot_wal_keep_pages", "0", Domain::Range(0, 64), "max_slot_wal_keep_size in WAL pages: a checkpoint invalidates a slot retaining more; 0 (or unlimited): -1, no limit"),
     knob("slot", "auto", Domain::Words(&["auto", "exists", "none"]), "whether the connector's slot exists at the start; auto: it does unless the file calls pg_create_logical_replication_slot"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
     knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),

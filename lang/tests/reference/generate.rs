@@ -389,13 +389,14 @@ pub fn file(choices: Vec<u32>) -> String {
     };
     g.line(0, "walcheck 1");
     g.line(0, "connector \"generated\"");
-    let knobs: [(&str, &[&str]); 12] = [
+    let knobs: [(&str, &[&str]); 13] = [
         ("transactions", &["0", "1", "2", "1"]),
         ("connector_crashes", &["0", "1"]),
         ("pg_crashes", &["0", "1", "1"]),
         ("os_crashes", &["0", "0", "1"]),
         ("pg_version", &["15", "15.12", "15.12", "15.18"]),
         ("pg_stops", &["0", "1"]),
+        ("max_slot_wal_keep_pages", &["0", "0", "1", "2"]),
         ("runs", &["1", "2", "3", "unbounded"]),
         ("kills", &["0", "1"]),
         ("call_failures", &["0", "1", "1"]),

@@ -213,6 +213,8 @@ pub struct Knobs {
     pub horizon: bool,
     /// "… sets `os_crashes` or sets a `pg_version` release": traces show those columns.
     pub wal_faults: bool,
+    /// "`max_slot_wal_keep_pages` … 0 …: PostgreSQL's -1, no limit".
+    pub keep_pages: Option<u64>,
 }
 
 impl Knobs {
@@ -237,6 +239,7 @@ impl Knobs {
             os_crashes: 0,
             release: PgVersion::latest_of(15),
             horizon: false,
+            keep_pages: None,
             wal_faults: false,
         };
         for item in &file.items {
@@ -271,6 +274,7 @@ impl Knobs {
                 "crashes" => k.crashes = n as u8,
                 "checkpoints" => k.checkpoints = word == "on",
                 "keepalives" => k.keepalives = n as u8,
+                "max_slot_wal_keep_pages" => k.keep_pages = (n > 0).then_some(n),
                 "os_crashes" => {
                     k.os_crashes = n as u8;
                     k.wal_faults = true;
@@ -1245,6 +1249,19 @@ impl<'f> Reference<'f> {
         if s.pg.stopping && session {
             return vec![(s, None)];
         }
+        // "From then on `start_replication` …, `pg_logical_slot_get_changes`/`peek_changes` …
+        // and `pg_replication_slot_advance` … fail the run" (the slot invalidated).
+        let reads = matches!(
+            callee,
+            "start_replication"
+                | "pg_logical_slot_get_changes"
+                | "pg_logical_slot_peek_changes"
+                | "pg_replication_slot_advance"
+        );
+        let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
+        if reads && invalidated {
+            return vec![(s, None)];
+        }
         match call.callee.node.as_str() {
             "pg_current_wal_lsn" => {
                 let v = V::Lsn(s.pg.wal.write);
@@ -1763,10 +1780,14 @@ impl<'f> Reference<'f> {
         }
         // "enabled when it has work: the slot is dirty, WAL is unflushed (on a primary), or, in
         // a file that keeps the horizon, it would remove WAL".
+        // "An invalidated slot … needs no WAL".
+        let needs = restart.filter(|l| l.is_valid());
         let removes =
-            k.horizon && removal_horizon(restart, state.pg.wal.insert) > state.removed_before;
+            k.horizon && removal_horizon(needs, state.pg.wal.insert) > state.removed_before;
         let dirty = state.pg.slot.is_some_and(|d| d.dirty);
-        if !(dirty || state.pg.wal.flush < state.pg.wal.insert || removes) {
+        // "A checkpoint is enabled when it would invalidate the slot."
+        let invalidates = self.obsolete(state, state.pg.wal.insert);
+        if !(dirty || state.pg.wal.flush < state.pg.wal.insert || removes || invalidates) {
             return None;
         }
         // "It saves a dirty slot" (`CheckpointStart` takes the redo pointer too).
@@ -1778,7 +1799,7 @@ impl<'f> Reference<'f> {
             // "removes the WAL before the earlier of its redo pointer … and the slot's
             // `restart_lsn` when it started".
             self.checkpoint_end(&mut s, redo, restart);
-        } else if k.horizon {
+        } else if k.horizon || k.keep_pages.is_some() {
             s.checkpoint = Some((redo, restart.unwrap_or(Lsn::INVALID)));
         } else {
             s.checkpoint = Some((Lsn::INVALID, Lsn::INVALID));
@@ -1792,8 +1813,35 @@ impl<'f> Reference<'f> {
         s.pg.wal.checkpoint_flush();
         s.pg.commit_pending = false;
         if self.knobs.horizon {
-            s.removed_before = s.removed_before.max(removal_horizon(restart, redo));
+            let needs = restart.filter(|l| l.is_valid());
+            s.removed_before = s.removed_before.max(removal_horizon(needs, redo));
         }
+        // "Slot invalidation": "a walsender streaming from it is terminated …, `restart_lsn`
+        // becomes `none` and the slot is saved so".
+        if self.obsolete(s, redo) {
+            if let Some(d) = s.pg.slot.as_mut() {
+                d.slot.invalidate();
+                d.dirty = false;
+            }
+            if s.pg.walsender.take().is_some() {
+                s.pg.stream_closed = true;
+            }
+        }
+    }
+
+    /// "a checkpoint … whose redo pointer … lies more than `N` pages past the page of the
+    /// slot's `restart_lsn` invalidates the slot when its `restart_lsn` is below the start of
+    /// the `N`-th page before the redo pointer's".
+    fn obsolete(&self, s: &State, redo: Lsn) -> bool {
+        let (Some(n), Some(d)) = (self.knobs.keep_pages, s.pg.slot) else {
+            return false;
+        };
+        let restart = d.slot.restart_lsn;
+        if !restart.is_valid() {
+            return false;
+        }
+        let (page, restart_page) = (redo.bytes() / PAGE, restart.bytes() / PAGE);
+        page > restart_page + n && restart.bytes() < (page - n) * PAGE
     }
 
     /// "While one is under way, an advance or a status update that moves `restart_lsn` may
@@ -1848,6 +1896,16 @@ impl<'f> Reference<'f> {
 
     // ---- properties ------------------------------------------------------------------------
 
+    /// Whether transaction `i` is in the open batch, a variable or a channel's place.
+    fn held(s: &State, i: usize) -> bool {
+        let holds = |v: &V| match v {
+            V::Txn(Some(j)) | V::Msg(Some(j), _, _) => *j == i,
+            V::Txns(set) => set.contains(&i),
+            _ => false,
+        };
+        s.batch.contains(&i) || s.vars.values().any(holds) || s.chans.values().flatten().any(holds)
+    }
+
     fn undelivered<'s>(&self, s: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
         s.pg.txns
             .iter()
@@ -1866,8 +1924,9 @@ impl<'f> Reference<'f> {
             "wal-pointers-ordered" => cdc::wal_pointers_ordered(&s.pg.wal, Role::Primary),
             "no-data-loss" => self.no_data_loss(s),
             "no-needed-wal-removed" => s.pg.slot.is_none_or(|d| {
-                d.slot.restart_lsn >= s.removed_before
-                    && d.slot.saved.restart_lsn >= s.removed_before
+                !d.slot.restart_lsn.is_valid()
+                    || d.slot.restart_lsn >= s.removed_before
+                        && d.slot.saved.restart_lsn >= s.removed_before
             }),
             other => unreachable!("{other}"),
         }
@@ -1880,6 +1939,18 @@ impl<'f> Reference<'f> {
     /// is `no-fatal-error`'s, not this one's."
     fn no_data_loss(&self, s: &State) -> bool {
         if s.pg.lost {
+            return false;
+        }
+        // "at once when … any one while the slot is invalidated, is neither in the destination,
+        // nor in its open batch, nor in any variable, in a file that calls `backfill()` nowhere"
+        // (the generator writes no `backfill()`).
+        let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
+        let lost =
+            s.pg.txns
+                .iter()
+                .enumerate()
+                .any(|(i, t)| t.is_published() && !s.dest.contains(&i) && !Self::held(s, i));
+        if invalidated && lost {
             return false;
         }
         let k = &self.knobs;
@@ -1897,9 +1968,10 @@ impl<'f> Reference<'f> {
             return true;
         }
         match (s.pg.slot, &s.at) {
-            (Some(d), Where::Done) => self
-                .undelivered(s)
-                .all(|t| !txn_needs_skip(t, d.slot.confirmed_flush)),
+            // "(all of them, once it is invalidated)".
+            (Some(d), Where::Done) => self.undelivered(s).all(|t| {
+                d.slot.restart_lsn.is_valid() && !txn_needs_skip(t, d.slot.confirmed_flush)
+            }),
             _ => self.undelivered(s).next().is_none(),
         }
     }

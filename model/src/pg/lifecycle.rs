@@ -110,6 +110,34 @@ pub fn checkpoint_horizon(
     }
 }
 
+/// Whether a checkpoint with redo pointer `redo` invalidates a slot whose `restart_lsn` is
+/// `restart_lsn` under `max_slot_wal_keep_size` of `max_keep_segments` segments of
+/// `segment_bytes` each (`None`: -1, no limit): the slots keep at most that many segments
+/// before the redo pointer's, and a slot needing older WAL is invalidated. An invalidated slot
+/// (`restart_lsn` `0/0`) is not invalidated again.
+///
+/// PostgreSQL 15 `xlog.c:KeepLogSeg` caps the slots' oldest segment at `currSegNo -
+/// slot_keep_segs`; `CreateCheckPoint` then calls `slot.c:InvalidateObsoleteReplicationSlots`,
+/// whose `InvalidatePossiblyObsoleteSlot` invalidates a slot with `restart_lsn` below that
+/// segment's start: it terminates a walsender holding it, sets `restart_lsn` to
+/// `InvalidXLogRecPtr` (`invalidated_at` keeps the old one) and saves the slot.
+pub fn slot_obsolete(
+    restart_lsn: Lsn,
+    redo: Lsn,
+    max_keep_segments: Option<u64>,
+    segment_bytes: u64,
+) -> bool {
+    let Some(keep) = max_keep_segments else {
+        return false;
+    };
+    if !restart_lsn.is_valid() || restart_lsn >= redo {
+        return false;
+    }
+    let current = redo.bytes() / segment_bytes;
+    let oldest_kept = current.saturating_sub(keep) * segment_bytes;
+    current - restart_lsn.bytes() / segment_bytes > keep && restart_lsn.bytes() < oldest_kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::wal::CommitMode;
@@ -162,6 +190,23 @@ mod tests {
             checkpoint_horizon(PgVersion(150_018), redo, saved, moved),
             Lsn(0x100_2000)
         );
+    }
+
+    #[test]
+    fn a_slot_retaining_more_than_max_slot_wal_keep_size_is_invalidated() {
+        let seg = WAL_SEGMENT_BYTES;
+        let redo = Lsn(5 * seg + 0x28);
+        // Unlimited (-1): never.
+        assert!(!slot_obsolete(Lsn(seg), redo, None, seg));
+        // Two segments kept before the redo pointer's (segments 3, 4 and 5): 2 is too old.
+        assert!(slot_obsolete(Lsn(2 * seg + 0x100), redo, Some(2), seg));
+        assert!(!slot_obsolete(Lsn(3 * seg), redo, Some(2), seg));
+        // Already invalidated, or at the redo pointer: nothing to do.
+        assert!(!slot_obsolete(Lsn::INVALID, redo, Some(0), seg));
+        assert!(!slot_obsolete(redo, redo, Some(0), seg));
+        // `max_slot_wal_keep_size = 0`: only the redo pointer's segment is kept.
+        assert!(slot_obsolete(Lsn(4 * seg + 0x10), redo, Some(0), seg));
+        assert!(!slot_obsolete(Lsn(5 * seg), redo, Some(0), seg));
     }
 
     #[test]

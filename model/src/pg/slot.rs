@@ -236,6 +236,16 @@ impl Slot {
         self.saved = self.positions();
     }
 
+    /// The slot invalidated by a checkpoint ([`super::lifecycle::slot_obsolete`]): `restart_lsn`
+    /// is `0/0`, and the slot is saved with it (and with its `confirmed_flush` as it is).
+    ///
+    /// PostgreSQL 15 `slot.c:InvalidatePossiblyObsoleteSlot`: `s->data.restart_lsn =
+    /// InvalidXLogRecPtr`, then `ReplicationSlotMarkDirty()` and `ReplicationSlotSave()`.
+    pub fn invalidate(&mut self) {
+        self.restart_lsn = Lsn::INVALID;
+        self.save();
+    }
+
     /// After a crash the slot is what was saved.
     ///
     /// PostgreSQL 15 `slot.c:StartupReplicationSlots` → `RestoreSlotFromDisk` reads
