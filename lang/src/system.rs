@@ -251,28 +251,8 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                         .and_then(|g| g.parse().ok())
                         .unwrap_or_else(|| knob.default.parse().unwrap_or(max));
                     let bound = number(knob.name, default, min, max, unit, knob.doc);
-                    match knob.name {
-                        "runs" => bound.zero_word("unbounded"),
-                        // Added with processes: left out of a configuration at its default, so
-                        // that the files and traces before it keep their configuration line.
-                        "kills" | "call_failures" => bound.quiet(),
-                        // Added after the catalogue's configurations: listed when a file sets
-                        // them or away from their default.
-                        "os_crashes" | "pg_stops" if !set_by_file => bound.unlisted(),
-                        "max_slot_wal_keep_pages" if !set_by_file => {
-                            bound.zero_word("unlimited").unlisted()
-                        }
-                        "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
-                        // `env pg_version = 15.12`: the release, a name.
-                        "pg_version" => match set(knob.name).filter(|g| g.contains('.')) {
-                            Some(release) => BoundInfo {
-                                default: BoundValue::Name(leak(&release)),
-                                ..bound.release()
-                            },
-                            None => bound.release(),
-                        },
-                        _ => bound,
-                    }
+                    let release = set(knob.name).filter(|g| g.contains('.'));
+                    numeric_bound(knob.name, bound, set_by_file, release)
                 }
                 Domain::Words(words) => {
                     let given = given.unwrap_or_else(|| knob.default.to_owned());
@@ -292,6 +272,36 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
             }
         })
         .collect()
+}
+
+/// A numeric knob's bound as configurations list it: `set_by_file` when an `env` line sets it,
+/// `release` the `pg_version` a file gives as `MAJOR.MINOR`.
+fn numeric_bound(
+    name: &str,
+    bound: BoundInfo,
+    set_by_file: bool,
+    release: Option<String>,
+) -> BoundInfo {
+    match name {
+        "runs" => bound.zero_word("unbounded"),
+        // Added with processes: left out of a configuration at its default, so that the files
+        // and traces before it keep their configuration line.
+        "kills" | "call_failures" => bound.quiet(),
+        // Added after the catalogue's configurations: listed when a file sets them or away
+        // from their default.
+        "os_crashes" | "pg_stops" if !set_by_file => bound.unlisted(),
+        "max_slot_wal_keep_pages" if !set_by_file => bound.zero_word("unlimited").unlisted(),
+        "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
+        // `env pg_version = 15.12`: the release, a name.
+        "pg_version" => match release {
+            Some(release) => BoundInfo {
+                default: BoundValue::Name(leak(&release)),
+                ..bound.release()
+            },
+            None => bound.release(),
+        },
+        _ => bound,
+    }
 }
 
 /// The unit `walcheck list` and range errors show for knob `name`.
