@@ -488,9 +488,15 @@ fn record_end_attempt(server: &PgServer, session: &mut Session) -> Result<Record
     // Flush everything; pg_waldump then shows the record the clamp point lies in.
     some_wal(session)?;
     let flushed = session.pointers()?;
-    let from = target
-        .minus(target.bytes().min(64 * 1024))
-        .max(before.flush);
+    // From the flush pointer before the insert (older WAL cannot hold the record the target
+    // lies in), at most 64 KiB back; when the walwriter did not flush in time the target is
+    // that same pointer, and the record ending there must be read too.
+    let back = target.minus(target.bytes().min(64 * 1024));
+    let from = if before.flush < target {
+        back.max(before.flush)
+    } else {
+        back
+    };
     let records = waldump::parse(&server.waldump(from, flushed.flush)?);
     let ends = records
         .iter()
