@@ -1168,33 +1168,13 @@ impl<'f> Reference<'f> {
                 .insert(message.to_owned(), V::Msg(None, ws.sent_ptr, true));
             return vec![(s, Flow::Received)];
         }
-        let Some(mut ws) = state.pg.walsender else {
+        let Some((ws, sent)) = self.next_message(&state) else {
             if state.pg.stream_closed {
                 return vec![(state, Flow::StreamEnd)];
             }
             // No stream was opened in this run: nothing comes, the connector waits.
             return vec![];
         };
-        let flush = state.pg.wal.flush;
-        // The walsender reads on, past what it skips, to the next transaction it sends.
-        let mut sent = None;
-        for (i, txn) in state.pg.txns.iter().enumerate() {
-            if txn.end_lsn <= ws.read_to || txn.end_lsn > flush {
-                continue;
-            }
-            let mut after = ws;
-            if after.decode_txn(txn) {
-                sent = Some((i, after));
-                break;
-            }
-            ws = after;
-        }
-        // Nothing to send: the page is silent on what the reader has read then; the model's
-        // walsender has read all the WAL the flush pointer covers (`Walsender::send_logical`),
-        // so a keepalive's `sentPtr` is the flush pointer.
-        if sent.is_none() {
-            ws.send_logical(&[], flush);
-        }
         let mut out = Vec::new();
         // "With `env keepalives` of 1 or more, a walsender that has caught up always has one
         // more keepalive for a connector waiting in `for each message`, at its current
