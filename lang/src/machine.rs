@@ -125,6 +125,9 @@ impl fmt::Display for Shown<'_> {
             Value::Outside(_) => f.write_str("out of range"),
             Value::Message(m) => match m.txn {
                 Some(i) => write!(f, "T{}", u16::from(i) + 1),
+                None if m.reply_requested => {
+                    write!(f, "keepalive {}, reply requested", m.wal_end)
+                }
                 None => write!(f, "keepalive {}", m.wal_end),
             },
         }

@@ -2109,6 +2109,7 @@ fn shown(v: &V) -> String {
         V::Txns(s) => txn_set(s),
         V::Count(n) => n.to_string(),
         V::Msg(Some(i), _, _) => format!("T{}", i + 1),
-        V::Msg(None, end, _) => format!("keepalive {end}"),
+        V::Msg(None, end, true) => format!("keepalive {end}, reply requested"),
+        V::Msg(None, end, false) => format!("keepalive {end}"),
     }
 }
