@@ -947,3 +947,21 @@ fn a_checkpoint_invalidates_a_slot_past_max_slot_wal_keep_size() {
     let (rows, _) = verdicts(&[file, "--bound", "max_slot_wal_keep_pages=0", "--out", out]);
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }
+
+/// A release is `MAJOR.MINOR` with its major in range and no leading zero in its minor (`17.05`
+/// would name `17.5` apart in trace names): anything else is one line and exit 2, naming both
+/// forms.
+#[test]
+fn a_bad_release_is_one_line_and_exit_2() {
+    for bad in ["abc", "17.05", "14.12", "15.", "15.1.2", "15.123"] {
+        let bound = format!("pg_version={bad}");
+        let output = walcheck(&["check", "docs/examples/clean-stop.wal", "--bound", &bound]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
+        assert!(
+            stderr.contains("a major version from 15 to 18 or a release MAJOR.MINOR"),
+            "{bad}: {stderr}"
+        );
+    }
+}

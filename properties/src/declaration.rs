@@ -159,7 +159,9 @@ impl BoundInfo {
             let digits =
                 |t: &str| (1..=2).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
             let in_range = major.parse::<u64>().is_ok_and(|m| (min..=max).contains(&m));
-            if digits(major) && digits(minor) && in_range {
+            // `17.05` would name the same release as `17.5`, apart in trace names.
+            let zero_led = minor.len() > 1 && minor.starts_with('0');
+            if digits(major) && digits(minor) && in_range && !zero_led {
                 return Ok(BoundValue::Name(Box::leak(
                     text.to_owned().into_boxed_str(),
                 )));
@@ -170,10 +172,16 @@ impl BoundInfo {
             ));
         }
         let bad = || {
-            format!(
+            match self.release {
+            true => format!(
+                "bound {} takes a major version from {min} to {max} or a release MAJOR.MINOR, not {text:?}",
+                self.name
+            ),
+            false => format!(
                 "bound {} takes a whole number from {min} to {max}, not {text:?}",
                 self.name
-            )
+            ),
+        }
         };
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());

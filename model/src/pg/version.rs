@@ -61,15 +61,19 @@ impl PgVersion {
 
     /// The release `text` names: a major (`15`, its newest minor as far as these rules go,
     /// [`PgVersion::latest_of`]) or a major and minor (`15.12`); `None` for anything else (a
-    /// minor of three digits or more, a third part).
+    /// minor of three digits or more or with a leading zero, `17.05`, a third part).
     pub fn from_release(text: &str) -> Option<PgVersion> {
         let digits =
             |t: &str| !t.is_empty() && t.len() <= 2 && t.bytes().all(|b| b.is_ascii_digit());
         match text.split_once('.') {
             None if digits(text) => Some(PgVersion::latest_of(text.parse().ok()?)),
-            Some((major, minor)) if digits(major) && digits(minor) => Some(PgVersion(
-                major.parse::<u32>().ok()? * 10_000 + minor.parse::<u32>().ok()?,
-            )),
+            Some((major, minor))
+                if digits(major) && digits(minor) && (minor == "0" || !minor.starts_with('0')) =>
+            {
+                Some(PgVersion(
+                    major.parse::<u32>().ok()? * 10_000 + minor.parse::<u32>().ok()?,
+                ))
+            }
             _ => None,
         }
     }
@@ -129,7 +133,7 @@ mod tests {
             PgVersion::from_release("15"),
             Some(PgVersion::latest_of(15))
         );
-        for bad in ["", "15.", ".12", "15.123", "15.12.1", "x", "15.a"] {
+        for bad in ["", "15.", ".12", "15.123", "15.12.1", "x", "15.a", "17.05"] {
             assert_eq!(PgVersion::from_release(bad), None, "{bad:?}");
         }
     }
