@@ -240,6 +240,13 @@ pub struct State {
 }
 
 impl State {
+    /// The replication connection ends from PostgreSQL's side (a crash, a clean stop, a
+    /// timeout, an invalidated slot): a `for each message` reading it ends as at the end of the
+    /// stream. Nothing happens when no stream is open.
+    pub fn end_stream(&mut self) {
+        self.stream_closed |= self.walsender.take().is_some();
+    }
+
     /// The variables to write: shared with the states this one was copied from until the
     /// first write, which copies them once (one allocation, header and values together).
     pub fn vars_mut(&mut self) -> &mut [Value] {
@@ -1244,8 +1251,7 @@ impl Machine {
             return;
         };
         if state.stopping && ws.at_shutdown(state.replied, state.replied).is_none() {
-            state.walsender = None;
-            state.stream_closed = true;
+            state.end_stream();
         }
     }
 
@@ -1876,10 +1882,7 @@ impl Machine {
             }
             Action::PgStop => self.pg_stop(state),
             Action::PgStopped { saves } => self.pg_stopped(state, saves),
-            Action::WalsenderTimeout => {
-                state.walsender = None;
-                state.stream_closed = true;
-            }
+            Action::WalsenderTimeout => state.end_stream(),
             Action::PgCrash => self.pg_crash(state, false),
             Action::OsCrash => self.pg_crash(state, true),
         }
@@ -1954,7 +1957,7 @@ impl Machine {
             }
         }
         state.stopping = false;
-        state.stream_closed |= state.walsender.take().is_some();
+        state.end_stream();
     }
 
     /// The horizon a checkpoint taken now would remove WAL before (a primary's redo pointer is
@@ -2039,7 +2042,7 @@ impl Machine {
             slot.slot.invalidate();
             slot.dirty = false;
         }
-        state.stream_closed |= state.walsender.take().is_some();
+        state.end_stream();
     }
 
     /// PostgreSQL crashes (immediate shutdown) and restarts: PostgreSQL 15
@@ -2075,9 +2078,7 @@ impl Machine {
         state.dest &= kept as u16;
         state.batch &= kept as u16;
         state.duplicated &= kept as u16;
-        if state.walsender.take().is_some() {
-            state.stream_closed = true;
-        }
+        state.end_stream();
     }
 
     // ---- built-in properties -------------------------------------------------------------
