@@ -4,6 +4,7 @@
 //! the pointers in whole WAL pages, the simulator in bytes.
 
 pub mod decoding;
+pub mod failover;
 pub mod lifecycle;
 pub mod server;
 pub mod slot;

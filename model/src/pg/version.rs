@@ -88,6 +88,17 @@ impl PgVersion {
     pub const fn saves_confirmed_flush_at_shutdown(self) -> bool {
         self.major() >= 17
     }
+
+    /// Whether a logical slot can be a failover slot, copied to a physical standby by its slot
+    /// sync worker and usable there after a promotion.
+    ///
+    /// PostgreSQL 17 adds the `failover` option (`slotfuncs.c:pg_create_logical_replication_slot`),
+    /// `sync_replication_slots` and the slot sync worker (`replication/logical/slotsync.c`), and
+    /// `synchronized_standby_slots` (`walsender.c:NeedToWaitForStandbys`); 15 and 16 have none of
+    /// them, so a promoted standby has no copy of the primary's logical slots.
+    pub const fn has_failover_slots(self) -> bool {
+        self.major() >= 17
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +155,13 @@ mod tests {
         assert!(!PgVersion(160_014).saves_confirmed_flush_at_shutdown());
         assert!(PgVersion(170_010).saves_confirmed_flush_at_shutdown());
         assert!(PgVersion(180_004).saves_confirmed_flush_at_shutdown());
+    }
+
+    #[test]
+    fn failover_slots_arrive_in_17() {
+        assert!(!PgVersion::DEBIAN_15.has_failover_slots());
+        assert!(!PgVersion(160_014).has_failover_slots());
+        assert!(PgVersion(170_010).has_failover_slots());
+        assert!(PgVersion(180_004).has_failover_slots());
     }
 }
