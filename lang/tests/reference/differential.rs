@@ -55,6 +55,21 @@ fn kept(file: &File) -> BTreeSet<String> {
     if file.knobs().any(|k| k.name.node == "pg_stops") {
         names.insert("pg_stops".to_owned());
     }
+    // The standby's columns, in a file that sets either failover knob: each side shows those
+    // its knobs call for, and a column one side alone shows is a difference.
+    if file
+        .knobs()
+        .any(|k| k.name.node == "failovers" || k.name.node == "failover_slots")
+    {
+        for name in [
+            "standby",
+            "failovers",
+            "synced_confirmed_flush",
+            "synced_restart_lsn",
+        ] {
+            names.insert(name.to_owned());
+        }
+    }
     // A timer's and a channel's variables with the declared ones.
     for v in file.vars() {
         names.insert(v.name.node.clone());
@@ -309,6 +324,9 @@ fn report_coverage_of_the_long_run() {
         "keepalives = 1",
         "pg_crashes = 1",
         "pg_stops = 1",
+        "failovers = 1",
+        "failovers = 2",
+        "failover_slots = on",
         "commit = either",
         "process w1",
         "process w2",

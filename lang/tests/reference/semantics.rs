@@ -14,6 +14,7 @@ use walcheck_lang::ast::{
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{txn_needs_skip, DurableSlot};
 use walcheck_model::pg::lifecycle::removal_horizon;
+use walcheck_model::pg::slot::{SavedSlot, Slot};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
 };
@@ -137,6 +138,18 @@ pub struct Pg {
     /// "it sends no other message until the connector has replied to it": a request the
     /// connector read and has not answered.
     pub asked: bool,
+    /// The physical standby's WAL, "what the standby has received = flushed = replayed" (`0/0`
+    /// when no standby is modelled).
+    pub standby: Lsn,
+    /// "the standby's saved copy of the slot … or none (only with failover_slots on)".
+    pub synced: Option<Synced>,
+}
+
+/// The standby's copy of the connector's failover slot, as the slot sync worker saved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Synced {
+    pub confirmed_flush: Lsn,
+    pub restart_lsn: Lsn,
 }
 
 /// A weakly fair class of actions ("Fairness of processes").
@@ -150,6 +163,10 @@ pub enum Class {
     /// "`PgStopped` (fair)", "`WalSenderTimeout` (fair …)".
     Shutdown,
     CommitFlush,
+    /// "`StandbyReceive` (weakly fair)".
+    StandbyReceive,
+    /// "`SlotSync` (weakly fair)".
+    SlotSync,
 }
 
 /// One state of the file.
@@ -178,6 +195,8 @@ pub struct State {
     pub dup: BTreeSet<usize>,
     /// "It counts in `os_crashes`".
     pub os_crashes: u8,
+    /// "`Failover` (a fault, NOT fair, counted in `failovers`, not in `crashes`)".
+    pub failovers: u8,
     /// "`wal.removed_before` rises to that, never falls (`none` until a checkpoint removed WAL)".
     pub removed_before: Lsn,
     /// A two-step checkpoint under way: its redo pointer and "the slot's `restart_lsn` when it
@@ -215,6 +234,13 @@ pub struct Knobs {
     pub wal_faults: bool,
     /// "`max_slot_wal_keep_pages` … 0 …: PostgreSQL's -1, no limit".
     pub keep_pages: Option<u64>,
+    /// "`failovers` (0–2, default 0): failovers at most".
+    pub failovers: u8,
+    /// "`failover_slots` (`off` | `on`, default off)": the slot created with `failover = true`,
+    /// the standby's slot sync worker, and `synchronized_standby_slots` naming the standby.
+    pub failover_slots: bool,
+    /// "Trace columns (shown when the file sets `env failovers` or `env failover_slots`)".
+    pub failover_columns: bool,
 }
 
 impl Knobs {
@@ -241,6 +267,9 @@ impl Knobs {
             horizon: false,
             keep_pages: None,
             wal_faults: false,
+            failovers: 0,
+            failover_slots: false,
+            failover_columns: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -287,6 +316,14 @@ impl Knobs {
                     k.wal_faults = true;
                 }
                 "pg_version" => k.release = PgVersion::latest_of(n as u32),
+                "failovers" => {
+                    k.failovers = n as u8;
+                    k.failover_columns = true;
+                }
+                "failover_slots" => {
+                    k.failover_slots = word == "on";
+                    k.failover_columns = true;
+                }
                 // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
                 _ => {}
             }
@@ -301,6 +338,11 @@ impl Knobs {
             .any(|inv| format!("{inv:?}").contains("\"removed_before\""));
         k.horizon = named || reads;
         k
+    }
+
+    /// "The standby is modelled when `failovers > 0` or `failover_slots = on`."
+    fn has_standby(&self) -> bool {
+        self.failovers > 0 || self.failover_slots
     }
 }
 
@@ -452,6 +494,14 @@ impl<'f> Reference<'f> {
                 stopping: false,
                 replied: Lsn::INVALID,
                 asked: false,
+                // "starts at the initial WAL position, `0/0` and unused when no standby is
+                // modelled"; no copy until the slot sync worker's first cycle makes one.
+                standby: if self.knobs.has_standby() {
+                    START
+                } else {
+                    Lsn::INVALID
+                },
+                synced: None,
             },
             dest: BTreeSet::new(),
             batch: BTreeSet::new(),
@@ -468,6 +518,7 @@ impl<'f> Reference<'f> {
             call_failures: 0,
             dup: BTreeSet::new(),
             os_crashes: 0,
+            failovers: 0,
             removed_before: Lsn::INVALID,
             checkpoint: None,
         };
@@ -636,14 +687,68 @@ impl<'f> Reference<'f> {
         }
     }
 
+    /// `Failover`: "The primary is lost and the standby promoted; the connector's next call
+    /// reaches the promoted server" (the model's `failover.rs:promote` and `promoted_slot`,
+    /// PostgreSQL 15 `xlog.c:StartupXLOG` on a new timeline, 17 `slotsync.c` for the copy).
+    fn failover(&self, state: &mut State) {
+        state.failovers += 1;
+        let end = state.pg.standby;
+        // "insert = write = flush = replay = `standby` (`replay` is … the promoted server's
+        // frozen end of replay, NOT none); new transactions' WAL starts there".
+        state.pg.wal = Wal {
+            insert: end,
+            write: end,
+            flush: end,
+            replay: end,
+        };
+        // "the transactions whose `end_lsn > standby` are lost … exactly as a PostgreSQL crash
+        // drops the transactions past the flush pointer".
+        state.pg.txns.retain(|t| t.end_lsn <= end);
+        let kept = state.pg.txns.len();
+        state.dest.retain(|&i| i < kept);
+        state.dup.retain(|&i| i < kept);
+        state.batch.retain(|&i| i < kept);
+        // "with failover_slots on and a copy, the copy (in memory and on disk alike, clean);
+        // otherwise none".
+        let copy = state.pg.synced.filter(|_| self.knobs.failover_slots);
+        state.pg.slot = copy.map(|c| {
+            let saved = SavedSlot {
+                confirmed_flush: c.confirmed_flush,
+                restart_lsn: c.restart_lsn,
+            };
+            DurableSlot {
+                slot: Slot {
+                    confirmed_flush: c.confirmed_flush,
+                    restart_lsn: c.restart_lsn,
+                    saved,
+                },
+                dirty: false,
+            }
+        });
+        // "the replication connection ends …, a synchronous commit's wait ends …, a clean stop
+        // under way ends …, a two-step checkpoint under way ends unfinished, `wal.removed_before`
+        // is none again".
+        if state.pg.walsender.take().is_some() {
+            state.pg.stream_closed = true;
+        }
+        state.pg.commit_pending = false;
+        state.pg.stopping = false;
+        state.checkpoint = None;
+        state.removed_before = Lsn::INVALID;
+        // "a new standby is cloned from the promoted server: `standby` = the new flush pointer,
+        // no copy".
+        state.pg.standby = end;
+        state.pg.synced = None;
+    }
+
     /// The walsender as it is once it has read past what it does not send, and the next
     /// transaction it sends (its index, and the walsender after it), if any: "The stream sends
     /// whole transactions in commit order once the flush pointer … covers them, skipping
     /// unpublished ones and those the start rule skips". With nothing to send, the reader has
-    /// read all the WAL the flush pointer covers.
+    /// read all the WAL its limit ([`Reference::send_limit`]) covers.
     fn next_message(&self, state: &State) -> Option<(Walsender, Option<(usize, Walsender)>)> {
         let mut ws = state.pg.walsender?;
-        let flush = state.pg.wal.flush;
+        let flush = self.send_limit(state);
         let mut sent = None;
         for (i, txn) in state.pg.txns.iter().enumerate() {
             if txn.end_lsn <= ws.read_to || txn.end_lsn > flush {
@@ -660,6 +765,20 @@ impl<'f> Reference<'f> {
             ws.send_logical(&[], flush);
         }
         Some((ws, sent))
+    }
+
+    /// How far the walsender may read: the flush pointer; "With failover_slots on, the
+    /// walsender sends no transaction the standby has not received: its limit is `min(flush,
+    /// standby)`" (the model's `failover.rs:send_limit`, PostgreSQL 17
+    /// `walsender.c:WalSndWaitForWal` waiting in `NeedToWaitForStandbys`), and "a caught-up
+    /// keepalive's position is that limit".
+    fn send_limit(&self, state: &State) -> Lsn {
+        let flush = state.pg.wal.flush;
+        if self.knobs.failover_slots {
+            flush.min(state.pg.standby)
+        } else {
+            flush
+        }
     }
 
     /// "it ends the stream … once the connector's last status update reported exactly that
@@ -1678,6 +1797,7 @@ impl<'f> Reference<'f> {
                 Some(_) => {}
             }
         }
+        out.extend(self.standby_actions(state));
         // "no checkpoint runs" while stopping: one under way in two steps still ends.
         if k.checkpoints && (!pg.stopping || state.checkpoint.is_some()) {
             if let Some(s) = self.checkpoint(state) {
@@ -1695,6 +1815,29 @@ impl<'f> Reference<'f> {
             }
         }
         out.extend(self.faults(state).into_iter().map(|s| (None, s)));
+        out
+    }
+
+    /// The standby's fair actions: "`StandbyReceive` … enabled when a standby is modelled and
+    /// `standby < flush` …; sets `standby = flush`. Enabled while PostgreSQL is stopping too"
+    /// (the model's `failover.rs:standby_receive`); "`SlotSync` … enabled when failover_slots
+    /// is on and one cycle of the slot sync worker would change the copy".
+    fn standby_actions(&self, state: &State) -> Vec<(Option<Class>, State)> {
+        let mut out = Vec::new();
+        if self.knobs.has_standby() && state.pg.standby < state.pg.wal.flush {
+            let mut s = state.clone();
+            s.pg.standby = s.pg.wal.flush;
+            out.push((Some(Class::StandbyReceive), s));
+        }
+        if self.knobs.failover_slots {
+            let remote = state.pg.slot.map(|d| d.slot);
+            let synced = sync_slot(remote, state.pg.standby, state.pg.synced);
+            if synced != state.pg.synced {
+                let mut s = state.clone();
+                s.pg.synced = synced;
+                out.push((Some(Class::SlotSync), s));
+            }
+        }
         out
     }
 
@@ -1725,6 +1868,13 @@ impl<'f> Reference<'f> {
         if state.pg_stops < k.pg_stops && !state.pg.stopping {
             let mut s = state.clone();
             self.pg_stop(&mut s);
+            out.push(s);
+        }
+        // "`Failover` (a fault, NOT fair, counted in `failovers`, not in `crashes`): enabled
+        // while `failovers < env failovers`".
+        if state.failovers < k.failovers {
+            let mut s = state.clone();
+            self.failover(&mut s);
             out.push(s);
         }
         if state.connector_crashes + state.pg_crashes + state.os_crashes < k.crashes {
@@ -1996,6 +2146,24 @@ impl<'f> Reference<'f> {
             };
             p.insert("checkpoint".to_owned(), checkpoint);
         }
+        // "Trace columns (shown when the file sets `env failovers` or `env failover_slots`):
+        // `standby`, `failovers`; with failover_slots on also `synced_confirmed_flush`,
+        // `synced_restart_lsn`."
+        if k.failover_columns {
+            p.insert("standby".to_owned(), lsn(s.pg.standby));
+            p.insert("failovers".to_owned(), s.failovers.to_string());
+        }
+        if k.failover_slots {
+            let synced = s.pg.synced;
+            p.insert(
+                "synced_confirmed_flush".to_owned(),
+                lsn(synced.map_or(Lsn::INVALID, |c| c.confirmed_flush)),
+            );
+            p.insert(
+                "synced_restart_lsn".to_owned(),
+                lsn(synced.map_or(Lsn::INVALID, |c| c.restart_lsn)),
+            );
+        }
         for (name, v) in &s.vars {
             p.insert(name.clone(), shown(v));
         }
@@ -2017,6 +2185,40 @@ impl<'f> Reference<'f> {
             }
         }
         p
+    }
+}
+
+/// One cycle of the standby's slot sync worker: the copy after it reads the primary's slot
+/// (`remote`, in memory; `None` when it does not exist) with the standby at `standby` (the
+/// model's `failover.rs:sync_slot`, PostgreSQL 17 `slotsync.c:synchronize_slots`).
+fn sync_slot(remote: Option<Slot>, standby: Lsn, local: Option<Synced>) -> Option<Synced> {
+    // "the primary's slot gone → no copy".
+    let remote = remote?;
+    // "its in-memory `confirmed_flush` > `standby` → copy unchanged".
+    if remote.confirmed_flush > standby {
+        return local;
+    }
+    // "slot invalidated (restart_lsn 0/0) → an existing copy gets restart_lsn 0/0
+    // (invalidated), no copy is created".
+    if !remote.restart_lsn.is_valid() {
+        return local.map(|l| Synced {
+            restart_lsn: Lsn::INVALID,
+            ..l
+        });
+    }
+    let ahead = |l: &Synced| {
+        remote.confirmed_flush > l.confirmed_flush || remote.restart_lsn > l.restart_lsn
+    };
+    match local {
+        // "an invalidated copy stays".
+        Some(l) if !l.restart_lsn.is_valid() => Some(l),
+        // "when the slot's confirmed_flush or restart_lsn is ahead of the copy's (or there is
+        // no copy) the copy takes both".
+        Some(l) if !ahead(&l) => Some(l),
+        _ => Some(Synced {
+            confirmed_flush: remote.confirmed_flush,
+            restart_lsn: remote.restart_lsn,
+        }),
     }
 }
 
