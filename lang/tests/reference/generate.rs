@@ -394,7 +394,7 @@ pub fn file(choices: Vec<u32>) -> String {
         ("connector_crashes", &["0", "1"]),
         ("pg_crashes", &["0", "1", "1"]),
         ("os_crashes", &["0", "0", "1"]),
-        ("pg_version", &["15", "15.12", "15.12", "15.18"]),
+        ("pg_version", &["15", "15.12", "15.12", "15.18", "17", "18"]),
         ("pg_stops", &["0", "1"]),
         ("max_slot_wal_keep_pages", &["0", "0", "1", "2"]),
         ("runs", &["1", "2", "3", "unbounded"]),
