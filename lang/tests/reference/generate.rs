@@ -14,7 +14,8 @@
 //! time, calls that may fail get an `on error { … }` now and then (never in a labelled block), a
 //! third of the concurrent files have a process family `fam[s in 1..2]` over a variable family
 //! `f[1..2]`, and properties read `destination.holds`, `destination.duplicated`, `a.flushed`
-//! and `m == none`.
+//! and `m == none`. A quarter of the files decode by SQL (`pg_logical_slot_get_changes`,
+//! `peek_changes`) into a `txns` variable the destination is written from.
 
 use std::fmt::Write;
 
@@ -50,6 +51,8 @@ pub struct Gen {
     atomic: bool,
     /// A process family `fam[s in 1..2]` and a variable family `f[1..2]`.
     family: bool,
+    /// SQL decoding into a `txns` variable `r`.
+    sql: bool,
     out: String,
 }
 
@@ -106,6 +109,9 @@ impl Gen {
             if self.family {
                 of.extend(["f[1] <= f[2]", "f[1] == none", "in fam", "in fam[2]"]);
             }
+            if self.sql {
+                of.extend(["r == none", "r.end_lsn <= slot.confirmed_flush"]);
+            }
             let mut c = self.one(&of).to_owned();
             if !self.blocks.is_empty() && self.pick(3) == 0 {
                 let i = self.pick(self.blocks.len());
@@ -128,6 +134,17 @@ impl Gen {
 
     /// A simple statement: one step.
     fn simple(&mut self, depth: usize, in_loop: bool) {
+        if self.sql && self.pick(4) == 0 {
+            let text = match self.pick(5) {
+                0 | 1 => "r = pg_logical_slot_get_changes()".to_owned(),
+                2 => "r = pg_logical_slot_peek_changes()".to_owned(),
+                // Not `upto_lsn`: the interpreter reads `none` there as a limit at 0/0, not as
+                // SQL's NULL (no limit), and stops after the first record.
+                3 => "r = pg_logical_slot_get_changes(upto_nchanges = 1)".to_owned(),
+                _ => "destination.write(r)".to_owned(),
+            };
+            return self.call_line(depth, &text);
+        }
         let target = self.one(LSN_TARGETS);
         let text = match self.pick(if in_loop { 20 } else { 16 }) {
             0 => format!("{target} = pg_current_wal_lsn()"),
@@ -385,6 +402,7 @@ pub fn file(choices: Vec<u32>) -> String {
         processes: vec![],
         atomic: false,
         family: false,
+        sql: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -415,6 +433,10 @@ pub fn file(choices: Vec<u32>) -> String {
     g.line(0, "skip wal-retention-bounded \"liveness is not compared\"");
     for (_, decl) in VARS {
         g.line(0, decl);
+    }
+    g.sql = g.pick(4) == 0;
+    if g.sql {
+        g.line(0, "volatile r: txns = none");
     }
     g.concurrent = g.pick(3) == 0;
     if g.concurrent {

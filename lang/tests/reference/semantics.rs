@@ -12,7 +12,7 @@ use walcheck_lang::ast::{
     Type,
 };
 use walcheck_model::olake::sync::restart_candidates;
-use walcheck_model::pg::decoding::{txn_needs_skip, DurableSlot};
+use walcheck_model::pg::decoding::{get_changes, txn_needs_skip, DurableSlot, SqlDecode};
 use walcheck_model::pg::lifecycle::removal_horizon;
 use walcheck_model::pg::slot::{SavedSlot, Slot};
 use walcheck_model::pg::stream::{
@@ -1391,6 +1391,8 @@ impl<'f> Reference<'f> {
                 one(s, V::Lsn(v))
             }
             "pg_replication_slot_advance" => self.advance(s, call),
+            "pg_logical_slot_get_changes" => self.sql_decode(s, call, true),
+            "pg_logical_slot_peek_changes" => self.sql_decode(s, call, false),
             "start_replication" => {
                 // "decodes from `max(from, confirmed_flush)`, skipping every transaction whose
                 // commit record starts before it".
@@ -1525,6 +1527,51 @@ impl<'f> Reference<'f> {
             }
         }
         out
+    }
+
+    /// `pg_logical_slot_peek_changes(upto_lsn, upto_nchanges)`: "decodes from
+    /// `confirmed_flush`, the slot unchanged"; `pg_logical_slot_get_changes` "the same, and
+    /// `confirmed_flush` moves to the end of the last record it read (past unpublished WAL,
+    /// even when it returned nothing); the slot is left dirty"; "A SQL function that takes the
+    /// slot while a walsender streams it (advance, get/peek changes, drop) gets PostgreSQL's
+    /// `ERROR`". The page lists no `restart_lsn` choice for it (only an advance's and a status
+    /// update's), so it moves none; the transactions it returns are those with rows in the
+    /// publication (the generator writes no other traffic). With failover slots, "SQL decoding
+    /// … waits for the standby to confirm the flush pointer before it decodes: … `standby`
+    /// first moves to `flush`, then the call decodes as before" (PostgreSQL 17
+    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts`, `WaitForStandbyConfirmation` once the
+    /// slot is acquired).
+    fn sql_decode(&self, state: State, call: &Call, confirm: bool) -> Vec<(State, Option<V>)> {
+        let upto_lsn = self
+            .arg(&state, call, "upto_lsn", 0)
+            .map(|v| v.lsn())
+            .filter(|l| l.is_valid());
+        let upto_nchanges = match self.arg(&state, call, "upto_nchanges", 1) {
+            Some(V::Count(n)) => u32::try_from(n).ok(),
+            _ => None,
+        };
+        if state.pg.slot.is_none() || state.pg.walsender.is_some() {
+            return vec![(state, None)];
+        }
+        let mut s = state;
+        if self.knobs.failover_slots {
+            s.pg.standby = s.pg.standby.max(s.pg.wal.flush);
+        }
+        let request = SqlDecode {
+            upto_lsn,
+            upto_nchanges,
+            confirm,
+        };
+        let flush = s.pg.wal.flush;
+        let txns = s.pg.txns.clone();
+        let d = s.pg.slot.as_mut().expect("checked");
+        let changes = get_changes(d, &txns, flush, request, None, |t| t.published_rows);
+        let returned = changes
+            .txns
+            .iter()
+            .map(|t| txns.iter().position(|x| x == t).expect("a committed one"))
+            .collect();
+        vec![(s, Some(V::Txns(returned)))]
     }
 
     /// `standby_status_update(write, flush)`: "moves `confirmed_flush` forward to `flush`,
