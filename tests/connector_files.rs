@@ -965,3 +965,104 @@ fn a_bad_release_is_one_line_and_exit_2() {
         );
     }
 }
+
+/// PostgreSQL 15 copies no logical slot to a standby: after a failover the connector of
+/// docs/examples/failover.wal finds no slot, creates one and backfills, then resumes from the
+/// position its destination recorded on the lost primary's timeline — past the commit record of
+/// the promoted server's first transaction, which START_REPLICATION skips. Pinned step by step;
+/// the promoted server's `pg_last_wal_replay_lsn()` is the fork, frozen.
+#[test]
+fn a_failover_without_failover_slots_resumes_past_the_new_timeline() {
+    let out = "target/tmp-connector-files/out-failover";
+    let (rows, _) = verdicts(&["docs/examples/failover.wal", "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(15)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/failover__design__all__no-data-loss.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "23: cf = pg_replication_slots().confirmed_flush_lsn",
+            "28: start_replication(pos)",
+            "Commit{pages=4, commit=sync}",
+            "CommitFlush",
+            "29: for each message m",
+            "33: destination.write(m.txn)",
+            "34: destination.commit(pos = m.txn.end_lsn)",
+            "ConnectorCrash",
+            "Failover",
+            "23: cf = pg_replication_slots().confirmed_flush_lsn",
+            "25: pg_create_logical_replication_slot()",
+            "26: backfill()",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "28: start_replication(pos)",
+        ]
+    );
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let states = states["states"].as_array().unwrap();
+    // The failover: the standby had received nothing past 0/1000000, so the WAL ends there,
+    // T1 of the lost timeline is gone (from the destination too), and so is the slot.
+    let promoted = &states[9];
+    assert_eq!(promoted["flush"], "0/1000000", "{promoted}");
+    assert_eq!(promoted["replay"], "0/1000000", "{promoted}");
+    assert_eq!(promoted["confirmed_flush"], "none", "{promoted}");
+    assert_eq!(promoted["committed"], "[]", "{promoted}");
+    assert_eq!(promoted["pos"], "0/1008000", "{promoted}");
+    // The new timeline's T1 commits below the recorded position.
+    let last = states.last().unwrap();
+    assert_eq!(
+        last["transactions"], "T1 sync 0/1000038-0/1002038",
+        "{last}"
+    );
+    assert_eq!(last["replay"], "0/1000000", "{last}");
+}
+
+/// With PostgreSQL 17's failover slots the same connector holds: the walsender sends nothing the
+/// standby lacks (so the recorded position is never past the promoted server's WAL) and the
+/// promoted server has the synced copy. Turning the knob off, on the same release, loses data
+/// again: the knob is what makes it hold.
+#[test]
+fn failover_slots_keep_the_position_on_the_promoted_timeline() {
+    let out = "target/tmp-connector-files/out-failover-slots";
+    let file = "docs/examples/failover-slots.wal";
+    let (rows, _) = verdicts(&[file, "--out", out]);
+    for (_, verdict, _) in &rows {
+        assert_eq!(verdict, "holds", "{rows:?}");
+    }
+    let (rows, _) = verdicts(&[file, "--out", out, "--bound", "failover_slots=off"]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+}
+
+/// The failover knobs' needs are located errors: a failover is the primary's, and failover
+/// slots need PostgreSQL 17.
+#[test]
+fn failover_knobs_a_server_cannot_have_are_located_errors() {
+    for (name, env, message) in [
+        (
+            "failover-standby.wal",
+            "env server = standby\nenv pg_version = 16\nenv failovers = 1\n",
+            "`failovers` needs `server = primary`",
+        ),
+        (
+            "failover-slots-16.wal",
+            "env pg_version = 16\nenv failovers = 1\nenv failover_slots = on\n",
+            "failover slots need PostgreSQL 17 or later",
+        ),
+    ] {
+        let text = format!(
+            "walcheck 1\n{env}\nevery run {{\n  start_replication(0/0)\n  for each message m {{\n    \
+             destination.write(m.txn)\n    destination.commit()\n  }}\n}}\n"
+        );
+        let file = scratch_file(name, &text);
+        let output = walcheck(&["check", &file]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(message), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("{name}:")), "{name}: {stderr}");
+    }
+}

@@ -197,6 +197,7 @@ impl<'f> Checker<'f> {
             }
             self.knob(k);
         }
+        self.failover_knobs(file);
         for v in file.vars() {
             self.var_decl(v);
         }
@@ -256,6 +257,44 @@ impl<'f> Checker<'f> {
                 "{}: {} (default {})",
                 info.name, info.doc, info.default
             ));
+            self.report(d);
+        }
+    }
+
+    /// The failover knobs' needs: a primary whose standby can be promoted, and PostgreSQL 17 for
+    /// failover slots (`PgVersion::has_failover_slots`).
+    fn failover_knobs(&mut self, file: &File) {
+        let value = |name: &str| file.knobs().find(|k| k.name.node == name);
+        let word = |name: &str| value(name).map(|k| k.value.node.to_string());
+        let on_standby = word("server").as_deref() == Some("standby");
+        let failovers = value("failovers").filter(|k| k.value.node != KnobValue::Number(0));
+        let slots = value("failover_slots").filter(|k| k.value.node.to_string() == "on");
+        for k in [failovers, slots]
+            .into_iter()
+            .flatten()
+            .filter(|_| on_standby)
+        {
+            let d = Diagnostic::new(
+                Code::BadKnob,
+                k.span,
+                format!("`{}` needs `server = primary`", k.name.node),
+                "the model follows the primary's standby",
+            )
+            .hint("failovers and failover slots are the primary's: drop `env server = standby`");
+            self.report(d);
+        }
+        let Some(k) = slots.filter(|_| !on_standby) else {
+            return;
+        };
+        let release = word("pg_version").and_then(|v| PgVersion::from_release(&v));
+        if !release.is_some_and(|v| v.has_failover_slots()) {
+            let d = Diagnostic::new(
+                Code::BadKnob,
+                k.span,
+                "failover slots need PostgreSQL 17 or later",
+                "PostgreSQL 15 and 16 copy no logical slot to a standby",
+            )
+            .hint("add `env pg_version = 17` (or 18)");
             self.report(d);
         }
     }

@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
+use walcheck_model::pg::failover::{
+    promote, promoted_slot, send_limit, standby_receive, sync_slot,
+};
 use walcheck_model::pg::lifecycle::{
     checkpoint_horizon, create_logical_slot, removal_horizon, slot_obsolete,
     IDLE_RUNNING_XACTS_BYTES,
@@ -17,7 +20,9 @@ use walcheck_model::pg::lifecycle::{
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
 };
-use walcheck_model::pg::{AdvanceError, CommitMode, PgVersion, Role, Server, Slot, Txn, Wal};
+use walcheck_model::pg::{
+    AdvanceError, CommitMode, PgVersion, Role, SavedSlot, Server, Slot, Txn, Wal,
+};
 use walcheck_model::Lsn;
 
 use crate::vocabulary;
@@ -237,6 +242,13 @@ pub struct State {
     /// slot's `restart_lsn` when it started (kept only with [`Program::horizon`], `0/0` and
     /// `None` otherwise).
     pub checkpoint: Option<(Lsn, Option<Lsn>)>,
+    /// What the primary's physical standby has received (written, flushed and replayed), when
+    /// the model follows one ([`Env::has_standby`]; `0/0` otherwise).
+    pub standby: Lsn,
+    /// The standby's saved copy of the failover slot (`env failover_slots`).
+    pub synced: Option<SavedSlot>,
+    /// Failovers so far.
+    pub failovers: u8,
 }
 
 impl State {
@@ -305,6 +317,19 @@ pub struct Env {
     pub pg_release: PgVersion,
     /// `max_slot_wal_keep_size` in WAL pages (`None`: -1, no limit).
     pub max_slot_wal_keep_pages: Option<u64>,
+    /// Failovers at most: the primary lost, its standby promoted.
+    pub failovers: u8,
+    /// The slot is a failover slot (PostgreSQL 17 or later): the standby's slot sync worker
+    /// copies it, and `synchronized_standby_slots` holds the walsender to the standby.
+    pub failover_slots: bool,
+}
+
+impl Env {
+    /// Whether the primary has a physical standby the model follows: for a failover, or for
+    /// failover slots.
+    pub fn has_standby(&self) -> bool {
+        (self.failovers > 0 || self.failover_slots) && self.role == Role::Primary
+    }
 }
 
 /// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
@@ -380,6 +405,13 @@ pub enum Action {
     /// Fault: the operating system under PostgreSQL crashes (power loss): written but unflushed
     /// WAL is lost too.
     OsCrash,
+    /// The primary's physical standby receives what the primary flushed.
+    StandbyReceive,
+    /// The standby's slot sync worker copies the failover slot.
+    SlotSync,
+    /// Fault: the primary is lost and its standby promoted; the connector's next connection
+    /// reaches the promoted server.
+    Failover,
 }
 
 impl fmt::Display for Action {
@@ -417,6 +449,9 @@ impl fmt::Display for Action {
             Action::CheckpointStart => f.write_str("CheckpointStart"),
             Action::CheckpointEnd => f.write_str("CheckpointEnd"),
             Action::OsCrash => f.write_str("OsCrash"),
+            Action::StandbyReceive => f.write_str("StandbyReceive"),
+            Action::SlotSync => f.write_str("SlotSync"),
+            Action::Failover => f.write_str("Failover"),
         }
     }
 }
@@ -667,6 +702,12 @@ impl Machine {
             os_crashes: 0,
             removed_before: Lsn::INVALID,
             checkpoint: None,
+            standby: match self.env.has_standby() {
+                true => INITIAL_LSN,
+                false => Lsn::INVALID,
+            },
+            synced: None,
+            failovers: 0,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -724,6 +765,12 @@ impl Machine {
             Role::Primary => state.wal.flush,
             Role::Standby => state.wal.replay,
         }
+    }
+
+    /// How far the connector's walsender may send: [`Machine::limit`], and with failover slots
+    /// no further than the standby received ([`send_limit`]).
+    fn send_limit(&self, state: &State) -> Lsn {
+        send_limit(self.limit(state), state.standby, self.env.failover_slots)
     }
 
     fn server(&self, state: &State) -> Server {
@@ -1161,6 +1208,9 @@ impl Machine {
     /// sends, or (PostgreSQL's choice, while keepalives are left) a keepalive.
     fn receive(&self, state: &mut State, chooser: &mut Chooser) -> Option<Message> {
         let (ws, next) = self.to_send(state)?;
+        // What the walsender reads past before this message, it skipped for good.
+        let read_to = next.map_or(ws.read_to, |(_, after)| after.read_to);
+        state.lost |= self.skips_owed(state, &ws, read_to);
         let keepalive_left = state.keepalives < self.env.keepalives;
         let keepalive = match next {
             Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
@@ -1216,7 +1266,7 @@ impl Machine {
     /// index, and the walsender after it), if any. `None` without a stream.
     fn to_send(&self, state: &State) -> Option<(Walsender, Option<(usize, Walsender)>)> {
         let mut ws = state.walsender?;
-        let limit = self.limit(state);
+        let limit = self.send_limit(state);
         let mut next = None;
         for (i, txn) in state.txns.iter().enumerate() {
             if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
@@ -1368,8 +1418,9 @@ impl Machine {
                         .map(|v| v.count().min(u64::from(u32::MAX)) as u32),
                     confirm,
                 };
-                let end_of_wal = self.limit(state);
                 self.slot_usable(state)?;
+                self.wait_for_standby(state);
+                let end_of_wal = self.limit(state);
                 let slot = state
                     .slot
                     .as_mut()
@@ -1397,10 +1448,7 @@ impl Machine {
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
                 let limit = self.limit(state);
-                let skipped = self
-                    .owed_by_stream(state)
-                    .any(|t| t.end_lsn <= limit && txn_needs_skip(t, ws.start_decoding_at));
-                state.lost |= skipped;
+                state.lost |= self.skips_owed(state, &ws, limit);
                 state.walsender = Some(ws);
                 state.stream_closed = false;
                 Ok(Value::None)
@@ -1444,6 +1492,15 @@ impl Machine {
         }
     }
 
+    /// SQL decoding of a failover slot waits until the standby has the flushed WAL (PostgreSQL 17
+    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts` → `WaitForStandbyConfirmation`): the
+    /// model makes the wait part of the call's step, the standby receiving first.
+    fn wait_for_standby(&self, state: &mut State) {
+        if self.env.failover_slots && state.slot.is_some() {
+            state.standby = standby_receive(state.standby, state.wal.flush);
+        }
+    }
+
     /// `standby_status_update(write, flush)`: PostgreSQL 15 `walsender.c:ProcessStandbyReplyMessage`
     /// through [`process_standby_reply`], the slot taking a candidate `restart_lsn` it met
     /// (PostgreSQL's choice, [`restart_candidates`]); no stream open is the run's error.
@@ -1463,7 +1520,7 @@ impl Machine {
         let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
         // A candidate comes from a running-xacts record the walsender decoded: never past the
         // WAL it may read (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15).
-        let decoded = flush.min(self.limit(state));
+        let decoded = flush.min(self.send_limit(state));
         let slot = state
             .slot
             .as_mut()
@@ -1734,6 +1791,7 @@ impl Machine {
         if env.role == Role::Standby && !state.stopping && state.wal.replay < state.wal.flush {
             actions.push(Action::Replay);
         }
+        self.standby_steps(state, actions);
         self.shutdown(state, actions);
         for (i, slot) in self.program.slots.iter().enumerate() {
             if let Some(k) = self.async_index(i) {
@@ -1765,6 +1823,26 @@ impl Machine {
         }
     }
 
+    /// The primary's standby's steps enabled in `state`: receiving what the primary flushed, and
+    /// a slot sync cycle that would change its copy of the slot.
+    fn standby_steps(&self, state: &State, actions: &mut Vec<Action>) {
+        if !self.env.has_standby() {
+            return;
+        }
+        if state.standby < state.wal.flush {
+            actions.push(Action::StandbyReceive);
+        }
+        if self.env.failover_slots && self.synced_after_sync(state) != state.synced {
+            actions.push(Action::SlotSync);
+        }
+    }
+
+    /// The standby's copy of the slot after a cycle of its slot sync worker ([`sync_slot`]).
+    fn synced_after_sync(&self, state: &State) -> Option<SavedSlot> {
+        let remote = state.slot.map(|s| s.slot);
+        sync_slot(remote.as_ref(), state.standby, state.synced)
+    }
+
     /// The faults enabled in `state`: a connector crash, a PostgreSQL crash, a kill of each
     /// `killable` process under way.
     fn faults(&self, state: &State, actions: &mut Vec<Action>) {
@@ -1785,6 +1863,9 @@ impl Machine {
         }
         if state.pg_stops < env.pg_stops && !state.stopping {
             actions.push(Action::PgStop);
+        }
+        if state.failovers < env.failovers && env.has_standby() {
+            actions.push(Action::Failover);
         }
         if state.kills < env.kills && self.in_run(state) {
             for (k, process) in self.program.processes.iter().enumerate() {
@@ -1810,7 +1891,6 @@ impl Machine {
     }
 
     fn apply_action(&self, state: &mut State, action: Action) -> bool {
-        let env = &self.env;
         match action {
             Action::Step {
                 choices, process, ..
@@ -1819,35 +1899,7 @@ impl Machine {
                 pages,
                 mode,
                 published,
-            } => {
-                let bytes = pages * PAGE_BYTES;
-                let first_lsn = state.wal.insert;
-                state
-                    .wal
-                    .append(bytes, PAGE_BYTES, env.wal_buffers_pages * PAGE_BYTES);
-                let end_lsn = state.wal.insert;
-                let commit_lsn = end_lsn.minus(48);
-                let xid = 730 + state.txns.len() as u32;
-                state.txns = state
-                    .txns
-                    .iter()
-                    .copied()
-                    .chain([Txn {
-                        xid,
-                        first_lsn,
-                        commit_lsn,
-                        end_lsn,
-                        published_rows: u32::from(published),
-                        mode,
-                    }])
-                    .collect();
-                state.commit_pending = mode == CommitMode::Sync;
-                if published {
-                    state.published += 1;
-                } else {
-                    state.other += 1;
-                }
-            }
+            } => self.commit(state, pages, mode, published),
             Action::CommitFlush => {
                 state.wal.commit_flush();
                 state.commit_pending = false;
@@ -1885,8 +1937,39 @@ impl Machine {
             Action::WalsenderTimeout => state.end_stream(),
             Action::PgCrash => self.pg_crash(state, false),
             Action::OsCrash => self.pg_crash(state, true),
+            Action::StandbyReceive => {
+                state.standby = standby_receive(state.standby, state.wal.flush)
+            }
+            Action::SlotSync => state.synced = self.synced_after_sync(state),
+            Action::Failover => self.failover(state),
         }
         true
+    }
+
+    /// A client transaction of `pages` WAL pages commits: its WAL inserted in one step
+    /// ([`Wal::append`]), its commit record the last 48 bytes; a synchronous one then waits for
+    /// its flush ([`Action::CommitFlush`]).
+    fn commit(&self, state: &mut State, pages: u64, mode: CommitMode, published: bool) {
+        let bytes = pages * PAGE_BYTES;
+        let first_lsn = state.wal.insert;
+        let buffers = self.env.wal_buffers_pages * PAGE_BYTES;
+        state.wal.append(bytes, PAGE_BYTES, buffers);
+        let end_lsn = state.wal.insert;
+        let txn = Txn {
+            xid: 730 + state.txns.len() as u32,
+            first_lsn,
+            commit_lsn: end_lsn.minus(48),
+            end_lsn,
+            published_rows: u32::from(published),
+            mode,
+        };
+        state.txns = state.txns.iter().copied().chain([txn]).collect();
+        state.commit_pending = mode == CommitMode::Sync;
+        if published {
+            state.published += 1;
+        } else {
+            state.other += 1;
+        }
     }
 
     /// The connector process dies and is restarted: its volatile variables reset, each `async`
@@ -2067,17 +2150,31 @@ impl Machine {
         }
         state.commit_pending = false;
         state.stopping = false;
-        let flush = state.wal.flush;
-        state.txns = state
-            .txns
-            .iter()
-            .copied()
-            .filter(|t| t.end_lsn <= flush)
-            .collect();
-        let kept = (1u32 << state.txns.len()) - 1;
-        state.dest &= kept as u16;
-        state.batch &= kept as u16;
-        state.duplicated &= kept as u16;
+        lose_past(state, state.wal.flush);
+        state.end_stream();
+    }
+
+    /// The primary is lost and its standby promoted ([`promote`]): the WAL ends where the
+    /// standby received to, on a new timeline, and the transactions past it are lost; the slot
+    /// is the standby's synced copy ([`promoted_slot`], with `env failover_slots`) or none; the
+    /// replication connection ends, and anything under way on the lost primary with it (a
+    /// synchronous commit's wait, a clean stop, a checkpoint). A new standby is then cloned from
+    /// the promoted server. The removal horizon starts again: the standby's own WAL removal is
+    /// not modelled, and a synced copy keeps the WAL it needs on the standby.
+    fn failover(&self, state: &mut State) {
+        state.failovers += 1;
+        let fork = state.standby;
+        state.wal = promote(fork);
+        state.slot = match self.env.failover_slots {
+            true => promoted_slot(state.synced),
+            false => None,
+        };
+        state.synced = None;
+        state.checkpoint = None;
+        state.commit_pending = false;
+        state.stopping = false;
+        state.removed_before = Lsn::INVALID;
+        lose_past(state, fork);
         state.end_stream();
     }
 
@@ -2092,6 +2189,15 @@ impl Machine {
             .enumerate()
             .filter(move |(i, t)| t.is_published() && dest & (1 << i) == 0)
             .map(|(_, t)| t)
+    }
+
+    /// Whether walsender `ws`, reading to `upto`, skips by the start rule a transaction the
+    /// stream owes: at `START_REPLICATION` for what is already flushed, and at each read for
+    /// what was committed since (after a failover, a position recorded on the lost timeline can
+    /// lie past the new timeline's commits).
+    fn skips_owed(&self, state: &State, ws: &Walsender, upto: Lsn) -> bool {
+        self.owed_by_stream(state)
+            .any(|t| t.end_lsn <= upto && txn_needs_skip(t, ws.start_decoding_at))
     }
 
     /// The undelivered transactions the stream owes: those committed after the slot was
@@ -2132,6 +2238,7 @@ impl Machine {
             || state.stopping
             || state.wal.flush < state.wal.insert
             || (env.role == Role::Standby && state.wal.replay < state.wal.flush)
+            || (env.has_standby() && state.standby < state.wal.flush)
         {
             return false;
         }
@@ -2216,6 +2323,22 @@ impl Machine {
         let published = state.txns.iter().filter(|t| t.is_published());
         cdc::acknowledged(slot.slot.confirmed_flush, published)
     }
+}
+
+/// The transactions whose WAL ends past `end` are lost (a crash, a failover): gone from the
+/// committed list, and from the destination, its batch and the duplicated set, whose bits follow
+/// commit order.
+fn lose_past(state: &mut State, end: Lsn) {
+    state.txns = state
+        .txns
+        .iter()
+        .copied()
+        .filter(|t| t.end_lsn <= end)
+        .collect();
+    let kept = (1u32 << state.txns.len()) - 1;
+    state.dest &= kept as u16;
+    state.batch &= kept as u16;
+    state.duplicated &= kept as u16;
 }
 
 /// A variable's initial value.

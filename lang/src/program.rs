@@ -238,6 +238,22 @@ pub struct Program {
     /// Whether the file sets `env os_crashes` or a `pg_version` release (`15.12`): its traces
     /// then show the operating-system crashes so far and the checkpoint under way.
     pub wal_faults: bool,
+    /// Whether the file sets `env failovers` or `env failover_slots`: its traces then show the
+    /// standby, its copy of the slot and the failovers so far.
+    pub failover: bool,
+}
+
+/// Whether the file sets `env os_crashes` or a `pg_version` release (`15.12`).
+fn wal_faults(file: &File) -> bool {
+    file.knobs().any(|k| {
+        k.name.node == "os_crashes"
+            || (k.name.node == "pg_version" && k.value.node.to_string().contains('.'))
+    })
+}
+
+/// Whether the file sets one of the knobs `names` in an `env` line.
+fn sets(file: &File, names: &[&str]) -> bool {
+    file.knobs().any(|k| names.contains(&k.name.node.as_str()))
 }
 
 /// The step a connector takes at a run's end, which starts the next run: not a statement of
@@ -311,7 +327,7 @@ impl Program {
             every_run,
             processes,
             call_faults,
-            pg_stops: file.knobs().any(|k| k.name.node == "pg_stops"),
+            pg_stops: sets(file, &["pg_stops"]),
             duplicates: file
                 .invariants()
                 .any(|inv| inv.span.text(source).contains("destination.duplicated")),
@@ -323,10 +339,8 @@ impl Program {
             ) || file
                 .invariants()
                 .any(|inv| inv.span.text(source).contains("wal.removed_before")),
-            wal_faults: file.knobs().any(|k| {
-                k.name.node == "os_crashes"
-                    || (k.name.node == "pg_version" && k.value.node.to_string().contains('.'))
-            }),
+            wal_faults: wal_faults(file),
+            failover: sets(file, &["failovers", "failover_slots"]),
         }
     }
 

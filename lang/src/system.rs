@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use walcheck_model::pg::{CommitMode, PgVersion, Role};
+use walcheck_model::pg::{CommitMode, PgVersion, Role, SavedSlot};
 use walcheck_properties::codec::{decode_postcard, encode_postcard, Codec};
 use walcheck_properties::system::{
     choice, number, BoundInfo, BoundValue, Config, Declared, FairClass, FairnessChoice, Kind,
@@ -265,7 +265,7 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     match knob.name {
                         // Added with slot lifecycles: listed when a file sets it or away from
                         // its default.
-                        "slot" if !set_by_file => bound.unlisted(),
+                        "slot" | "failover_slots" if !set_by_file => bound.unlisted(),
                         _ => bound,
                     }
                 }
@@ -289,7 +289,7 @@ fn numeric_bound(
         "kills" | "call_failures" => bound.quiet(),
         // Added after the catalogue's configurations: listed when a file sets them or away
         // from their default.
-        "os_crashes" | "pg_stops" if !set_by_file => bound.unlisted(),
+        "os_crashes" | "pg_stops" | "failovers" if !set_by_file => bound.unlisted(),
         "max_slot_wal_keep_pages" if !set_by_file => bound.zero_word("unlimited").unlisted(),
         "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
         // `env pg_version = 15.12`: the release, a name.
@@ -313,6 +313,7 @@ fn unit(name: &str) -> &'static str {
         "connector_crashes" | "pg_crashes" | "crashes" | "os_crashes" => "crashes",
         "keepalives" => "keepalives",
         "pg_stops" => "stops",
+        "failovers" => "failovers",
         "max_slot_wal_keep_pages" => "8 KiB pages",
         "pg_version" => "major version",
         _ => "choice",
@@ -381,6 +382,9 @@ fn view(program: &Program) -> View {
             .filter(|c| wal_removal_shown(program, c.0))
             .map(info),
     );
+    if program.failover {
+        variables.extend(FAILOVER.iter().map(info));
+    }
     let key = key_columns(program);
     // A keepalive received changes no other column: a table shows its count when it changes.
     let counters: Vec<&'static str> = BOOKKEEPING
@@ -535,7 +539,9 @@ static LANES: Lanes = Lanes {
         "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
         "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash"
         | "CheckpointStart" | "CheckpointEnd" | "OsCrash" | "PgStop" | "PgStopped"
-        | "WalSenderTimeout" => ("postgres", "postgres"),
+        | "WalSenderTimeout" | "StandbyReceive" | "SlotSync" | "Failover" => {
+            ("postgres", "postgres")
+        }
         step if step.starts_with("PgStopped") => ("postgres", "postgres"),
         "ConnectorCrash" | "Flush" => ("connector", "connector"),
         step if step.contains("destination.") => ("connector", "destination"),
@@ -607,6 +613,13 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             0 => None,
             pages => Some(pages),
         },
+        failovers: config.small("failovers"),
+        // Below 17 there are no failover slots (`PgVersion::has_failover_slots`), and a slot on
+        // a standby cannot be one: a file saying otherwise is refused by its checks; a
+        // `--bound` combination leaves them off.
+        failover_slots: config.name("failover_slots") == "on"
+            && release.has_failover_slots()
+            && config.name("server") != "standby",
         pg_release: release,
     }
 }
@@ -723,6 +736,14 @@ const WAL_REMOVAL: &[(&str, &str, &str)] = &[
     ("checkpoint", "text", "a checkpoint under way in two steps (a release before 15.14, 16.10, 17.6): its redo pointer and the slot's restart_lsn when it started"),
 ];
 
+/// The columns of a file with `env failovers` or `env failover_slots`.
+const FAILOVER: &[(&str, &str, &str)] = &[
+    ("standby", "LSN or none", "what the primary's physical standby has received: where a failover's promoted server starts"),
+    ("synced_confirmed_flush", "LSN or none", "the standby's copy of the slot (env failover_slots): its confirmed_flush"),
+    ("synced_restart_lsn", "LSN or none", "the standby's copy of the slot: its restart_lsn"),
+    ("failovers", "count", "failovers so far (env failovers)"),
+];
+
 /// Whether a file's traces show [`WAL_REMOVAL`]'s column `name`.
 fn wal_removal_shown(program: &Program, name: &str) -> bool {
     match name {
@@ -763,6 +784,20 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
             .into_iter()
             .filter(|(name, _)| wal_removal_shown(program, name)),
     );
+    if program.failover {
+        let synced = |f: fn(&SavedSlot) -> walcheck_model::Lsn| {
+            Var::Text(lsn(s
+                .synced
+                .as_ref()
+                .map_or(walcheck_model::Lsn::INVALID, f)))
+        };
+        vars.extend([
+            ("standby", Var::Text(lsn(s.standby))),
+            ("synced_confirmed_flush", synced(|c| c.confirmed_flush)),
+            ("synced_restart_lsn", synced(|c| c.restart_lsn)),
+            ("failovers", Var::Int(u64::from(s.failovers))),
+        ]);
+    }
     vars
 }
 
@@ -881,9 +916,10 @@ pub use crate::limits::PROPERTIES_MAX;
 const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
 
 /// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
-/// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay and the
-/// background flush of async variables. Client transactions and faults are not fair.
-static FAIRNESS: [FairClass<Action>; 6] = [
+/// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay, a clean
+/// stop's end, the primary's standby (receiving, slot sync) and the background flush of async
+/// variables. Client transactions and faults are not fair.
+static FAIRNESS: [FairClass<Action>; 7] = [
     FairClass::weak("connector", |a| {
         matches!(
             a,
@@ -907,6 +943,9 @@ static FAIRNESS: [FairClass<Action>; 6] = [
     FairClass::weak("replay", |a| matches!(a, Action::Replay)),
     FairClass::weak("shutdown", |a| {
         matches!(a, Action::PgStopped { .. } | Action::WalsenderTimeout)
+    }),
+    FairClass::weak("standby", |a| {
+        matches!(a, Action::StandbyReceive | Action::SlotSync)
     }),
 ];
 

@@ -316,6 +316,8 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("max_slot_wal_keep_pages", "0", Domain::Range(0, 64), "max_slot_wal_keep_size in WAL pages: a checkpoint invalidates a slot retaining more; 0 (or unlimited): -1, no limit"),
     knob("slot", "auto", Domain::Words(&["auto", "exists", "none"]), "whether the connector's slot exists at the start; auto: it does unless the file calls pg_create_logical_replication_slot"),
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
+    knob("failovers", "0", Domain::Range(0, 2), "failovers at most: the primary is lost and its asynchronous physical standby promoted (server = primary); the connector's next connection reaches the promoted server"),
+    knob("failover_slots", "off", Domain::Words(&["off", "on"]), "PostgreSQL 17 or later: the slot is a failover slot the standby's slot sync worker copies, and synchronized_standby_slots holds the walsender to what the standby has received"),
     knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),
 ];
 

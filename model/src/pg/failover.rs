@@ -58,9 +58,7 @@ pub fn sync_slot(
     standby_flush: Lsn,
     local: Option<SavedSlot>,
 ) -> Option<SavedSlot> {
-    let Some(remote) = remote else {
-        return None;
-    };
+    let remote = remote?;
     if remote.confirmed_flush > standby_flush {
         return local;
     }
