@@ -2135,6 +2135,10 @@ impl<'f> Reference<'f> {
             && s.pg.other >= k.other_traffic
             && !s.pg.commit_pending
             && s.pg.wal.flush >= s.pg.wal.insert
+            // The specification is silent here: a walsender held back by a failover slot's
+            // standby sends once `StandbyReceive` (fair) catches up, so a state where it waits is
+            // not quiescent either.
+            && self.send_limit(s) >= s.pg.wal.flush
             && !s.pg.stopping
             && match s.at {
                 Where::Done => true,
