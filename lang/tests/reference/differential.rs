@@ -46,6 +46,8 @@ fn kept(file: &File) -> BTreeSet<String> {
         "restart_lsn",
         "saved_confirmed_flush",
         "destination",
+        "committed",
+        "transactions",
         "removed_before",
         "os_crashes",
         "checkpoint",

@@ -2180,6 +2180,8 @@ impl<'f> Reference<'f> {
             ),
             ("destination".to_owned(), txn_set(&s.dest)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
+            ("committed".to_owned(), txn_set(&(0..s.pg.txns.len()).collect())),
+            ("transactions".to_owned(), transactions(&s.pg.txns)),
         ]);
         // "A file that keeps the horizon shows `removed_before`; one that keeps it, sets
         // `os_crashes` or sets a `pg_version` release also shows `os_crashes` … and `checkpoint`".
@@ -2351,6 +2353,24 @@ fn shown_lsn(l: Lsn) -> String {
 fn txn_set(set: &BTreeSet<usize>) -> String {
     let names: Vec<String> = set.iter().map(|i| format!("T{}", i + 1)).collect();
     format!("[{}]", names.join(", "))
+}
+
+/// "`transactions` (each one's commit mode and WAL)": `T1 sync 0/1000000-0/1002000`, ` other`
+/// after one outside the publication.
+fn transactions(txns: &[Txn]) -> String {
+    let each: Vec<String> = txns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mode = match t.mode {
+                CommitMode::Sync => "sync",
+                CommitMode::Async => "async",
+            };
+            let other = if t.is_published() { "" } else { " other" };
+            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+        })
+        .collect();
+    each.join(", ")
 }
 
 fn shown(v: &V) -> String {
