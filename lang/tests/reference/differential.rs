@@ -57,20 +57,21 @@ fn kept(file: &File) -> BTreeSet<String> {
     if file.knobs().any(|k| k.name.node == "pg_stops") {
         names.insert("pg_stops".to_owned());
     }
-    // The standby's columns, in a file that sets either failover knob: each side shows those
-    // its knobs call for, and a column one side alone shows is a difference.
+    // The standby's columns, in a file that sets either failover knob, and its copy of the
+    // slot in one that turns failover slots on (the interpreter shows the copy's columns, `none`,
+    // in any file that sets either knob).
     if file
         .knobs()
         .any(|k| k.name.node == "failovers" || k.name.node == "failover_slots")
     {
-        for name in [
-            "standby",
-            "failovers",
-            "synced_confirmed_flush",
-            "synced_restart_lsn",
-        ] {
-            names.insert(name.to_owned());
-        }
+        names.extend(["standby", "failovers"].map(str::to_owned));
+    }
+    let slots_on = |k: &walcheck_lang::ast::Knob| {
+        k.name.node == "failover_slots"
+            && matches!(&k.value.node, walcheck_lang::ast::KnobValue::Word(w) if w == "on")
+    };
+    if file.knobs().any(slots_on) {
+        names.extend(["synced_confirmed_flush", "synced_restart_lsn"].map(str::to_owned));
     }
     // A timer's and a channel's variables with the declared ones.
     for v in file.vars() {

@@ -15,7 +15,9 @@
 //! third of the concurrent files have a process family `fam[s in 1..2]` over a variable family
 //! `f[1..2]`, and properties read `destination.holds`, `destination.duplicated`, `a.flushed`
 //! and `m == none`. A quarter of the files decode by SQL (`pg_logical_slot_get_changes`,
-//! `peek_changes`) into a `txns` variable the destination is written from.
+//! `peek_changes`) into a `txns` variable the destination is written from. About half the files
+//! allow a failover or two, and two thirds of those on PostgreSQL 17 or 18 sync the slot to
+//! the standby (`failover_slots`).
 
 use std::fmt::Write;
 
@@ -422,10 +424,15 @@ pub fn file(choices: Vec<u32>) -> String {
         ("commit", &["sync", "async", "either"]),
         ("checkpoints", &["on", "off"]),
     ];
+    let mut version = "15";
     for (knob, values) in knobs {
         let v = g.one(values);
         g.line(0, &format!("env {knob} = {v}"));
+        if knob == "pg_version" {
+            version = v;
+        }
     }
+    failover_knobs(&mut g, version);
     g.line(
         0,
         "skip eventually-acknowledged \"liveness is not compared\"",
@@ -488,6 +495,23 @@ pub fn file(choices: Vec<u32>) -> String {
         _ => {}
     }
     g.out
+}
+
+/// `failovers` in about half the files, 2 now and then, on the primary it needs (named or by
+/// default); `failover_slots`, mostly on, in those on PostgreSQL 17 or later, the release it
+/// needs.
+fn failover_knobs(g: &mut Gen, version: &str) {
+    let failovers = g.one(&["0", "1", "0", "1", "2"]);
+    if failovers != "0" || g.pick(2) == 0 {
+        g.line(0, &format!("env failovers = {failovers}"));
+        if failovers != "0" && g.pick(2) == 0 {
+            g.line(0, "env server = primary");
+        }
+    }
+    if ["17", "18"].contains(&version) {
+        let slots = g.one(&["off", "on", "on"]);
+        g.line(0, &format!("env failover_slots = {slots}"));
+    }
 }
 
 /// `eventually` and `leads to` properties, and one reading the message name, now and then.
