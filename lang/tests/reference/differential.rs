@@ -534,3 +534,46 @@ fn the_wal_removal_files_match_the_reference() {
         compare(source).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// Failover files the generator reaches only now and then, each compared as generated files
+/// are and each reaching a failover on the reference's side: a stream whose destination loses
+/// what the standby had not received, and the same stream held back to what the standby has on
+/// PostgreSQL 17 with failover slots; with failover slots too, an advance to the
+/// flush pointer that the slot sync worker copies only once the standby has it; and SQL
+/// decoding that waits for the standby.
+#[test]
+fn the_failover_files_match_the_reference() {
+    let head = "walcheck 1\nconnector \"failover\"\nenv failovers = 1\nenv connector_crashes = 0\n\
+        skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let stream = "env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n\
+        every run {\n  start_replication(pos)\n  for each message m {\n    destination.write(m.txn)\n\
+        destination.commit(pos = m.txn.end_lsn)\n    standby_status_update(flush = pos)\n  }\n}\n";
+    let advance = "env transactions = 1\nenv runs = 1\n\
+        volatile x: lsn = none\nevery run {\n  w: x = pg_current_wal_flush_lsn()\n\
+        a: pg_replication_slot_advance(x)\n}\n";
+    let sql = "env transactions = 2\nenv runs = 2\n\
+        volatile r: txns = none\nevery run {\n  r = pg_logical_slot_get_changes()\n\
+        destination.write(r)\n  destination.commit()\n}\n";
+    let slots = "env pg_version = 17\nenv failover_slots = on\n";
+    for body in [
+        stream.to_owned(),
+        format!("{slots}{stream}"),
+        format!("{slots}{advance}"),
+        format!("{slots}{sql}"),
+    ] {
+        let source = format!("{head}{body}");
+        let file = walcheck_lang::check(&source)
+            .into_result()
+            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+        let r = Reference::new(&file);
+        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+        assert!(graph.states.iter().any(|s| s.failovers == 1), "{source}");
+        let before = COMPARED.load(Ordering::Relaxed);
+        compare(&source).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            COMPARED.load(Ordering::Relaxed) > before,
+            "compared:\n{source}"
+        );
+    }
+}
