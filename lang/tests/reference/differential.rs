@@ -1,7 +1,8 @@
 //! The interpreter against the reference semantics: for each generated file, the states both
 //! reach (projected to the file's variables, each `async` one's copy on disk, the destination,
-//! the WAL pointers and the slot) and every property's verdict must be the same. A file whose
-//! states pass the bound on either side is counted and left out, never half compared.
+//! the committed transactions, the WAL pointers, the slot and the standby) and every property's
+//! verdict must be the same. A file whose states pass the bound on either side is counted and
+//! left out, never half compared.
 //!
 //! `cargo test -p walcheck-lang reference` compares a few hundred files; with `WALCHECK_LONG=1`
 //! (and `WALCHECK_CASES=N`, default 5000) it compares many more and prints what it covered.

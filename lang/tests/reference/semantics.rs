@@ -2180,7 +2180,10 @@ impl<'f> Reference<'f> {
             ),
             ("destination".to_owned(), txn_set(&s.dest)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
-            ("committed".to_owned(), txn_set(&(0..s.pg.txns.len()).collect())),
+            (
+                "committed".to_owned(),
+                txn_set(&(0..s.pg.txns.len()).collect()),
+            ),
             ("transactions".to_owned(), transactions(&s.pg.txns)),
         ]);
         // "A file that keeps the horizon shows `removed_before`; one that keeps it, sets
