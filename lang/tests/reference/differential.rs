@@ -316,6 +316,8 @@ fn report_coverage_of_the_long_run() {
         "pg_replication_slot_advance",
         "identify_system",
         "pg_replication_slots",
+        "pg_logical_slot_get_changes",
+        "pg_logical_slot_peek_changes",
         "destination.write",
         "destination.commit(dd",
         "always",
