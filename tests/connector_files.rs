@@ -1013,12 +1013,14 @@ fn a_failover_without_failover_slots_resumes_past_the_new_timeline() {
     assert_eq!(promoted["confirmed_flush"], "none", "{promoted}");
     assert_eq!(promoted["committed"], "[]", "{promoted}");
     assert_eq!(promoted["pos"], "0/1008000", "{promoted}");
-    // The new timeline's T1 commits below the recorded position.
+    // The new timeline's transaction, T2, commits below the recorded position; T1 stays,
+    // lost, under its own name (the destination still holds it).
     let last = states.last().unwrap();
     assert_eq!(
-        last["transactions"], "T1 sync 0/1000038-0/1002038",
+        last["transactions"], "T1 sync 0/1000000-0/1008000 lost, T2 sync 0/1000038-0/1002038",
         "{last}"
     );
+    assert_eq!(last["committed"], "[T2]", "{last}");
     assert_eq!(last["replay"], "0/1000000", "{last}");
 }
 
@@ -1065,4 +1067,45 @@ fn failover_knobs_a_server_cannot_have_are_located_errors() {
         assert!(stderr.contains(message), "{name}: {stderr}");
         assert!(stderr.contains(&format!("{name}:")), "{name}: {stderr}");
     }
+}
+
+/// A message the connector holds across a failover names the transaction the failover lost,
+/// not the promoted server's next one, which reuses its LSNs (before, the lost transactions
+/// left the list and the next commit took the held index: this property held).
+#[test]
+fn a_message_held_across_a_failover_keeps_naming_the_lost_transaction() {
+    let text = "walcheck 1\nconnector \"a message held across a failover\"\nenv transactions = 2\n\
+        env failovers = 1\nenv connector_crashes = 0\nenv runs = 1\nevery run {\n  \
+        start_replication(0/0)\n  for each message m {\n    w: destination.write(m.txn)\n    \
+        c: destination.commit()\n  }\n}\n\
+        always held-on-timeline: m.txn == none or m.txn.end_lsn <= wal.insert\n";
+    let file = scratch_file("held-across-failover.wal", text);
+    let out = "target/tmp-connector-files/out-held-across-failover";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "held-on-timeline");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(5)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/held-across-failover__design__all__held-on-timeline.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "8: start_replication(0/0)",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "9: for each message m",
+            "Failover",
+        ]
+    );
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let last = states["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["m"], "T1", "{last}");
+    assert_eq!(last["committed"], "[]", "{last}");
+    assert_eq!(
+        last["transactions"], "T1 sync 0/1000000-0/1002000 lost",
+        "{last}"
+    );
 }

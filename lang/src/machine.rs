@@ -249,6 +249,10 @@ pub struct State {
     pub synced: Option<SavedSlot>,
     /// Failovers so far.
     pub failovers: u8,
+    /// The transactions lost with a failed-over primary, one bit each in commit order: kept in
+    /// `txns` (so that a message or a set the connector still holds names them, not the
+    /// promoted server's transactions that reuse their LSNs), committed no more.
+    pub gone: u16,
 }
 
 impl State {
@@ -257,6 +261,15 @@ impl State {
     /// stream. Nothing happens when no stream is open.
     pub fn end_stream(&mut self) {
         self.stream_closed |= self.walsender.take().is_some();
+    }
+
+    /// The committed transactions, with their index in `txns`: those a failover lost left out.
+    pub fn live(&self) -> impl Iterator<Item = (usize, &Txn)> + '_ {
+        let gone = self.gone;
+        self.txns
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| gone & (1 << i) == 0)
     }
 
     /// The variables to write: shared with the states this one was copied from until the
@@ -708,6 +721,7 @@ impl Machine {
             },
             synced: None,
             failovers: 0,
+            gone: 0,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -1268,7 +1282,7 @@ impl Machine {
         let mut ws = state.walsender?;
         let limit = self.send_limit(state);
         let mut next = None;
-        for (i, txn) in state.txns.iter().enumerate() {
+        for (i, txn) in state.live() {
             if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
                 continue;
             }
@@ -1421,14 +1435,14 @@ impl Machine {
                 self.slot_usable(state)?;
                 self.wait_for_standby(state);
                 let end_of_wal = self.limit(state);
+                let live: Vec<Txn> = state.live().map(|(_, t)| *t).collect();
                 let slot = state
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let changes =
-                    decoding::get_changes(slot, &state.txns, end_of_wal, request, None, |t| {
-                        t.published_rows
-                    });
+                let changes = decoding::get_changes(slot, &live, end_of_wal, request, None, |t| {
+                    t.published_rows
+                });
                 let set = changes
                     .txns
                     .iter()
@@ -1456,10 +1470,13 @@ impl Machine {
             "standby_status_update" => self.status_update(state, call, chooser),
             "backfill" => {
                 let limit = self.limit(state);
-                for (i, t) in state.txns.iter().enumerate() {
-                    if t.is_published() && t.end_lsn <= limit {
-                        state.dest |= 1 << i;
-                    }
+                let read: Vec<usize> = state
+                    .live()
+                    .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
+                    .map(|(i, _)| i)
+                    .collect();
+                for i in read {
+                    state.dest |= 1 << i;
                 }
                 Ok(Value::None)
             }
@@ -1517,7 +1534,7 @@ impl Machine {
         if state.walsender.is_none() {
             return Err(Stop::Fail(Some(PgError::NoStream)));
         }
-        let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
+        let ends: Vec<Lsn> = state.live().map(|(_, t)| t.end_lsn).collect();
         // A candidate comes from a running-xacts record the walsender decoded: never past the
         // WAL it may read (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15).
         let decoded = flush.min(self.send_limit(state));
@@ -2155,7 +2172,9 @@ impl Machine {
     }
 
     /// The primary is lost and its standby promoted ([`promote`]): the WAL ends where the
-    /// standby received to, on a new timeline, and the transactions past it are lost; the slot
+    /// standby received to, on a new timeline, and the transactions past it are lost
+    /// ([`State::gone`]: the destination, the batch and the connector keep what they hold of
+    /// them, which no property counts); the slot
     /// is the standby's synced copy ([`promoted_slot`], with `env failover_slots`) or none; the
     /// replication connection ends, and anything under way on the lost primary with it (a
     /// synchronous commit's wait, a clean stop, a checkpoint). A new standby is then cloned from
@@ -2174,7 +2193,11 @@ impl Machine {
         state.commit_pending = false;
         state.stopping = false;
         state.removed_before = Lsn::INVALID;
-        lose_past(state, fork);
+        let lost = state
+            .live()
+            .filter(|(_, t)| t.end_lsn > fork)
+            .fold(0u16, |set, (i, _)| set | (1 << i));
+        state.gone |= lost;
         state.end_stream();
     }
 
@@ -2184,9 +2207,7 @@ impl Machine {
     fn undelivered<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
         let dest = state.dest;
         state
-            .txns
-            .iter()
-            .enumerate()
+            .live()
             .filter(move |(i, t)| t.is_published() && dest & (1 << i) == 0)
             .map(|(_, t)| t)
     }
@@ -2296,7 +2317,7 @@ impl Machine {
                 })
         };
         let origin = state.slot_origin;
-        state.txns.iter().enumerate().any(|(i, t)| {
+        state.live().any(|(i, t)| {
             t.is_published()
                 && (t.commit_lsn < origin || invalidated)
                 && state.dest & (1 << i) == 0
@@ -2313,29 +2334,32 @@ impl Machine {
     /// not, is behind `confirmed_flush` (by the start rule): the slot keeps none of their WAL.
     pub fn retained_to_last_commit(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return false };
-        cdc::acknowledged(slot.slot.confirmed_flush, state.txns.iter())
+        cdc::acknowledged(slot.slot.confirmed_flush, state.live().map(|(_, t)| t))
     }
 
     /// `eventually-acknowledged`'s goal: every committed publication transaction is behind
     /// `confirmed_flush` (by the start rule).
     pub fn acknowledged(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return false };
-        let published = state.txns.iter().filter(|t| t.is_published());
+        let published = state.live().map(|(_, t)| t).filter(|t| t.is_published());
         cdc::acknowledged(slot.slot.confirmed_flush, published)
     }
 }
 
-/// The transactions whose WAL ends past `end` are lost (a crash, a failover): gone from the
-/// committed list, and from the destination, its batch and the duplicated set, whose bits follow
-/// commit order.
+/// A crash loses the transactions whose WAL ends past `end`: the last ones committed (those a
+/// failover lost are older, and stay), gone from the committed list, and from the destination,
+/// its batch and the duplicated set, whose bits follow commit order. The connector cannot hold
+/// one: the walsender and SQL decoding send nothing past the flush pointer.
 fn lose_past(state: &mut State, end: Lsn) {
-    state.txns = state
-        .txns
-        .iter()
-        .copied()
-        .filter(|t| t.end_lsn <= end)
-        .collect();
-    let kept = (1u32 << state.txns.len()) - 1;
+    let mut len = state.txns.len();
+    while len > 0 && state.gone & (1 << (len - 1)) == 0 && state.txns[len - 1].end_lsn > end {
+        len -= 1;
+    }
+    debug_assert!(state.live().all(|(i, t)| i < len || t.end_lsn > end));
+    if len < state.txns.len() {
+        state.txns = Arc::from(&state.txns[..len]);
+    }
+    let kept = (1u32 << len) - 1;
     state.dest &= kept as u16;
     state.batch &= kept as u16;
     state.duplicated &= kept as u16;

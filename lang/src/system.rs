@@ -700,7 +700,7 @@ impl Variables for State {
             ),
             (
                 "committed",
-                Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16)),
+                Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16 & !s.gone)),
             ),
             ("destination", Var::Text(txn_set(s.dest))),
             ("batch", Var::Text(txn_set(s.batch))),
@@ -802,8 +802,8 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
 }
 
 /// `T1 sync 0/1000000-0/1002000, T2 async 0/1002000-0/1004000 other`: what tells the
-/// committed transactions apart beyond their names.
-fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
+/// committed transactions apart beyond their names (`lost` after one a failover lost).
+fn transactions(txns: &[walcheck_model::pg::Txn], gone: u16) -> String {
     let described: Vec<String> = txns
         .iter()
         .enumerate()
@@ -813,7 +813,13 @@ fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
                 CommitMode::Async => "async",
             };
             let other = if t.is_published() { "" } else { " other" };
-            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+            let lost = if gone & (1 << i) != 0 { " lost" } else { "" };
+            format!(
+                "T{} {mode} {}-{}{other}{lost}",
+                i + 1,
+                t.first_lsn,
+                t.end_lsn
+            )
         })
         .collect();
     described.join(", ")
@@ -855,7 +861,7 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
         ("saved_restart_lsn", lsn(saved_restart)),
         ("slot_dirty", Var::Bool(s.slot.is_some_and(|d| d.dirty))),
         ("commit_pending", Var::Bool(s.commit_pending)),
-        ("transactions", Var::Text(transactions(&s.txns))),
+        ("transactions", Var::Text(transactions(&s.txns, s.gone))),
         ("first_run_done", Var::Bool(s.first_done)),
         ("slot_origin", lsn(s.slot_origin)),
         ("lost", Var::Bool(s.lost)),
