@@ -1469,15 +1469,7 @@ impl Machine {
             }
             "standby_status_update" => self.status_update(state, call, chooser),
             "backfill" => {
-                let limit = self.limit(state);
-                let read: Vec<usize> = state
-                    .live()
-                    .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
-                    .map(|(i, _)| i)
-                    .collect();
-                for i in read {
-                    state.dest |= 1 << i;
-                }
+                self.backfill(state);
                 Ok(Value::None)
             }
             "destination.write" => {
@@ -1507,6 +1499,17 @@ impl Machine {
             }
             _ => Ok(Value::None),
         }
+    }
+
+    /// `backfill()`: the destination gets every committed publication transaction the server
+    /// has flushed (a snapshot read of the published tables).
+    fn backfill(&self, state: &mut State) {
+        let limit = self.limit(state);
+        let read = state
+            .live()
+            .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
+            .fold(0u16, |set, (i, _)| set | (1 << i));
+        state.dest |= read;
     }
 
     /// SQL decoding of a failover slot waits until the standby has the flushed WAL (PostgreSQL 17
