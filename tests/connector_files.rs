@@ -978,28 +978,30 @@ fn a_failover_without_failover_slots_resumes_past_the_new_timeline() {
     let (_, verdict, steps) = row(&rows, "no-data-loss");
     assert_eq!(
         (verdict.as_str(), *steps),
-        ("violated", Some(15)),
+        ("violated", Some(17)),
         "{rows:?}"
     );
     let trace = format!("{out}/failover__design__all__no-data-loss.itf.json");
     assert_eq!(
         trace_actions(&trace),
         [
-            "23: cf = pg_replication_slots().confirmed_flush_lsn",
-            "28: start_replication(pos)",
+            "25: cf = pg_replication_slots().confirmed_flush_lsn",
+            "34: start_replication(pos)",
             "Commit{pages=4, commit=sync}",
             "CommitFlush",
-            "29: for each message m",
-            "33: destination.write(m.txn)",
-            "34: destination.commit(pos = m.txn.end_lsn)",
+            "35: for each message m",
+            "39: destination.write(m.txn)",
+            "40: destination.commit(pos = m.txn.end_lsn)",
             "ConnectorCrash",
             "Failover",
-            "23: cf = pg_replication_slots().confirmed_flush_lsn",
-            "25: pg_create_logical_replication_slot()",
-            "26: backfill()",
+            "25: cf = pg_replication_slots().confirmed_flush_lsn",
+            "27: destination.commit(resync = true)",
+            "28: pg_create_logical_replication_slot()",
+            "31: backfill()",
+            "32: destination.commit(resync = false)",
             "Commit{pages=1, commit=sync}",
             "CommitFlush",
-            "28: start_replication(pos)",
+            "34: start_replication(pos)",
         ]
     );
     let text = std::fs::read(&trace).unwrap();
@@ -1107,5 +1109,39 @@ fn a_message_held_across_a_failover_keeps_naming_the_lost_transaction() {
     assert_eq!(
         last["transactions"], "T1 sync 0/1000000-0/1002000 lost",
         "{last}"
+    );
+}
+
+/// A connector waiting for its next message, with the walsender caught up and nothing of its
+/// own left to deliver, is at rest even though one more idle keepalive can always be read: a
+/// transaction committed before the slot, never backfilled, is lost. Before, with
+/// `keepalives = 1` no state was ever at rest and `no-data-loss` held.
+#[test]
+fn a_reader_idle_on_keepalives_is_at_rest_for_no_data_loss() {
+    let text = "walcheck 1\nconnector \"a backfill that is never taken\"\nenv transactions = 1\n\
+        env keepalives = 1\nenv runs = unbounded\nenv connector_crashes = 0\n\
+        volatile never: bool = false\nfirst run {\n  pg_create_logical_replication_slot()\n  \
+        if never {\n    backfill()\n  }\n}\nevery run {\n  start_replication(0/0)\n  \
+        for each message m {\n    if m.is_keepalive {\n      \
+        standby_status_update(flush = m.wal_end)\n    } else {\n      \
+        destination.write(m.txn)\n      destination.commit()\n      \
+        standby_status_update(flush = m.txn.end_lsn)\n    }\n  }\n}\n";
+    let file = scratch_file("idle-reader.wal", text);
+    let out = "target/tmp-connector-files/out-idle-reader";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(3)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/idle-reader__design__all__no-data-loss.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "Commit{pages=1, commit=sync}",
+            "9: pg_create_logical_replication_slot()",
+            "15: start_replication(0/0)",
+        ]
     );
 }

@@ -1087,7 +1087,10 @@ impl<'f> Checker<'f> {
         let known = self.vars.keys().copied();
         let reserved = vocabulary::RESERVED.contains(&name.node.as_str());
         let hint = did_you_mean(&name.node, known).unwrap_or_else(|| match reserved {
-            true => format!("`{}` is reserved: declare a variable of another name", name.node),
+            true => format!(
+                "`{}` is reserved: declare a variable of another name",
+                name.node
+            ),
             false => format!(
                 "declare it: `volatile {}: lsn = none` (or durable)",
                 name.node

@@ -2272,9 +2272,46 @@ impl Machine {
             Status::Running(_) | Status::Ended => {
                 let mut probe = Vec::new();
                 self.steps(state, &mut probe);
-                probe.is_empty()
+                probe.is_empty() || self.idle_reader(state, &probe)
             }
         }
+    }
+
+    /// Whether the connector only waits for messages the walsender has none of but its idle
+    /// keepalives (`probe`: every step it can take reads a `for each message`), with nothing
+    /// undelivered in its batch or its variables and no `backfill()` in a stream's body: no step
+    /// of its own delivers anything more, so what the destination lacks stays lacking unless a
+    /// fault restarts it. A waiting connector is always able to read one more keepalive
+    /// (`env keepalives`), which without this would keep every state from being quiescent.
+    fn idle_reader(&self, state: &State, probe: &[Action]) -> bool {
+        if self.program.backfills_in_stream || state.batch != 0 {
+            return false;
+        }
+        if !matches!(self.to_send(state), Some((_, None))) {
+            return false;
+        }
+        let reads = |a: &Action| match *a {
+            Action::Step { process, .. } => {
+                let pc = self.pc_of(state, process as usize);
+                matches!(self.program.code[pc].op, Op::Receive { .. })
+            }
+            _ => false,
+        };
+        let dest = state.dest;
+        probe.iter().all(reads)
+            && !state
+                .live()
+                .any(|(i, t)| t.is_published() && dest & (1 << i) == 0 && self.held(state, i))
+    }
+
+    /// Whether a variable of the connector (a message, a transaction, a set of them) names
+    /// transaction `i`.
+    fn held(&self, state: &State, i: usize) -> bool {
+        state.vars.iter().any(|v| match *v {
+            Value::Txn(t) | Value::Message(Message { txn: t, .. }) => t == Some(i as u8),
+            Value::Txns(set) => set & (1 << i) != 0,
+            _ => false,
+        })
     }
 
     /// `no-data-loss`: no restart resumed past an undelivered transaction, and once quiescent
@@ -2311,14 +2348,7 @@ impl Machine {
             return false;
         };
         let invalidated = !slot.slot.restart_lsn.is_valid();
-        let held = |i: usize| {
-            state.batch & (1 << i) != 0
-                || state.vars.iter().any(|v| match *v {
-                    Value::Txn(t) | Value::Message(Message { txn: t, .. }) => t == Some(i as u8),
-                    Value::Txns(set) => set & (1 << i) != 0,
-                    _ => false,
-                })
-        };
+        let held = |i: usize| state.batch & (1 << i) != 0 || self.held(state, i);
         let origin = state.slot_origin;
         state.live().any(|(i, t)| {
             t.is_published()
