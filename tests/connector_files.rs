@@ -48,6 +48,21 @@ fn the_connectors_folder_is_a_passing_regression_suite() {
     assert!(stdout.contains("all as expected"), "{stdout}");
 }
 
+/// The zoo: each public bug's buggy design violates what its expect lines say and each fixed
+/// design holds (connectors/zoo/README.md).
+#[test]
+fn the_zoo_of_public_bugs_checks_as_its_files_expect() {
+    let output = walcheck(&["check", "connectors/zoo/"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let files = std::fs::read_dir(std::path::Path::new(ROOT).join("connectors/zoo")).unwrap();
+    let designs = files
+        .filter_map(Result::ok)
+        .filter(|f| f.path().extension().is_some_and(|e| e == "wal"))
+        .count();
+    assert!(designs >= 30, "{designs} designs");
+}
+
 #[test]
 fn acknowledging_on_receipt_loses_the_transaction_a_crash_interrupts() {
     let dir = tempfile::tempdir().unwrap();
