@@ -1084,6 +1084,33 @@ fn failover_knobs_a_server_cannot_have_are_located_errors() {
         assert!(stderr.contains(message), "{name}: {stderr}");
         assert!(stderr.contains(&format!("{name}:")), "{name}: {stderr}");
     }
+    // The same combinations by `--bound`, and failover bounds on a file that names neither
+    // knob, are one-line errors too, never a silent no-op.
+    for (file, bounds, message) in [
+        (
+            "docs/examples/failover-slots.wal",
+            &["--bound", "pg_version=16"][..],
+            "failover_slots=on needs pg_version 17 or later",
+        ),
+        (
+            "docs/examples/failover.wal",
+            &["--bound", "server=standby", "--bound", "pg_version=16"][..],
+            "need server=primary",
+        ),
+        (
+            "docs/examples/clean-stop.wal",
+            &["--bound", "failovers=1"][..],
+            "need the file to name one of them in an env line",
+        ),
+    ] {
+        let mut args = vec!["check", file];
+        args.extend(bounds);
+        let output = walcheck(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
 }
 
 /// A message the connector holds across a failover names the transaction the failover lost,

@@ -1433,7 +1433,7 @@ impl Machine {
                     confirm,
                 };
                 self.slot_usable(state)?;
-                self.wait_for_standby(state);
+                self.wait_for_standby(state, request.upto_lsn);
                 let end_of_wal = self.limit(state);
                 let live: Vec<Txn> = state.live().map(|(_, t)| *t).collect();
                 let slot = state
@@ -1512,12 +1512,17 @@ impl Machine {
         state.dest |= read;
     }
 
-    /// SQL decoding of a failover slot waits until the standby has the flushed WAL (PostgreSQL 17
-    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts` → `WaitForStandbyConfirmation`): the
-    /// model makes the wait part of the call's step, the standby receiving first.
-    fn wait_for_standby(&self, state: &mut State) {
+    /// SQL decoding of a failover slot waits until the standby has the WAL it will read, up to
+    /// `upto_lsn` (PostgreSQL 17 `logicalfuncs.c:pg_logical_slot_get_changes_guts` →
+    /// `WaitForStandbyConfirmation(Min(upto_lsn, end_of_wal))`): the model makes the wait part of
+    /// the call's step, the standby receiving that far first.
+    fn wait_for_standby(&self, state: &mut State, upto_lsn: Option<Lsn>) {
         if self.env.failover_slots && state.slot.is_some() {
-            state.standby = standby_receive(state.standby, state.wal.flush);
+            let flush = state.wal.flush;
+            let wait_for = upto_lsn
+                .filter(|l| l.is_valid())
+                .map_or(flush, |l| l.min(flush));
+            state.standby = standby_receive(state.standby, wait_for);
         }
     }
 
@@ -1830,6 +1835,8 @@ impl Machine {
             return;
         }
         match self.to_send(state) {
+            // The standby's walsender too waits until the standby has every flushed byte.
+            None if self.standby_behind(state) => {}
             None => {
                 actions.push(Action::PgStopped { saves: true });
                 if self.env.role == Role::Standby {
@@ -1841,6 +1848,13 @@ impl Machine {
             Some((_, None)) if state.asked => actions.push(Action::WalsenderTimeout),
             Some(_) => {}
         }
+    }
+
+    /// Whether the primary's standby has not yet received everything flushed: a clean stop waits
+    /// for it (PostgreSQL 15 `walsender.c:WalSndDone`: a physical walsender exits once the
+    /// standby has flushed `sentPtr`, and `xlog.c:ShutdownXLOG` waits for every walsender).
+    fn standby_behind(&self, state: &State) -> bool {
+        self.env.has_standby() && state.standby < state.wal.flush
     }
 
     /// The primary's standby's steps enabled in `state`: receiving what the primary flushed, and
@@ -2034,7 +2048,10 @@ impl Machine {
         state.stopping = true;
         self.walsender_done(state);
         // A standby's shutdown restartpoint may skip: [`Action::PgStopped`] chooses.
-        if state.walsender.is_none() && self.env.role == Role::Primary {
+        if state.walsender.is_none()
+            && self.env.role == Role::Primary
+            && !self.standby_behind(state)
+        {
             self.pg_stopped(state, true);
         }
     }

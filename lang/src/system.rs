@@ -569,6 +569,33 @@ static LANES: Lanes = Lanes {
     },
 };
 
+/// Why the knobs of `config` cannot be checked together, if they cannot: failovers and failover
+/// slots are the primary's, failover slots need PostgreSQL 17, and a file checks either only
+/// when one of its `env` lines names them (its traces then have the standby's columns, which
+/// tell its states apart). A file's own `env` lines are refused by its checks, located.
+fn knob_conflict(config: &Config, program: &Program) -> Option<String> {
+    let failovers = config.small("failovers") > 0;
+    let slots = config.name("failover_slots") == "on";
+    if !(failovers || slots) {
+        return None;
+    }
+    if config.name("server") == "standby" {
+        return Some("failovers and failover slots need server=primary: the model follows the primary's standby".into());
+    }
+    let release = match config.value("pg_version") {
+        Some(BoundValue::Name(release)) => PgVersion::from_release(release),
+        Some(BoundValue::Number(major)) => Some(PgVersion::latest_of(major as u32)),
+        None => None,
+    };
+    if slots && !release.is_some_and(PgVersion::has_failover_slots) {
+        return Some("failover_slots=on needs pg_version 17 or later: PostgreSQL 15 and 16 have no failover slots".into());
+    }
+    if !program.failover {
+        return Some("--bound failovers and failover_slots need the file to name one of them in an env line (`env failovers = 0` will do): its traces then show the standby's columns".into());
+    }
+    None
+}
+
 /// The environment of `config`.
 fn env(config: &Config, creates_slot: bool) -> Env {
     let release = match config.value("pg_version") {
@@ -630,6 +657,9 @@ fn env(config: &Config, creates_slot: bool) -> Env {
 pub struct FileConfig {
     machine: Machine,
     fairness: FairnessChoice,
+    /// Why the knobs cannot be checked together (a `--bound` combination an `env` line would
+    /// have been refused for), reported as the configuration's one-line error.
+    error: Option<String>,
 }
 
 /// The model of one configuration of a file.
@@ -1167,6 +1197,7 @@ impl System for FileSystem {
                 env: env(config, self.creates_slot),
             },
             fairness: FairnessChoice::of(config),
+            error: knob_conflict(config, self.program),
         }
     }
 
@@ -1254,9 +1285,12 @@ impl System for FileSystem {
 
     fn expected(
         &self,
-        _: &FileConfig,
+        config: &FileConfig,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
+        if let Some(error) = &config.error {
+            return Some(Err(error.clone()));
+        }
         let table = self.expected.as_ref()?;
         let row = table.iter().find(|(id, _, _)| *id == property.id);
         Some(Ok(row.map_or(
