@@ -1187,3 +1187,50 @@ fn a_reader_idle_on_keepalives_is_at_rest_for_no_data_loss() {
         ]
     );
 }
+
+/// A restarted walsender reads from `restart_lsn`, and a keepalive it sends before reading up
+/// to `confirmed_flush` carries a `sentPtr` below it (live rule
+/// `keepalive_below_confirmed_flush`; OLake #862's keepalive). Before, the model read the
+/// transactions the start rule skips before offering any keepalive, so with T1 between
+/// `restart_lsn` and `confirmed_flush` no keepalive could fall below: this property held.
+#[test]
+fn a_restarted_walsender_can_send_a_keepalive_below_confirmed_flush() {
+    let text = "walcheck 1\nconnector \"a keepalive before the walsender reads on\"\n\
+        env transactions = 1\nenv keepalives = 1\nenv runs = 2\n\
+        durable pos: lsn = none, in destination\nevery run {\n  start_replication(pos)\n  \
+        for each message m {\n    if m.is_keepalive {\n      \
+        standby_status_update(flush = max(pos, m.wal_end))\n    } else {\n      \
+        destination.write(m.txn)\n      destination.commit(pos = m.txn.end_lsn)\n      \
+        standby_status_update(flush = pos)\n    }\n  }\n}\n\
+        always keepalive-not-below-slot: not m.is_keepalive or m.wal_end >= slot.confirmed_flush\n";
+    let file = scratch_file("keepalive-before-reading.wal", text);
+    let out = "target/tmp-connector-files/out-keepalive-before-reading";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "keepalive-not-below-slot");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(10)),
+        "{rows:?}"
+    );
+    let trace =
+        format!("{out}/keepalive-before-reading__design__all__keepalive-not-below-slot.itf.json");
+    let actions = trace_actions(&trace);
+    assert_eq!(actions[7], "ConnectorCrash", "{actions:?}");
+    assert_eq!(
+        actions[9],
+        "9: for each message m [keepalive before reading on]"
+    );
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let last = states["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["m"], "keepalive 0/1000000", "{last}");
+    assert_eq!(last["confirmed_flush"], "0/1002000", "{last}");
+    // Every built-in property still holds: the connector confirms the larger of the two.
+    for id in [
+        "ack-within-durable",
+        "no-data-loss",
+        "eventually-acknowledged",
+    ] {
+        assert_eq!(row(&rows, id).1, "holds", "{id}");
+    }
+}

@@ -489,6 +489,8 @@ pub enum Detail {
     RestartMovesBelowConfirmedFlush,
     /// The walsender sent a keepalive rather than the next transaction.
     Keepalive,
+    /// The walsender sent a keepalive before reading the WAL up to its next message.
+    KeepaliveBeforeReading,
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
     Candidate(Lsn),
     /// The call failed before it took effect (`env call_failures`).
@@ -518,6 +520,7 @@ impl fmt::Display for Detail {
                 f.write_str("restart_lsn moves, saved at the old confirmed_flush")
             }
             Detail::Keepalive => f.write_str("keepalive"),
+            Detail::KeepaliveBeforeReading => f.write_str("keepalive before reading on"),
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
             Detail::CallFails => f.write_str("the call fails"),
             Detail::CallTimesOut => f.write_str("the call times out after taking effect"),
@@ -1221,11 +1224,15 @@ impl Machine {
     /// The next message on the replication connection: the next transaction the walsender
     /// sends, or (PostgreSQL's choice, while keepalives are left) a keepalive.
     fn receive(&self, state: &mut State, chooser: &mut Chooser) -> Option<Message> {
+        let start = state.walsender?;
         let (ws, next) = self.to_send(state)?;
         // What the walsender reads past before this message, it skipped for good.
         let read_to = next.map_or(ws.read_to, |(_, after)| after.read_to);
         state.lost |= self.skips_owed(state, &ws, read_to);
         let keepalive_left = state.keepalives < self.env.keepalives;
+        if let Some(early) = self.keepalive_before_reading(state, &start, &ws, chooser) {
+            return Some(early);
+        }
         let keepalive = match next {
             Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
             Some(_) => false,
@@ -1271,6 +1278,35 @@ impl Machine {
             txn: Some(i as u8),
             wal_end: state.txns[i].end_lsn,
             reply_requested: false,
+        })
+    }
+
+    /// A keepalive before the walsender reads on to its next message (`ws`), at `sentPtr` as its
+    /// last read left it (`start`) — after START_REPLICATION the end of the first record, below
+    /// `confirmed_flush` when `restart_lsn` lags (OLake #862; live rule
+    /// `keepalive_below_confirmed_flush`): PostgreSQL 15 `walsender.c:WalSndKeepaliveIfNecessary`
+    /// runs between records, whenever half of `wal_sender_timeout` has passed. Counted, and
+    /// PostgreSQL's choice.
+    fn keepalive_before_reading(
+        &self,
+        state: &mut State,
+        start: &Walsender,
+        ws: &Walsender,
+        chooser: &mut Chooser,
+    ) -> Option<Message> {
+        let left = state.keepalives < self.env.keepalives;
+        if !left || state.stopping || start.sent_ptr >= ws.sent_ptr {
+            return None;
+        }
+        if !chooser.choose(Detail::KeepaliveBeforeReading) {
+            return None;
+        }
+        state.keepalives += 1;
+        let k = start.keepalive(false);
+        Some(Message {
+            txn: None,
+            wal_end: k.wal_end,
+            reply_requested: k.reply_requested,
         })
     }
 
