@@ -58,9 +58,8 @@ pub fn sync_slot(
     standby_flush: Lsn,
     local: Option<SavedSlot>,
 ) -> Option<SavedSlot> {
-    let Some(remote) = remote else {
-        return None;
-    };
+    // A remote slot that is gone drops the copy.
+    let remote = remote?;
     if remote.confirmed_flush > standby_flush {
         return local;
     }
