@@ -114,89 +114,30 @@ fn received(client: &mut postgres::Client) -> Result<Lsn, String> {
     lsn_of(client, "SELECT pg_last_wal_receive_lsn()::text")
 }
 
-/// The primary's WAL when it has nothing inserted past its flush pointer, and the standby has
-/// received all of it: the flushed WAL then ends with a whole record.
-struct Quiet {
-    /// The standby's `pg_last_wal_receive_lsn()` before the primary's last commit.
-    received_before: Lsn,
-    /// The primary's flush pointer (= its insert pointer) and what the standby received.
-    flush: Lsn,
-    received: Lsn,
-}
-
-/// Commits ten rows on the primary, then waits until its insert and flush pointers are equal
-/// and the standby has received up to them.
-fn commit_and_quiet(
+/// The standby receiving the primary's flushed WAL: ten rows committed on the primary, then
+/// the standby's receive pointer read until it equals the primary's flush pointer, read after
+/// it (so that the two readings cannot cross). It must then be `standby_receive`'s, from what it
+/// had before the commit. Returns the primary's flush pointer.
+fn standby_receives_flushed(
     on_primary: &mut postgres::Client,
     on_standby: &mut postgres::Client,
-) -> Result<Quiet, String> {
-    let received_before = received(on_standby)?;
+) -> Result<Lsn, String> {
+    let before = received(on_standby)?;
     commit_rows(on_primary)?;
-    let mut quiet = Quiet {
-        received_before,
-        flush: Lsn::INVALID,
-        received: Lsn::INVALID,
-    };
+    let (mut now, mut flush) = (before, Lsn::INVALID);
     wait_for("the standby receiving the primary's flushed WAL", || {
-        // Read first, so that it cannot include WAL flushed after the pointers are read.
-        quiet.received = received(on_standby)?;
-        let row = on_primary
-            .query_one(
-                "SELECT pg_current_wal_flush_lsn()::text, pg_current_wal_insert_lsn()::text",
-                &[],
-            )
-            .map_err(|e| format!("the primary's pointers: {}", pg_message(&e)))?;
-        let flush: Lsn = row
-            .get::<_, String>(0)
-            .parse()
-            .map_err(|e| pg_message(&e))?;
-        let insert: Lsn = row
-            .get::<_, String>(1)
-            .parse()
-            .map_err(|e| pg_message(&e))?;
-        quiet.flush = flush;
-        Ok(insert == flush && quiet.received == flush)
+        now = received(on_standby)?;
+        flush = lsn_of(on_primary, "SELECT pg_current_wal_flush_lsn()::text")?;
+        Ok(now == flush)
     })?;
-    Ok(quiet)
-}
-
-/// The primary stopped with `-m immediate` once the standby has received all its WAL, and what
-/// the standby had received then. An attempt in which the primary flushed more WAL between the
-/// last look and the stop (the standby's receive pointer moved past the flush pointer seen:
-/// another backend's record, whose end the standby may lack) starts the primary again and is
-/// repeated, three attempts at most.
-fn stop_primary_quiet(
-    primary: &PgServer,
-    standby: &mut postgres::Client,
-) -> Result<(Quiet, u32), String> {
-    const ATTEMPTS: u32 = 3;
-    for attempt in 1..=ATTEMPTS {
-        let mut on_primary = primary.connect()?;
-        let mut quiet = commit_and_quiet(&mut on_primary, standby)?;
-        ensure(
-            quiet.received == standby_receive(quiet.received_before, quiet.flush),
-            || {
-                format!(
-                    "the standby received {} from {} with the primary flushed to {}; the model \
-                     says {}",
-                    quiet.received,
-                    quiet.received_before,
-                    quiet.flush,
-                    standby_receive(quiet.received_before, quiet.flush)
-                )
-            },
-        )?;
-        primary.stop("immediate")?;
-        quiet.received = received(standby)?;
-        if quiet.received == quiet.flush {
-            return Ok((quiet, attempt));
-        }
-        primary.start()?;
-    }
-    Err(format!(
-        "in {ATTEMPTS} attempts the primary flushed more WAL between the standby's catching up \
-         and the stop every time"
-    ))
+    let predicted = standby_receive(before, flush);
+    ensure(now == predicted, || {
+        format!(
+            "the standby received {now} (from {before}) with the primary flushed to {flush}; \
+             the model says {predicted}"
+        )
+    })?;
+    Ok(flush)
 }
 
 /// The primary's plain logical slot [`PLAIN_SLOT`] and a transaction on [`ROWS_TABLE`] after
@@ -232,27 +173,26 @@ fn replay_frozen(on_promoted: &mut postgres::Client, replay: Lsn) -> Result<Lsn,
 }
 
 /// A promoted standby's WAL (`failover::promote`): a primary with a logical slot (no failover)
-/// and some WAL; a standby of it receives the primary's flushed WAL, up to its flush pointer and
-/// no further (`standby_receive`); the primary is stopped (`-m immediate`: it sends nothing
-/// more) and the standby promoted. Then `pg_last_wal_replay_lsn()` is where the WAL received
-/// ends (the model's replay pointer), `pg_current_wal_lsn()` at or past it (the new timeline's
-/// end-of-recovery and checkpoint records, below a page and not modelled), the replay pointer
-/// stays there while the promoted server writes, and the primary's logical slot is not on it
-/// (`promoted_slot(None)`: 15 and 16 copy no logical slot to a standby, 17 only a failover
-/// slot, and only with slot sync).
+/// and some WAL; a standby of it receives the primary's flushed WAL, up to its flush pointer
+/// ([`standby_receives_flushed`]); the primary is stopped and the standby promoted. Then
+/// `pg_last_wal_replay_lsn()` is where the WAL received ends (the model's replay pointer),
+/// `pg_current_wal_lsn()` at or past it (the new timeline's end-of-recovery and checkpoint
+/// records, below a page and not modelled), the replay pointer stays there while the promoted
+/// server writes, and the primary's logical slot is not on it (`promoted_slot(None)`: 15 and 16
+/// copy no logical slot to a standby, 17 only a failover slot, and only with slot sync).
 ///
 /// The replay pointer is the end of the last record replayed (`lastReplayedEndRecPtr`), the
 /// receive pointer the end of the bytes received: the walsender sends up to the primary's flush
 /// pointer, which may lie inside a record (the walwriter flushes whole pages), and then the
 /// promotion replays up to the record before it and starts the new timeline there
 /// (`xlogrecovery.c:FinishWalRecovery`'s `EndOfLog`). Measured on 17.10, with the primary's
-/// flush pointer on a page boundary inside an asynchronous commit's record: received
-/// 0/1590000, promoted with `pg_last_wal_replay_lsn()` 0/158FE18 and the new timeline's WAL
-/// from there (`pg_current_wal_lsn()` 0/158FE50). The model's WAL is whole records, so the
-/// rule compares them exactly where the standby received whole records: the primary is stopped
-/// only once its insert pointer (always a record's end) equals its flush pointer and the standby
-/// has received up to them, and an attempt whose receive pointer moved on before the stop is
-/// repeated ([`stop_primary_quiet`]).
+/// flush pointer on a page boundary inside an asynchronous commit's record and the primary
+/// stopped with `-m immediate`: received 0/1590000, promoted with `pg_last_wal_replay_lsn()`
+/// 0/158FE18 and the new timeline's WAL from there (`pg_current_wal_lsn()` 0/158FE50). The
+/// model's WAL is whole records, so the rule stops the primary with `-m fast`: its WAL then ends
+/// with the shutdown checkpoint's record, and its walsender sends all of it and waits for the
+/// standby to have written it before it exits (`walsender.c:WalSndDone`, 15), so what the
+/// standby received ends with a whole record and the two pointers are compared exactly.
 pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
     if let Some(skip) = throwaway_only(primary, "it stops the primary and promotes a standby") {
         return Ok(skip);
@@ -263,23 +203,22 @@ pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
         slots: &[PLAIN_SLOT],
     };
     plain_slot_and_rows(primary)?;
-    // The standby retries streaming every 100 ms, not 5 s, when an attempt starts the primary
-    // again.
-    let standby =
-        PgServer::start_standby_with(primary, &[("wal_retrieve_retry_interval", "'100ms'")])?;
+    let standby = PgServer::start_standby(primary)?;
     let mut on_standby = standby.connect()?;
-    let (quiet, attempt) = stop_primary_quiet(primary, &mut on_standby)?;
+    let flush = standby_receives_flushed(&mut primary.connect()?, &mut on_standby)?;
+    primary.stop("fast")?;
+    let received = received(&mut on_standby)?;
     standby.promote()?;
-    let predicted = promote(quiet.received);
+    let predicted = promote(received);
     let replay = lsn_of(&mut on_standby, "SELECT pg_last_wal_replay_lsn()::text")?;
     let current = lsn_of(&mut on_standby, "SELECT pg_current_wal_lsn()::text")?;
     ensure(
         replay == predicted.replay && current >= predicted.flush,
         || {
             format!(
-                "promoted with {} received: pg_last_wal_replay_lsn() {replay}, \
+                "promoted with {received} received: pg_last_wal_replay_lsn() {replay}, \
                  pg_current_wal_lsn() {current}; the model says replay {} and the WAL from {}",
-                quiet.received, predicted.replay, predicted.flush
+                predicted.replay, predicted.flush
             )
         },
     )?;
@@ -291,12 +230,10 @@ pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
     })?;
     Ok(Outcome::Pass {
         detail: format!(
-            "received {} (primary flush = insert {}, attempt {attempt}), primary stopped, \
-             promoted: pg_last_wal_replay_lsn() {replay}, pg_current_wal_lsn() {current} (+{} \
-             bytes); after a commit to {written}: replay still there; slot {PLAIN_SLOT} \
-             (failover {}): not there",
-            quiet.received,
-            quiet.flush,
+            "the standby received the primary's flush {flush}; primary stopped (fast): \
+             received {received}; promoted: pg_last_wal_replay_lsn() {replay}, \
+             pg_current_wal_lsn() {current} (+{} bytes); after a commit to {written}: replay \
+             still there; slot {PLAIN_SLOT} (failover {}): not there",
             current.bytes() - replay.bytes(),
             if PgVersion(primary.version_num()).has_failover_slots() {
                 "off"
