@@ -48,6 +48,21 @@ fn the_connectors_folder_is_a_passing_regression_suite() {
     assert!(stdout.contains("all as expected"), "{stdout}");
 }
 
+/// The zoo: each public bug's buggy design violates what its expect lines say and each fixed
+/// design holds (connectors/zoo/README.md).
+#[test]
+fn the_zoo_of_public_bugs_checks_as_its_files_expect() {
+    let output = walcheck(&["check", "connectors/zoo/"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let files = std::fs::read_dir(std::path::Path::new(ROOT).join("connectors/zoo")).unwrap();
+    let designs = files
+        .filter_map(Result::ok)
+        .filter(|f| f.path().extension().is_some_and(|e| e == "wal"))
+        .count();
+    assert!(designs >= 30, "{designs} designs");
+}
+
 #[test]
 fn acknowledging_on_receipt_loses_the_transaction_a_crash_interrupts() {
     let dir = tempfile::tempdir().unwrap();
@@ -978,28 +993,30 @@ fn a_failover_without_failover_slots_resumes_past_the_new_timeline() {
     let (_, verdict, steps) = row(&rows, "no-data-loss");
     assert_eq!(
         (verdict.as_str(), *steps),
-        ("violated", Some(15)),
+        ("violated", Some(17)),
         "{rows:?}"
     );
     let trace = format!("{out}/failover__design__all__no-data-loss.itf.json");
     assert_eq!(
         trace_actions(&trace),
         [
-            "23: cf = pg_replication_slots().confirmed_flush_lsn",
-            "28: start_replication(pos)",
+            "25: cf = pg_replication_slots().confirmed_flush_lsn",
+            "34: start_replication(pos)",
             "Commit{pages=4, commit=sync}",
             "CommitFlush",
-            "29: for each message m",
-            "33: destination.write(m.txn)",
-            "34: destination.commit(pos = m.txn.end_lsn)",
+            "35: for each message m",
+            "39: destination.write(m.txn)",
+            "40: destination.commit(pos = m.txn.end_lsn)",
             "ConnectorCrash",
             "Failover",
-            "23: cf = pg_replication_slots().confirmed_flush_lsn",
-            "25: pg_create_logical_replication_slot()",
-            "26: backfill()",
+            "25: cf = pg_replication_slots().confirmed_flush_lsn",
+            "27: destination.commit(resync = true)",
+            "28: pg_create_logical_replication_slot()",
+            "31: backfill()",
+            "32: destination.commit(resync = false)",
             "Commit{pages=1, commit=sync}",
             "CommitFlush",
-            "28: start_replication(pos)",
+            "34: start_replication(pos)",
         ]
     );
     let text = std::fs::read(&trace).unwrap();
@@ -1013,12 +1030,14 @@ fn a_failover_without_failover_slots_resumes_past_the_new_timeline() {
     assert_eq!(promoted["confirmed_flush"], "none", "{promoted}");
     assert_eq!(promoted["committed"], "[]", "{promoted}");
     assert_eq!(promoted["pos"], "0/1008000", "{promoted}");
-    // The new timeline's T1 commits below the recorded position.
+    // The new timeline's transaction, T2, commits below the recorded position; T1 stays,
+    // lost, under its own name (the destination still holds it).
     let last = states.last().unwrap();
     assert_eq!(
-        last["transactions"], "T1 sync 0/1000038-0/1002038",
+        last["transactions"], "T1 sync 0/1000000-0/1008000 lost, T2 sync 0/1000038-0/1002038",
         "{last}"
     );
+    assert_eq!(last["committed"], "[T2]", "{last}");
     assert_eq!(last["replay"], "0/1000000", "{last}");
 }
 
@@ -1064,5 +1083,154 @@ fn failover_knobs_a_server_cannot_have_are_located_errors() {
         assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
         assert!(stderr.contains(message), "{name}: {stderr}");
         assert!(stderr.contains(&format!("{name}:")), "{name}: {stderr}");
+    }
+    // The same combinations by `--bound`, and failover bounds on a file that names neither
+    // knob, are one-line errors too, never a silent no-op.
+    for (file, bounds, message) in [
+        (
+            "docs/examples/failover-slots.wal",
+            &["--bound", "pg_version=16"][..],
+            "failover_slots=on needs pg_version 17 or later",
+        ),
+        (
+            "docs/examples/failover.wal",
+            &["--bound", "server=standby", "--bound", "pg_version=16"][..],
+            "need server=primary",
+        ),
+        (
+            "docs/examples/clean-stop.wal",
+            &["--bound", "failovers=1"][..],
+            "need the file to name one of them in an env line",
+        ),
+    ] {
+        let mut args = vec!["check", file];
+        args.extend(bounds);
+        let output = walcheck(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
+
+/// A message the connector holds across a failover names the transaction the failover lost,
+/// not the promoted server's next one, which reuses its LSNs (before, the lost transactions
+/// left the list and the next commit took the held index: this property held).
+#[test]
+fn a_message_held_across_a_failover_keeps_naming_the_lost_transaction() {
+    let text = "walcheck 1\nconnector \"a message held across a failover\"\nenv transactions = 2\n\
+        env failovers = 1\nenv connector_crashes = 0\nenv runs = 1\nevery run {\n  \
+        start_replication(0/0)\n  for each message m {\n    w: destination.write(m.txn)\n    \
+        c: destination.commit()\n  }\n}\n\
+        always held-on-timeline: m.txn == none or m.txn.end_lsn <= wal.insert\n";
+    let file = scratch_file("held-across-failover.wal", text);
+    let out = "target/tmp-connector-files/out-held-across-failover";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "held-on-timeline");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(5)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/held-across-failover__design__all__held-on-timeline.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "8: start_replication(0/0)",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush",
+            "9: for each message m",
+            "Failover",
+        ]
+    );
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let last = states["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["m"], "T1", "{last}");
+    assert_eq!(last["committed"], "[]", "{last}");
+    assert_eq!(
+        last["transactions"], "T1 sync 0/1000000-0/1002000 lost",
+        "{last}"
+    );
+}
+
+/// A connector waiting for its next message, with the walsender caught up and nothing of its
+/// own left to deliver, is at rest even though one more idle keepalive can always be read: a
+/// transaction committed before the slot, never backfilled, is lost. Before, with
+/// `keepalives = 1` no state was ever at rest and `no-data-loss` held.
+#[test]
+fn a_reader_idle_on_keepalives_is_at_rest_for_no_data_loss() {
+    let text = "walcheck 1\nconnector \"a backfill that is never taken\"\nenv transactions = 1\n\
+        env keepalives = 1\nenv runs = unbounded\nenv connector_crashes = 0\n\
+        volatile never: bool = false\nfirst run {\n  pg_create_logical_replication_slot()\n  \
+        if never {\n    backfill()\n  }\n}\nevery run {\n  start_replication(0/0)\n  \
+        for each message m {\n    if m.is_keepalive {\n      \
+        standby_status_update(flush = m.wal_end)\n    } else {\n      \
+        destination.write(m.txn)\n      destination.commit()\n      \
+        standby_status_update(flush = m.txn.end_lsn)\n    }\n  }\n}\n";
+    let file = scratch_file("idle-reader.wal", text);
+    let out = "target/tmp-connector-files/out-idle-reader";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(3)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/idle-reader__design__all__no-data-loss.itf.json");
+    assert_eq!(
+        trace_actions(&trace),
+        [
+            "Commit{pages=1, commit=sync}",
+            "9: pg_create_logical_replication_slot()",
+            "15: start_replication(0/0)",
+        ]
+    );
+}
+
+/// A restarted walsender reads from `restart_lsn`, and a keepalive it sends before reading up
+/// to `confirmed_flush` carries a `sentPtr` below it (live rule
+/// `keepalive_below_confirmed_flush`; OLake #862's keepalive). Before, the model read the
+/// transactions the start rule skips before offering any keepalive, so with T1 between
+/// `restart_lsn` and `confirmed_flush` no keepalive could fall below: this property held.
+#[test]
+fn a_restarted_walsender_can_send_a_keepalive_below_confirmed_flush() {
+    let text = "walcheck 1\nconnector \"a keepalive before the walsender reads on\"\n\
+        env transactions = 1\nenv keepalives = 1\nenv runs = 2\n\
+        durable pos: lsn = none, in destination\nevery run {\n  start_replication(pos)\n  \
+        for each message m {\n    if m.is_keepalive {\n      \
+        standby_status_update(flush = max(pos, m.wal_end))\n    } else {\n      \
+        destination.write(m.txn)\n      destination.commit(pos = m.txn.end_lsn)\n      \
+        standby_status_update(flush = pos)\n    }\n  }\n}\n\
+        always keepalive-not-below-slot: not m.is_keepalive or m.wal_end >= slot.confirmed_flush\n";
+    let file = scratch_file("keepalive-before-reading.wal", text);
+    let out = "target/tmp-connector-files/out-keepalive-before-reading";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "keepalive-not-below-slot");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(10)),
+        "{rows:?}"
+    );
+    let trace =
+        format!("{out}/keepalive-before-reading__design__all__keepalive-not-below-slot.itf.json");
+    let actions = trace_actions(&trace);
+    assert_eq!(actions[7], "ConnectorCrash", "{actions:?}");
+    assert_eq!(
+        actions[9],
+        "9: for each message m [keepalive before reading on]"
+    );
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let last = states["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["m"], "keepalive 0/1000000", "{last}");
+    assert_eq!(last["confirmed_flush"], "0/1002000", "{last}");
+    // Every built-in property still holds: the connector confirms the larger of the two.
+    for id in [
+        "ack-within-durable",
+        "no-data-loss",
+        "eventually-acknowledged",
+    ] {
+        assert_eq!(row(&rows, id).1, "holds", "{id}");
     }
 }

@@ -214,19 +214,27 @@ fn mask_timing(line: &str) -> String {
     }
 }
 
-/// A scratch directory for one file's commands: traces/golden, connectors/ and
+/// A scratch directory for one file's commands: traces/golden, connectors/ (the zoo too) and
 /// docs/examples/ copied, the rest of docs/ empty.
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary directory");
     for folder in ["traces/golden", "connectors", "docs/examples"] {
-        let to = dir.path().join(folder);
-        fs::create_dir_all(&to).unwrap();
-        for entry in fs::read_dir(Path::new(ROOT).join(folder)).unwrap() {
-            let path = entry.unwrap().path();
-            fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
-        }
+        copy_folder(&Path::new(ROOT).join(folder), &dir.path().join(folder));
     }
     dir
+}
+
+/// Copies folder `from` to `to`, its subfolders too.
+fn copy_folder(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let into = to.join(path.file_name().unwrap());
+        match path.is_dir() {
+            true => copy_folder(&path, &into),
+            false => drop(fs::copy(&path, into).unwrap()),
+        }
+    }
 }
 
 /// The block's lines as they should read, with the commands' current output.

@@ -1085,11 +1085,16 @@ impl<'f> Checker<'f> {
     fn undeclared(&mut self, name: &Name) {
         let message = format!("undeclared variable `{}`", name.node);
         let known = self.vars.keys().copied();
-        let hint = did_you_mean(&name.node, known).unwrap_or_else(|| {
-            format!(
+        let reserved = vocabulary::RESERVED.contains(&name.node.as_str());
+        let hint = did_you_mean(&name.node, known).unwrap_or_else(|| match reserved {
+            true => format!(
+                "`{}` is reserved: declare a variable of another name",
+                name.node
+            ),
+            false => format!(
                 "declare it: `volatile {}: lsn = none` (or durable)",
                 name.node
-            )
+            ),
         });
         self.report(
             Diagnostic::new(Code::UndeclaredVariable, name.span, message, "not declared")

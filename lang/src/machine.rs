@@ -249,6 +249,10 @@ pub struct State {
     pub synced: Option<SavedSlot>,
     /// Failovers so far.
     pub failovers: u8,
+    /// The transactions lost with a failed-over primary, one bit each in commit order: kept in
+    /// `txns` (so that a message or a set the connector still holds names them, not the
+    /// promoted server's transactions that reuse their LSNs), committed no more.
+    pub gone: u16,
 }
 
 impl State {
@@ -257,6 +261,15 @@ impl State {
     /// stream. Nothing happens when no stream is open.
     pub fn end_stream(&mut self) {
         self.stream_closed |= self.walsender.take().is_some();
+    }
+
+    /// The committed transactions, with their index in `txns`: those a failover lost left out.
+    pub fn live(&self) -> impl Iterator<Item = (usize, &Txn)> + '_ {
+        let gone = self.gone;
+        self.txns
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| gone & (1 << i) == 0)
     }
 
     /// The variables to write: shared with the states this one was copied from until the
@@ -476,6 +489,8 @@ pub enum Detail {
     RestartMovesBelowConfirmedFlush,
     /// The walsender sent a keepalive rather than the next transaction.
     Keepalive,
+    /// The walsender sent a keepalive before reading the WAL up to its next message.
+    KeepaliveBeforeReading,
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
     Candidate(Lsn),
     /// The call failed before it took effect (`env call_failures`).
@@ -505,6 +520,7 @@ impl fmt::Display for Detail {
                 f.write_str("restart_lsn moves, saved at the old confirmed_flush")
             }
             Detail::Keepalive => f.write_str("keepalive"),
+            Detail::KeepaliveBeforeReading => f.write_str("keepalive before reading on"),
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
             Detail::CallFails => f.write_str("the call fails"),
             Detail::CallTimesOut => f.write_str("the call times out after taking effect"),
@@ -708,6 +724,7 @@ impl Machine {
             },
             synced: None,
             failovers: 0,
+            gone: 0,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -1207,11 +1224,15 @@ impl Machine {
     /// The next message on the replication connection: the next transaction the walsender
     /// sends, or (PostgreSQL's choice, while keepalives are left) a keepalive.
     fn receive(&self, state: &mut State, chooser: &mut Chooser) -> Option<Message> {
+        let start = state.walsender?;
         let (ws, next) = self.to_send(state)?;
         // What the walsender reads past before this message, it skipped for good.
         let read_to = next.map_or(ws.read_to, |(_, after)| after.read_to);
         state.lost |= self.skips_owed(state, &ws, read_to);
         let keepalive_left = state.keepalives < self.env.keepalives;
+        if let Some(early) = self.keepalive_before_reading(state, &start, &ws, chooser) {
+            return Some(early);
+        }
         let keepalive = match next {
             Some(_) if keepalive_left => chooser.choose(Detail::Keepalive),
             Some(_) => false,
@@ -1260,6 +1281,35 @@ impl Machine {
         })
     }
 
+    /// A keepalive before the walsender reads on to its next message (`ws`), at `sentPtr` as its
+    /// last read left it (`start`) — after START_REPLICATION the end of the first record, below
+    /// `confirmed_flush` when `restart_lsn` lags (OLake #862; live rule
+    /// `keepalive_below_confirmed_flush`): PostgreSQL 15 `walsender.c:WalSndKeepaliveIfNecessary`
+    /// runs between records, whenever half of `wal_sender_timeout` has passed. Counted, and
+    /// PostgreSQL's choice.
+    fn keepalive_before_reading(
+        &self,
+        state: &mut State,
+        start: &Walsender,
+        ws: &Walsender,
+        chooser: &mut Chooser,
+    ) -> Option<Message> {
+        let left = state.keepalives < self.env.keepalives;
+        if !left || state.stopping || start.sent_ptr >= ws.sent_ptr {
+            return None;
+        }
+        if !chooser.choose(Detail::KeepaliveBeforeReading) {
+            return None;
+        }
+        state.keepalives += 1;
+        let k = start.keepalive(false);
+        Some(Message {
+            txn: None,
+            wal_end: k.wal_end,
+            reply_requested: k.reply_requested,
+        })
+    }
+
     /// The connector's walsender as it stands before its next message: past the WAL it
     /// decodes and does not send, and, when nothing is left to send below the flush pointer
     /// (a standby's replay pointer), caught up at it; with the next transaction it sends (its
@@ -1268,7 +1318,7 @@ impl Machine {
         let mut ws = state.walsender?;
         let limit = self.send_limit(state);
         let mut next = None;
-        for (i, txn) in state.txns.iter().enumerate() {
+        for (i, txn) in state.live() {
             if txn.end_lsn <= ws.read_to || txn.end_lsn > limit {
                 continue;
             }
@@ -1419,16 +1469,16 @@ impl Machine {
                     confirm,
                 };
                 self.slot_usable(state)?;
-                self.wait_for_standby(state);
+                self.wait_for_standby(state, request.upto_lsn);
                 let end_of_wal = self.limit(state);
+                let live: Vec<Txn> = state.live().map(|(_, t)| *t).collect();
                 let slot = state
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let changes =
-                    decoding::get_changes(slot, &state.txns, end_of_wal, request, None, |t| {
-                        t.published_rows
-                    });
+                let changes = decoding::get_changes(slot, &live, end_of_wal, request, None, |t| {
+                    t.published_rows
+                });
                 let set = changes
                     .txns
                     .iter()
@@ -1455,12 +1505,7 @@ impl Machine {
             }
             "standby_status_update" => self.status_update(state, call, chooser),
             "backfill" => {
-                let limit = self.limit(state);
-                for (i, t) in state.txns.iter().enumerate() {
-                    if t.is_published() && t.end_lsn <= limit {
-                        state.dest |= 1 << i;
-                    }
-                }
+                self.backfill(state);
                 Ok(Value::None)
             }
             "destination.write" => {
@@ -1492,12 +1537,28 @@ impl Machine {
         }
     }
 
-    /// SQL decoding of a failover slot waits until the standby has the flushed WAL (PostgreSQL 17
-    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts` → `WaitForStandbyConfirmation`): the
-    /// model makes the wait part of the call's step, the standby receiving first.
-    fn wait_for_standby(&self, state: &mut State) {
+    /// `backfill()`: the destination gets every committed publication transaction the server
+    /// has flushed (a snapshot read of the published tables).
+    fn backfill(&self, state: &mut State) {
+        let limit = self.limit(state);
+        let read = state
+            .live()
+            .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
+            .fold(0u16, |set, (i, _)| set | (1 << i));
+        state.dest |= read;
+    }
+
+    /// SQL decoding of a failover slot waits until the standby has the WAL it will read, up to
+    /// `upto_lsn` (PostgreSQL 17 `logicalfuncs.c:pg_logical_slot_get_changes_guts` →
+    /// `WaitForStandbyConfirmation(Min(upto_lsn, end_of_wal))`): the model makes the wait part of
+    /// the call's step, the standby receiving that far first.
+    fn wait_for_standby(&self, state: &mut State, upto_lsn: Option<Lsn>) {
         if self.env.failover_slots && state.slot.is_some() {
-            state.standby = standby_receive(state.standby, state.wal.flush);
+            let flush = state.wal.flush;
+            let wait_for = upto_lsn
+                .filter(|l| l.is_valid())
+                .map_or(flush, |l| l.min(flush));
+            state.standby = standby_receive(state.standby, wait_for);
         }
     }
 
@@ -1517,7 +1578,7 @@ impl Machine {
         if state.walsender.is_none() {
             return Err(Stop::Fail(Some(PgError::NoStream)));
         }
-        let ends: Vec<Lsn> = state.txns.iter().map(|t| t.end_lsn).collect();
+        let ends: Vec<Lsn> = state.live().map(|(_, t)| t.end_lsn).collect();
         // A candidate comes from a running-xacts record the walsender decoded: never past the
         // WAL it may read (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15).
         let decoded = flush.min(self.send_limit(state));
@@ -1810,6 +1871,8 @@ impl Machine {
             return;
         }
         match self.to_send(state) {
+            // The standby's walsender too waits until the standby has every flushed byte.
+            None if self.standby_behind(state) => {}
             None => {
                 actions.push(Action::PgStopped { saves: true });
                 if self.env.role == Role::Standby {
@@ -1821,6 +1884,13 @@ impl Machine {
             Some((_, None)) if state.asked => actions.push(Action::WalsenderTimeout),
             Some(_) => {}
         }
+    }
+
+    /// Whether the primary's standby has not yet received everything flushed: a clean stop waits
+    /// for it (PostgreSQL 15 `walsender.c:WalSndDone`: a physical walsender exits once the
+    /// standby has flushed `sentPtr`, and `xlog.c:ShutdownXLOG` waits for every walsender).
+    fn standby_behind(&self, state: &State) -> bool {
+        self.env.has_standby() && state.standby < state.wal.flush
     }
 
     /// The primary's standby's steps enabled in `state`: receiving what the primary flushed, and
@@ -2014,7 +2084,10 @@ impl Machine {
         state.stopping = true;
         self.walsender_done(state);
         // A standby's shutdown restartpoint may skip: [`Action::PgStopped`] chooses.
-        if state.walsender.is_none() && self.env.role == Role::Primary {
+        if state.walsender.is_none()
+            && self.env.role == Role::Primary
+            && !self.standby_behind(state)
+        {
             self.pg_stopped(state, true);
         }
     }
@@ -2155,7 +2228,9 @@ impl Machine {
     }
 
     /// The primary is lost and its standby promoted ([`promote`]): the WAL ends where the
-    /// standby received to, on a new timeline, and the transactions past it are lost; the slot
+    /// standby received to, on a new timeline, and the transactions past it are lost
+    /// ([`State::gone`]: the destination, the batch and the connector keep what they hold of
+    /// them, which no property counts); the slot
     /// is the standby's synced copy ([`promoted_slot`], with `env failover_slots`) or none; the
     /// replication connection ends, and anything under way on the lost primary with it (a
     /// synchronous commit's wait, a clean stop, a checkpoint). A new standby is then cloned from
@@ -2174,7 +2249,11 @@ impl Machine {
         state.commit_pending = false;
         state.stopping = false;
         state.removed_before = Lsn::INVALID;
-        lose_past(state, fork);
+        let lost = state
+            .live()
+            .filter(|(_, t)| t.end_lsn > fork)
+            .fold(0u16, |set, (i, _)| set | (1 << i));
+        state.gone |= lost;
         state.end_stream();
     }
 
@@ -2184,9 +2263,7 @@ impl Machine {
     fn undelivered<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
         let dest = state.dest;
         state
-            .txns
-            .iter()
-            .enumerate()
+            .live()
             .filter(move |(i, t)| t.is_published() && dest & (1 << i) == 0)
             .map(|(_, t)| t)
     }
@@ -2248,9 +2325,46 @@ impl Machine {
             Status::Running(_) | Status::Ended => {
                 let mut probe = Vec::new();
                 self.steps(state, &mut probe);
-                probe.is_empty()
+                probe.is_empty() || self.idle_reader(state, &probe)
             }
         }
+    }
+
+    /// Whether the connector only waits for messages the walsender has none of but its idle
+    /// keepalives (`probe`: every step it can take reads a `for each message`), with nothing
+    /// undelivered in its batch or its variables and no `backfill()` in a stream's body: no step
+    /// of its own delivers anything more, so what the destination lacks stays lacking unless a
+    /// fault restarts it. A waiting connector is always able to read one more keepalive
+    /// (`env keepalives`), which without this would keep every state from being quiescent.
+    fn idle_reader(&self, state: &State, probe: &[Action]) -> bool {
+        if self.program.backfills_in_stream || state.batch != 0 {
+            return false;
+        }
+        if !matches!(self.to_send(state), Some((_, None))) {
+            return false;
+        }
+        let reads = |a: &Action| match *a {
+            Action::Step { process, .. } => {
+                let pc = self.pc_of(state, process as usize);
+                matches!(self.program.code[pc].op, Op::Receive { .. })
+            }
+            _ => false,
+        };
+        let dest = state.dest;
+        probe.iter().all(reads)
+            && !state
+                .live()
+                .any(|(i, t)| t.is_published() && dest & (1 << i) == 0 && self.held(state, i))
+    }
+
+    /// Whether a variable of the connector (a message, a transaction, a set of them) names
+    /// transaction `i`.
+    fn held(&self, state: &State, i: usize) -> bool {
+        state.vars.iter().any(|v| match *v {
+            Value::Txn(t) | Value::Message(Message { txn: t, .. }) => t == Some(i as u8),
+            Value::Txns(set) => set & (1 << i) != 0,
+            _ => false,
+        })
     }
 
     /// `no-data-loss`: no restart resumed past an undelivered transaction, and once quiescent
@@ -2287,16 +2401,9 @@ impl Machine {
             return false;
         };
         let invalidated = !slot.slot.restart_lsn.is_valid();
-        let held = |i: usize| {
-            state.batch & (1 << i) != 0
-                || state.vars.iter().any(|v| match *v {
-                    Value::Txn(t) | Value::Message(Message { txn: t, .. }) => t == Some(i as u8),
-                    Value::Txns(set) => set & (1 << i) != 0,
-                    _ => false,
-                })
-        };
+        let held = |i: usize| state.batch & (1 << i) != 0 || self.held(state, i);
         let origin = state.slot_origin;
-        state.txns.iter().enumerate().any(|(i, t)| {
+        state.live().any(|(i, t)| {
             t.is_published()
                 && (t.commit_lsn < origin || invalidated)
                 && state.dest & (1 << i) == 0
@@ -2313,29 +2420,32 @@ impl Machine {
     /// not, is behind `confirmed_flush` (by the start rule): the slot keeps none of their WAL.
     pub fn retained_to_last_commit(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return false };
-        cdc::acknowledged(slot.slot.confirmed_flush, state.txns.iter())
+        cdc::acknowledged(slot.slot.confirmed_flush, state.live().map(|(_, t)| t))
     }
 
     /// `eventually-acknowledged`'s goal: every committed publication transaction is behind
     /// `confirmed_flush` (by the start rule).
     pub fn acknowledged(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return false };
-        let published = state.txns.iter().filter(|t| t.is_published());
+        let published = state.live().map(|(_, t)| t).filter(|t| t.is_published());
         cdc::acknowledged(slot.slot.confirmed_flush, published)
     }
 }
 
-/// The transactions whose WAL ends past `end` are lost (a crash, a failover): gone from the
-/// committed list, and from the destination, its batch and the duplicated set, whose bits follow
-/// commit order.
+/// A crash loses the transactions whose WAL ends past `end`: the last ones committed (those a
+/// failover lost are older, and stay), gone from the committed list, and from the destination,
+/// its batch and the duplicated set, whose bits follow commit order. The connector cannot hold
+/// one: the walsender and SQL decoding send nothing past the flush pointer.
 fn lose_past(state: &mut State, end: Lsn) {
-    state.txns = state
-        .txns
-        .iter()
-        .copied()
-        .filter(|t| t.end_lsn <= end)
-        .collect();
-    let kept = (1u32 << state.txns.len()) - 1;
+    let mut len = state.txns.len();
+    while len > 0 && state.gone & (1 << (len - 1)) == 0 && state.txns[len - 1].end_lsn > end {
+        len -= 1;
+    }
+    debug_assert!(state.live().all(|(i, t)| i < len || t.end_lsn > end));
+    if len < state.txns.len() {
+        state.txns = Arc::from(&state.txns[..len]);
+    }
+    let kept = (1u32 << len) - 1;
     state.dest &= kept as u16;
     state.batch &= kept as u16;
     state.duplicated &= kept as u16;

@@ -569,6 +569,33 @@ static LANES: Lanes = Lanes {
     },
 };
 
+/// Why the knobs of `config` cannot be checked together, if they cannot: failovers and failover
+/// slots are the primary's, failover slots need PostgreSQL 17, and a file checks either only
+/// when one of its `env` lines names them (its traces then have the standby's columns, which
+/// tell its states apart). A file's own `env` lines are refused by its checks, located.
+fn knob_conflict(config: &Config, program: &Program) -> Option<String> {
+    let failovers = config.small("failovers") > 0;
+    let slots = config.name("failover_slots") == "on";
+    if !(failovers || slots) {
+        return None;
+    }
+    if config.name("server") == "standby" {
+        return Some("failovers and failover slots need server=primary: the model follows the primary's standby".into());
+    }
+    let release = match config.value("pg_version") {
+        Some(BoundValue::Name(release)) => PgVersion::from_release(release),
+        Some(BoundValue::Number(major)) => Some(PgVersion::latest_of(major as u32)),
+        None => None,
+    };
+    if slots && !release.is_some_and(PgVersion::has_failover_slots) {
+        return Some("failover_slots=on needs pg_version 17 or later: PostgreSQL 15 and 16 have no failover slots".into());
+    }
+    if !program.failover {
+        return Some("--bound failovers and failover_slots need the file to name one of them in an env line (`env failovers = 0` will do): its traces then show the standby's columns".into());
+    }
+    None
+}
+
 /// The environment of `config`.
 fn env(config: &Config, creates_slot: bool) -> Env {
     let release = match config.value("pg_version") {
@@ -630,6 +657,9 @@ fn env(config: &Config, creates_slot: bool) -> Env {
 pub struct FileConfig {
     machine: Machine,
     fairness: FairnessChoice,
+    /// Why the knobs cannot be checked together (a `--bound` combination an `env` line would
+    /// have been refused for), reported as the configuration's one-line error.
+    error: Option<String>,
 }
 
 /// The model of one configuration of a file.
@@ -700,7 +730,7 @@ impl Variables for State {
             ),
             (
                 "committed",
-                Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16)),
+                Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16 & !s.gone)),
             ),
             ("destination", Var::Text(txn_set(s.dest))),
             ("batch", Var::Text(txn_set(s.batch))),
@@ -802,8 +832,8 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
 }
 
 /// `T1 sync 0/1000000-0/1002000, T2 async 0/1002000-0/1004000 other`: what tells the
-/// committed transactions apart beyond their names.
-fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
+/// committed transactions apart beyond their names (`lost` after one a failover lost).
+fn transactions(txns: &[walcheck_model::pg::Txn], gone: u16) -> String {
     let described: Vec<String> = txns
         .iter()
         .enumerate()
@@ -813,7 +843,13 @@ fn transactions(txns: &[walcheck_model::pg::Txn]) -> String {
                 CommitMode::Async => "async",
             };
             let other = if t.is_published() { "" } else { " other" };
-            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+            let lost = if gone & (1 << i) != 0 { " lost" } else { "" };
+            format!(
+                "T{} {mode} {}-{}{other}{lost}",
+                i + 1,
+                t.first_lsn,
+                t.end_lsn
+            )
         })
         .collect();
     described.join(", ")
@@ -855,7 +891,7 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
         ("saved_restart_lsn", lsn(saved_restart)),
         ("slot_dirty", Var::Bool(s.slot.is_some_and(|d| d.dirty))),
         ("commit_pending", Var::Bool(s.commit_pending)),
-        ("transactions", Var::Text(transactions(&s.txns))),
+        ("transactions", Var::Text(transactions(&s.txns, s.gone))),
         ("first_run_done", Var::Bool(s.first_done)),
         ("slot_origin", lsn(s.slot_origin)),
         ("lost", Var::Bool(s.lost)),
@@ -1161,6 +1197,7 @@ impl System for FileSystem {
                 env: env(config, self.creates_slot),
             },
             fairness: FairnessChoice::of(config),
+            error: knob_conflict(config, self.program),
         }
     }
 
@@ -1248,9 +1285,12 @@ impl System for FileSystem {
 
     fn expected(
         &self,
-        _: &FileConfig,
+        config: &FileConfig,
         property: &PropertyInfo,
     ) -> Option<Result<(Verdict, &'static str), String>> {
+        if let Some(error) = &config.error {
+            return Some(Err(error.clone()));
+        }
         let table = self.expected.as_ref()?;
         let row = table.iter().find(|(id, _, _)| *id == property.id);
         Some(Ok(row.map_or(

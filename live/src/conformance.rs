@@ -16,6 +16,7 @@ use walcheck_model::Lsn;
 use walcheck_traces::Trace;
 
 use crate::durability;
+use crate::failover;
 use crate::load::{Load, Workload};
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
@@ -271,6 +272,21 @@ pub const RULES: &[Rule] = &[
         name: "restartpoint_on_standby",
         source: "xlog.c:CreateRestartPoint (15): only after a replayed checkpoint record; CheckPointGuts saves the slots",
         check: durability::restartpoint_rule,
+    },
+    Rule {
+        name: "promotion",
+        source: "walsender.c:XLogSendPhysical, xlogrecovery.c:FinishWalRecovery, xlog.c:StartupXLOG (15): the standby has the primary's flushed WAL; promoted, replay stays at its end and the new timeline starts there",
+        check: failover::promotion_rule,
+    },
+    Rule {
+        name: "failover_slot_synced",
+        source: "slotsync.c:synchronize_one_slot, update_local_synced_slot, slot.c:ReplicationSlotAcquire (17): a failover slot's copy on the standby, usable once promoted",
+        check: failover::failover_slot_synced_rule,
+    },
+    Rule {
+        name: "failover_slot_waits_for_standby",
+        source: "logicalfuncs.c:pg_logical_slot_get_changes_guts, slot.c:WaitForStandbyConfirmation (17): a failover slot decodes only what synchronized_standby_slots confirmed",
+        check: failover::failover_slot_waits_rule,
     },
 ];
 

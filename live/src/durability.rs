@@ -27,7 +27,7 @@ fn lsn_var(l: Lsn) -> Var {
     Var::Text(l.to_string())
 }
 
-fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
+pub(crate) fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
     (!server.is_throwaway()).then(|| Outcome::Skip {
         reason: format!("needs a throwaway server ({what}); not run with --pg-url"),
     })
@@ -43,7 +43,7 @@ fn primary_at(p: Pointers) -> Server {
 }
 
 /// An LSN a query on `client` answers (NULL is an error).
-fn lsn_of(client: &mut postgres::Client, sql: &str) -> Result<Lsn, String> {
+pub(crate) fn lsn_of(client: &mut postgres::Client, sql: &str) -> Result<Lsn, String> {
     let text: Option<String> = client
         .query_one(sql, &[])
         .map_err(|e| format!("{sql}: {}", pg_message(&e)))?

@@ -7,6 +7,7 @@
 
 pub mod conformance;
 pub mod durability;
+pub mod failover;
 pub mod ladder;
 pub mod load;
 pub mod pg_error;

@@ -296,17 +296,53 @@ impl PgServer {
         Ok(server)
     }
 
-    /// A hot standby of `primary` on its own port: `pg_basebackup -R -X stream` from the primary,
-    /// then started; where the binaries have no `pg_basebackup`, a copy of the primary's data
-    /// folder stopped cleanly ([`PgServer::start_standby_by_copy`]).
+    /// A hot standby of `primary` on its own port, with no settings of its own
+    /// ([`PgServer::start_standby_with`]).
     pub fn start_standby(primary: &PgServer) -> Result<PgServer, String> {
-        if !primary.bindir.join("pg_basebackup").is_file() {
-            return PgServer::start_standby_by_copy(primary);
-        }
+        PgServer::start_standby_with(primary, &[])
+    }
+
+    /// A hot standby of `primary` on its own port: `pg_basebackup -R -X stream` from the primary
+    /// (where the binaries have no `pg_basebackup`, a copy of the primary's data folder stopped
+    /// cleanly: [`PgServer::copy_for_standby`]), then `settings` (a name and its value as
+    /// `postgresql.conf` spells it, quotes included) appended to its `postgresql.auto.conf`,
+    /// where they override what the backup wrote (the last line of a name wins), then started.
+    pub fn start_standby_with(
+        primary: &PgServer,
+        settings: &[(&str, &str)],
+    ) -> Result<PgServer, String> {
         let mut server = PgServer::prepare(&primary.bindir, "standby")?;
-        let data = server.data_dir();
+        if primary.bindir.join("pg_basebackup").is_file() {
+            server.base_backup_of(primary)?;
+        } else {
+            server.copy_for_standby(primary)?;
+        }
+        let lines: String = settings
+            .iter()
+            .map(|(name, value)| format!("\n{name} = {value}\n"))
+            .collect();
+        server.append_auto_conf(&lines)?;
+        server.own_root()?;
+        server.start()?;
+        server.version_num = server.query_version()?;
+        Ok(server)
+    }
+
+    /// What a standby of this primary streams with (`primary_conninfo`, without its quotes):
+    /// the loopback port, the `postgres` user, `application_name` `walcheck_standby`.
+    pub fn standby_conninfo(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres application_name=walcheck_standby",
+            self.port
+        )
+    }
+
+    /// This server's data folder as `pg_basebackup -R -X stream` makes it from `primary`: the
+    /// primary's files streamed while it runs, `standby.signal` and its `primary_conninfo`.
+    fn base_backup_of(&self, primary: &PgServer) -> Result<(), String> {
+        let data = self.data_dir();
         let port = primary.port.to_string();
-        server.run(
+        self.run(
             "pg_basebackup",
             &[
                 "-h",
@@ -324,23 +360,20 @@ impl PgServer {
                 "fast",
                 "--no-sync",
             ],
-        )?;
-        server.start()?;
-        server.version_num = server.query_version()?;
-        Ok(server)
+        )
+        .map(|_| ())
     }
 
-    /// A hot standby of `primary` without `pg_basebackup`: the primary stopped cleanly (`-m
-    /// fast`), its data folder copied, the primary started again; the copy, without the
-    /// primary's slots (`pg_replslot`, which `pg_basebackup` leaves out too), gets
-    /// `standby.signal` and a `primary_conninfo` to stream from the primary, and is started.
+    /// This server's data folder as a standby of `primary` without `pg_basebackup`: the primary
+    /// stopped cleanly (`-m fast`), its data folder copied, the primary started again; the copy,
+    /// without the primary's slots (`pg_replslot`, which `pg_basebackup` leaves out too), gets
+    /// `standby.signal` and a `primary_conninfo` to stream from the primary.
     ///
     /// PostgreSQL 15 `xlogrecovery.c:InitWalRecovery` enters standby mode when `standby.signal`
     /// is there, replays from the copy's last (shutdown) checkpoint, and
     /// `walreceiver.c:WalReceiverMain` streams the rest from `primary_conninfo`.
-    fn start_standby_by_copy(primary: &PgServer) -> Result<PgServer, String> {
-        let mut server = PgServer::prepare(&primary.bindir, "standby")?;
-        let data = server.data_dir();
+    fn copy_for_standby(&self, primary: &PgServer) -> Result<(), String> {
+        let data = self.data_dir();
         primary.stop("fast")?;
         let copied = Command::new("cp")
             .arg("-a")
@@ -363,22 +396,48 @@ impl PgServer {
         for slot in std::fs::read_dir(&slots).into_iter().flatten().flatten() {
             let _ = std::fs::remove_dir_all(slot.path());
         }
-        let conninfo = format!(
-            "\nprimary_conninfo = 'host=127.0.0.1 port={} user=postgres application_name=walcheck_standby'\n",
-            primary.port
-        );
-        let written = std::fs::write(data.join("standby.signal"), b"").and_then(|()| {
-            use std::io::Write;
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(data.join("postgresql.auto.conf"))?
-                .write_all(conninfo.as_bytes())
-        });
-        written.map_err(|e| format!("make {} a standby: {e}", data.display()))?;
-        server.own_root()?;
-        server.start()?;
-        server.version_num = server.query_version()?;
-        Ok(server)
+        std::fs::write(data.join("standby.signal"), b"")
+            .map_err(|e| format!("make {} a standby: {e}", data.display()))?;
+        self.append_auto_conf(&format!(
+            "\nprimary_conninfo = '{}'\n",
+            primary.standby_conninfo()
+        ))
+    }
+
+    /// Appends `lines` to the data folder's `postgresql.auto.conf`.
+    fn append_auto_conf(&self, lines: &str) -> Result<(), String> {
+        use std::io::Write;
+        let path = self.data_dir().join("postgresql.auto.conf");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(lines.as_bytes()))
+            .map_err(|e| format!("append to {}: {e}", path.display()))
+    }
+
+    /// Promotes this standby: `pg_promote()`, which waits (30 s at most) for recovery to end,
+    /// then `pg_is_in_recovery()`, which must say it has.
+    ///
+    /// PostgreSQL 15 `xlogfuncs.c:pg_promote` signals the startup process and waits until
+    /// `RecoveryInProgress()` is false; `xlogrecovery.c:CheckForStandbyTrigger` ends recovery
+    /// once the WAL received is replayed.
+    pub fn promote(&self) -> Result<(), String> {
+        let mut client = self.connect()?;
+        let promoted: bool = client
+            .query_one("SELECT pg_promote(true, 30)", &[])
+            .map_err(|e| format!("pg_promote(): {}", pg_message(&e)))?
+            .get(0);
+        let in_recovery: bool = client
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .map_err(|e| format!("pg_is_in_recovery(): {}", pg_message(&e)))?
+            .get(0);
+        if promoted && !in_recovery {
+            Ok(())
+        } else {
+            Err(format!(
+                "pg_promote() answered {promoted} and pg_is_in_recovery() {in_recovery}"
+            ))
+        }
     }
 
     /// When the server runs as the `postgres` user: its directory and everything in it made

@@ -417,7 +417,8 @@ fn replay_lsn_on_primary() {
 
 /// Every rule on a throwaway server of PostgreSQL `version` (`.ci/pg-versions` installs it):
 /// each passes or skips with its reason (a rule the model does not yet fit on that version
-/// skips as `walcheck_live::versions::version_skip` says), `standby_slot_clamp` runs on 16+, and
+/// skips as `walcheck_live::versions::version_skip` says), `standby_slot_clamp` runs on 16+,
+/// `promotion` on all, the failover slot rules on 17+, and
 /// the rules whose prediction differs by release (`walcheck_model::pg::PgVersion`) pass.
 /// Without the version's binaries it is skipped, unless WALCHECK_REQUIRE_PG=1.
 fn conformance_on(version: &str) {
@@ -468,16 +469,20 @@ fn conformance_on(version: &str) {
             run.result
         );
     }
-    let standby = runs
-        .iter()
-        .find(|run| run.rule.name == "standby_slot_clamp")
-        .unwrap();
-    assert_eq!(
-        matches!(standby.result, Ok(Outcome::Pass { .. })),
-        server.version_num() >= 160_000,
-        "{test}: standby_slot_clamp: {:?}",
-        standby.result
-    );
+    for (rule, from_version_num) in [
+        ("standby_slot_clamp", 160_000),
+        ("promotion", 0),
+        ("failover_slot_synced", 170_000),
+        ("failover_slot_waits_for_standby", 170_000),
+    ] {
+        let run = runs.iter().find(|run| run.rule.name == rule).unwrap();
+        assert_eq!(
+            matches!(run.result, Ok(Outcome::Pass { .. })),
+            server.version_num() >= from_version_num,
+            "{test}: {rule}: {:?}",
+            run.result
+        );
+    }
 }
 
 #[test]
@@ -629,6 +634,33 @@ fn restartpoint_on_standby() {
 }
 
 #[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn promotion() {
+    check_rule("promotion");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn failover_slot_synced() {
+    check_rule("failover_slot_synced");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
+fn failover_slot_waits_for_standby() {
+    check_rule("failover_slot_waits_for_standby");
+}
+
+#[test]
 fn every_rule_has_a_test_here() {
     let source = include_str!("live.rs");
     for rule in conformance::RULES {
@@ -777,7 +809,10 @@ fn rules_on_an_existing_server_leave_no_slot() {
                 | "walwriter_writes_without_flush"
                 | "sync_commit_waits_for_flush"
                 | "restart_after_advance"
-                | "restartpoint_on_standby",
+                | "restartpoint_on_standby"
+                | "promotion"
+                | "failover_slot_synced"
+                | "failover_slot_waits_for_standby",
                 Ok(Outcome::Skip { .. }),
             ) => {}
             (_, Ok(Outcome::Pass { .. })) => {}
