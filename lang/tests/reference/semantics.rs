@@ -143,6 +143,10 @@ pub struct Pg {
     pub standby: Lsn,
     /// "the standby's saved copy of the slot … or none (only with failover_slots on)".
     pub synced: Option<Synced>,
+    /// The transactions a failover lost: "gone from `committed`, they keep their names
+    /// (`transactions` marks them `lost`) … what the destination and the connector hold of them
+    /// stays, and no property counts them".
+    pub gone: BTreeSet<usize>,
 }
 
 /// The standby's copy of the connector's failover slot, as the slot sync worker saved it.
@@ -502,6 +506,7 @@ impl<'f> Reference<'f> {
                     Lsn::INVALID
                 },
                 synced: None,
+                gone: BTreeSet::new(),
             },
             dest: BTreeSet::new(),
             batch: BTreeSet::new(),
@@ -648,9 +653,19 @@ impl<'f> Reference<'f> {
             slot.crash_restart();
         }
         state.pg.commit_pending = false;
+        // Those past the flush pointer are the last ones committed, after any a failover lost
+        // (which keep their names): the crash takes their names back.
         let flush = state.pg.wal.flush;
-        state.pg.txns.retain(|t| t.end_lsn <= flush);
-        let kept = state.pg.txns.len();
+        let gone = &state.pg.gone;
+        let mut kept = state.pg.txns.len();
+        while kept > 0 && !gone.contains(&(kept - 1)) && state.pg.txns[kept - 1].end_lsn > flush {
+            kept -= 1;
+        }
+        debug_assert!(state.pg.txns[..kept]
+            .iter()
+            .enumerate()
+            .all(|(i, t)| gone.contains(&i) || t.end_lsn <= flush));
+        state.pg.txns.truncate(kept);
         state.dest.retain(|&i| i < kept);
         state.dup.retain(|&i| i < kept);
         state.batch.retain(|&i| i < kept);
@@ -668,9 +683,17 @@ impl<'f> Reference<'f> {
         state.pg.commit_pending = false;
         state.pg.stopping = true;
         self.stream_done(state);
-        if state.pg.walsender.is_none() {
+        if state.pg.walsender.is_none() && self.standby_has_all(state) {
             self.pg_stopped(state);
         }
+    }
+
+    /// "a clean stop waits for the standby to receive every flushed byte". The page says so
+    /// beside failover slots; PostgreSQL's shutdown waits for every walsender, a physical
+    /// standby's too (15 `walsender.c:WalSndDone`), and so does the interpreter: any modelled
+    /// standby.
+    fn standby_has_all(&self, state: &State) -> bool {
+        !self.knobs.has_standby() || state.pg.standby >= state.pg.wal.flush
     }
 
     /// `PgStopped`: "the shutdown checkpoint and the start: the slot saved if dirty — from
@@ -701,13 +724,12 @@ impl<'f> Reference<'f> {
             flush: end,
             replay: end,
         };
-        // "the transactions whose `end_lsn > standby` are lost … exactly as a PostgreSQL crash
-        // drops the transactions past the flush pointer".
-        state.pg.txns.retain(|t| t.end_lsn <= end);
-        let kept = state.pg.txns.len();
-        state.dest.retain(|&i| i < kept);
-        state.dup.retain(|&i| i < kept);
-        state.batch.retain(|&i| i < kept);
+        // "the transactions past it are lost: gone from `committed`, they keep their names …;
+        // what the destination and the connector hold of them stays".
+        let lost: Vec<usize> = (0..state.pg.txns.len())
+            .filter(|i| state.pg.txns[*i].end_lsn > end)
+            .collect();
+        state.pg.gone.extend(lost);
         // "with failover_slots on and a copy, the copy (in memory and on disk alike, clean);
         // otherwise none".
         let copy = state.pg.synced.filter(|_| self.knobs.failover_slots);
@@ -750,7 +772,7 @@ impl<'f> Reference<'f> {
         let mut ws = state.pg.walsender?;
         let flush = self.send_limit(state);
         let mut sent = None;
-        for (i, txn) in state.pg.txns.iter().enumerate() {
+        for (i, txn) in Self::live(state) {
             if txn.end_lsn <= ws.read_to || txn.end_lsn > flush {
                 continue;
             }
@@ -765,6 +787,33 @@ impl<'f> Reference<'f> {
             ws.send_logical(&[], flush);
         }
         Some((ws, sent))
+    }
+
+    /// The committed transactions whose WAL the server has, each with its name: all but those a
+    /// failover lost.
+    fn live(state: &State) -> impl Iterator<Item = (usize, &Txn)> + '_ {
+        state
+            .pg
+            .txns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !state.pg.gone.contains(i))
+    }
+
+    /// "no-data-loss fails when a stream skips a committed publication transaction the
+    /// destination does not hold (at `start_replication`, or later for one committed after
+    /// it …)": the walsender read from `before` to `after`, past the transactions it did not
+    /// send.
+    fn read_on(&self, state: &mut State, before: Walsender, after: Walsender) {
+        let skipped = Self::live(state).any(|(i, t)| {
+            t.end_lsn > before.read_to
+                && t.end_lsn <= after.read_to
+                && t.is_published()
+                && !state.dest.contains(&i)
+                && txn_needs_skip(t, after.start_decoding_at)
+        });
+        state.pg.lost |= skipped;
+        state.pg.walsender = Some(after);
     }
 
     /// How far the walsender may read: the flush pointer; "With failover_slots on, the
@@ -951,11 +1000,6 @@ impl<'f> Reference<'f> {
     }
 
     // ---- steps ---------------------------------------------------------------------------
-
-    /// Every state the connector's steps can lead to (none when every process waits).
-    pub fn steps(&self, state: &State) -> Vec<State> {
-        self.moves(state).into_iter().map(|(_, _, s)| s).collect()
-    }
 
     /// The connector's steps as (process, fair, next state): "the connector's steps are each
     /// process's next step that can be taken, process 0's first". `next run` is process 0's
@@ -1273,6 +1317,7 @@ impl<'f> Reference<'f> {
     /// transaction" is PostgreSQL's choice, while `keepalives` allows one.
     fn receive(&self, mut state: State, message: &str) -> Vec<(State, Flow)> {
         self.stream_done(&mut state);
+        let before = state.pg.walsender;
         if let (true, Some((ws, None))) = (state.pg.stopping, self.next_message(&state)) {
             // "once caught up, it answers the connector's next read with a keepalive requesting
             // a reply … at what it has sent …; it sends no other message until the connector
@@ -1282,7 +1327,7 @@ impl<'f> Reference<'f> {
             }
             let mut s = state;
             s.pg.asked = true;
-            s.pg.walsender = Some(ws);
+            self.read_on(&mut s, before.expect("a stream"), ws);
             s.vars
                 .insert(message.to_owned(), V::Msg(None, ws.sent_ptr, true));
             return vec![(s, Flow::Received)];
@@ -1294,18 +1339,32 @@ impl<'f> Reference<'f> {
             // No stream was opened in this run: nothing comes, the connector waits.
             return vec![];
         };
+        let before = before.expect("a stream");
         let mut out = Vec::new();
         // "With `env keepalives` of 1 or more, a walsender that has caught up always has one
         // more keepalive for a connector waiting in `for each message`, at its current
         // position, uncounted."
         let idle = sent.is_none() && self.knobs.keepalives > 0;
-        if state.pg.keepalives < self.knobs.keepalives || idle {
+        let counted = state.pg.keepalives < self.knobs.keepalives;
+        if counted || idle {
             let mut s = state.clone();
             if !idle {
                 s.pg.keepalives += 1;
             }
-            s.pg.walsender = Some(ws);
+            self.read_on(&mut s, before, ws);
             let k = ws.keepalive(false);
+            s.vars.insert(
+                message.to_owned(),
+                V::Msg(None, k.wal_end, k.reply_requested),
+            );
+            out.push((s, Flow::Received));
+        }
+        // "A counted keepalive may also come before the walsender reads on to its next message,
+        // at `sentPtr` as its last read left it (`[keepalive before reading on]`)".
+        if counted && before != ws {
+            let mut s = state.clone();
+            s.pg.keepalives += 1;
+            let k = before.keepalive(false);
             s.vars.insert(
                 message.to_owned(),
                 V::Msg(None, k.wal_end, k.reply_requested),
@@ -1314,7 +1373,7 @@ impl<'f> Reference<'f> {
         }
         if let Some((i, after)) = sent {
             let mut s = state;
-            s.pg.walsender = Some(after);
+            self.read_on(&mut s, before, after);
             let end = s.pg.txns[i].end_lsn;
             s.vars
                 .insert(message.to_owned(), V::Msg(Some(i), end, false));
@@ -1405,7 +1464,7 @@ impl<'f> Reference<'f> {
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
                 let flush = s.pg.wal.flush;
-                let skipped = s.pg.txns.iter().enumerate().any(|(i, t)| {
+                let skipped = Self::live(&s).any(|(i, t)| {
                     t.is_published()
                         && !s.dest.contains(&i)
                         && t.end_lsn <= flush
@@ -1555,7 +1614,10 @@ impl<'f> Reference<'f> {
         }
         let mut s = state;
         if self.knobs.failover_slots {
-            s.pg.standby = s.pg.standby.max(s.pg.wal.flush);
+            // "waits for the standby to receive the flushed WAL it will read (up to
+            // `upto_lsn`)".
+            let until = upto_lsn.map_or(s.pg.wal.flush, |u| u.min(s.pg.wal.flush));
+            s.pg.standby = s.pg.standby.max(until);
         }
         let request = SqlDecode {
             upto_lsn,
@@ -1563,13 +1625,13 @@ impl<'f> Reference<'f> {
             confirm,
         };
         let flush = s.pg.wal.flush;
-        let txns = s.pg.txns.clone();
+        let (names, txns): (Vec<usize>, Vec<Txn>) = Self::live(&s).map(|(i, t)| (i, *t)).unzip();
         let d = s.pg.slot.as_mut().expect("checked");
         let changes = get_changes(d, &txns, flush, request, None, |t| t.published_rows);
         let returned = changes
             .txns
             .iter()
-            .map(|t| txns.iter().position(|x| x == t).expect("a committed one"))
+            .map(|t| names[txns.iter().position(|x| x == t).expect("a committed one")])
             .collect();
         vec![(s, Some(V::Txns(returned)))]
     }
@@ -1592,7 +1654,7 @@ impl<'f> Reference<'f> {
         let Some(slot) = state.pg.slot else {
             return vec![(state, None)];
         };
-        let ends: Vec<Lsn> = state.pg.txns.iter().map(|t| t.end_lsn).collect();
+        let ends: Vec<Lsn> = Self::live(&state).map(|(_, t)| t.end_lsn).collect();
         let candidates: Vec<Option<Lsn>> = std::iter::once(None)
             // "up to what it confirms and the flush pointer".
             .chain(restart_candidates(flush.min(state.pg.wal.flush), &slot.slot, ends).map(Some))
@@ -1828,7 +1890,7 @@ impl<'f> Reference<'f> {
         if pg.stopping {
             match self.next_message(state) {
                 // "`PgStopped` (fair), once no stream is left".
-                None => {
+                None if self.standby_has_all(state) => {
                     let mut s = state.clone();
                     self.pg_stopped(&mut s);
                     out.push((Some(Class::Shutdown), s));
@@ -1841,7 +1903,7 @@ impl<'f> Reference<'f> {
                     s.pg.stream_closed = true;
                     out.push((Some(Class::Shutdown), s));
                 }
-                Some(_) => {}
+                _ => {}
             }
         }
         out.extend(self.standby_actions(state));
@@ -2084,11 +2146,16 @@ impl<'f> Reference<'f> {
     }
 
     fn undelivered<'s>(&self, s: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
-        s.pg.txns
-            .iter()
-            .enumerate()
+        // "no property counts" the transactions a failover lost.
+        Self::live(s)
             .filter(move |(i, t)| t.is_published() && !s.dest.contains(i))
             .map(|(_, t)| t)
+    }
+
+    /// Whether a published transaction the destination lacks is in the open batch, a variable
+    /// or a channel's place.
+    fn holds_undelivered(&self, s: &State) -> bool {
+        Self::live(s).any(|(i, t)| t.is_published() && !s.dest.contains(&i) && Self::held(s, i))
     }
 
     /// The built-in property `id` in state `s` ("Properties and expectations").
@@ -2109,11 +2176,12 @@ impl<'f> Reference<'f> {
         }
     }
 
-    /// "no-data-loss fails when a `start_replication` skips a committed publication transaction
-    /// the destination does not hold, and in a quiescent state (the workload done, the WAL
-    /// flushed, no connector step possible) where the destination lacks one; once every run is
-    /// over, only those the slot would not send again count. A stopped pipeline (`fail fatal`)
-    /// is `no-fatal-error`'s, not this one's."
+    /// "no-data-loss fails when a stream skips a committed publication transaction the
+    /// destination does not hold (at `start_replication`, or later for one committed after it
+    /// …); in a quiescent state where the destination lacks one: the workload done, the WAL
+    /// flushed, no stop under way, and no connector step possible — or none but reading an idle
+    /// keepalive …; once every run is over, only those the slot would not send again count. A
+    /// stopped pipeline (`fail fatal`) is `no-fatal-error`'s, not this one's."
     fn no_data_loss(&self, s: &State) -> bool {
         if s.pg.lost {
             return false;
@@ -2122,11 +2190,8 @@ impl<'f> Reference<'f> {
         // nor in its open batch, nor in any variable, in a file that calls `backfill()` nowhere"
         // (the generator writes no `backfill()`).
         let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
-        let lost =
-            s.pg.txns
-                .iter()
-                .enumerate()
-                .any(|(i, t)| t.is_published() && !s.dest.contains(&i) && !Self::held(s, i));
+        let lost = Self::live(s)
+            .any(|(i, t)| t.is_published() && !s.dest.contains(&i) && !Self::held(s, i));
         if invalidated && lost {
             return false;
         }
@@ -2140,11 +2205,7 @@ impl<'f> Reference<'f> {
             // not quiescent either.
             && self.send_limit(s) >= s.pg.wal.flush
             && !s.pg.stopping
-            && match s.at {
-                Where::Done => true,
-                Where::Fatal(..) => false,
-                _ => self.steps(s).is_empty(),
-            };
+            && self.at_rest(s);
         if !quiescent {
             return true;
         }
@@ -2155,6 +2216,36 @@ impl<'f> Reference<'f> {
             }),
             _ => self.undelivered(s).next().is_none(),
         }
+    }
+
+    /// "no connector step possible — or none but reading an idle keepalive, the walsender
+    /// having nothing else to send, with no undelivered transaction in the batch or a variable
+    /// and no `backfill()` in a `for each message` body" (the generator writes no
+    /// `backfill()`).
+    fn at_rest(&self, s: &State) -> bool {
+        let all = match &s.at {
+            Where::Done => return true,
+            Where::Fatal(..) | Where::RunEnd => return false,
+            Where::Run(all) => all,
+        };
+        let mut idle = false;
+        for (i, frames) in all.iter().enumerate() {
+            if self.proc_step(s, i).is_empty() {
+                continue;
+            }
+            let reads = match frames.last() {
+                Some(Frame::Seq { at, next }) => {
+                    matches!(self.block(at).stmts[*next].kind, StmtKind::ForEach { .. })
+                }
+                _ => false,
+            };
+            let caught_up = matches!(self.next_message(s), Some((_, None)));
+            if !(reads && caught_up && self.knobs.keepalives > 0) {
+                return false;
+            }
+            idle = true;
+        }
+        !idle || !self.holds_undelivered(s)
     }
 
     /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
@@ -2182,9 +2273,12 @@ impl<'f> Reference<'f> {
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
             (
                 "committed".to_owned(),
-                txn_set(&(0..s.pg.txns.len()).collect()),
+                txn_set(&Self::live(s).map(|(i, _)| i).collect()),
             ),
-            ("transactions".to_owned(), transactions(&s.pg.txns)),
+            (
+                "transactions".to_owned(),
+                transactions(&s.pg.txns, &s.pg.gone),
+            ),
         ]);
         // "A file that keeps the horizon shows `removed_before`; one that keeps it, sets
         // `os_crashes` or sets a `pg_version` release also shows `os_crashes` … and `checkpoint`".
@@ -2359,8 +2453,8 @@ fn txn_set(set: &BTreeSet<usize>) -> String {
 }
 
 /// "`transactions` (each one's commit mode and WAL)": `T1 sync 0/1000000-0/1002000`, ` other`
-/// after one outside the publication.
-fn transactions(txns: &[Txn]) -> String {
+/// after one outside the publication, ` lost` after one a failover lost.
+fn transactions(txns: &[Txn], gone: &BTreeSet<usize>) -> String {
     let each: Vec<String> = txns
         .iter()
         .enumerate()
@@ -2370,7 +2464,13 @@ fn transactions(txns: &[Txn]) -> String {
                 CommitMode::Async => "async",
             };
             let other = if t.is_published() { "" } else { " other" };
-            format!("T{} {mode} {}-{}{other}", i + 1, t.first_lsn, t.end_lsn)
+            let lost = if gone.contains(&i) { " lost" } else { "" };
+            format!(
+                "T{} {mode} {}-{}{other}{lost}",
+                i + 1,
+                t.first_lsn,
+                t.end_lsn
+            )
         })
         .collect();
     each.join(", ")
