@@ -1656,8 +1656,11 @@ impl<'f> Reference<'f> {
         };
         let ends: Vec<Lsn> = Self::live(&state).map(|(_, t)| t.end_lsn).collect();
         let candidates: Vec<Option<Lsn>> = std::iter::once(None)
-            // "up to what it confirms and the flush pointer".
-            .chain(restart_candidates(flush.min(state.pg.wal.flush), &slot.slot, ends).map(Some))
+            // "up to what it confirms and the flush pointer …: what the walsender can have
+            // decoded", which a failover slot's walsender reads only as far as the standby has.
+            .chain(
+                restart_candidates(flush.min(self.send_limit(&state)), &slot.slot, ends).map(Some),
+            )
             .collect();
         let update = StandbyStatusUpdate {
             write,
