@@ -2315,7 +2315,7 @@ impl Machine {
             || state.stopping
             || state.wal.flush < state.wal.insert
             || (env.role == Role::Standby && state.wal.replay < state.wal.flush)
-            || (env.has_standby() && state.standby < state.wal.flush)
+            || self.standby_behind(state)
         {
             return false;
         }

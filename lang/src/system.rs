@@ -582,11 +582,7 @@ fn knob_conflict(config: &Config, program: &Program) -> Option<String> {
     if config.name("server") == "standby" {
         return Some("failovers and failover slots need server=primary: the model follows the primary's standby".into());
     }
-    let release = match config.value("pg_version") {
-        Some(BoundValue::Name(release)) => PgVersion::from_release(release),
-        Some(BoundValue::Number(major)) => Some(PgVersion::latest_of(major as u32)),
-        None => None,
-    };
+    let release = release(config);
     if slots && !release.is_some_and(PgVersion::has_failover_slots) {
         return Some("failover_slots=on needs pg_version 17 or later: PostgreSQL 15 and 16 have no failover slots".into());
     }
@@ -596,13 +592,18 @@ fn knob_conflict(config: &Config, program: &Program) -> Option<String> {
     None
 }
 
-/// The environment of `config`.
-fn env(config: &Config, creates_slot: bool) -> Env {
-    let release = match config.value("pg_version") {
+/// The PostgreSQL release `config`'s `pg_version` names (a major is its newest minor), if any.
+fn release(config: &Config) -> Option<PgVersion> {
+    match config.value("pg_version") {
         Some(BoundValue::Name(release)) => PgVersion::from_release(release),
         Some(BoundValue::Number(major)) => Some(PgVersion::latest_of(major as u32)),
         None => None,
-    };
+    }
+}
+
+/// The environment of `config`.
+fn env(config: &Config, creates_slot: bool) -> Env {
+    let release = release(config);
     let release = release.unwrap_or(PgVersion::latest_of(15));
     let commits = match config.name("commit") {
         "sync" => vec![CommitMode::Sync],
