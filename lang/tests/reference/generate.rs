@@ -137,12 +137,18 @@ impl Gen {
     /// A simple statement: one step.
     fn simple(&mut self, depth: usize, in_loop: bool) {
         if self.sql && self.pick(4) == 0 {
-            let text = match self.pick(5) {
+            let text = match self.pick(6) {
                 0 | 1 => "r = pg_logical_slot_get_changes()".to_owned(),
                 2 => "r = pg_logical_slot_peek_changes()".to_owned(),
-                // Not `upto_lsn`: the interpreter reads `none` there as a limit at 0/0, not as
-                // SQL's NULL (no limit), and stops after the first record.
-                3 => "r = pg_logical_slot_get_changes(upto_nchanges = 1)".to_owned(),
+                3 => format!(
+                    "r = pg_logical_slot_get_changes(upto_nchanges = {})",
+                    self.pick(2)
+                ),
+                // A target may still be `none` (0/0): no limit, as SQL's NULL.
+                4 => format!(
+                    "r = pg_logical_slot_get_changes(upto_lsn = {})",
+                    self.one(LSN_TARGETS)
+                ),
                 _ => "destination.write(r)".to_owned(),
             };
             return self.call_line(depth, &text);

@@ -293,8 +293,14 @@ pub fn get_changes(
                 out.txns.push(*txn);
             }
         }
-        let upto_lsn_reached = request.upto_lsn.is_some_and(|upto| upto <= read_to);
-        let upto_nchanges_reached = request.upto_nchanges.is_some_and(|n| n <= out.rows);
+        // `upto_lsn` of `0/0` and `upto_nchanges` of 0 are no limit, as SQL NULL is
+        // (`upto_lsn != InvalidXLogRecPtr &&`, `upto_nchanges != 0 &&`).
+        let upto_lsn_reached = request
+            .upto_lsn
+            .is_some_and(|upto| upto.is_valid() && upto <= read_to);
+        let upto_nchanges_reached = request
+            .upto_nchanges
+            .is_some_and(|n| n != 0 && n <= out.rows);
         if upto_lsn_reached || upto_nchanges_reached {
             break;
         }
