@@ -16,7 +16,7 @@ pub mod wal;
 pub use decoding::{DurableSlot, Persistence, SqlChanges, SqlDecode};
 pub use server::{Role, Server, WalFunctionError};
 pub use slot::{advance_read_end, advance_waits, AdvanceError, RestartLanding, SavedSlot, Slot};
-pub use stream::{Keepalive, PgOutput, StandbyStatusUpdate, Walsender, XLogData};
+pub use stream::{Keepalive, PgOutput, StandbyStatusUpdate, TxnPart, Walsender, XLogData};
 pub use txn::Txn;
 pub use version::PgVersion;
 pub use wal::{CommitMode, Wal};

@@ -92,6 +92,48 @@ pub fn pgoutput_txn(txn: &Txn, first_change_lsn: Lsn, relation_known: bool) -> V
     out
 }
 
+/// One message of a transaction a walsender sends message by message, as pgoutput writes it
+/// (its Relation messages left out): Begin, one change per published row, Commit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TxnPart {
+    /// 'B', sent with the first change.
+    Begin,
+    /// 'I': published row `k` (0-based).
+    Change(u32),
+    /// 'C'.
+    Commit,
+}
+
+impl TxnPart {
+    /// The LSN the walsender sends it under, the XLogData's `dataStart` (and `walEnd`): the
+    /// first change's for the Begin, the change's record start ([`Txn::change_lsn`]), the
+    /// commit record's end for the Commit — as [`pgoutput_txn`] has them.
+    ///
+    /// PostgreSQL 15 `logical.c:change_cb_wrapper` (`ctx->write_location = change->lsn`),
+    /// `commit_cb_wrapper` (`txn->end_lsn`), `pgoutput.c:pgoutput_send_begin` (from the first
+    /// change), `walsender.c:WalSndPrepareWrite`.
+    pub fn lsn(self, txn: &Txn, multi_insert: bool) -> Lsn {
+        match self {
+            TxnPart::Begin => txn.change_lsn(0, multi_insert),
+            TxnPart::Change(k) => txn.change_lsn(k, multi_insert),
+            TxnPart::Commit => txn.end_lsn,
+        }
+    }
+
+    /// The message sent after this one, `None` after the Commit: pgoutput writes a decoded
+    /// transaction's messages in one go, at its commit record
+    /// (`reorderbuffer.c:ReorderBufferReplay`), the changes in their WAL order.
+    pub fn next(self, txn: &Txn) -> Option<TxnPart> {
+        let rows = txn.published_rows.max(1);
+        match self {
+            TxnPart::Begin => Some(TxnPart::Change(0)),
+            TxnPart::Change(k) if k + 1 < rows => Some(TxnPart::Change(k + 1)),
+            TxnPart::Change(_) => Some(TxnPart::Commit),
+            TxnPart::Commit => None,
+        }
+    }
+}
+
 /// A keepalive ('k'): `ServerWALEnd` and whether a reply is requested.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Keepalive {
@@ -311,6 +353,33 @@ pub fn process_standby_reply_on(
 
 #[cfg(test)]
 mod tests {
+    use super::TxnPart;
+
+    #[test]
+    fn a_transaction_goes_out_as_begin_its_rows_in_wal_order_and_commit() {
+        let mut wal = crate::pg::Wal::at(Lsn(0x153_E240));
+        let txn = wal.commit_txn(730, 8192 - 48, 46, 2, crate::pg::CommitMode::Sync);
+        let mut parts = vec![TxnPart::Begin];
+        while let Some(next) = parts.last().and_then(|p| p.next(&txn)) {
+            parts.push(next);
+        }
+        assert_eq!(
+            parts,
+            [
+                TxnPart::Begin,
+                TxnPart::Change(0),
+                TxnPart::Change(1),
+                TxnPart::Commit
+            ]
+        );
+        let lsns: Vec<Lsn> = parts.iter().map(|p| p.lsn(&txn, false)).collect();
+        assert_eq!(lsns[0], txn.first_lsn);
+        assert_eq!(lsns[1], txn.first_lsn);
+        assert!(lsns[2] > lsns[1] && lsns[2] < txn.commit_lsn);
+        assert_eq!(lsns[3], txn.end_lsn);
+        assert_eq!(TxnPart::Change(1).lsn(&txn, true), txn.first_lsn);
+    }
+
     use super::super::wal::{CommitMode, Wal};
     use super::*;
 

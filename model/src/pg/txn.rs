@@ -58,6 +58,29 @@ impl Txn {
     pub fn is_ordered(&self) -> bool {
         self.first_lsn < self.commit_lsn && self.commit_lsn < self.end_lsn
     }
+
+    /// The start of the record that holds published row `row` (0-based) of the transaction: the
+    /// LSN decoding gives its change (`ReorderBufferChange.lsn`), which pgoutput's Insert goes
+    /// out under.
+    ///
+    /// PostgreSQL 15 `decode.c`: `DecodeInsert` queues each row's change at its record's start
+    /// (`buf->origptr`; `heapam.c:heap_insert` logs one `XLOG_HEAP_INSERT` per row), and
+    /// `DecodeMultiInsert` queues every row of one `XLOG_HEAP2_MULTI_INSERT` record
+    /// (`heapam.c:heap_multi_insert`, used by `COPY`) at that record's start, so `multi_insert`
+    /// rows share the first change's LSN. The model spreads single-row records evenly over the
+    /// transaction's change WAL (`first_lsn..commit_lsn`) at `MAXALIGN` boundaries: each starts
+    /// after the one before and before the commit record, where a server puts them one after
+    /// another; only their order and their distinctness reach a connector.
+    pub fn change_lsn(&self, row: u32, multi_insert: bool) -> Lsn {
+        let rows = u64::from(self.published_rows.max(1));
+        if multi_insert || rows == 1 {
+            return self.first_lsn;
+        }
+        let span = self.commit_lsn.bytes() - self.first_lsn.bytes();
+        let offset = span * u64::from(row.min(self.published_rows - 1)) / rows;
+        self.first_lsn
+            .plus(offset / MAXALIGN_BYTES * MAXALIGN_BYTES)
+    }
 }
 
 /// Rounds `bytes` up to a multiple of [`MAXALIGN_BYTES`].
@@ -156,6 +179,17 @@ mod tests {
         let txn = wal.commit_txn(730, 8192 - 48, COMMIT_RECORD_BYTES, 1, CommitMode::Sync);
         assert_eq!(txn.end_lsn.bytes() - txn.commit_lsn.bytes(), 48);
         assert_eq!(txn.end_lsn, BASE.plus(8192));
+    }
+
+    #[test]
+    fn single_row_records_follow_each_other_and_multi_insert_rows_share_one() {
+        let mut wal = Wal::at(BASE);
+        let txn = wal.commit_txn(730, 8192 - 48, COMMIT_RECORD_BYTES, 3, CommitMode::Sync);
+        let each: Vec<Lsn> = (0..3).map(|k| txn.change_lsn(k, false)).collect();
+        assert_eq!(each[0], txn.first_lsn);
+        assert!(each[0] < each[1] && each[1] < each[2] && each[2] < txn.commit_lsn);
+        assert!(each.iter().all(|l| l.bytes() % MAXALIGN_BYTES == 0));
+        assert!((0..3).all(|k| txn.change_lsn(k, true) == txn.first_lsn));
     }
 
     #[test]
