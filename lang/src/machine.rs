@@ -18,7 +18,7 @@ use walcheck_model::pg::lifecycle::{
     IDLE_RUNNING_XACTS_BYTES,
 };
 use walcheck_model::pg::stream::{
-    identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
+    identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, TxnPart, Walsender,
 };
 use walcheck_model::pg::{
     AdvanceError, CommitMode, PgVersion, Role, SavedSlot, Server, Slot, Txn, Wal,
@@ -64,15 +64,19 @@ pub enum Value {
     Message(Message),
 }
 
-/// What `for each message` receives: a whole transaction or a keepalive.
+/// What `for each message` receives: a whole transaction, one message of a transaction sent
+/// message by message (`env messages = changes`), or a keepalive.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Message {
     /// The transaction, `None` for a keepalive.
     pub txn: Option<u8>,
-    /// A keepalive's `ServerWALEnd`; a transaction's end.
+    /// A keepalive's `ServerWALEnd`; a whole transaction's end; the LSN a message of a
+    /// transaction goes out under ([`TxnPart::lsn`]).
     pub wal_end: Lsn,
     /// Whether the walsender asks for a reply.
     pub reply_requested: bool,
+    /// Which message of its transaction; `None` for a whole transaction or a keepalive.
+    pub part: Option<TxnPart>,
 }
 
 impl Value {
@@ -128,15 +132,41 @@ impl fmt::Display for Shown<'_> {
             Value::Txns(set) => f.write_str(&txn_set(set)),
             Value::Count(n) => write!(f, "{n}"),
             Value::Outside(_) => f.write_str("out of range"),
-            Value::Message(m) => match m.txn {
-                Some(i) => write!(f, "T{}", u16::from(i) + 1),
-                None if m.reply_requested => {
+            Value::Message(m) => match (m.txn, m.part) {
+                (Some(i), None) => write!(f, "T{}", u16::from(i) + 1),
+                (Some(i), Some(part)) => {
+                    write!(f, "T{} ", u16::from(i) + 1)?;
+                    match part {
+                        TxnPart::Begin => f.write_str("begin")?,
+                        TxnPart::Change(k) => write!(f, "change {}", k + 1)?,
+                        TxnPart::Commit => f.write_str("commit")?,
+                    }
+                    write!(f, " {}", m.wal_end)
+                }
+                (None, _) if m.reply_requested => {
                     write!(f, "keepalive {}, reply requested", m.wal_end)
                 }
-                None => write!(f, "keepalive {}", m.wal_end),
+                (None, _) => write!(f, "keepalive {}", m.wal_end),
             },
         }
     }
+}
+
+/// `[T1, T2 row 1]`: the transactions in `whole`, then the rows in `rows` (bit `4 × i + k`) of
+/// the others — a destination's rows with `env messages = changes`.
+pub fn row_set(whole: u16, rows: u64) -> String {
+    let names: Vec<String> = (0..16)
+        .flat_map(|i| {
+            let named = whole & (1 << i) != 0;
+            let own = if named { 0 } else { (rows >> (4 * i)) & 0xF };
+            let txn = named.then(|| format!("T{}", i + 1));
+            let parts = (0..4)
+                .filter(move |k| own & (1 << k) != 0)
+                .map(move |k| format!("T{} row {}", i + 1, k + 1));
+            txn.into_iter().chain(parts)
+        })
+        .collect();
+    format!("[{}]", names.join(", "))
 }
 
 /// `[T1, T3]`.
@@ -253,6 +283,14 @@ pub struct State {
     /// `txns` (so that a message or a set the connector still holds names them, not the
     /// promoted server's transactions that reuse their LSNs), committed no more.
     pub gone: u16,
+    /// The transaction the walsender is sending message by message (`env messages =
+    /// changes`), by its place in commit order, and the last of its messages sent; `None`
+    /// between transactions.
+    pub sending: Option<(u8, TxnPart)>,
+    /// Rows durably in the destination (`env messages = changes`; 0 otherwise): bit `4 × i + k` for row `k` of transaction `i` ([`row_bits`]).
+    pub dest_rows: u64,
+    /// The rows in the destination's open batch, as `dest_rows` holds them.
+    pub batch_rows: u64,
 }
 
 impl State {
@@ -261,6 +299,20 @@ impl State {
     /// stream. Nothing happens when no stream is open.
     pub fn end_stream(&mut self) {
         self.stream_closed |= self.walsender.take().is_some();
+        self.sending = None;
+    }
+
+    /// The replication connection closes from the connector's side (its run ends, it crashes,
+    /// it stops), or a new one replaces it: no transaction is half sent on it any more.
+    fn close_stream(&mut self) {
+        self.walsender = None;
+        self.sending = None;
+    }
+
+    /// The destination's open batch is lost (the run that held it ended).
+    fn drop_batch(&mut self) {
+        self.batch = 0;
+        self.batch_rows = 0;
     }
 
     /// The committed transactions, with their index in `txns`: those a failover lost left out.
@@ -335,6 +387,12 @@ pub struct Env {
     /// The slot is a failover slot (PostgreSQL 17 or later): the standby's slot sync worker
     /// copies it, and `synchronized_standby_slots` holds the walsender to the standby.
     pub failover_slots: bool,
+    /// `env messages = changes`: the stream sends pgoutput's messages one by one.
+    pub by_change: bool,
+    /// `env rows`: rows each published client transaction inserts.
+    pub rows: u32,
+    /// `env multi_insert = on`: a transaction's rows are one multi-insert record.
+    pub multi_insert: bool,
 }
 
 impl Env {
@@ -725,6 +783,9 @@ impl Machine {
             synced: None,
             failovers: 0,
             gone: 0,
+            sending: None,
+            dest_rows: 0,
+            batch_rows: 0,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -850,9 +911,9 @@ impl Machine {
     /// end, a state of its own that every property sees: the connector's next step there is
     /// `next run` ([`Machine::next_run`]), or, when `runs` allows no other, the pipeline is done.
     fn end_run(&self, state: &mut State) {
-        state.walsender = None;
+        state.close_stream();
         state.stream_closed = false;
-        state.batch = 0;
+        state.drop_batch();
         state.procs.fill(Status::Ended);
         state.status = if self.env.runs != 0 && state.runs >= self.env.runs {
             Status::Done
@@ -883,7 +944,7 @@ impl Machine {
     /// The pipeline stops for good at instruction `pc` (a `fail fatal`, a counter out of
     /// range): every process stops.
     fn stop(&self, state: &mut State, pc: usize) {
-        state.walsender = None;
+        state.close_stream();
         state.procs.fill(Status::Ended);
         state.status = Status::Fatal(pc as u16);
     }
@@ -1229,6 +1290,11 @@ impl Machine {
         // What the walsender reads past before this message, it skipped for good.
         let read_to = next.map_or(ws.read_to, |(_, after)| after.read_to);
         state.lost |= self.skips_owed(state, &ws, read_to);
+        if let Some((i, last)) = state.sending {
+            // No keepalive within a transaction: the walsender writes its messages in one go.
+            debug_assert_eq!(next.map(|(n, _)| n), Some(usize::from(i)));
+            return self.next_part(state, ws, next?, Some(last));
+        }
         let keepalive_left = state.keepalives < self.env.keepalives;
         if let Some(early) = self.keepalive_before_reading(state, &start, &ws, chooser) {
             return Some(early);
@@ -1251,6 +1317,7 @@ impl Machine {
                     txn: None,
                     wal_end: k.wal_end,
                     reply_requested: k.reply_requested,
+                    part: None,
                 });
             }
             // Caught up, an idle walsender sends a keepalive every wal_sender_timeout / 2
@@ -1270,14 +1337,48 @@ impl Machine {
                 txn: None,
                 wal_end: k.wal_end,
                 reply_requested: k.reply_requested,
+                part: None,
             });
         }
         let (i, after) = next?;
+        if self.env.by_change {
+            return self.next_part(state, ws, (i, after), None);
+        }
         state.walsender = Some(after);
         Some(Message {
             txn: Some(i as u8),
             wal_end: state.txns[i].end_lsn,
             reply_requested: false,
+            part: None,
+        })
+    }
+
+    /// The next message of transaction `i`, sent message by message (`env messages =
+    /// changes`), after `last` (`None`: its Begin first): until its Commit the walsender stays
+    /// before the transaction (`ws`), then is past it (`after`). PostgreSQL 15
+    /// `walsender.c:XLogSendLogical` moves `sentPtr` only once the decoding of the commit record
+    /// has sent the whole transaction ([`TxnPart::next`], [`TxnPart::lsn`]).
+    fn next_part(
+        &self,
+        state: &mut State,
+        ws: Walsender,
+        (i, after): (usize, Walsender),
+        last: Option<TxnPart>,
+    ) -> Option<Message> {
+        let txn = state.txns[i];
+        let part = last.map_or(Some(TxnPart::Begin), |p| p.next(&txn))?;
+        if part == TxnPart::Commit {
+            state.sending = None;
+            state.walsender = Some(after);
+        } else {
+            state.sending = Some((i as u8, part));
+            state.walsender = Some(ws);
+        }
+        Some(Message {
+            txn: Some(i as u8),
+            wal_end: part.lsn(&txn, self.env.multi_insert),
+            reply_requested: false,
+            part: Some(part),
         })
     }
 
@@ -1307,6 +1408,7 @@ impl Machine {
             txn: None,
             wal_end: k.wal_end,
             reply_requested: k.reply_requested,
+            part: None,
         })
     }
 
@@ -1456,7 +1558,7 @@ impl Machine {
             "pg_drop_replication_slot" => {
                 self.slot_usable(state)?;
                 state.slot.take().ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                state.walsender = None;
+                state.close_stream();
                 Ok(Value::None)
             }
             "pg_logical_slot_peek_changes" | "pg_logical_slot_get_changes" => {
@@ -1499,6 +1601,7 @@ impl Machine {
                 ws.read_first_record();
                 let limit = self.limit(state);
                 state.lost |= self.skips_owed(state, &ws, limit);
+                state.close_stream();
                 state.walsender = Some(ws);
                 state.stream_closed = false;
                 Ok(Value::None)
@@ -1509,20 +1612,12 @@ impl Machine {
                 Ok(Value::None)
             }
             "destination.write" => {
-                match self.arg(state, call, "txns", 0) {
-                    Some(Value::Txn(Some(i))) => state.batch |= 1 << i,
-                    Some(Value::Txns(set)) => state.batch |= set,
-                    Some(Value::Message(Message { txn: Some(i), .. })) => state.batch |= 1 << i,
-                    _ => {}
-                }
+                let written = self.arg(state, call, "txns", 0);
+                self.write(state, written);
                 Ok(Value::None)
             }
             "destination.commit" => {
-                if self.program.duplicates {
-                    state.duplicated |= state.dest & state.batch;
-                }
-                state.dest |= state.batch;
-                state.batch = 0;
+                self.commit_batch(state);
                 for arg in &call.args {
                     if let Some(name) = &arg.name {
                         if let Some(var) = self.program.var(&name.node) {
@@ -1537,6 +1632,47 @@ impl Machine {
         }
     }
 
+    /// `destination.write(x)`: a transaction, a set of them, or what a message carries — its
+    /// transaction whole, or (`env messages = changes`) a change's row, a Begin or a Commit
+    /// nothing — joins the destination's open batch.
+    fn write(&self, state: &mut State, written: Option<Value>) {
+        let (txns, rows) = match written {
+            Some(Value::Txn(Some(i))) => (1 << i, row_bits(1 << i, self.env.rows)),
+            Some(Value::Txns(set)) => (set, row_bits(set, self.env.rows)),
+            Some(Value::Message(Message {
+                txn: Some(i), part, ..
+            })) => match part {
+                None => (1 << i, row_bits(1 << i, self.env.rows)),
+                Some(TxnPart::Change(k)) => (1 << i, 1 << (4 * u32::from(i) + k)),
+                Some(_) => (0, 0),
+            },
+            _ => (0, 0),
+        };
+        state.batch |= txns;
+        if self.env.by_change {
+            state.batch_rows |= rows;
+        }
+    }
+
+    /// `destination.commit(…)` makes the open batch durable: a transaction is in the
+    /// destination once every row of it is (`env messages = changes`), and committed twice once
+    /// any row of it is.
+    fn commit_batch(&self, state: &mut State) {
+        if self.env.by_change {
+            if self.program.duplicates {
+                state.duplicated |= txns_of_rows(state.batch_rows & state.dest_rows);
+            }
+            state.dest_rows |= state.batch_rows;
+            state.dest |= whole_txns(state.dest_rows, self.env.rows);
+        } else {
+            if self.program.duplicates {
+                state.duplicated |= state.dest & state.batch;
+            }
+            state.dest |= state.batch;
+        }
+        state.drop_batch();
+    }
+
     /// `backfill()`: the destination gets every committed publication transaction the server
     /// has flushed (a snapshot read of the published tables).
     fn backfill(&self, state: &mut State) {
@@ -1546,6 +1682,9 @@ impl Machine {
             .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
             .fold(0u16, |set, (i, _)| set | (1 << i));
         state.dest |= read;
+        if self.env.by_change {
+            state.dest_rows |= row_bits(read, self.env.rows);
+        }
     }
 
     /// SQL decoding of a failover slot waits until the standby has the WAL it will read, up to
@@ -1750,8 +1889,17 @@ impl Machine {
             Value::Message(m) => match field {
                 "txn" => Value::Txn(m.txn),
                 "is_keepalive" => Value::Bool(m.txn.is_none()),
-                "wal_end" => Value::Lsn(m.wal_end),
+                "wal_end" | "lsn" => Value::Lsn(m.wal_end),
                 "reply_requested" => Value::Bool(m.reply_requested),
+                "is_begin" => Value::Bool(m.part == Some(TxnPart::Begin)),
+                "is_change" => Value::Bool(matches!(m.part, Some(TxnPart::Change(_)))),
+                "is_commit" => {
+                    Value::Bool(m.txn.is_some() && matches!(m.part, None | Some(TxnPart::Commit)))
+                }
+                "index" => Value::Count(match m.part {
+                    Some(TxnPart::Change(k)) => u64::from(k) + 1,
+                    _ => 0,
+                }),
                 _ => Value::None,
             },
             Value::Txn(i) => txn(i),
@@ -2030,7 +2178,7 @@ impl Machine {
             first_lsn,
             commit_lsn: end_lsn.minus(48),
             end_lsn,
-            published_rows: u32::from(published),
+            published_rows: if published { self.env.rows } else { 0 },
             mode,
         };
         state.txns = state.txns.iter().copied().chain([txn]).collect();
@@ -2054,8 +2202,8 @@ impl Machine {
                 state.vars_mut()[i] = flushed;
             }
         }
-        state.batch = 0;
-        state.walsender = None;
+        state.drop_batch();
+        state.close_stream();
         state.stream_closed = false;
         let restart = if state.first_done {
             self.program.after_crash
@@ -2449,6 +2597,33 @@ fn lose_past(state: &mut State, end: Lsn) {
     state.dest &= kept as u16;
     state.batch &= kept as u16;
     state.duplicated &= kept as u16;
+    let kept_rows = row_bits(kept as u16, 4);
+    state.dest_rows &= kept_rows;
+    state.batch_rows &= kept_rows;
+}
+
+/// The rows of the transactions in `set`, `rows` each, as a destination's row set holds them:
+/// bit `4 × i + k` for row `k` of transaction `i`.
+fn row_bits(set: u16, rows: u32) -> u64 {
+    let each = (1u64 << rows.min(4)) - 1;
+    (0..16)
+        .filter(|i| set & (1 << i) != 0)
+        .fold(0, |bits, i| bits | (each << (4 * i)))
+}
+
+/// The transactions with a row in `rows`.
+fn txns_of_rows(rows: u64) -> u16 {
+    (0..16)
+        .filter(|i| (rows >> (4 * i)) & 0xF != 0)
+        .fold(0, |set, i| set | (1 << i))
+}
+
+/// The transactions all of whose `rows` rows are in `held`.
+fn whole_txns(held: u64, rows: u32) -> u16 {
+    let each = (1u64 << rows.min(4)) - 1;
+    (0..16)
+        .filter(|i| (held >> (4 * i)) & each == each)
+        .fold(0, |set, i| set | (1 << i))
 }
 
 /// A variable's initial value.

@@ -22,7 +22,9 @@ use walcheck_properties::verdict::Verdict;
 
 use crate::ast::{Expr, File, Storage, Type};
 use crate::limits::PROCESSES_MAX;
-use crate::machine::{txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value};
+use crate::machine::{
+    row_set, txn_set, Action, Env, Machine, Shown, State as MachineState, Status, Value,
+};
 use crate::program::{leak, Op, Program, SlotKind};
 use crate::vocabulary::{self, Domain};
 
@@ -265,7 +267,9 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     match knob.name {
                         // Added with slot lifecycles: listed when a file sets it or away from
                         // its default.
-                        "slot" | "failover_slots" if !set_by_file => bound.unlisted(),
+                        "slot" | "failover_slots" | "messages" | "multi_insert" if !set_by_file => {
+                            bound.unlisted()
+                        }
                         _ => bound,
                     }
                 }
@@ -289,7 +293,7 @@ fn numeric_bound(
         "kills" | "call_failures" => bound.quiet(),
         // Added after the catalogue's configurations: listed when a file sets them or away
         // from their default.
-        "os_crashes" | "pg_stops" | "failovers" if !set_by_file => bound.unlisted(),
+        "os_crashes" | "pg_stops" | "failovers" | "rows" if !set_by_file => bound.unlisted(),
         "max_slot_wal_keep_pages" if !set_by_file => bound.zero_word("unlimited").unlisted(),
         "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
         // `env pg_version = 15.12`: the release, a name.
@@ -649,6 +653,9 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             && release.has_failover_slots()
             && config.name("server") != "standby",
         pg_release: release,
+        by_change: config.name("messages") == "changes",
+        rows: config.number("rows").clamp(1, 4) as u32,
+        multi_insert: config.name("multi_insert") == "on",
     }
 }
 
@@ -733,8 +740,14 @@ impl Variables for State {
                 "committed",
                 Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16 & !s.gone)),
             ),
-            ("destination", Var::Text(txn_set(s.dest))),
-            ("batch", Var::Text(txn_set(s.batch))),
+            ("destination", Var::Text(row_set(s.dest, s.dest_rows))),
+            (
+                "batch",
+                Var::Text(match s.batch_rows {
+                    0 => txn_set(s.batch),
+                    rows => row_set(0, rows),
+                }),
+            ),
             (
                 "error",
                 Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
@@ -868,6 +881,10 @@ fn bookkeeping(s: &MachineState) -> [(&'static str, Var); 14] {
         (None, true) => "closed".to_owned(),
         (None, false) => "none".to_owned(),
     };
+    // With `env messages = changes`: the transaction the walsender is part way through.
+    if let Some((i, _)) = s.sending {
+        stream.push_str(&format!(", sending T{}", u16::from(i) + 1));
+    }
     // A file with `env pg_stops` keeps the client's last reply and the stop under way.
     if s.replied.is_valid() {
         stream.push_str(&format!(", replied {}", s.replied));

@@ -60,7 +60,7 @@ const fn optional(name: &'static str, accepts: &'static [Type]) -> Param {
 }
 
 const LSN: &[Type] = &[Type::Lsn];
-const TXN_OR_TXNS: &[Type] = &[Type::Txn, Type::Txns];
+const WRITTEN: &[Type] = &[Type::Txn, Type::Txns, Type::Message];
 const COUNT: &[Type] = &[Type::Counter(0, u64::MAX)];
 
 /// Every call a statement can make, by name. A call PostgreSQL answers with an ERROR fails the
@@ -158,9 +158,9 @@ pub const CALLS: &[CallInfo] = &[
     },
     CallInfo {
         name: "destination.write",
-        params: &[param("txns", TXN_OR_TXNS)],
+        params: &[param("txns", WRITTEN)],
         returns: Returns::Nothing,
-        doc: "writes transactions into the destination's open (uncommitted) batch",
+        doc: "writes transactions into the destination's open (uncommitted) batch: a txn, txns, or what a message carries (its transaction; with env messages = changes a change's row, a Begin or a Commit nothing)",
     },
     CallInfo {
         name: "destination.commit",
@@ -181,6 +181,11 @@ pub const MESSAGE_FIELDS: &[(&str, Type)] = &[
     ("is_keepalive", Type::Bool),
     ("wal_end", Type::Lsn),
     ("reply_requested", Type::Bool),
+    ("lsn", Type::Lsn),
+    ("is_begin", Type::Bool),
+    ("is_change", Type::Bool),
+    ("is_commit", Type::Bool),
+    ("index", Type::Counter(0, 4)),
 ];
 
 /// The fields of a transaction (none for `none`): its commit record's start and end.
@@ -318,6 +323,9 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("fairness", "declared", Domain::Words(&["declared", "none"]), "declared: every step not marked unfair is weakly fair (liveness means \"if the connector keeps running\"); none: no fairness"),
     knob("failovers", "0", Domain::Range(0, 2), "failovers at most: the primary is lost and its asynchronous physical standby promoted (server = primary); the connector's next connection reaches the promoted server"),
     knob("failover_slots", "off", Domain::Words(&["off", "on"]), "PostgreSQL 17 or later: the slot is a failover slot the standby's slot sync worker copies, and synchronized_standby_slots holds the walsender to what the standby has received"),
+    knob("messages", "transactions", Domain::Words(&["transactions", "changes"]), "what `for each message` receives: whole transactions, or pgoutput's messages one by one (Begin, one per published row, Commit), each under its own LSN"),
+    knob("rows", "1", Domain::Range(1, 4), "rows each published client transaction inserts: changes it sends, rows SQL decoding returns"),
+    knob("multi_insert", "off", Domain::Words(&["off", "on"]), "on: a transaction's rows are one multi-insert record (COPY), so their changes share one LSN; off: one record per row"),
     knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),
 ];
 
