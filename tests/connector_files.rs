@@ -1234,3 +1234,108 @@ fn a_restarted_walsender_can_send_a_keepalive_below_confirmed_flush() {
         assert_eq!(row(&rows, id).1, "holds", "{id}");
     }
 }
+
+/// DBZ-1554's mechanism, step by step (docs/examples/changes-lsn-only.wal): pgoutput sends the
+/// rows of a multi-insert record under one LSN; a connector that resumes past the last LSN it
+/// committed skips the second row, sent again after a crash under the first row's LSN. The
+/// destination holds one row of T1, so T1 is not in it: before messages one by one existed a
+/// transaction was delivered whole and this loss could not be written.
+#[test]
+fn a_multi_insert_resumed_by_lsn_alone_loses_its_later_rows() {
+    let out = "target/tmp-connector-files/out-changes-lsn-only";
+    let (rows, _) = verdicts(&["docs/examples/changes-lsn-only.wal", "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(17)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/changes-lsn-only__design__all__no-data-loss.itf.json");
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let states = states["states"].as_array().unwrap();
+    let messages: Vec<&str> = states
+        .windows(2)
+        .filter(|w| w[1]["m"] != w[0]["m"])
+        .filter_map(|w| w[1]["m"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "T1 begin 0/1000000",
+            "T1 change 1 0/1000000",
+            "none",
+            "T1 begin 0/1000000",
+            "T1 change 1 0/1000000",
+            "T1 change 2 0/1000000",
+            "T1 commit 0/1002000",
+            "keepalive 0/1002000",
+        ],
+        "a crash after row 1, then the whole transaction again from its Begin, then at rest"
+    );
+    let last = states.last().unwrap();
+    assert_eq!(last["destination"], "[T1 row 1]", "{last}");
+    assert_eq!(last["confirmed_flush"], "0/1002000", "{last}");
+    // One record per row: the second row has an LSN of its own, and nothing is lost.
+    let (rows, _) = verdicts(&[
+        "docs/examples/changes-lsn-only.wal",
+        "--bound",
+        "multi_insert=off",
+    ]);
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+}
+
+/// A transaction is in the destination only once every row of it is: a connector that writes
+/// only each transaction's first change loses the second row, and `no-data-loss` says so; the
+/// same connector writing every change holds. Counts the rows each way so that a destination
+/// taking a transaction at its first row would fail here.
+#[test]
+fn a_transaction_is_delivered_only_with_all_its_rows() {
+    let design = |condition: &str| {
+        format!(
+            "walcheck 1\nconnector \"rows\"\nenv messages = changes\nenv rows = 2\n\
+             env transactions = 1\nenv keepalives = 1\nenv runs = unbounded\n\
+             env connector_crashes = 0\nevery run {{\n  start_replication(0/0)\n  \
+             for each message m {{\n    if {condition} {{\n      destination.write(m)\n    }}\n    \
+             if m.is_commit {{\n      destination.commit()\n      \
+             standby_status_update(flush = m.lsn)\n    }}\n  }}\n}}\n"
+        )
+    };
+    let first_only = scratch_file("first-row-only.wal", &design("m.index == 1"));
+    let (rows, _) = verdicts(&[&first_only]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+    let every_row = scratch_file("every-row.wal", &design("m.is_change"));
+    let (rows, _) = verdicts(&[&every_row]);
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+    // A Commit message carries no row: writing it alone delivers nothing.
+    let commit_only = scratch_file("commit-message-only.wal", &design("m.is_commit"));
+    let (rows, _) = verdicts(&[&commit_only]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+}
+
+/// A stream cut part way through a transaction (a connector crash after a change was confirmed)
+/// sends the transaction again from its Begin: its commit record lies past the confirmed change,
+/// so the start rule does not skip it, and a connector that commits each row as it comes
+/// commits the first row twice — `destination.duplicated` names T1.
+#[test]
+fn a_transaction_cut_part_way_comes_again_from_its_begin() {
+    let text = "walcheck 1\nconnector \"each row committed and confirmed as it comes\"\n\
+        env messages = changes\nenv rows = 2\nenv transactions = 1\nenv keepalives = 1\n\
+        env runs = unbounded\nevery run {\n  start_replication(0/0)\n  \
+        for each message m {\n    if m.is_change {\n      destination.write(m)\n      \
+        destination.commit()\n      standby_status_update(flush = m.lsn)\n    }\n  }\n}\n\
+        always no-row-twice: destination.duplicated == none\n";
+    let file = scratch_file("row-twice.wal", text);
+    let out = "target/tmp-connector-files/out-row-twice";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, _) = row(&rows, "no-row-twice");
+    assert_eq!(verdict, "violated", "{rows:?}");
+    let trace = format!("{out}/row-twice__design__all__no-row-twice.itf.json");
+    let actions = trace_actions(&trace);
+    let crash = actions.iter().position(|a| a == "ConnectorCrash");
+    assert!(crash.is_some(), "{actions:?}");
+    let text = std::fs::read(&trace).unwrap();
+    let states: Value = serde_json::from_slice(&text).unwrap();
+    let last = states["states"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["m"], "T1 change 1 0/1000000", "{last}");
+}
