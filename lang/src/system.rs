@@ -318,6 +318,7 @@ fn unit(name: &str) -> &'static str {
         "keepalives" => "keepalives",
         "pg_stops" => "stops",
         "failovers" => "failovers",
+        "rows" => "rows",
         "max_slot_wal_keep_pages" => "8 KiB pages",
         "pg_version" => "major version",
         _ => "choice",
