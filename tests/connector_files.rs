@@ -1235,7 +1235,7 @@ fn a_restarted_walsender_can_send_a_keepalive_below_confirmed_flush() {
     }
 }
 
-/// DBZ-1554's mechanism, step by step (docs/examples/changes-lsn-only.wal): pgoutput sends the
+/// Debezium dbz#1554's mechanism, step by step (docs/examples/changes-lsn-only.wal): pgoutput sends the
 /// rows of a multi-insert record under one LSN; a connector that resumes past the last LSN it
 /// committed skips the second row, sent again after a crash under the first row's LSN. The
 /// destination holds one row of T1, so T1 is not in it: before messages one by one existed a
