@@ -1339,3 +1339,36 @@ fn a_transaction_cut_part_way_comes_again_from_its_begin() {
     let last = states["states"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["m"], "T1 change 1 0/1000000", "{last}");
 }
+
+/// A keepalive can carry an LSN inside a transaction the connector has not received: the
+/// walsender moves `sentPtr` after each change record it reads, before the commit record whose
+/// decoding sends the transaction. A connector that records a keepalive's position as done and
+/// resumes past it skips that transaction's rows. Before, with messages one by one, no
+/// keepalive fell inside a transaction and this design was proved.
+#[test]
+fn a_keepalive_inside_an_unsent_transaction_is_not_done() {
+    let text = "walcheck 1\nconnector \"a keepalive's position recorded as done\"\n\
+        env messages = changes\nenv rows = 2\nenv transactions = 1\nenv keepalives = 3\n\
+        env runs = unbounded\ndurable pos: lsn = none, in destination\nevery run {\n  \
+        start_replication(pos)\n  for each message m {\n    \
+        if m.is_change and m.lsn >= pos {\n      destination.write(m)\n      \
+        destination.commit(pos = m.lsn)\n    }\n    if m.is_keepalive {\n      \
+        destination.commit(pos = max(pos, m.lsn))\n      \
+        standby_status_update(flush = max(pos, m.lsn))\n    }\n    if m.is_commit {\n      \
+        standby_status_update(flush = max(pos, m.lsn))\n    }\n  }\n}\n";
+    let file = scratch_file("keepalive-inside.wal", text);
+    let out = "target/tmp-connector-files/out-keepalive-inside";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "ack-within-durable");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(11)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/keepalive-inside__design__all__ack-within-durable.itf.json");
+    let actions = trace_actions(&trace);
+    assert_eq!(
+        actions[4], "16: for each message m [keepalive at 0/1001FD0, inside a transaction]",
+        "{actions:?}"
+    );
+}

@@ -549,6 +549,9 @@ pub enum Detail {
     Keepalive,
     /// The walsender sent a keepalive before reading the WAL up to its next message.
     KeepaliveBeforeReading,
+    /// The walsender sent a keepalive at this `sentPtr`, inside the transaction it sends next
+    /// or is sending: it had read the transaction's change records up to there.
+    KeepaliveInside(Lsn),
     /// The status update met a candidate `restart_lsn`: the slot took it and was saved.
     Candidate(Lsn),
     /// The call failed before it took effect (`env call_failures`).
@@ -579,6 +582,7 @@ impl fmt::Display for Detail {
             }
             Detail::Keepalive => f.write_str("keepalive"),
             Detail::KeepaliveBeforeReading => f.write_str("keepalive before reading on"),
+            Detail::KeepaliveInside(lsn) => write!(f, "keepalive at {lsn}, inside a transaction"),
             Detail::Candidate(lsn) => write!(f, "restart_lsn to {lsn}"),
             Detail::CallFails => f.write_str("the call fails"),
             Detail::CallTimesOut => f.write_str("the call times out after taking effect"),
@@ -1290,8 +1294,10 @@ impl Machine {
         // What the walsender reads past before this message, it skipped for good.
         let read_to = next.map_or(ws.read_to, |(_, after)| after.read_to);
         state.lost |= self.skips_owed(state, &ws, read_to);
+        if let Some(k) = self.keepalive_inside(state, &ws, next, chooser) {
+            return Some(k);
+        }
         if let Some((i, last)) = state.sending {
-            // No keepalive within a transaction: the walsender writes its messages in one go.
             debug_assert_eq!(next.map(|(n, _)| n), Some(usize::from(i)));
             return self.next_part(state, ws, next?, Some(last));
         }
@@ -1348,6 +1354,51 @@ impl Machine {
         Some(Message {
             txn: Some(i as u8),
             wal_end: state.txns[i].end_lsn,
+            reply_requested: false,
+            part: None,
+        })
+    }
+
+    /// With `env messages = changes`, a counted keepalive (PostgreSQL's choice) whose `sentPtr`
+    /// lies inside the next transaction `next`: before its Begin, at the end of any of its change
+    /// records the reader may have read before the commit record ([`Txn::change_record_ends`]),
+    /// the reader then standing there; between its messages, at its `commit_lsn`, the end of the
+    /// record before the commit record whose decoding sends them. PostgreSQL 15
+    /// `walsender.c:XLogSendLogical` moves `sentPtr` after every record, and
+    /// `WalSndKeepaliveIfNecessary` runs between records (`WalSndLoop`) and while a decoded
+    /// transaction's output waits for the socket (`WalSndWriteData` → `ProcessPendingWrites`).
+    fn keepalive_inside(
+        &self,
+        state: &mut State,
+        ws: &Walsender,
+        next: Option<(usize, Walsender)>,
+        chooser: &mut Chooser,
+    ) -> Option<Message> {
+        let (i, _) = next?;
+        let left = state.keepalives < self.env.keepalives;
+        if !self.env.by_change || !left || state.stopping {
+            return None;
+        }
+        let txn = state.txns[i];
+        let at = if state.sending.is_some() {
+            vec![txn.commit_lsn]
+        } else {
+            txn.change_record_ends(self.env.multi_insert)
+        };
+        let before = state.sending.is_none();
+        let p = at
+            .into_iter()
+            .filter(|p| *p > ws.sent_ptr)
+            .find(|p| chooser.choose(Detail::KeepaliveInside(*p)))?;
+        state.keepalives += 1;
+        if before {
+            let mut read = *ws;
+            read.read_within(p);
+            state.walsender = Some(read);
+        }
+        Some(Message {
+            txn: None,
+            wal_end: p,
             reply_requested: false,
             part: None,
         })

@@ -224,6 +224,18 @@ impl Walsender {
         txn.is_published() && !txn_needs_skip(txn, self.start_decoding_at)
     }
 
+    /// The reader has read the next transaction's records up to `upto`, the end of one of its
+    /// change records ([`Txn::change_record_ends`]), and not yet its commit record: `sent_ptr`
+    /// and `read_to` are there, inside the transaction, which it still sends once it reads the
+    /// commit record ([`Walsender::decode_txn`]).
+    ///
+    /// PostgreSQL 15 `walsender.c:XLogSendLogical` (`sentPtr = EndRecPtr` after each record).
+    pub fn read_within(&mut self, upto: Lsn) {
+        debug_assert!(upto >= self.read_to, "{upto} read back from {self:?}");
+        self.read_to = upto;
+        self.sent_ptr = sent_ptr_after_read(upto);
+    }
+
     /// `sent_ptr` once the reader has read its first record, for a slot whose `restart_lsn` lags
     /// behind `confirmed_flush`: that record's end, below `confirmed_flush`, so a keepalive now
     /// reports less than the stream started from (OLake #862). A model at transaction

@@ -81,6 +81,24 @@ impl Txn {
         self.first_lsn
             .plus(offset / MAXALIGN_BYTES * MAXALIGN_BYTES)
     }
+
+    /// The ends of the transaction's change records, in WAL order: where a walsender's
+    /// `sentPtr` stands after it has read each of them and before it reads the commit record —
+    /// each later row's record start ([`Txn::change_lsn`]; records follow each other), and
+    /// `commit_lsn` after the last. A keepalive sent then carries an LSN inside the transaction
+    /// (PostgreSQL 15 `walsender.c:XLogSendLogical` sets `sentPtr = EndRecPtr` after every
+    /// record, change records included, and `WalSndKeepaliveIfNecessary` runs between them).
+    pub fn change_record_ends(&self, multi_insert: bool) -> Vec<Lsn> {
+        let rows = if multi_insert {
+            1
+        } else {
+            self.published_rows.max(1)
+        };
+        (1..rows)
+            .map(|k| self.change_lsn(k, multi_insert))
+            .chain([self.commit_lsn])
+            .collect()
+    }
 }
 
 /// Rounds `bytes` up to a multiple of [`MAXALIGN_BYTES`].
