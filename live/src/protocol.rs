@@ -447,7 +447,7 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
             )
         },
     )?;
-    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false);
+    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false, false);
     ensure(data.len() == predicted.len(), || {
         format!(
             "{} messages, the model says {}: {data:?}",
@@ -456,8 +456,19 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
         )
     })?;
     for (sent, model) in data.iter().zip(&predicted) {
-        check_pgoutput_message(&txn, sent, model)?;
+        check_pgoutput_message(&txn, first_change, sent, model)?;
     }
+    // The Inserts after the first: in the model's order, though not at its LSNs.
+    let placed = |lsns: Vec<Lsn>| lsns.into_iter().filter(|l| *l != Lsn::INVALID).collect();
+    let sent_lsns: Vec<Lsn> = placed(data.iter().map(|(wal_start, ..)| *wal_start).collect());
+    let model_lsns: Vec<Lsn> = placed(predicted.iter().map(|x| x.wal_start).collect());
+    ensure(same_order(&sent_lsns, &model_lsns), || {
+        format!(
+            "sent under [{}], the model says [{}]",
+            joined(sent_lsns.clone()),
+            joined(model_lsns.clone())
+        )
+    })?;
     stop_stream(&mut session, streamed)?;
     pass(
         &session,
@@ -471,12 +482,21 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// Whether every two of `sent` are in the same order, or equal, as the same two of `model`.
+fn same_order(sent: &[Lsn], model: &[Lsn]) -> bool {
+    sent.len() == model.len()
+        && (0..sent.len())
+            .all(|i| (i + 1..sent.len()).all(|j| sent[i].cmp(&sent[j]) == model[i].cmp(&model[j])))
+}
+
 /// One XLogData message of `txn` as the server sent it (`wal_start`, `wal_end`, the message)
 /// against the model's ([`walcheck_model::pg::stream::pgoutput_txn`]): the same kind, the same
-/// LSNs in Begin and Commit, and sent under the model's `wal_start`, an Insert after the first
-/// anywhere between the first change and the commit.
+/// LSNs in Begin and Commit, and sent under the model's `wal_start`, an Insert anywhere from the
+/// first change to the commit record (the model places a later row's record evenly between
+/// them, [`Txn::change_lsn`]; their order is checked apart).
 fn check_pgoutput_message(
     txn: &Txn,
+    first_change: Lsn,
     (wal_start, wal_end, message): &(Lsn, Lsn, PgOutputMessage),
     model: &XLogData,
 ) -> Result<(), String> {
@@ -507,9 +527,8 @@ fn check_pgoutput_message(
         ) => *commit_lsn == c && *end_lsn == e,
         _ => true,
     };
-    // Inserts after the first lie between the first change and the commit.
     let position = match model.message {
-        PgOutput::Insert => *wal_start >= model.wal_start && *wal_start < txn.commit_lsn,
+        PgOutput::Insert => *wal_start >= first_change && *wal_start < txn.commit_lsn,
         _ => *wal_start == model.wal_start,
     };
     ensure(
@@ -625,12 +644,10 @@ fn check_txn_parts(
     };
     ensure(sent_parts == parts, said)?;
     let last = lsns.len() - 1;
-    let same_order = (0..lsns.len())
-        .all(|i| (i + 1..lsns.len()).all(|j| lsns[i].cmp(&lsns[j]) == model[i].cmp(&model[j])));
     let inside = |l: &[Lsn]| l[1..last].iter().all(|c| *c >= l[0] && *c < txn.commit_lsn);
     ensure(
         [0, 1, last].iter().all(|&i| lsns[i] == model[i])
-            && same_order
+            && same_order(&lsns, &model)
             && inside(&lsns)
             && inside(&model),
         said,
