@@ -139,6 +139,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::pgoutput_lsns_rule,
     },
     Rule {
+        name: "pgoutput_change_lsns",
+        source: "decode.c:DecodeInsert, DecodeMultiInsert, logical.c:change_cb_wrapper, walsender.c:WalSndPrepareWrite (15): each change under its record's start, a multi-insert's rows under one",
+        check: protocol::pgoutput_change_lsns_rule,
+    },
+    Rule {
         name: "unpublished_txn_sends_nothing",
         source: "pgoutput.c:pgoutput_commit_txn (15): skipped replication of an empty transaction",
         check: protocol::unpublished_txn_rule,

@@ -11,7 +11,7 @@ use walcheck_model::pg::stream::{
 };
 use walcheck_model::pg::{
     DurableSlot, Keepalive, Persistence, PgOutput, Role, Server, Slot, SqlChanges, SqlDecode,
-    StandbyStatusUpdate, Txn, Wal, Walsender, XLogData,
+    StandbyStatusUpdate, Txn, TxnPart, Wal, Walsender, XLogData,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -447,7 +447,7 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
             )
         },
     )?;
-    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false);
+    let predicted = walcheck_model::pg::stream::pgoutput_txn(&txn, first_change, false, false);
     ensure(data.len() == predicted.len(), || {
         format!(
             "{} messages, the model says {}: {data:?}",
@@ -456,8 +456,19 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
         )
     })?;
     for (sent, model) in data.iter().zip(&predicted) {
-        check_pgoutput_message(&txn, sent, model)?;
+        check_pgoutput_message(&txn, first_change, sent, model)?;
     }
+    // The Inserts after the first: in the model's order, though not at its LSNs.
+    let placed = |lsns: Vec<Lsn>| lsns.into_iter().filter(|l| *l != Lsn::INVALID).collect();
+    let sent_lsns: Vec<Lsn> = placed(data.iter().map(|(wal_start, ..)| *wal_start).collect());
+    let model_lsns: Vec<Lsn> = placed(predicted.iter().map(|x| x.wal_start).collect());
+    ensure(same_order(&sent_lsns, &model_lsns), || {
+        format!(
+            "sent under [{}], the model says [{}]",
+            joined(sent_lsns.clone()),
+            joined(model_lsns.clone())
+        )
+    })?;
     stop_stream(&mut session, streamed)?;
     pass(
         &session,
@@ -471,12 +482,21 @@ pub fn pgoutput_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
     )
 }
 
+/// Whether every two of `sent` are in the same order, or equal, as the same two of `model`.
+fn same_order(sent: &[Lsn], model: &[Lsn]) -> bool {
+    sent.len() == model.len()
+        && (0..sent.len())
+            .all(|i| (i + 1..sent.len()).all(|j| sent[i].cmp(&sent[j]) == model[i].cmp(&model[j])))
+}
+
 /// One XLogData message of `txn` as the server sent it (`wal_start`, `wal_end`, the message)
 /// against the model's ([`walcheck_model::pg::stream::pgoutput_txn`]): the same kind, the same
-/// LSNs in Begin and Commit, and sent under the model's `wal_start`, an Insert after the first
-/// anywhere between the first change and the commit.
+/// LSNs in Begin and Commit, and sent under the model's `wal_start`, an Insert anywhere from the
+/// first change to the commit record (the model places a later row's record evenly between
+/// them, [`Txn::change_lsn`]; their order is checked apart).
 fn check_pgoutput_message(
     txn: &Txn,
+    first_change: Lsn,
     (wal_start, wal_end, message): &(Lsn, Lsn, PgOutputMessage),
     model: &XLogData,
 ) -> Result<(), String> {
@@ -507,15 +527,262 @@ fn check_pgoutput_message(
         ) => *commit_lsn == c && *end_lsn == e,
         _ => true,
     };
-    // Inserts after the first lie between the first change and the commit.
     let position = match model.message {
-        PgOutput::Insert => *wal_start >= model.wal_start && *wal_start < txn.commit_lsn,
+        PgOutput::Insert => *wal_start >= first_change && *wal_start < txn.commit_lsn,
         _ => *wal_start == model.wal_start,
     };
     ensure(
         same_kind && fields && position && wal_start == wal_end,
         || format!("server sent {message:?} at {wal_start}/{wal_end}, the model says {model:?}"),
     )
+}
+
+/// A transaction's messages as the walsender sent them, its Relations left out (they go under
+/// `0/0`: `pgoutput_begin_commit_lsns`): each as the [`TxnPart`] it is, its XLogData's
+/// `dataStart` and `walEnd`, and the message.
+type SentTxn = Vec<(TxnPart, Lsn, Lsn, PgOutputMessage)>;
+
+/// The transactions in `messages`, each from its Begin to its Commit; the Inserts between are
+/// numbered as the rows they carry.
+fn sent_txns(messages: &[CopyMessage]) -> Result<Vec<SentTxn>, String> {
+    let mut txns: Vec<SentTxn> = Vec::new();
+    let mut open: Option<SentTxn> = None;
+    for m in messages {
+        let CopyMessage::XLogData {
+            wal_start,
+            wal_end,
+            message,
+        } = m
+        else {
+            continue;
+        };
+        let part = match (message, &open) {
+            (PgOutputMessage::Relation { .. }, Some(_)) => continue,
+            (PgOutputMessage::Begin { .. }, None) => TxnPart::Begin,
+            (PgOutputMessage::Insert { .. }, Some(parts)) => {
+                TxnPart::Change(parts.len() as u32 - 1)
+            }
+            (PgOutputMessage::Commit { .. }, Some(_)) => TxnPart::Commit,
+            _ => {
+                return Err(format!(
+                    "server sent {message:?} at {wal_start}, out of place"
+                ))
+            }
+        };
+        let parts = open.get_or_insert_with(Vec::new);
+        parts.push((part, *wal_start, *wal_end, message.clone()));
+        if part == TxnPart::Commit {
+            txns.extend(open.take());
+        }
+    }
+    ensure(open.is_none(), || {
+        format!("the stream went quiet inside a transaction: {open:?}")
+    })?;
+    Ok(txns)
+}
+
+/// A transaction's messages one by one, Begin, each row's Insert and Commit, against
+/// [`TxnPart`]: `txn` committed `rows` rows into the published table, with one heap record per
+/// row (an `INSERT`) or, `multi_insert`, one for all (a `COPY`). Returns `txn` with `first_lsn`
+/// at its first change's record, as the model was given it.
+///
+/// The model places a later row's record evenly between the first change and the commit record
+/// ([`Txn::change_lsn`]), the server one after another, so their absolute LSNs are not compared
+/// (they agree only when the records are the same size and nothing else logs between them).
+/// What is compared: the same parts in the same order ([`TxnPart::next`]); every message under
+/// `walEnd == dataStart`; the Begin and the first Insert under the first change's record start,
+/// the Commit under `end_lsn`, as the model has them exactly; and for every two messages the
+/// same order, or the same equality, as the model's LSNs ([`TxnPart::lsn`]): single-row records
+/// strictly increasing, a multi-insert's rows all under one LSN. Every Insert lies at or after
+/// the Begin's and before the commit record's start, where the model's lie too; Begin and
+/// Commit carry the commit record's start and end.
+fn check_txn_parts(
+    txn: &Txn,
+    multi_insert: bool,
+    sent: &SentTxn,
+    records: Option<&[waldump::WalRecord]>,
+) -> Result<Txn, String> {
+    let what = if multi_insert {
+        "multi-insert"
+    } else {
+        "single-row records"
+    };
+    let lsns: Vec<Lsn> = sent.iter().map(|(_, wal_start, _, _)| *wal_start).collect();
+    // The first change's record: from the WAL where it is read, else the LSN the server sent
+    // the first Insert under, checked against the insert pointer read before the statement.
+    let first_change = match records {
+        Some(records) => first_row_record(txn, multi_insert, sent, records)?,
+        None => lsns.get(1).copied().unwrap_or(txn.first_lsn),
+    };
+    ensure(
+        txn.first_lsn <= first_change && first_change < txn.commit_lsn,
+        || {
+            format!(
+                "{what}: first change at {first_change}, outside the transaction's WAL {}..{}",
+                txn.first_lsn, txn.commit_lsn
+            )
+        },
+    )?;
+    let txn = Txn {
+        first_lsn: first_change,
+        ..*txn
+    };
+    let mut parts = vec![TxnPart::Begin];
+    while let Some(next) = parts.last().and_then(|p| p.next(&txn)) {
+        parts.push(next);
+    }
+    let model: Vec<Lsn> = parts.iter().map(|p| p.lsn(&txn, multi_insert)).collect();
+    let sent_parts: Vec<TxnPart> = sent.iter().map(|(part, ..)| *part).collect();
+    let said = || {
+        format!(
+            "{what}: server sent {sent_parts:?} under [{}], the model says {parts:?} under [{}] \
+             (commit_lsn {})",
+            joined(lsns.clone()),
+            joined(model.clone()),
+            txn.commit_lsn
+        )
+    };
+    ensure(sent_parts == parts, said)?;
+    let last = lsns.len() - 1;
+    let inside = |l: &[Lsn]| l[1..last].iter().all(|c| *c >= l[0] && *c < txn.commit_lsn);
+    ensure(
+        [0, 1, last].iter().all(|&i| lsns[i] == model[i])
+            && same_order(&lsns, &model)
+            && inside(&lsns)
+            && inside(&model),
+        said,
+    )?;
+    check_begin_commit_fields(&txn, what, sent)?;
+    Ok(txn)
+}
+
+/// Where the WAL has transaction `txn`'s row records, on a throwaway server: one `INSERT`
+/// record per row, or one `MULTI_INSERT` for all (`multi_insert`), and each Insert `sent` under
+/// its row's record start ([`waldump::row_records`]). Returns the first one's start.
+fn first_row_record(
+    txn: &Txn,
+    multi_insert: bool,
+    sent: &SentTxn,
+    records: &[waldump::WalRecord],
+) -> Result<Lsn, String> {
+    let rows = waldump::row_records(records, txn.xid);
+    let kinds: Vec<bool> = rows.iter().map(|(_, multi)| *multi).collect();
+    let expected = if multi_insert {
+        vec![true]
+    } else {
+        vec![false; txn.published_rows as usize]
+    };
+    ensure(kinds == expected, || {
+        format!(
+            "the WAL logs the rows of xid {} in {kinds:?} (true: a multi-insert record), not \
+             {expected:?}",
+            txn.xid
+        )
+    })?;
+    let starts: Vec<Lsn> = rows.iter().map(|(r, _)| r.lsn).collect();
+    let inserts: Vec<Lsn> = sent
+        .iter()
+        .filter(|(part, ..)| matches!(part, TxnPart::Change(_)))
+        .map(|(_, wal_start, ..)| *wal_start)
+        .collect();
+    let under_records = inserts
+        .iter()
+        .enumerate()
+        .all(|(k, l)| starts.get(if multi_insert { 0 } else { k }) == Some(l));
+    ensure(
+        under_records && inserts.len() == txn.published_rows as usize,
+        || {
+            format!(
+                "Inserts of xid {} under [{}], its row records start at [{}]",
+                txn.xid,
+                joined(inserts.clone()),
+                joined(starts.clone())
+            )
+        },
+    )?;
+    Ok(starts[0])
+}
+
+/// Each message of `sent` under `walEnd == dataStart`; its Begin carries `txn`'s xid and
+/// commit record start, its Commit the commit record's start and end.
+fn check_begin_commit_fields(txn: &Txn, what: &str, sent: &SentTxn) -> Result<(), String> {
+    ensure(
+        sent.iter()
+            .all(|(_, wal_start, wal_end, _)| wal_start == wal_end),
+        || format!("{what}: walEnd differs from dataStart: {sent:?}"),
+    )?;
+    let fields = sent.iter().all(|(_, _, _, message)| match message {
+        PgOutputMessage::Begin { final_lsn, xid } => {
+            *final_lsn == txn.commit_lsn && *xid == txn.xid
+        }
+        PgOutputMessage::Commit {
+            commit_lsn,
+            end_lsn,
+        } => *commit_lsn == txn.commit_lsn && *end_lsn == txn.end_lsn,
+        _ => true,
+    });
+    ensure(fields, || {
+        format!(
+            "{what}: Begin or Commit of xid {} does not carry commit_lsn {} and end_lsn {}: \
+             {sent:?}",
+            txn.xid, txn.commit_lsn, txn.end_lsn
+        )
+    })
+}
+
+/// A transaction's messages one by one, on one pgoutput stream: three rows INSERTed in one
+/// transaction (three heap records) and three rows COPYed in the next (one multi-insert
+/// record), each checked by [`check_txn_parts`] against [`TxnPart`] with `multi_insert` off
+/// and on.
+pub fn pgoutput_change_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ROWS: u32 = 3;
+    let mut session = Session::open_pgoutput(server, "walcheck_change_lsns")?;
+    let single = session.commit_txn(PUBLISHED_TABLE, ROWS, true, true)?;
+    let multi = session.commit_copy_txn(PUBLISHED_TABLE, ROWS, true)?;
+    let txns = [single, multi];
+    let streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let sent = sent_txns(&streamed.messages)?;
+    ensure(sent.len() == txns.len(), || {
+        format!(
+            "{} transactions sent, the model says {}",
+            sent.len(),
+            txns.len()
+        )
+    })?;
+    let records = if server.is_throwaway() {
+        let end = txns[1].end_lsn;
+        Some(waldump::parse(&server.waldump(txns[0].first_lsn, end)?))
+    } else {
+        None
+    };
+    let mut detail = Vec::new();
+    for ((txn, multi_insert), sent) in txns.iter().zip([false, true]).zip(&sent) {
+        let txn = check_txn_parts(txn, multi_insert, sent, records.as_deref())?;
+        let lsn_of = |part| {
+            sent.iter()
+                .find(|(p, ..)| *p == part)
+                .map_or(Lsn::INVALID, |(_, l, ..)| *l)
+        };
+        let inserts = sent
+            .iter()
+            .filter(|(part, ..)| matches!(part, TxnPart::Change(_)))
+            .map(|(_, wal_start, ..)| *wal_start);
+        let model = (0..ROWS).map(|k| TxnPart::Change(k).lsn(&txn, multi_insert));
+        detail.push(format!(
+            "{}: Begin at {}, Inserts at [{}] (model [{}]), Commit at {} (commit_lsn {})",
+            if multi_insert { "COPY" } else { "INSERT" },
+            lsn_of(TxnPart::Begin),
+            joined(inserts),
+            joined(model),
+            lsn_of(TxnPart::Commit),
+            txn.commit_lsn
+        ));
+    }
+    if records.is_none() {
+        detail.push("the WAL not read (--pg-url)".into());
+    }
+    stop_stream(&mut session, streamed)?;
+    pass(&session, server, "pgoutput_change_lsns", detail.join("; "))
 }
 
 /// A transaction on a table outside the publication advances the WAL and sends nothing, not

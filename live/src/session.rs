@@ -231,12 +231,35 @@ impl Session {
         published: bool,
         sync: bool,
     ) -> Result<walcheck_model::pg::Txn, String> {
+        self.commit_txn_by(other, table, rows, published, sync, RowsBy::Insert)
+    }
+
+    /// [`Session::commit_txn`] of a transaction that writes its `rows` rows with `COPY … FROM
+    /// STDIN` ([`RowsBy::Copy`]: one multi-insert record), committed synchronously.
+    pub fn commit_copy_txn(
+        &mut self,
+        table: &str,
+        rows: u32,
+        published: bool,
+    ) -> Result<walcheck_model::pg::Txn, String> {
+        self.commit_txn_by(None, table, rows, published, true, RowsBy::Copy)
+    }
+
+    fn commit_txn_by(
+        &mut self,
+        other: Option<&mut postgres::Client>,
+        table: &str,
+        rows: u32,
+        published: bool,
+        sync: bool,
+        by: RowsBy,
+    ) -> Result<walcheck_model::pg::Txn, String> {
         let first_lsn = self.pointers()?.insert;
         let client = match other {
             Some(client) => client,
             None => &mut self.client,
         };
-        let (xid, commit_lsn) = insert_and_commit(client, table, rows, sync)?;
+        let (xid, commit_lsn) = insert_and_commit(client, table, rows, sync, by)?;
         let p = self.pointers()?;
         let end_lsn = crate::waldump::record_end(
             p.insert,
@@ -586,22 +609,43 @@ impl Session {
     }
 }
 
-/// One transaction on `client` inserting `rows` rows into `table`, under
-/// `synchronous_commit = on` (`sync`) or `off`: its xid, and the insert pointer read just
+/// How a transaction writes its rows, and so how many heap records log them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RowsBy {
+    /// `INSERT … SELECT … FROM generate_series`: one `XLOG_HEAP_INSERT` record per row.
+    /// PostgreSQL 15 `nodeModifyTable.c:ExecInsert` calls `table_tuple_insert` for each row,
+    /// `heapam.c:heap_insert` logs it.
+    Insert,
+    /// `COPY … FROM STDIN`: one `XLOG_HEAP2_MULTI_INSERT` record for rows that fit one heap page.
+    /// PostgreSQL 15 `copyfrom.c:CopyFrom` buffers the rows (`CIM_MULTI`, on a table that is
+    /// not partitioned or foreign and has no BEFORE or INSTEAD OF row trigger and no volatile
+    /// default, as [`PUBLISHED_TABLE`] and [`UNPUBLISHED_TABLE`]), `CopyMultiInsertBufferFlush`
+    /// hands them to `heapam.c:heap_multi_insert`, which logs one record per page it fills.
+    Copy,
+}
+
+/// One transaction on `client` writing `rows` rows into `table` (`by` an INSERT or a COPY),
+/// under `synchronous_commit = on` (`sync`) or `off`: its xid, and the insert pointer read just
 /// before its `COMMIT` (where the commit record starts, unless another backend logs first).
 fn insert_and_commit(
     client: &mut postgres::Client,
     table: &str,
     rows: u32,
     sync: bool,
+    by: RowsBy,
 ) -> Result<(u32, Lsn), String> {
     let mode = if sync { "on" } else { "off" };
     client
-        .batch_execute(&format!(
-            "BEGIN; SET LOCAL synchronous_commit = {mode}; \
-             INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
-        ))
-        .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?;
+        .batch_execute(&format!("BEGIN; SET LOCAL synchronous_commit = {mode}"))
+        .map_err(|e| format!("begin: {}", pg_message(&e)))?;
+    match by {
+        RowsBy::Insert => client
+            .batch_execute(&format!(
+                "INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
+            ))
+            .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?,
+        RowsBy::Copy => copy_rows(client, table, rows)?,
+    }
     let first = client
         .query_one(
             "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
@@ -617,6 +661,25 @@ fn insert_and_commit(
         .batch_execute("COMMIT")
         .map_err(|e| format!("commit: {}", pg_message(&e)))?;
     Ok((xid, commit_lsn))
+}
+
+/// `COPY table (id, v) FROM STDIN` of `rows` rows like [`RowsBy::Insert`]'s, in text format.
+fn copy_rows(client: &mut postgres::Client, table: &str, rows: u32) -> Result<(), String> {
+    use std::io::Write;
+    let copy_error = |e: &dyn std::fmt::Display| format!("copy into {table}: {e}");
+    let mut writer = client
+        .copy_in(&format!("COPY {table} (id, v) FROM STDIN"))
+        .map_err(|e| copy_error(&pg_message(&e)))?;
+    let value = "v".repeat(20);
+    for g in 1..=rows {
+        writeln!(writer, "{g}\t{value}").map_err(|e| copy_error(&e))?;
+    }
+    let copied = writer.finish().map_err(|e| copy_error(&pg_message(&e)))?;
+    if copied == u64::from(rows) {
+        Ok(())
+    } else {
+        Err(copy_error(&format!("{copied} rows copied, not {rows}")))
+    }
 }
 
 thread_local! {

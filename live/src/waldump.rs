@@ -128,6 +128,25 @@ pub fn commit_record(records: &[WalRecord], xid: u32) -> Option<(Lsn, Lsn)> {
         .map(|r| (r.lsn, r.aligned_end()))
 }
 
+/// The records among `records` that log transaction `xid`'s new heap rows, in WAL order, each
+/// with whether it is a multi-insert: `Heap` `INSERT` records (one row each) and `Heap2`
+/// `MULTI_INSERT` records (the rows of one page), `+INIT` when the record initialises its page.
+///
+/// PostgreSQL 15 `heapdesc.c:heap_identify`, `heap2_identify` name them; `pg_waldump` prints
+/// the name first after `desc:`, as the lines [`crate::wal_reader`] makes of pg_walinspect's do.
+pub fn row_records(records: &[WalRecord], xid: u32) -> Vec<(&WalRecord, bool)> {
+    let kind = |r: &WalRecord| r.desc.split_whitespace().next().unwrap_or("").to_owned();
+    records
+        .iter()
+        .filter(|r| r.xid == xid)
+        .filter_map(|r| match (r.rmgr.as_str(), kind(r).as_str()) {
+            ("Heap", "INSERT" | "INSERT+INIT") => Some((r, false)),
+            ("Heap2", "MULTI_INSERT" | "MULTI_INSERT+INIT") => Some((r, true)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Every record line of `pg_waldump`'s output, in WAL order.
 pub fn parse(output: &str) -> Vec<WalRecord> {
     output.lines().filter_map(parse_line).collect()
@@ -202,6 +221,29 @@ pg_waldump: error: error in WAL record at 0/151FB00: invalid record length at 0/
             record(0x200_0000 - 100, 100).end(PAGE, SEGMENT),
             Lsn(0x200_0000)
         );
+    }
+
+    #[test]
+    fn a_transactions_row_records_are_its_heap_inserts_and_multi_inserts() {
+        let lines = format!(
+            "{OUTPUT}\
+rmgr: Heap2       len (rec/tot):    153/   153, tx:        726, lsn: 0/0151FB00, prev 0/0151FAC8, desc: MULTI_INSERT 3 tuples flags 0x02, blkref #0: rel 1663/5/16384 blk 0
+rmgr: Heap        len (rec/tot):     80/    80, tx:        726, lsn: 0/0151FBA0, prev 0/0151FB00, desc: INSERT off 5 flags 0x00, blkref #0: rel 1663/5/16384 blk 0
+"
+        );
+        let records = parse(&lines);
+        let starts = |xid| -> Vec<(Lsn, bool)> {
+            row_records(&records, xid)
+                .iter()
+                .map(|(r, multi)| (r.lsn, *multi))
+                .collect()
+        };
+        assert_eq!(starts(725), [(Lsn(0x151_FA10), false)]);
+        assert_eq!(
+            starts(726),
+            [(Lsn(0x151_FB00), true), (Lsn(0x151_FBA0), false)]
+        );
+        assert!(starts(0).is_empty());
     }
 
     #[test]

@@ -222,6 +222,15 @@ fn pgoutput_begin_commit_lsns() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn pgoutput_change_lsns() {
+    check_rule("pgoutput_change_lsns");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn unpublished_txn_sends_nothing() {
     check_rule("unpublished_txn_sends_nothing");
 }

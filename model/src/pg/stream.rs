@@ -51,7 +51,8 @@ pub struct XLogData {
 
 /// The XLogData messages for one transaction of `published_rows` inserts into one table, the
 /// first change's record at `first_change_lsn` (`relation_known`: the session already sent that
-/// table's Relation).
+/// table's Relation; `multi_insert`: its rows lie in one multi-insert record): its
+/// [`TxnPart`]s in order, each under [`TxnPart::lsn`], the Relation after the Begin.
 ///
 /// PostgreSQL 15 `walsender.c:WalSndPrepareWrite` writes `dataStart = walEnd = lsn` when the
 /// plugin's write is its last for that position and `0/0` otherwise ("can't have sync rep
@@ -61,34 +62,44 @@ pub struct XLogData {
 /// first change (`pgoutput.c:pgoutput_send_begin`, so under that change's LSN), the Relation with
 /// `last_write = false` (`send_relation_and_attrs`), each Insert and the Commit with
 /// `last_write = true`.
-pub fn pgoutput_txn(txn: &Txn, first_change_lsn: Lsn, relation_known: bool) -> Vec<XLogData> {
+pub fn pgoutput_txn(
+    txn: &Txn,
+    first_change_lsn: Lsn,
+    relation_known: bool,
+    multi_insert: bool,
+) -> Vec<XLogData> {
     if !txn.is_published() {
         return Vec::new();
     }
+    let txn = Txn {
+        first_lsn: first_change_lsn,
+        ..*txn
+    };
     let at = |lsn: Lsn, message| XLogData {
         wal_start: lsn,
         wal_end: lsn,
         message,
     };
-    let mut out = vec![at(
-        first_change_lsn,
-        PgOutput::Begin {
-            final_lsn: txn.commit_lsn,
-            xid: txn.xid,
-        },
-    )];
-    if !relation_known {
-        out.push(at(Lsn::INVALID, PgOutput::Relation));
+    let mut out = Vec::new();
+    let mut part = Some(TxnPart::Begin);
+    while let Some(p) = part {
+        let message = match p {
+            TxnPart::Begin => PgOutput::Begin {
+                final_lsn: txn.commit_lsn,
+                xid: txn.xid,
+            },
+            TxnPart::Change(_) => PgOutput::Insert,
+            TxnPart::Commit => PgOutput::Commit {
+                commit_lsn: txn.commit_lsn,
+                end_lsn: txn.end_lsn,
+            },
+        };
+        out.push(at(p.lsn(&txn, multi_insert), message));
+        if p == TxnPart::Begin && !relation_known {
+            out.push(at(Lsn::INVALID, PgOutput::Relation));
+        }
+        part = p.next(&txn);
     }
-    // The model does not know the later changes' LSNs: they lie between the first and the commit.
-    out.extend((0..txn.published_rows).map(|_| at(first_change_lsn, PgOutput::Insert)));
-    out.push(at(
-        txn.end_lsn,
-        PgOutput::Commit {
-            commit_lsn: txn.commit_lsn,
-            end_lsn: txn.end_lsn,
-        },
-    ));
     out
 }
 
@@ -107,7 +118,9 @@ pub enum TxnPart {
 impl TxnPart {
     /// The LSN the walsender sends it under, the XLogData's `dataStart` (and `walEnd`): the
     /// first change's for the Begin, the change's record start ([`Txn::change_lsn`]), the
-    /// commit record's end for the Commit — as [`pgoutput_txn`] has them.
+    /// commit record's end for the Commit ([`pgoutput_txn`] sends them so). Live rule
+    /// `pgoutput_change_lsns` confirms the order and equality of these LSNs, not the later
+    /// rows' absolute ones, which the model spreads evenly.
     ///
     /// PostgreSQL 15 `logical.c:change_cb_wrapper` (`ctx->write_location = change->lsn`),
     /// `commit_cb_wrapper` (`txn->end_lsn`), `pgoutput.c:pgoutput_send_begin` (from the first
@@ -390,6 +403,17 @@ mod tests {
         assert!(lsns[2] > lsns[1] && lsns[2] < txn.commit_lsn);
         assert_eq!(lsns[3], txn.end_lsn);
         assert_eq!(TxnPart::Change(1).lsn(&txn, true), txn.first_lsn);
+        for multi_insert in [false, true] {
+            let sent: Vec<(Lsn, PgOutput)> = pgoutput_txn(&txn, txn.first_lsn, true, multi_insert)
+                .iter()
+                .map(|x| (x.wal_start, x.message))
+                .collect();
+            let kinds: Vec<PgOutput> = sent.iter().map(|(_, m)| *m).collect();
+            assert_eq!(kinds[1..3], [PgOutput::Insert, PgOutput::Insert]);
+            let lsns: Vec<Lsn> = sent.iter().map(|(l, _)| *l).collect();
+            let each: Vec<Lsn> = parts.iter().map(|p| p.lsn(&txn, multi_insert)).collect();
+            assert_eq!(lsns, each);
+        }
     }
 
     use super::super::wal::{CommitMode, Wal};
@@ -593,7 +617,7 @@ mod tests {
     #[test]
     fn pgoutput_sends_begin_under_the_first_change_and_commit_under_end_lsn() {
         let (_, txns) = three_txns();
-        let messages = pgoutput_txn(&txns[0], txns[0].first_lsn, false);
+        let messages = pgoutput_txn(&txns[0], txns[0].first_lsn, false, false);
         let kinds: Vec<_> = messages.iter().map(|m| m.message).collect();
         assert_eq!(
             kinds,
@@ -613,6 +637,6 @@ mod tests {
         assert_eq!(messages[0].wal_start, txns[0].first_lsn);
         assert_eq!(messages[1].wal_start, Lsn::INVALID);
         assert_eq!(messages[3].wal_start, txns[0].end_lsn);
-        assert!(pgoutput_txn(&txns[1], txns[1].first_lsn, true).is_empty());
+        assert!(pgoutput_txn(&txns[1], txns[1].first_lsn, true, false).is_empty());
     }
 }
