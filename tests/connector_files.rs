@@ -1368,7 +1368,7 @@ fn a_keepalive_inside_an_unsent_transaction_is_not_done() {
     let trace = format!("{out}/keepalive-inside__design__all__ack-within-durable.itf.json");
     let actions = trace_actions(&trace);
     assert_eq!(
-        actions[4], "16: for each message m [keepalive at 0/1001FD0, inside a transaction]",
+        actions[4], "11: for each message m [keepalive at 0/1001FD0, inside a transaction]",
         "{actions:?}"
     );
 }
