@@ -50,6 +50,7 @@ impl Ty {
             Ty::Of(Type::Bool) => "a bool".into(),
             Ty::Of(Type::Txn) => "a txn".into(),
             Ty::Of(Type::Txns) => "a run of txns".into(),
+            Ty::Of(Type::Message) => "a message".into(),
             Ty::Of(Type::Counter(lo, hi)) => format!("a counter {lo}..{hi}"),
             Ty::Of(t) => format!("{t}"),
             Ty::None => "none".into(),
