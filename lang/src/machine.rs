@@ -1629,8 +1629,15 @@ impl Machine {
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
+                // Rows as the plugin writes them: BEGIN, one per change, COMMIT (live rule
+                // `sql_upto_nchanges_whole_txns`); none for a transaction outside the
+                // publication, which the call does not return.
                 let changes = decoding::get_changes(slot, &live, end_of_wal, request, None, |t| {
-                    t.published_rows
+                    if t.is_published() {
+                        decoding::test_decoding_rows(t)
+                    } else {
+                        0
+                    }
                 });
                 let set = changes
                     .txns
