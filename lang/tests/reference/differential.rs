@@ -580,3 +580,49 @@ fn the_failover_files_match_the_reference() {
         );
     }
 }
+
+/// The worked example of messages one by one (docs/language.md, "Messages one by one"), compared
+/// as generated files are: `docs/examples/changes.wal`, which counts the rows committed at one
+/// LSN and holds, and `changes-lsn-only.wal`, which keeps the LSN alone and loses the second
+/// row of a multi-insert. Each reaches, on the reference's side, a state where the destination
+/// holds part of a transaction, and the verdicts are those the page shows.
+#[test]
+fn the_changes_files_match_the_reference() {
+    let files = [
+        (
+            "changes.wal",
+            include_str!("../../../docs/examples/changes.wal"),
+            true,
+        ),
+        (
+            "changes-lsn-only.wal",
+            include_str!("../../../docs/examples/changes-lsn-only.wal"),
+            false,
+        ),
+    ];
+    // The built-in liveness properties are the interpreter's alone (as in generated files).
+    let skips = "skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    for (name, text, holds) in files {
+        let source = &format!("{text}{skips}");
+        let file = walcheck_lang::check(source)
+            .into_result()
+            .unwrap_or_else(|d| panic!("{name}: {d:?}"));
+        let r = Reference::new(&file);
+        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+        assert!(
+            graph
+                .states
+                .iter()
+                .any(|s| r.project(s)["destination"].contains(" row ")),
+            "{name} holds part of a transaction somewhere"
+        );
+        for id in ["ack-within-durable", "no-data-loss"] {
+            let verdict = graph.states.iter().all(|s| r.built_in(id, s));
+            assert_eq!(verdict, holds, "{name}: {id}");
+        }
+        let before = COMPARED.load(Ordering::Relaxed);
+        compare(source).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(COMPARED.load(Ordering::Relaxed) > before, "{name} compared");
+    }
+}
