@@ -291,6 +291,9 @@ pub struct Knobs {
     pub rows: u32,
     /// "`multi_insert` | `off` | …: a transaction's rows are one multi-insert record".
     pub multi_insert: bool,
+    /// The file calls `backfill()` somewhere, and in a `for each message` body ("no-data-loss").
+    pub backfills: bool,
+    pub backfills_in_stream: bool,
 }
 
 impl Knobs {
@@ -323,6 +326,8 @@ impl Knobs {
             by_change: false,
             rows: 1,
             multi_insert: false,
+            backfills: false,
+            backfills_in_stream: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -393,6 +398,10 @@ impl Knobs {
             .invariants()
             .any(|inv| format!("{inv:?}").contains("\"removed_before\""));
         k.horizon = named || reads;
+        for p in file.procedures() {
+            k.backfills |= backfills(&p.body, true);
+            k.backfills_in_stream |= backfills(&p.body, false);
+        }
         k
     }
 
@@ -400,6 +409,32 @@ impl Knobs {
     fn has_standby(&self) -> bool {
         self.failovers > 0 || self.failover_slots
     }
+}
+
+/// Whether `block` calls `backfill()`: anywhere, or (not `anywhere`) in a `for each message`
+/// body. Procedures a body calls are not followed.
+fn backfills(block: &Block, anywhere: bool) -> bool {
+    block.stmts.iter().any(|stmt| match &stmt.kind {
+        StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+            (anywhere && call.callee.node == "backfill")
+                || call
+                    .on_error
+                    .as_ref()
+                    .is_some_and(|b| backfills(b, anywhere))
+        }
+        StmtKind::If {
+            then, otherwise, ..
+        } => {
+            backfills(then, anywhere) || otherwise.as_ref().is_some_and(|b| backfills(b, anywhere))
+        }
+        StmtKind::ForEach { body, .. } => backfills(body, true),
+        StmtKind::Retry { body, .. }
+        | StmtKind::Atomic(body)
+        | StmtKind::Loop(body)
+        | StmtKind::Unbounded { body, .. } => backfills(body, anywhere),
+        StmtKind::Either(branches) => branches.iter().any(|b| backfills(b, anywhere)),
+        _ => false,
+    })
 }
 
 /// A file's declarations, read once.
@@ -1623,6 +1658,25 @@ impl<'f> Reference<'f> {
                 one(s, V::None)
             }
             "standby_status_update" => self.status_update(s, call),
+            // "the full load: the destination durably holds every publication transaction
+            // committed before it": every row of each, the open batch as it was. A synchronous
+            // commit still waiting for its `CommitFlush` has not returned to its client, and
+            // PostgreSQL shows it to no snapshot before its flush (15 `xact.c:
+            // RecordTransactionCommit` flushes before `ProcArrayEndTransaction`): not yet
+            // committed for the load. (An asynchronous one not yet flushed is committed by the
+            // page's words; the generator writes `backfill()` only with `commit = sync`.) The
+            // page does not say whether a backfill that meets rows already held commits them
+            // "more than once" (`destination.duplicated`); it is taken as a load, not a
+            // commit: no.
+            "backfill" => {
+                let waiting = s.pg.commit_pending.then(|| s.pg.txns.len() - 1);
+                let rows: Vec<Row> = Self::live(&s)
+                    .filter(|(i, t)| t.is_published() && Some(*i) != waiting)
+                    .flat_map(|(i, _)| Self::rows_of(&s, i))
+                    .collect();
+                s.dest.extend(rows);
+                one(s, V::None)
+            }
             "destination.write" => {
                 // "`destination.write(m)` writes what the message carries: a whole transaction, a
                 // change's row, and for a Begin, a Commit or a keepalive nothing
@@ -2365,11 +2419,11 @@ impl<'f> Reference<'f> {
         }
         // "at once when … any one while the slot is invalidated, is neither in the destination,
         // nor in its open batch, nor in any variable, in a file that calls `backfill()` nowhere"
-        // (the generator writes no `backfill()`).
+        // (the slot is there from the start: no transaction is committed before it).
         let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
         let lost =
             Self::live(s).any(|(i, t)| t.is_published() && !Self::holds(s, i) && !Self::held(s, i));
-        if invalidated && lost {
+        if invalidated && lost && !self.knobs.backfills {
             return false;
         }
         let k = &self.knobs;
@@ -2397,8 +2451,7 @@ impl<'f> Reference<'f> {
 
     /// "no connector step possible — or none but reading an idle keepalive, the walsender
     /// having nothing else to send, with no undelivered transaction in the batch or a variable
-    /// and no `backfill()` in a `for each message` body" (the generator writes no
-    /// `backfill()`).
+    /// and no `backfill()` in a `for each message` body".
     fn at_rest(&self, s: &State) -> bool {
         let all = match &s.at {
             Where::Done => return true,
@@ -2422,7 +2475,22 @@ impl<'f> Reference<'f> {
             }
             idle = true;
         }
-        !idle || !self.holds_undelivered(s)
+        !idle || !(self.holds_undelivered(s) || self.knobs.backfills_in_stream)
+    }
+
+    /// "and `batch` the rows of the open batch" with `env messages = changes`; otherwise its
+    /// transactions.
+    fn batch_shown(&self, s: &State) -> String {
+        let names: Vec<String> = if self.knobs.by_change {
+            s.batch
+                .iter()
+                .map(|&(i, k)| format!("T{} row {}", i + 1, k + 1))
+                .collect()
+        } else {
+            let txns: BTreeSet<usize> = s.batch.iter().map(|&(i, _)| i).collect();
+            return txn_set(&txns);
+        };
+        format!("[{}]", names.join(", "))
     }
 
     /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
@@ -2447,6 +2515,7 @@ impl<'f> Reference<'f> {
                 lsn(slot.map_or(Lsn::INVALID, |x| x.saved.confirmed_flush)),
             ),
             ("destination".to_owned(), row_set(s)),
+            ("batch".to_owned(), self.batch_shown(s)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
             (
                 "committed".to_owned(),
