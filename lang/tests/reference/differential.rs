@@ -47,6 +47,7 @@ fn kept(file: &File) -> BTreeSet<String> {
         "restart_lsn",
         "saved_confirmed_flush",
         "destination",
+        "batch",
         "committed",
         "transactions",
         "removed_before",
@@ -145,6 +146,9 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
     let r = Reference::new(file);
     let graph = super::liveness::explore(&r, STATES_MAX)?;
     let states: BTreeSet<_> = graph.states.iter().cloned().collect();
+    if states.iter().any(|s| s.pg.sending.is_some()) {
+        PART_WAY.fetch_add(1, Ordering::Relaxed);
+    }
     let mut verdicts = BTreeMap::new();
     for id in [
         "ack-within-durable",
@@ -214,6 +218,9 @@ static TOO_LARGE: AtomicUsize = AtomicUsize::new(0);
 /// The file's own liveness verdicts the reference decided: holding, violated.
 static LIVE_HOLDS: AtomicUsize = AtomicUsize::new(0);
 static LIVE_VIOLATED: AtomicUsize = AtomicUsize::new(0);
+/// Files in which the reference's walsender is part way through a transaction (`env messages =
+/// changes`).
+static PART_WAY: AtomicUsize = AtomicUsize::new(0);
 
 /// Compares the two on `source`: an error names the file and the first difference.
 fn compare(source: &str) -> Result<(), String> {
@@ -360,6 +367,18 @@ fn report_coverage_of_the_long_run() {
         "destination.duplicated",
         "a.flushed",
         "m == none",
+        "messages = changes",
+        "rows = 2",
+        "rows = 3",
+        "multi_insert = on",
+        "destination.write(m)",
+        "m.is_change",
+        "m.is_commit",
+        "m.is_begin",
+        "m.index",
+        "m.lsn",
+        "upto_nchanges = 2",
+        "backfill()",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
@@ -376,11 +395,13 @@ fn report_coverage_of_the_long_run() {
     }
     println!(
         "compared {} files, {} past {STATES_MAX} states; liveness verdicts: {} hold, {} violated; \
-         files using each construct: {constructs:#?}",
+         {} files sent a transaction message by message; files using each construct: \
+         {constructs:#?}",
         COMPARED.load(Ordering::Relaxed),
         TOO_LARGE.load(Ordering::Relaxed),
         LIVE_HOLDS.load(Ordering::Relaxed),
         LIVE_VIOLATED.load(Ordering::Relaxed),
+        PART_WAY.load(Ordering::Relaxed),
     );
     // `WALCHECK_MISMATCHES=DIR` keeps every mismatch, a file each, to read them all.
     if let Ok(dir) = std::env::var("WALCHECK_MISMATCHES") {
