@@ -80,6 +80,10 @@ fn kept(file: &File) -> BTreeSet<String> {
         names.insert(v.name.node.clone());
         names.insert(format!("{}.flushed", v.name.node));
     }
+    // The messages `for each message` received, and the keepalives counted: with `env messages
+    // = changes`, which message of a transaction the connector holds, and under which LSN.
+    names.insert("keepalives".to_owned());
+    names.extend(super::semantics::message_names(file));
     names
 }
 

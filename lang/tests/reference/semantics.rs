@@ -437,6 +437,58 @@ fn backfills(block: &Block, anywhere: bool) -> bool {
     })
 }
 
+/// The names `for each message NAME` gives its messages in the procedures that run: `first
+/// run`, `every run`, `after crash`, the processes, and the procedures they call ("Calling a
+/// procedure is not a step": one never called has no message).
+pub fn message_names(file: &File) -> BTreeSet<String> {
+    let mut called = BTreeSet::new();
+    let mut names = BTreeSet::new();
+    for p in file.procedures() {
+        walk(&p.body, &mut BTreeSet::new(), &mut called);
+    }
+    for p in file.procedures() {
+        let runs = match &p.kind {
+            ProcKind::Named(n) => called.contains(&n.node),
+            _ => true,
+        };
+        if runs {
+            walk(&p.body, &mut names, &mut BTreeSet::new());
+        }
+    }
+    names
+}
+
+/// The message names and the callees in `block`.
+fn walk(block: &Block, names: &mut BTreeSet<String>, calls: &mut BTreeSet<String>) {
+    for stmt in &block.stmts {
+        match &stmt.kind {
+            StmtKind::ForEach { message, body, .. } => {
+                names.insert(message.node.clone());
+                walk(body, names, calls);
+            }
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                walk(then, names, calls);
+                if let Some(b) = otherwise {
+                    walk(b, names, calls);
+                }
+            }
+            StmtKind::Retry { body, .. } | StmtKind::Atomic(body) | StmtKind::Loop(body) => {
+                walk(body, names, calls)
+            }
+            StmtKind::Either(branches) => branches.iter().for_each(|b| walk(b, names, calls)),
+            StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+                calls.insert(call.callee.node.clone());
+                if let Some(b) = &call.on_error {
+                    walk(b, names, calls);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A file's declarations, read once.
 pub struct Reference<'f> {
     file: &'f File,
@@ -447,6 +499,8 @@ pub struct Reference<'f> {
     chans: BTreeMap<String, (Type, usize)>,
     /// The processes' bodies in order: `every run`'s first, then each `process NAME`.
     procs: Vec<Root>,
+    /// The names `for each message` gives its messages.
+    messages: BTreeSet<String>,
 }
 
 /// How a statement ended, beside the state it left.
@@ -489,6 +543,7 @@ impl<'f> Reference<'f> {
             }))
             .collect();
         Reference {
+            messages: message_names(file),
             file,
             knobs: Knobs::of(file),
             decls,
@@ -2517,6 +2572,7 @@ impl<'f> Reference<'f> {
             ("destination".to_owned(), row_set(s)),
             ("batch".to_owned(), self.batch_shown(s)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
+            ("keepalives".to_owned(), s.pg.keepalives.to_string()),
             (
                 "committed".to_owned(),
                 txn_set(&Self::live(s).map(|(i, _)| i).collect()),
@@ -2559,6 +2615,10 @@ impl<'f> Reference<'f> {
                 "synced_restart_lsn".to_owned(),
                 lsn(synced.map_or(Lsn::INVALID, |c| c.restart_lsn)),
             );
+        }
+        // "`none` before a message, and after a crash or a new run".
+        for name in &self.messages {
+            p.insert(name.clone(), "none".to_owned());
         }
         for (name, v) in &s.vars {
             p.insert(name.clone(), shown(v));
@@ -2760,7 +2820,17 @@ fn shown(v: &V) -> String {
         V::Txn(Some(i)) => format!("T{}", i + 1),
         V::Txns(s) => txn_set(s),
         V::Count(n) => n.to_string(),
-        V::Msg(Msg { txn: Some(i), .. }) => format!("T{}", i + 1),
+        V::Msg(Msg {
+            txn: Some(i),
+            part,
+            lsn,
+            ..
+        }) => match part {
+            Part::Begin => format!("T{} begin {lsn}", i + 1),
+            Part::Change(k) => format!("T{} change {} {lsn}", i + 1, k + 1),
+            Part::Commit => format!("T{} commit {lsn}", i + 1),
+            _ => format!("T{}", i + 1),
+        },
         V::Msg(Msg {
             lsn,
             reply_requested: true,
