@@ -1,6 +1,7 @@
 //! The interpreter against the reference semantics: for each generated file, the states both
-//! reach (projected to the file's variables, each `async` one's copy on disk, the destination,
-//! the committed transactions, the WAL pointers, the slot and the standby) and every property's
+//! reach (projected to the file's variables, each `async` one's copy on disk, the message each
+//! `for each message` last received, the destination's rows and its open batch, the committed
+//! transactions, the keepalives counted, the WAL pointers, the slot and the standby) and every property's
 //! verdict must be the same. A file whose states pass the bound on either side is counted and
 //! left out, never half compared.
 //!
