@@ -17,7 +17,14 @@
 //! and `m == none`. A quarter of the files decode by SQL (`pg_logical_slot_get_changes`,
 //! `peek_changes`) into a `txns` variable the destination is written from. About half the files
 //! allow a failover or two, and two thirds of those on PostgreSQL 17 or 18 sync the slot to
-//! the standby (`failover_slots`).
+//! the standby (`failover_slots`). A third of the files read messages one by one (`env messages =
+//! changes`, `rows` 1 to 3, `multi_insert` on or off, a transaction or two), half of them with
+//! a stream for `every run`, and their loops write a change's row (`destination.write(m)`),
+//! commit at `m.is_commit`, take `m.lsn` as a position, test `m.index` and acknowledge at
+//! `m.lsn`; to keep their state spaces small, only a third of them have a standby and a fifth
+//! processes. SQL decoding files now and then have several `rows` a transaction, which
+//! `upto_nchanges` counts. Files with `commit = sync` call `backfill()` now and then (never in
+//! `procedure p`, so that whether one runs in a `for each message` body is the text's).
 
 use std::fmt::Write;
 
@@ -55,6 +62,18 @@ pub struct Gen {
     family: bool,
     /// SQL decoding into a `txns` variable `r`.
     sql: bool,
+    /// `env messages = changes`.
+    by_change: bool,
+    /// `env rows`.
+    rows: usize,
+    /// In a `for each message m` body: conditions may read `m`'s fields.
+    reading: bool,
+    /// In `procedure p`: no `backfill()` there, so that whether one runs in a `for each
+    /// message` body is the text's.
+    in_procedure: bool,
+    /// `env commit = sync`: `backfill()` may be written (what an asynchronous commit not yet
+    /// flushed is to a backfill is not the page's).
+    sync: bool,
     out: String,
 }
 
@@ -72,7 +91,7 @@ impl Gen {
     fn lsn(&mut self, in_loop: bool) -> String {
         let mut of = vec!["v", "d", "a", "dd", "none", "max(v, d)", "min(a, v)", "0/0"];
         if in_loop {
-            of.extend(["m.wal_end", "m.txn.end_lsn"]);
+            of.extend(["m.wal_end", "m.txn.end_lsn", "m.lsn"]);
         }
         self.one(&of).to_owned()
     }
@@ -91,6 +110,17 @@ impl Gen {
         ];
         if self.concurrent {
             of.extend(["tm", "not tm", "q == 0", "q > 0", "q < 2"]);
+        }
+        if self.reading && !property {
+            of.extend([
+                "m.is_change",
+                "m.is_commit",
+                "m.is_begin",
+                "not m.is_keepalive",
+                "m.index == 1",
+                "m.index >= 2",
+                "m.lsn > dd",
+            ]);
         }
         if property {
             of.extend([
@@ -140,9 +170,10 @@ impl Gen {
             let text = match self.pick(6) {
                 0 | 1 => "r = pg_logical_slot_get_changes()".to_owned(),
                 2 => "r = pg_logical_slot_peek_changes()".to_owned(),
+                // `env rows` above 1: the limit counts rows, not transactions.
                 3 => format!(
                     "r = pg_logical_slot_get_changes(upto_nchanges = {})",
-                    self.pick(2)
+                    self.pick(1 + self.rows)
                 ),
                 // A target may still be `none` (0/0): no limit, as SQL's NULL.
                 4 => format!(
@@ -152,6 +183,9 @@ impl Gen {
                 _ => "destination.write(r)".to_owned(),
             };
             return self.call_line(depth, &text);
+        }
+        if self.sync && !self.in_procedure && self.pick(25) == 0 {
+            return self.call_line(depth, "backfill()");
         }
         let target = self.one(LSN_TARGETS);
         let text = match self.pick(if in_loop { 20 } else { 16 }) {
@@ -176,6 +210,7 @@ impl Gen {
             14 => format!("{target} = pg_replication_slots().restart_lsn"),
             15 if self.pick(4) == 0 => "fail fatal \"stop\"".to_owned(),
             15 => "t = t - 1".to_owned(),
+            16 if self.by_change => "destination.write(m)".to_owned(),
             16 | 17 => "destination.write(m.txn)".to_owned(),
             18 => format!("{target} = m.wal_end"),
             _ => format!("{target} = max({target}, m.txn.end_lsn)"),
@@ -192,6 +227,7 @@ impl Gen {
             "standby_status_update",
             "destination.commit",
             "start_replication",
+            "backfill",
         ]
         .iter()
         .any(|c| text.contains(c));
@@ -207,6 +243,33 @@ impl Gen {
             self.line(depth + 2, "c = 0");
             self.line(depth + 1, "}");
         }
+        self.line(depth, "}");
+    }
+
+    /// What a loop that reads messages one by one does with one (changes.wal's shapes): writes
+    /// a change's row, commits and acknowledges at the Commit, keeps `m.lsn`, tests `m.index`.
+    fn message_step(&mut self, depth: usize) {
+        let (cond, text) = match self.pick(7) {
+            0 => ("m.is_change", "destination.write(m)".to_owned()),
+            1 => ("", "destination.write(m)".to_owned()),
+            2 => ("m.is_commit", "destination.commit(dd = m.lsn)".to_owned()),
+            3 => (
+                "m.is_commit or m.is_keepalive",
+                "standby_status_update(flush = max(dd, m.lsn))".to_owned(),
+            ),
+            4 => (
+                self.one(&["m.index == 1", "m.index >= 2", "m.is_change and m.lsn > dd"]),
+                self.one(&["destination.commit(dd = m.lsn)", "t = t + 1", "v = m.lsn"])
+                    .to_owned(),
+            ),
+            5 => ("", format!("{} = m.lsn", self.one(LSN_TARGETS))),
+            _ => ("", "standby_status_update(flush = m.lsn)".to_owned()),
+        };
+        if cond.is_empty() {
+            return self.call_line(depth, &text);
+        }
+        self.line(depth, &format!("if {cond} {{"));
+        self.call_line(depth + 1, &text);
         self.line(depth, "}");
     }
 
@@ -294,6 +357,9 @@ impl Gen {
                 _ => self.concurrent_step(depth, in_loop),
             };
         }
+        if in_loop && self.pick(if self.by_change { 2 } else { 6 }) == 0 {
+            return self.message_step(depth);
+        }
         match self.pick(10) {
             0 if !in_loop => {
                 let from = self.one(&["0/0", "d", "a", "dd"]);
@@ -324,8 +390,16 @@ impl Gen {
                     _ => format!(" until {}", self.cond(false)),
                 };
                 self.has_message = true;
+                // Messages one by one come only on a stream: open one first, most of the time.
+                if self.by_change && self.pick(3) != 0 {
+                    let from = self.one(&["0/0", "d", "dd"]);
+                    self.call_line(depth, &format!("start_replication({from})"));
+                }
                 self.line(depth, &format!("for each message m{until} {{"));
+                let outer = self.reading;
+                self.reading = true;
                 self.block(depth + 1, budget - 1, true, may_call);
+                self.reading = outer;
                 self.line(depth, "}");
             }
             _ => self.simple(depth, in_loop),
@@ -340,6 +414,17 @@ impl Gen {
 
     fn procedure(&mut self, head: &str, may_call: bool) {
         self.line(0, &format!("{head} {{"));
+        // Messages one by one: half the time `every run` is a stream, as changes.wal's.
+        if head == "every run" && self.by_change && self.pick(2) == 0 {
+            self.has_message = true;
+            let from = self.one(&["0/0", "d", "dd"]);
+            self.call_line(1, &format!("start_replication({from})"));
+            self.line(1, "for each message m {");
+            self.reading = true;
+            self.block(2, 1, true, may_call);
+            self.reading = false;
+            self.line(1, "}");
+        }
         self.block(1, 2, false, may_call);
         // A server loop last, now and then.
         if self.concurrent && head != "procedure p" && self.pick(3) == 0 {
@@ -411,6 +496,11 @@ pub fn file(choices: Vec<u32>) -> String {
         atomic: false,
         family: false,
         sql: false,
+        by_change: false,
+        rows: 1,
+        reading: false,
+        in_procedure: false,
+        sync: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -431,12 +521,18 @@ pub fn file(choices: Vec<u32>) -> String {
         ("checkpoints", &["on", "off"]),
     ];
     let mut version = "15";
+    // Messages one by one need a transaction to send.
+    g.by_change = g.pick(3) == 0;
     for (knob, values) in knobs {
-        let v = g.one(values);
+        let v = match knob {
+            "transactions" if g.by_change => g.one(&["1", "2", "1"]),
+            _ => g.one(values),
+        };
         g.line(0, &format!("env {knob} = {v}"));
         if knob == "pg_version" {
             version = v;
         }
+        g.sync |= knob == "commit" && v == "sync";
     }
     failover_knobs(&mut g, version);
     g.line(
@@ -451,7 +547,9 @@ pub fn file(choices: Vec<u32>) -> String {
     if g.sql {
         g.line(0, "volatile r: txns = none");
     }
-    g.concurrent = g.pick(3) == 0;
+    message_knobs(&mut g);
+    // Processes too: a fifth of the files reading messages one by one.
+    g.concurrent = g.pick(if g.by_change { 5 } else { 3 }) == 0;
     if g.concurrent {
         g.line(0, "timer tm");
         let capacity = 1 + g.pick(2);
@@ -465,7 +563,9 @@ pub fn file(choices: Vec<u32>) -> String {
     }
     g.has_procedure = g.pick(3) == 0;
     if g.has_procedure {
+        g.in_procedure = true;
         g.procedure("procedure p", false);
+        g.in_procedure = false;
     }
     if g.pick(3) == 0 {
         g.procedure("first run", g.has_procedure);
@@ -507,6 +607,10 @@ pub fn file(choices: Vec<u32>) -> String {
 /// default); `failover_slots`, mostly on, in those on PostgreSQL 17 or later, the release it
 /// needs.
 fn failover_knobs(g: &mut Gen, version: &str) {
+    // A standby makes a file reading messages one by one large: only a third of those have one.
+    if g.by_change && g.pick(3) != 0 {
+        return;
+    }
     let failovers = g.one(&["0", "1", "0", "1", "2"]);
     if failovers != "0" || g.pick(2) == 0 {
         g.line(0, &format!("env failovers = {failovers}"));
@@ -520,15 +624,41 @@ fn failover_knobs(g: &mut Gen, version: &str) {
     }
 }
 
+/// `env messages = changes` in a third of the files, with 1 to 3 `rows` and `multi_insert` on or
+/// off; several `rows` now and then in a file that decodes by SQL.
+fn message_knobs(g: &mut Gen) {
+    let rows = if g.by_change {
+        g.line(0, "env messages = changes");
+        let multi = g.one(&["off", "on"]);
+        g.line(0, &format!("env multi_insert = {multi}"));
+        g.one(&["1", "2", "2", "3"])
+    } else if g.sql && g.pick(2) == 0 {
+        g.one(&["2", "3"])
+    } else {
+        return;
+    };
+    g.rows = rows.parse().expect("a number");
+    g.line(0, &format!("env rows = {rows}"));
+}
+
 /// `eventually` and `leads to` properties, and one reading the message name, now and then.
 fn properties_of_the_new_kinds(g: &mut Gen) {
     if g.has_message && g.pick(3) == 0 {
-        let c = g.one(&[
+        let mut of = vec![
             "m.wal_end <= wal.flush",
             "m.txn == none or m.txn.end_lsn <= slot.confirmed_flush",
             "not m.is_keepalive",
             "m.txn.end_lsn >= d",
-        ]);
+        ];
+        if g.by_change {
+            of.extend([
+                "not m.is_change or m.lsn < m.txn.end_lsn",
+                "not m.is_begin or m.lsn == m.txn.first_lsn",
+                "m.index <= 1",
+                "m.is_commit or m.lsn <= dd",
+            ]);
+        }
+        let c = g.one(&of);
         g.line(0, &format!("always msg: {c}"));
     }
     // What processes, timers and channels make hold or not: a timer fired, a channel drained,

@@ -11,8 +11,9 @@
 //!
 //! [`generate`] writes well-typed files covering the language's constructs, and [`differential`]
 //! explores each both ways and compares the reachable states (projected to the file's
-//! variables, the destination, the committed transactions, the WAL pointers, the slot and the
-//! standby) and every property's verdict, the file's own `eventually` and `leads to` ones
+//! variables and the message each `for each message` last received, the destination's rows and
+//! its open batch, the committed transactions, the keepalives, the WAL pointers, the slot and
+//! the standby) and every property's verdict, the file's own `eventually` and `leads to` ones
 //! decided by [`liveness`]'s fair-cycle search on the reference's side and by walcheck's
 //! fair-liveness checker on the interpreter's.
 //! `WALCHECK_LONG=1 cargo test -p walcheck-lang reference` runs the long comparison.

@@ -16,7 +16,7 @@ use walcheck_model::pg::decoding::{get_changes, txn_needs_skip, DurableSlot, Sql
 use walcheck_model::pg::lifecycle::removal_horizon;
 use walcheck_model::pg::slot::{SavedSlot, Slot};
 use walcheck_model::pg::stream::{
-    identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, Walsender,
+    identify_system_xlogpos, process_standby_reply_on, Keepalive, StandbyStatusUpdate, Walsender,
 };
 use walcheck_model::pg::{CommitMode, PgVersion, Role, Server, Txn, Wal};
 use walcheck_model::Lsn;
@@ -39,11 +39,38 @@ pub enum V {
     Txns(BTreeSet<usize>),
     /// A counter; a sum outside 0..2^64 is kept exactly here, and is out of range.
     Count(i128),
-    /// A received message: its transaction (none: a keepalive), `wal_end`, `reply_requested`.
-    Msg(Option<usize>, Lsn, bool),
+    /// A received message.
+    Msg(Msg),
     /// `none` before it meets a type.
     None,
 }
+
+/// A message `for each message` received ("Fields").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Msg {
+    /// "`.txn` (`none` for a keepalive)": a Begin, a change and a Commit name theirs.
+    pub txn: Option<usize>,
+    pub part: Part,
+    /// "`.lsn`, the LSN the walsender sent it under (the XLogData's `dataStart`: the same as
+    /// `.wal_end`)"; a keepalive's `ServerWALEnd`.
+    pub lsn: Lsn,
+    pub reply_requested: bool,
+}
+
+/// Which message it is: "a whole transaction, or a keepalive", or with `env messages =
+/// changes` "pgoutput's messages one by one — Begin, one change per row, Commit".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Part {
+    Keepalive,
+    Whole,
+    Begin,
+    /// Row `k` of the transaction, from 0 (`m.index` is `k + 1`).
+    Change(u32),
+    Commit,
+}
+
+/// A row of the destination: a transaction and its row, from 0.
+pub type Row = (usize, u32);
 
 impl V {
     fn lsn(&self) -> Lsn {
@@ -124,6 +151,9 @@ pub struct Pg {
     pub published: u8,
     pub other: u8,
     pub walsender: Option<Walsender>,
+    /// "Between a transaction's Begin and its Commit the walsender sends nothing else": the
+    /// transaction it is part way through and the last message of it sent.
+    pub sending: Option<(usize, Part)>,
     /// "A PostgreSQL crash closes the replication connection: `for each message` then ends as
     /// at the end of the stream (the client reads EOF)."
     pub stream_closed: bool,
@@ -147,6 +177,15 @@ pub struct Pg {
     /// (`transactions` marks them `lost`) … what the destination and the connector hold of them
     /// stays, and no property counts them".
     pub gone: BTreeSet<usize>,
+}
+
+impl Pg {
+    /// The replication connection ends, whether one was open: "A stream that ends part way (a
+    /// crash, a failed call, a stop, the run's end) leaves the rest unsent".
+    fn close_stream(&mut self) -> bool {
+        self.sending = None;
+        self.walsender.take().is_some()
+    }
 }
 
 /// The standby's copy of the connector's failover slot, as the slot sync worker saved it.
@@ -177,8 +216,9 @@ pub enum Class {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
     pub pg: Pg,
-    pub dest: BTreeSet<usize>,
-    pub batch: BTreeSet<usize>,
+    /// "The destination holds rows": those committed, and those of its open batch.
+    pub dest: BTreeSet<Row>,
+    pub batch: BTreeSet<Row>,
     pub vars: BTreeMap<String, V>,
     /// Each `async` variable's flushed copy.
     pub flushed: BTreeMap<String, V>,
@@ -245,6 +285,15 @@ pub struct Knobs {
     pub failover_slots: bool,
     /// "Trace columns (shown when the file sets `env failovers` or `env failover_slots`)".
     pub failover_columns: bool,
+    /// "`messages` | `transactions` | …, `changes`": pgoutput's messages one by one.
+    pub by_change: bool,
+    /// "`rows` | 1 | 1–4 | rows each published client transaction inserts".
+    pub rows: u32,
+    /// "`multi_insert` | `off` | …: a transaction's rows are one multi-insert record".
+    pub multi_insert: bool,
+    /// The file calls `backfill()` somewhere, and in a `for each message` body ("no-data-loss").
+    pub backfills: bool,
+    pub backfills_in_stream: bool,
 }
 
 impl Knobs {
@@ -274,6 +323,11 @@ impl Knobs {
             failovers: 0,
             failover_slots: false,
             failover_columns: false,
+            by_change: false,
+            rows: 1,
+            multi_insert: false,
+            backfills: false,
+            backfills_in_stream: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -328,6 +382,9 @@ impl Knobs {
                     k.failover_slots = word == "on";
                     k.failover_columns = true;
                 }
+                "messages" => k.by_change = word == "changes",
+                "rows" => k.rows = n as u32,
+                "multi_insert" => k.multi_insert = word == "on",
                 // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
                 _ => {}
             }
@@ -341,12 +398,94 @@ impl Knobs {
             .invariants()
             .any(|inv| format!("{inv:?}").contains("\"removed_before\""));
         k.horizon = named || reads;
+        for p in file.procedures() {
+            k.backfills |= backfills(&p.body, true);
+            k.backfills_in_stream |= backfills(&p.body, false);
+        }
         k
     }
 
     /// "The standby is modelled when `failovers > 0` or `failover_slots = on`."
     fn has_standby(&self) -> bool {
         self.failovers > 0 || self.failover_slots
+    }
+}
+
+/// Whether `block` calls `backfill()`: anywhere, or (not `anywhere`) in a `for each message`
+/// body. Procedures a body calls are not followed.
+fn backfills(block: &Block, anywhere: bool) -> bool {
+    block.stmts.iter().any(|stmt| match &stmt.kind {
+        StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+            (anywhere && call.callee.node == "backfill")
+                || call
+                    .on_error
+                    .as_ref()
+                    .is_some_and(|b| backfills(b, anywhere))
+        }
+        StmtKind::If {
+            then, otherwise, ..
+        } => {
+            backfills(then, anywhere) || otherwise.as_ref().is_some_and(|b| backfills(b, anywhere))
+        }
+        StmtKind::ForEach { body, .. } => backfills(body, true),
+        StmtKind::Retry { body, .. }
+        | StmtKind::Atomic(body)
+        | StmtKind::Loop(body)
+        | StmtKind::Unbounded { body, .. } => backfills(body, anywhere),
+        StmtKind::Either(branches) => branches.iter().any(|b| backfills(b, anywhere)),
+        _ => false,
+    })
+}
+
+/// The names `for each message NAME` gives its messages in the procedures that run: `first
+/// run`, `every run`, `after crash`, the processes, and the procedures they call ("Calling a
+/// procedure is not a step": one never called has no message).
+pub fn message_names(file: &File) -> BTreeSet<String> {
+    let mut called = BTreeSet::new();
+    let mut names = BTreeSet::new();
+    for p in file.procedures() {
+        walk(&p.body, &mut BTreeSet::new(), &mut called);
+    }
+    for p in file.procedures() {
+        let runs = match &p.kind {
+            ProcKind::Named(n) => called.contains(&n.node),
+            _ => true,
+        };
+        if runs {
+            walk(&p.body, &mut names, &mut BTreeSet::new());
+        }
+    }
+    names
+}
+
+/// The message names and the callees in `block`.
+fn walk(block: &Block, names: &mut BTreeSet<String>, calls: &mut BTreeSet<String>) {
+    for stmt in &block.stmts {
+        match &stmt.kind {
+            StmtKind::ForEach { message, body, .. } => {
+                names.insert(message.node.clone());
+                walk(body, names, calls);
+            }
+            StmtKind::If {
+                then, otherwise, ..
+            } => {
+                walk(then, names, calls);
+                if let Some(b) = otherwise {
+                    walk(b, names, calls);
+                }
+            }
+            StmtKind::Retry { body, .. } | StmtKind::Atomic(body) | StmtKind::Loop(body) => {
+                walk(body, names, calls)
+            }
+            StmtKind::Either(branches) => branches.iter().for_each(|b| walk(b, names, calls)),
+            StmtKind::Call(call) | StmtKind::AssignCall { call, .. } => {
+                calls.insert(call.callee.node.clone());
+                if let Some(b) = &call.on_error {
+                    walk(b, names, calls);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -360,6 +499,8 @@ pub struct Reference<'f> {
     chans: BTreeMap<String, (Type, usize)>,
     /// The processes' bodies in order: `every run`'s first, then each `process NAME`.
     procs: Vec<Root>,
+    /// The names `for each message` gives its messages.
+    messages: BTreeSet<String>,
 }
 
 /// How a statement ended, beside the state it left.
@@ -402,6 +543,7 @@ impl<'f> Reference<'f> {
             }))
             .collect();
         Reference {
+            messages: message_names(file),
             file,
             knobs: Knobs::of(file),
             decls,
@@ -492,6 +634,7 @@ impl<'f> Reference<'f> {
                 published: 0,
                 other: 0,
                 walsender: None,
+                sending: None,
                 stream_closed: false,
                 keepalives: 0,
                 lost: false,
@@ -570,7 +713,7 @@ impl<'f> Reference<'f> {
     /// allows another run, the connector's one step at a run's end is `next run` … Otherwise
     /// the pipeline is `done` in the run's end, its volatile variables as they were."
     fn end_run(&self, state: &mut State) {
-        state.pg.walsender = None;
+        state.pg.close_stream();
         state.pg.stream_closed = false;
         state.batch.clear();
         state.at = if self.knobs.unbounded || state.runs < self.knobs.runs {
@@ -619,7 +762,7 @@ impl<'f> Reference<'f> {
             state.vars.insert(name.clone(), v.clone());
         }
         state.batch.clear();
-        state.pg.walsender = None;
+        state.pg.close_stream();
         state.pg.stream_closed = false;
         let before = if !state.first_done {
             Some(Root::FirstRun)
@@ -666,10 +809,11 @@ impl<'f> Reference<'f> {
             .enumerate()
             .all(|(i, t)| gone.contains(&i) || t.end_lsn <= flush));
         state.pg.txns.truncate(kept);
-        state.dest.retain(|&i| i < kept);
+        // Their rows go with them, from the destination too.
+        state.dest.retain(|&(i, _)| i < kept);
         state.dup.retain(|&i| i < kept);
-        state.batch.retain(|&i| i < kept);
-        if state.pg.walsender.take().is_some() {
+        state.batch.retain(|&(i, _)| i < kept);
+        if state.pg.close_stream() {
             state.pg.stream_closed = true;
         }
     }
@@ -705,7 +849,7 @@ impl<'f> Reference<'f> {
             slot.clean_restart_on(self.knobs.release);
         }
         state.pg.stopping = false;
-        if state.pg.walsender.take().is_some() {
+        if state.pg.close_stream() {
             state.pg.stream_closed = true;
         }
     }
@@ -750,7 +894,7 @@ impl<'f> Reference<'f> {
         // "the replication connection ends …, a synchronous commit's wait ends …, a clean stop
         // under way ends …, a two-step checkpoint under way ends unfinished, `wal.removed_before`
         // is none again".
-        if state.pg.walsender.take().is_some() {
+        if state.pg.close_stream() {
             state.pg.stream_closed = true;
         }
         state.pg.commit_pending = false;
@@ -809,7 +953,7 @@ impl<'f> Reference<'f> {
             t.end_lsn > before.read_to
                 && t.end_lsn <= after.read_to
                 && t.is_published()
-                && !state.dest.contains(&i)
+                && !Self::holds(state, i)
                 && txn_needs_skip(t, after.start_decoding_at)
         });
         state.pg.lost |= skipped;
@@ -838,11 +982,24 @@ impl<'f> Reference<'f> {
         if !state.pg.stopping {
             return;
         }
-        if let Some((ws, None)) = self.next_message(state) {
+        if let Some(ws) = self.caught_up(state) {
             if state.pg.replied == ws.sent_ptr {
-                state.pg.walsender = None;
+                state.pg.close_stream();
                 state.pg.stream_closed = true;
             }
+        }
+    }
+
+    /// The walsender once it has caught up: a stream open, no transaction part way ("Between a
+    /// transaction's Begin and its Commit the walsender sends nothing else"), and nothing more
+    /// the flush pointer lets it send.
+    fn caught_up(&self, state: &State) -> Option<Walsender> {
+        if state.pg.sending.is_some() {
+            return None;
+        }
+        match self.next_message(state) {
+            Some((ws, None)) => Some(ws),
+            _ => None,
         }
     }
 
@@ -1142,7 +1299,7 @@ impl<'f> Reference<'f> {
             let inside = label
                 .map(str::to_owned)
                 .or_else(|| stmt.label.as_ref().map(|l| l.node.clone()));
-            s.pg.walsender = None;
+            s.pg.close_stream();
             s.at = Where::Fatal(at.clone(), index, inside);
             (s, Flow::Fatal)
         };
@@ -1317,8 +1474,26 @@ impl<'f> Reference<'f> {
     /// transaction" is PostgreSQL's choice, while `keepalives` allows one.
     fn receive(&self, mut state: State, message: &str) -> Vec<(State, Flow)> {
         self.stream_done(&mut state);
+        // "Between a transaction's Begin and its Commit the walsender sends nothing else — no
+        // keepalive — and its `sentPtr` … stays where it was until the Commit has gone out".
+        if let Some((i, part)) = state.pg.sending {
+            let mut s = state;
+            let next = self.part_after(&s, i, part);
+            if next == Part::Commit {
+                let mut ws = s.pg.walsender.expect("a stream sends it");
+                let sent = ws.decode_txn(&s.pg.txns[i]);
+                debug_assert!(sent, "a transaction it began");
+                s.pg.walsender = Some(ws);
+                s.pg.sending = None;
+            } else {
+                s.pg.sending = Some((i, next));
+            }
+            let m = self.message(&s, i, next);
+            s.vars.insert(message.to_owned(), V::Msg(m));
+            return vec![(s, Flow::Received)];
+        }
         let before = state.pg.walsender;
-        if let (true, Some((ws, None))) = (state.pg.stopping, self.next_message(&state)) {
+        if let (true, Some(ws)) = (state.pg.stopping, self.caught_up(&state)) {
             // "once caught up, it answers the connector's next read with a keepalive requesting
             // a reply … at what it has sent …; it sends no other message until the connector
             // has replied to it".
@@ -1329,7 +1504,7 @@ impl<'f> Reference<'f> {
             s.pg.asked = true;
             self.read_on(&mut s, before.expect("a stream"), ws);
             s.vars
-                .insert(message.to_owned(), V::Msg(None, ws.sent_ptr, true));
+                .insert(message.to_owned(), keepalive(ws.keepalive(true)));
             return vec![(s, Flow::Received)];
         }
         let Some((ws, sent)) = self.next_message(&state) else {
@@ -1352,11 +1527,8 @@ impl<'f> Reference<'f> {
                 s.pg.keepalives += 1;
             }
             self.read_on(&mut s, before, ws);
-            let k = ws.keepalive(false);
-            s.vars.insert(
-                message.to_owned(),
-                V::Msg(None, k.wal_end, k.reply_requested),
-            );
+            s.vars
+                .insert(message.to_owned(), keepalive(ws.keepalive(false)));
             out.push((s, Flow::Received));
         }
         // "A counted keepalive may also come before the walsender reads on to its next message,
@@ -1364,22 +1536,84 @@ impl<'f> Reference<'f> {
         if counted && before != ws {
             let mut s = state.clone();
             s.pg.keepalives += 1;
-            let k = before.keepalive(false);
-            s.vars.insert(
-                message.to_owned(),
-                V::Msg(None, k.wal_end, k.reply_requested),
-            );
+            s.vars
+                .insert(message.to_owned(), keepalive(before.keepalive(false)));
             out.push((s, Flow::Received));
         }
         if let Some((i, after)) = sent {
             let mut s = state;
-            self.read_on(&mut s, before, after);
-            let end = s.pg.txns[i].end_lsn;
-            s.vars
-                .insert(message.to_owned(), V::Msg(Some(i), end, false));
+            let part = if self.knobs.by_change {
+                // "its Begin" first: the walsender has read past what it skipped, and its
+                // `sentPtr` "stays where it was until the Commit has gone out".
+                self.read_on(&mut s, before, ws);
+                s.pg.sending = Some((i, Part::Begin));
+                Part::Begin
+            } else {
+                self.read_on(&mut s, before, after);
+                Part::Whole
+            };
+            let m = self.message(&s, i, part);
+            s.vars.insert(message.to_owned(), V::Msg(m));
             out.push((s, Flow::Received));
         }
         out
+    }
+
+    /// The message after `part` of transaction `i`: "its Begin, one change per row, its
+    /// Commit".
+    fn part_after(&self, state: &State, i: usize, part: Part) -> Part {
+        let rows = state.pg.txns[i].published_rows;
+        match part {
+            Part::Begin => Part::Change(0),
+            Part::Change(k) if k + 1 < rows => Part::Change(k + 1),
+            Part::Change(_) => Part::Commit,
+            other => unreachable!("nothing follows {other:?}"),
+        }
+    }
+
+    /// Part `part` of transaction `i` as a message: "The LSN each goes out under (`m.lsn`,
+    /// `m.wal_end`): the Begin and the first change, the transaction's first record
+    /// (`m.txn.first_lsn`); each later change, its row's record, after the one before and below
+    /// the commit record (`env multi_insert = on`: every row in the first record, one LSN for
+    /// all); the Commit, the commit record's end (`m.txn.end_lsn`)"; a whole transaction, "a
+    /// transaction's end". Where a row's record lies is PostgreSQL's (`Txn::change_lsn`).
+    fn message(&self, state: &State, i: usize, part: Part) -> Msg {
+        let txn = &state.pg.txns[i];
+        let lsn = match part {
+            Part::Begin => txn.first_lsn,
+            Part::Change(k) => {
+                let lsn = txn.change_lsn(k, self.knobs.multi_insert);
+                debug_assert!(k > 0 || lsn == txn.first_lsn, "{txn:?}");
+                debug_assert!(lsn >= txn.first_lsn && lsn < txn.commit_lsn, "{txn:?}");
+                lsn
+            }
+            Part::Commit | Part::Whole | Part::Keepalive => txn.end_lsn,
+        };
+        Msg {
+            txn: Some(i),
+            part,
+            lsn,
+            reply_requested: false,
+        }
+    }
+
+    /// Every row of transaction `i`: "rows each published client transaction inserts".
+    fn rows_of(state: &State, i: usize) -> impl Iterator<Item = Row> {
+        let rows = state.pg.txns.get(i).map_or(1, |t| t.published_rows.max(1));
+        (0..rows).map(move |k| (i, k))
+    }
+
+    /// "a transaction is in it (`destination.holds`, the properties) once every row of it is
+    /// committed".
+    fn holds(state: &State, i: usize) -> bool {
+        Self::rows_of(state, i).all(|r| state.dest.contains(&r))
+    }
+
+    /// The transactions the destination holds whole.
+    fn whole(state: &State) -> BTreeSet<usize> {
+        (0..state.pg.txns.len())
+            .filter(|&i| Self::holds(state, i))
+            .collect()
     }
 
     // ---- calls ---------------------------------------------------------------------------
@@ -1466,34 +1700,69 @@ impl<'f> Reference<'f> {
                 let flush = s.pg.wal.flush;
                 let skipped = Self::live(&s).any(|(i, t)| {
                     t.is_published()
-                        && !s.dest.contains(&i)
+                        && !Self::holds(&s, i)
                         && t.end_lsn <= flush
                         && txn_needs_skip(t, ws.start_decoding_at)
                 });
                 s.pg.lost |= skipped;
                 s.pg.walsender = Some(ws);
+                s.pg.sending = None;
                 s.pg.stream_closed = false;
                 s.pg.replied = Lsn::INVALID;
                 s.pg.asked = false;
                 one(s, V::None)
             }
             "standby_status_update" => self.status_update(s, call),
+            // "the full load: the destination durably holds every publication transaction
+            // committed before it": every row of each, the open batch as it was. A synchronous
+            // commit still waiting for its `CommitFlush` has not returned to its client, and
+            // PostgreSQL shows it to no snapshot before its flush (15 `xact.c:
+            // RecordTransactionCommit` flushes before `ProcArrayEndTransaction`): not yet
+            // committed for the load. (An asynchronous one not yet flushed is committed by the
+            // page's words; the generator writes `backfill()` only with `commit = sync`.) The
+            // page does not say whether a backfill that meets rows already held commits them
+            // "more than once" (`destination.duplicated`); it is taken as a load, not a
+            // commit: no.
+            "backfill" => {
+                let waiting = s.pg.commit_pending.then(|| s.pg.txns.len() - 1);
+                let rows: Vec<Row> = Self::live(&s)
+                    .filter(|(i, t)| t.is_published() && Some(*i) != waiting)
+                    .flat_map(|(i, _)| Self::rows_of(&s, i))
+                    .collect();
+                s.dest.extend(rows);
+                one(s, V::None)
+            }
             "destination.write" => {
-                match self.arg(&s, call, "txns", 0) {
-                    Some(V::Txn(Some(i)) | V::Msg(Some(i), _, _)) => {
-                        s.batch.insert(i);
-                    }
-                    Some(V::Txns(set)) => s.batch.extend(set),
-                    _ => {}
-                }
+                // "`destination.write(m)` writes what the message carries: a whole transaction, a
+                // change's row, and for a Begin, a Commit or a keepalive nothing
+                // (`destination.write(m.txn)` writes the whole transaction)".
+                let rows: Vec<Row> = match self.arg(&s, call, "txns", 0) {
+                    Some(
+                        V::Txn(Some(i))
+                        | V::Msg(Msg {
+                            txn: Some(i),
+                            part: Part::Whole,
+                            ..
+                        }),
+                    ) => Self::rows_of(&s, i).collect(),
+                    Some(V::Msg(Msg {
+                        txn: Some(i),
+                        part: Part::Change(k),
+                        ..
+                    })) => vec![(i, k)],
+                    Some(V::Txns(set)) => set.iter().flat_map(|&i| Self::rows_of(&s, i)).collect(),
+                    _ => vec![],
+                };
+                s.batch.extend(rows);
                 one(s, V::None)
             }
             "destination.commit" => {
                 // "commits the open batch durably, with the named `in destination` variables in
                 // the same commit".
+                // "committed twice (`destination.duplicated`) once any row is".
                 let batch = std::mem::take(&mut s.batch);
-                for &i in &batch {
-                    if s.dest.contains(&i) {
+                for &(i, k) in &batch {
+                    if s.dest.contains(&(i, k)) {
                         s.dup.insert(i);
                     }
                 }
@@ -1768,7 +2037,7 @@ impl<'f> Reference<'f> {
             // `destination.duplicated` (those it committed more than once), both txns".
             if name == "destination" && !state.vars.contains_key(name) {
                 return V::Txns(match field {
-                    "holds" => state.dest.clone(),
+                    "holds" => Self::whole(state),
                     _ => state.dup.clone(),
                 });
             }
@@ -1788,11 +2057,20 @@ impl<'f> Reference<'f> {
             }),
         };
         match self.eval(state, of) {
-            V::Msg(t, wal_end, reply) => match field {
-                "txn" => V::Txn(t),
-                "is_keepalive" => V::Bool(t.is_none()),
-                "wal_end" => V::Lsn(wal_end),
-                "reply_requested" => V::Bool(reply),
+            // "`.is_begin`, `.is_change`, `.is_commit` (also true of a whole transaction) and
+            // `.index`, a change's row in its transaction, from 1 (0 for any other message)".
+            V::Msg(m) => match field {
+                "txn" => V::Txn(m.txn),
+                "is_keepalive" => V::Bool(m.part == Part::Keepalive),
+                "wal_end" | "lsn" => V::Lsn(m.lsn),
+                "reply_requested" => V::Bool(m.reply_requested),
+                "is_begin" => V::Bool(m.part == Part::Begin),
+                "is_change" => V::Bool(matches!(m.part, Part::Change(_))),
+                "is_commit" => V::Bool(matches!(m.part, Part::Commit | Part::Whole)),
+                "index" => V::Count(match m.part {
+                    Part::Change(k) => i128::from(k) + 1,
+                    _ => 0,
+                }),
                 _ => V::None,
             },
             V::Txn(i) => txn(i),
@@ -1848,6 +2126,10 @@ impl<'f> Reference<'f> {
             .collect();
         let env = self.environment(state);
         out.extend(env.into_iter().filter(|(_, s)| s != state));
+        // A transaction goes out part way only on an open stream.
+        debug_assert!(out
+            .iter()
+            .all(|(_, s)| s.pg.sending.is_none() || s.pg.walsender.is_some()));
         out
     }
 
@@ -1891,22 +2173,19 @@ impl<'f> Reference<'f> {
             out.push((Some(Class::Walwriter), s));
         }
         if pg.stopping {
-            match self.next_message(state) {
-                // "`PgStopped` (fair), once no stream is left".
-                None if self.standby_has_all(state) => {
-                    let mut s = state.clone();
-                    self.pg_stopped(&mut s);
-                    out.push((Some(Class::Shutdown), s));
-                }
-                // "`WalSenderTimeout` (fair …) ends a caught-up stream whose connector has read
-                // that request and not replied".
-                Some((_, None)) if state.pg.asked => {
-                    let mut s = state.clone();
-                    s.pg.walsender = None;
-                    s.pg.stream_closed = true;
-                    out.push((Some(Class::Shutdown), s));
-                }
-                _ => {}
+            // "`PgStopped` (fair), once no stream is left".
+            if pg.walsender.is_none() && self.standby_has_all(state) {
+                let mut s = state.clone();
+                self.pg_stopped(&mut s);
+                out.push((Some(Class::Shutdown), s));
+            }
+            // "`WalSenderTimeout` (fair …) ends a caught-up stream whose connector has read that
+            // request and not replied".
+            if pg.asked && self.caught_up(state).is_some() {
+                let mut s = state.clone();
+                s.pg.close_stream();
+                s.pg.stream_closed = true;
+                out.push((Some(Class::Shutdown), s));
             }
         }
         out.extend(self.standby_actions(state));
@@ -2065,7 +2344,7 @@ impl<'f> Reference<'f> {
                 d.slot.invalidate();
                 d.dirty = false;
             }
-            if s.pg.walsender.take().is_some() {
+            if s.pg.close_stream() {
                 s.pg.stream_closed = true;
             }
         }
@@ -2125,7 +2404,9 @@ impl<'f> Reference<'f> {
             first_lsn,
             commit_lsn: end_lsn.minus(48),
             end_lsn,
-            published_rows: u32::from(published),
+            // "rows each published client transaction inserts: the changes it sends, the rows
+            // SQL decoding returns for it".
+            published_rows: if published { k.rows } else { 0 },
             mode,
         });
         s.pg.commit_pending = mode == CommitMode::Sync;
@@ -2141,24 +2422,26 @@ impl<'f> Reference<'f> {
     /// Whether transaction `i` is in the open batch, a variable or a channel's place.
     fn held(s: &State, i: usize) -> bool {
         let holds = |v: &V| match v {
-            V::Txn(Some(j)) | V::Msg(Some(j), _, _) => *j == i,
+            V::Txn(Some(j)) | V::Msg(Msg { txn: Some(j), .. }) => *j == i,
             V::Txns(set) => set.contains(&i),
             _ => false,
         };
-        s.batch.contains(&i) || s.vars.values().any(holds) || s.chans.values().flatten().any(holds)
+        s.batch.iter().any(|&(j, _)| j == i)
+            || s.vars.values().any(holds)
+            || s.chans.values().flatten().any(holds)
     }
 
     fn undelivered<'s>(&self, s: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
         // "no property counts" the transactions a failover lost.
         Self::live(s)
-            .filter(move |(i, t)| t.is_published() && !s.dest.contains(i))
+            .filter(move |(i, t)| t.is_published() && !Self::holds(s, *i))
             .map(|(_, t)| t)
     }
 
     /// Whether a published transaction the destination lacks is in the open batch, a variable
     /// or a channel's place.
     fn holds_undelivered(&self, s: &State) -> bool {
-        Self::live(s).any(|(i, t)| t.is_published() && !s.dest.contains(&i) && Self::held(s, i))
+        Self::live(s).any(|(i, t)| t.is_published() && !Self::holds(s, i) && Self::held(s, i))
     }
 
     /// The built-in property `id` in state `s` ("Properties and expectations").
@@ -2191,11 +2474,11 @@ impl<'f> Reference<'f> {
         }
         // "at once when … any one while the slot is invalidated, is neither in the destination,
         // nor in its open batch, nor in any variable, in a file that calls `backfill()` nowhere"
-        // (the generator writes no `backfill()`).
+        // (the slot is there from the start: no transaction is committed before it).
         let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
-        let lost = Self::live(s)
-            .any(|(i, t)| t.is_published() && !s.dest.contains(&i) && !Self::held(s, i));
-        if invalidated && lost {
+        let lost =
+            Self::live(s).any(|(i, t)| t.is_published() && !Self::holds(s, i) && !Self::held(s, i));
+        if invalidated && lost && !self.knobs.backfills {
             return false;
         }
         let k = &self.knobs;
@@ -2223,8 +2506,7 @@ impl<'f> Reference<'f> {
 
     /// "no connector step possible — or none but reading an idle keepalive, the walsender
     /// having nothing else to send, with no undelivered transaction in the batch or a variable
-    /// and no `backfill()` in a `for each message` body" (the generator writes no
-    /// `backfill()`).
+    /// and no `backfill()` in a `for each message` body".
     fn at_rest(&self, s: &State) -> bool {
         let all = match &s.at {
             Where::Done => return true,
@@ -2242,13 +2524,28 @@ impl<'f> Reference<'f> {
                 }
                 _ => false,
             };
-            let caught_up = matches!(self.next_message(s), Some((_, None)));
+            let caught_up = self.caught_up(s).is_some();
             if !(reads && caught_up && self.knobs.keepalives > 0) {
                 return false;
             }
             idle = true;
         }
-        !idle || !self.holds_undelivered(s)
+        !idle || !(self.holds_undelivered(s) || self.knobs.backfills_in_stream)
+    }
+
+    /// "and `batch` the rows of the open batch" with `env messages = changes`; otherwise its
+    /// transactions.
+    fn batch_shown(&self, s: &State) -> String {
+        let names: Vec<String> = if self.knobs.by_change {
+            s.batch
+                .iter()
+                .map(|&(i, k)| format!("T{} row {}", i + 1, k + 1))
+                .collect()
+        } else {
+            let txns: BTreeSet<usize> = s.batch.iter().map(|&(i, _)| i).collect();
+            return txn_set(&txns);
+        };
+        format!("[{}]", names.join(", "))
     }
 
     /// A state as the comparison sees it: the file's variables (and each `async` one's copy on
@@ -2272,8 +2569,10 @@ impl<'f> Reference<'f> {
                 "saved_confirmed_flush".to_owned(),
                 lsn(slot.map_or(Lsn::INVALID, |x| x.saved.confirmed_flush)),
             ),
-            ("destination".to_owned(), txn_set(&s.dest)),
+            ("destination".to_owned(), row_set(s)),
+            ("batch".to_owned(), self.batch_shown(s)),
             ("pg_stops".to_owned(), s.pg_stops.to_string()),
+            ("keepalives".to_owned(), s.pg.keepalives.to_string()),
             (
                 "committed".to_owned(),
                 txn_set(&Self::live(s).map(|(i, _)| i).collect()),
@@ -2316,6 +2615,10 @@ impl<'f> Reference<'f> {
                 "synced_restart_lsn".to_owned(),
                 lsn(synced.map_or(Lsn::INVALID, |c| c.restart_lsn)),
             );
+        }
+        // "`none` before a message, and after a crash or a new run".
+        for name in &self.messages {
+            p.insert(name.clone(), "none".to_owned());
         }
         for (name, v) in &s.vars {
             p.insert(name.clone(), shown(v));
@@ -2442,6 +2745,36 @@ fn binary(op: BinOp, a: V, b: V) -> V {
     })
 }
 
+/// A keepalive as a message: "`m.wal_end` of a keepalive is the walsender's `sentPtr`".
+fn keepalive(k: Keepalive) -> V {
+    V::Msg(Msg {
+        txn: None,
+        part: Part::Keepalive,
+        lsn: k.wal_end,
+        reply_requested: k.reply_requested,
+    })
+}
+
+/// "the trace's `destination` column lists the transactions it holds, then the rows it holds of
+/// others (`T2 row 1`)", each transaction's in its place in commit order.
+fn row_set(s: &State) -> String {
+    let mut names = Vec::new();
+    let txns = s.dest.iter().map(|&(i, _)| i).collect::<BTreeSet<_>>();
+    for i in txns {
+        if Reference::holds(s, i) {
+            names.push(format!("T{}", i + 1));
+        } else {
+            names.extend(
+                s.dest
+                    .iter()
+                    .filter(|&&(j, _)| j == i)
+                    .map(|&(_, k)| format!("T{} row {}", i + 1, k + 1)),
+            );
+        }
+    }
+    format!("[{}]", names.join(", "))
+}
+
 fn shown_lsn(l: Lsn) -> String {
     if l.is_valid() {
         l.to_string()
@@ -2487,8 +2820,22 @@ fn shown(v: &V) -> String {
         V::Txn(Some(i)) => format!("T{}", i + 1),
         V::Txns(s) => txn_set(s),
         V::Count(n) => n.to_string(),
-        V::Msg(Some(i), _, _) => format!("T{}", i + 1),
-        V::Msg(None, end, true) => format!("keepalive {end}, reply requested"),
-        V::Msg(None, end, false) => format!("keepalive {end}"),
+        V::Msg(Msg {
+            txn: Some(i),
+            part,
+            lsn,
+            ..
+        }) => match part {
+            Part::Begin => format!("T{} begin {lsn}", i + 1),
+            Part::Change(k) => format!("T{} change {} {lsn}", i + 1, k + 1),
+            Part::Commit => format!("T{} commit {lsn}", i + 1),
+            _ => format!("T{}", i + 1),
+        },
+        V::Msg(Msg {
+            lsn,
+            reply_requested: true,
+            ..
+        }) => format!("keepalive {lsn}, reply requested"),
+        V::Msg(Msg { lsn, .. }) => format!("keepalive {lsn}"),
     }
 }
