@@ -1386,9 +1386,10 @@ impl Machine {
             txn.change_record_ends(self.env.multi_insert)
         };
         let before = state.sending.is_none();
+        // Before the Begin, only what the reader has not yet read past.
         let p = at
             .into_iter()
-            .filter(|p| *p > ws.sent_ptr)
+            .filter(|p| !before || *p > ws.sent_ptr)
             .find(|p| chooser.choose(Detail::KeepaliveInside(*p)))?;
         state.keepalives += 1;
         if before {

@@ -1476,7 +1476,20 @@ impl<'f> Reference<'f> {
         self.stream_done(&mut state);
         // "Between a transaction's Begin and its Commit the walsender sends nothing else — no
         // keepalive — and its `sentPtr` … stays where it was until the Commit has gone out".
+        let counted = state.pg.keepalives < self.knobs.keepalives;
+        // "a counted keepalive (PostgreSQL's choice, while `env keepalives` allows one more, not
+        // while stopping) may carry an LSN inside the transaction it sends next or is sending:
+        // … between its messages, at its `commit_lsn`".
+        let inside = self.knobs.by_change && counted && !state.pg.stopping;
         if let Some((i, part)) = state.pg.sending {
+            let mut out = Vec::new();
+            if inside {
+                let mut k = state.clone();
+                k.pg.keepalives += 1;
+                let at = k.pg.txns[i].commit_lsn;
+                k.vars.insert(message.to_owned(), keepalive_at(at));
+                out.push((k, Flow::Received));
+            }
             let mut s = state;
             let next = self.part_after(&s, i, part);
             if next == Part::Commit {
@@ -1490,7 +1503,8 @@ impl<'f> Reference<'f> {
             }
             let m = self.message(&s, i, next);
             s.vars.insert(message.to_owned(), V::Msg(m));
-            return vec![(s, Flow::Received)];
+            out.push((s, Flow::Received));
+            return out;
         }
         let before = state.pg.walsender;
         if let (true, Some(ws)) = (state.pg.stopping, self.caught_up(&state)) {
@@ -1520,7 +1534,6 @@ impl<'f> Reference<'f> {
         // more keepalive for a connector waiting in `for each message`, at its current
         // position, uncounted."
         let idle = sent.is_none() && self.knobs.keepalives > 0;
-        let counted = state.pg.keepalives < self.knobs.keepalives;
         if counted || idle {
             let mut s = state.clone();
             if !idle {
@@ -1539,6 +1552,22 @@ impl<'f> Reference<'f> {
             s.vars
                 .insert(message.to_owned(), keepalive(before.keepalive(false)));
             out.push((s, Flow::Received));
+        }
+        // "… before its Begin, at the end of any of its change records the reader has not yet
+        // read past (each later row's record start, or its `commit_lsn` after the last …), the
+        // reader then standing there". Where its records end is PostgreSQL's
+        // (`Txn::change_record_ends`).
+        if let (true, Some((i, _))) = (inside, sent) {
+            let ends = state.pg.txns[i].change_record_ends(self.knobs.multi_insert);
+            for at in ends.into_iter().filter(|at| *at > ws.sent_ptr) {
+                let mut k = state.clone();
+                k.pg.keepalives += 1;
+                let mut reader = ws;
+                reader.read_within(at);
+                self.read_on(&mut k, before, reader);
+                k.vars.insert(message.to_owned(), keepalive_at(at));
+                out.push((k, Flow::Received));
+            }
         }
         if let Some((i, after)) = sent {
             let mut s = state;
@@ -1896,7 +1925,16 @@ impl<'f> Reference<'f> {
         let flush = s.pg.wal.flush;
         let (names, txns): (Vec<usize>, Vec<Txn>) = Self::live(&s).map(|(i, t)| (i, *t)).unzip();
         let d = s.pg.slot.as_mut().expect("checked");
-        let changes = get_changes(d, &txns, flush, request, None, |t| t.published_rows);
+        // "SQL decoding returns it as that many rows and its BEGIN and COMMIT rows (what
+        // `upto_nchanges` counts)"; a transaction outside the publication it does not return.
+        let rows = |t: &Txn| {
+            if t.published_rows > 0 {
+                t.published_rows + 2
+            } else {
+                0
+            }
+        };
+        let changes = get_changes(d, &txns, flush, request, None, rows);
         let returned = changes
             .txns
             .iter()
@@ -2742,6 +2780,14 @@ fn binary(op: BinOp, a: V, b: V) -> V {
                 r
             });
         }
+    })
+}
+
+/// A keepalive at `lsn`, no reply requested.
+fn keepalive_at(lsn: Lsn) -> V {
+    keepalive(Keepalive {
+        wal_end: lsn,
+        reply_requested: false,
     })
 }
 
