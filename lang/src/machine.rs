@@ -1376,7 +1376,7 @@ impl Machine {
     ) -> Option<Message> {
         let (i, _) = next?;
         let left = state.keepalives < self.env.keepalives;
-        if !self.env.by_change || !left || state.stopping {
+        if !left || state.stopping {
             return None;
         }
         let txn = state.txns[i];

@@ -1480,7 +1480,7 @@ impl<'f> Reference<'f> {
         // "a counted keepalive (PostgreSQL's choice, while `env keepalives` allows one more, not
         // while stopping) may carry an LSN inside the transaction it sends next or is sending:
         // … between its messages, at its `commit_lsn`".
-        let inside = self.knobs.by_change && counted && !state.pg.stopping;
+        let inside = counted && !state.pg.stopping;
         if let Some((i, part)) = state.pg.sending {
             let mut out = Vec::new();
             if inside {
