@@ -1732,13 +1732,20 @@ impl Machine {
         state.drop_batch();
     }
 
-    /// `backfill()`: the destination gets every committed publication transaction the server
-    /// has flushed (a snapshot read of the published tables).
+    /// `backfill()`: the destination gets every committed publication transaction a snapshot
+    /// of the published tables sees.
     fn backfill(&self, state: &mut State) {
         let limit = self.limit(state);
+        // An asynchronous commit is visible before its WAL is flushed, a synchronous one only
+        // after (PostgreSQL 15 `xact.c:RecordTransactionCommit`: `XLogFlush` under
+        // `synchronous_commit`, `XLogSetAsyncXactLSN` otherwise, then the commit marked in the
+        // CLOG and `ProcArrayEndTransaction`); a standby shows what it has replayed.
+        let visible = |t: &Txn| {
+            t.end_lsn <= limit || (self.env.role == Role::Primary && t.mode == CommitMode::Async)
+        };
         let read = state
             .live()
-            .filter(|(_, t)| t.is_published() && t.end_lsn <= limit)
+            .filter(|(_, t)| t.is_published() && visible(t))
             .fold(0u16, |set, (i, _)| set | (1 << i));
         state.dest |= read;
         if self.env.by_change {

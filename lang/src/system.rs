@@ -742,13 +742,7 @@ impl Variables for State {
                 Var::Text(txn_set(((1u32 << s.txns.len()) - 1) as u16 & !s.gone)),
             ),
             ("destination", Var::Text(row_set(s.dest, s.dest_rows))),
-            (
-                "batch",
-                Var::Text(match s.batch_rows {
-                    0 => txn_set(s.batch),
-                    rows => row_set(0, rows),
-                }),
-            ),
+            ("batch", Var::Text(batch_text(s))),
             (
                 "error",
                 Var::Text(s.error.map_or_else(|| "none".to_owned(), |e| e.to_string())),
@@ -770,6 +764,15 @@ impl Variables for State {
         vars.extend(bookkeeping(s));
         vars.extend(fault_counts(program, s));
         vars
+    }
+}
+
+/// The destination's open batch as traces show it: its transactions, or with `env messages =
+/// changes` its rows.
+fn batch_text(s: &MachineState) -> String {
+    match s.batch_rows {
+        0 => txn_set(s.batch),
+        rows => row_set(0, rows),
     }
 }
 

@@ -23,8 +23,8 @@
 //! commit at `m.is_commit`, take `m.lsn` as a position, test `m.index` and acknowledge at
 //! `m.lsn`; to keep their state spaces small, only a third of them have a standby and a fifth
 //! processes. SQL decoding files now and then have several `rows` a transaction, which
-//! `upto_nchanges` counts. Files with `commit = sync` call `backfill()` now and then (never in
-//! `procedure p`, so that whether one runs in a `for each message` body is the text's).
+//! `upto_nchanges` counts. Files call `backfill()` now and then (never in `procedure p`, so that
+//! whether one runs in a `for each message` body is the text's).
 
 use std::fmt::Write;
 
@@ -71,9 +71,6 @@ pub struct Gen {
     /// In `procedure p`: no `backfill()` there, so that whether one runs in a `for each
     /// message` body is the text's.
     in_procedure: bool,
-    /// `env commit = sync`: `backfill()` may be written (what an asynchronous commit not yet
-    /// flushed is to a backfill is not the page's).
-    sync: bool,
     out: String,
 }
 
@@ -184,7 +181,7 @@ impl Gen {
             };
             return self.call_line(depth, &text);
         }
-        if self.sync && !self.in_procedure && self.pick(25) == 0 {
+        if !self.in_procedure && self.pick(25) == 0 {
             return self.call_line(depth, "backfill()");
         }
         let target = self.one(LSN_TARGETS);
@@ -500,7 +497,6 @@ pub fn file(choices: Vec<u32>) -> String {
         rows: 1,
         reading: false,
         in_procedure: false,
-        sync: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -532,7 +528,6 @@ pub fn file(choices: Vec<u32>) -> String {
         if knob == "pg_version" {
             version = v;
         }
-        g.sync |= knob == "commit" && v == "sync";
     }
     failover_knobs(&mut g, version);
     g.line(
