@@ -169,6 +169,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::keepalive_below_confirmed_flush_rule,
     },
     Rule {
+        name: "keepalive_inside_unsent_transaction",
+        source: "walsender.c:XLogSendLogical, WalSndWaitForWal (15): sentPtr = EndRecPtr after each change record, a keepalive before the commit record",
+        check: protocol::keepalive_inside_unsent_transaction_rule,
+    },
+    Rule {
         name: "keepalive_reply_requested",
         source: "walsender.c:WalSndKeepaliveIfNecessary (15): ping at last_reply + wal_sender_timeout/2",
         check: protocol::keepalive_reply_requested_rule,

@@ -62,7 +62,7 @@ fn lsn_text(l: Lsn) -> Var {
     Var::Text(l.to_string())
 }
 
-fn parse_lsn(text: &str) -> Result<Lsn, String> {
+pub(crate) fn parse_lsn(text: &str) -> Result<Lsn, String> {
     text.parse()
         .map_err(|e| format!("server LSN {text:?}: {}", pg_message(&e)))
 }

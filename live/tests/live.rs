@@ -285,6 +285,15 @@ fn keepalive_below_confirmed_flush() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn keepalive_inside_unsent_transaction() {
+    check_rule("keepalive_inside_unsent_transaction");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn keepalive_reply_requested() {
     check_rule("keepalive_reply_requested");
 }
