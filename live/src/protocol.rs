@@ -1520,52 +1520,28 @@ pub fn keepalive_below_confirmed_flush_rule(server: &PgServer) -> Result<Outcome
     pass(&session, server, "keepalive_below_confirmed_flush", detail)
 }
 
-/// A keepalive inside a transaction not yet sent: a transaction left open after its rows,
-/// another session's synchronous commit flushing its change records, and the walsender reads
-/// past them (`sentPtr = EndRecPtr` after every record) and reports a position inside it while it
-/// waits for WAL; once the transaction commits, its Begin goes out under its first change, below
-/// that keepalive ([`Txn::change_record_ends`], [`Walsender::read_within`]).
-pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Outcome, String> {
-    const ROWS: u32 = 3;
-    const WAIT: Duration = Duration::from_secs(10);
-    let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
-    let mut open = server.connect()?;
-    let sql = |client: &mut postgres::Client, what: &str, statement: &str| {
-        client
-            .batch_execute(statement)
-            .map_err(|e| format!("{what}: {}", pg_message(&e)))
-    };
-    sql(&mut open, "begin", "BEGIN")?;
-    let first_lsn: Lsn = open
-        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-        .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
-        .and_then(|row| crate::session::parse_lsn(row.get(0)))?;
-    sql(
-        &mut open,
-        "insert into the open transaction",
-        &format!(
-            "INSERT INTO {PUBLISHED_TABLE} SELECT g, repeat('v', 20) FROM generate_series(1, {ROWS}) g"
-        ),
-    )?;
-    let mut other = server.connect()?;
-    sql(
-        &mut other,
-        "the flushing commit",
-        &format!(
-            "BEGIN; SET LOCAL synchronous_commit = on; \
-             INSERT INTO {UNPUBLISHED_TABLE} SELECT 1, 'flush'; COMMIT"
-        ),
-    )?;
-    let flushed = session.pointers()?.flush;
-    let deadline = Instant::now() + WAIT;
-    let mut inside = None;
+/// Runs `statement` on `client`, naming the step `what` in an error.
+fn run_sql(client: &mut postgres::Client, what: &str, statement: &str) -> Result<(), String> {
+    client
+        .batch_execute(statement)
+        .map_err(|e| format!("{what}: {}", pg_message(&e)))
+}
+
+/// The first keepalive past `first_lsn` within `wait`, and every keepalive position seen; an
+/// error if a transaction is sent meanwhile.
+fn keepalive_past(
+    client: &mut ReplicationClient,
+    first_lsn: Lsn,
+    wait: Duration,
+) -> Result<(Option<Lsn>, Vec<Lsn>), String> {
+    let deadline = Instant::now() + wait;
     let mut seen = Vec::new();
-    while inside.is_none() && Instant::now() < deadline {
-        match streamed.client.recv(Duration::from_millis(100))? {
+    while Instant::now() < deadline {
+        match client.recv(Duration::from_millis(100))? {
             Some(CopyMessage::Keepalive { wal_end, .. }) => {
                 seen.push(wal_end);
                 if wal_end > first_lsn {
-                    inside = Some(wal_end);
+                    return Ok((Some(wal_end), seen));
                 }
             }
             Some(CopyMessage::XLogData { message, .. }) => {
@@ -1576,8 +1552,121 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
             None => {}
         }
     }
+    Ok((None, seen))
+}
+
+/// The next transaction's Begin (its `dataStart`, its `final_lsn`) and Commit (`commit_lsn`,
+/// `end_lsn`) on the stream, within `wait`.
+fn begin_and_commit(
+    client: &mut ReplicationClient,
+    wait: Duration,
+) -> Result<((Lsn, Lsn), (Lsn, Lsn)), String> {
+    let deadline = Instant::now() + wait;
+    let mut begin = None;
+    let mut commit = None;
+    while commit.is_none() && Instant::now() < deadline {
+        if let Some(CopyMessage::XLogData {
+            wal_start, message, ..
+        }) = client.recv(Duration::from_millis(100))?
+        {
+            match message {
+                PgOutputMessage::Begin { final_lsn, .. } => begin = Some((wal_start, final_lsn)),
+                PgOutputMessage::Commit {
+                    commit_lsn,
+                    end_lsn,
+                    ..
+                } => commit = Some((commit_lsn, end_lsn)),
+                _ => {}
+            }
+        }
+    }
+    let begin = begin.ok_or("the committed transaction's Begin never came")?;
+    let commit = commit.ok_or("the committed transaction's Commit never came")?;
+    Ok((begin, commit))
+}
+
+/// The model's reading of a keepalive at `keepalive` inside `txn`, sent before its Begin under
+/// `first_change`: the walsender's position after a change record lies in
+/// `first_lsn..=commit_lsn` ([`Txn::change_record_ends`]), and a keepalive sent there carries it
+/// ([`Walsender::read_within`]).
+fn check_keepalive_inside(
+    txn: &Txn,
+    sender: &mut Walsender,
+    keepalive: Lsn,
+    (first_change, final_lsn): (Lsn, Lsn),
+) -> Result<(), String> {
+    let Txn {
+        first_lsn,
+        commit_lsn,
+        end_lsn,
+        ..
+    } = *txn;
+    ensure(final_lsn == commit_lsn && txn.is_ordered(), || {
+        format!(
+            "Begin final_lsn {final_lsn}, Commit {commit_lsn}..{end_lsn}, first_lsn {first_lsn}"
+        )
+    })?;
+    ensure(
+        first_lsn <= first_change && first_change < keepalive,
+        || {
+            format!(
+                "Begin under {first_change} (first_lsn {first_lsn}), not below the earlier \
+                 keepalive {keepalive}"
+            )
+        },
+    )?;
+    let ends = txn.change_record_ends(false);
+    sender.read_within(keepalive);
+    let predicted = sender.keepalive(false).wal_end;
+    ensure(
+        ends.iter().all(|e| first_lsn < *e && *e <= commit_lsn)
+            && first_lsn < keepalive
+            && keepalive <= commit_lsn
+            && predicted == keepalive,
+        || {
+            format!(
+                "keepalive {keepalive} inside {first_lsn}..{commit_lsn}: the model's change record \
+                 ends [{}], its keepalive there {predicted}",
+                joined(ends.clone())
+            )
+        },
+    )
+}
+
+/// A keepalive inside a transaction not yet sent: a transaction left open after its rows,
+/// another session's synchronous commit flushing its change records, and the walsender reads
+/// past them (`sentPtr = EndRecPtr` after every record) and reports a position inside it while it
+/// waits for WAL; once the transaction commits, its Begin goes out under its first change, below
+/// that keepalive ([`Txn::change_record_ends`], [`Walsender::read_within`]).
+pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ROWS: u32 = 3;
+    const WAIT: Duration = Duration::from_secs(10);
+    let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
+    let mut open = server.connect()?;
+    run_sql(&mut open, "begin", "BEGIN")?;
+    let first_lsn: Lsn = open
+        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+        .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
+        .and_then(|row| crate::session::parse_lsn(row.get(0)))?;
+    run_sql(
+        &mut open,
+        "insert into the open transaction",
+        &format!(
+            "INSERT INTO {PUBLISHED_TABLE} SELECT g, repeat('v', 20) FROM generate_series(1, {ROWS}) g"
+        ),
+    )?;
+    run_sql(
+        &mut server.connect()?,
+        "the flushing commit",
+        &format!(
+            "BEGIN; SET LOCAL synchronous_commit = on; \
+             INSERT INTO {UNPUBLISHED_TABLE} SELECT 1, 'flush'; COMMIT"
+        ),
+    )?;
+    let flushed = session.pointers()?.flush;
+    let (inside, seen) = keepalive_past(&mut streamed.client, first_lsn, WAIT)?;
     let Some(keepalive) = inside else {
-        sql(&mut open, "rollback", "ROLLBACK")?;
+        run_sql(&mut open, "rollback", "ROLLBACK")?;
         stop_stream(&mut session, streamed)?;
         return Ok(Outcome::Skip {
             reason: format!(
@@ -1594,28 +1683,8 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
         .get::<_, String>(0)
         .parse()
         .map_err(|e| format!("xid: {e}"))?;
-    sql(&mut open, "commit the open transaction", "COMMIT")?;
-    let deadline = Instant::now() + WAIT;
-    let mut begin = None;
-    let mut commit = None;
-    while commit.is_none() && Instant::now() < deadline {
-        if let Some(CopyMessage::XLogData {
-            wal_start, message, ..
-        }) = streamed.client.recv(Duration::from_millis(100))?
-        {
-            match message {
-                PgOutputMessage::Begin { final_lsn, .. } => begin = Some((wal_start, final_lsn)),
-                PgOutputMessage::Commit {
-                    commit_lsn,
-                    end_lsn,
-                    ..
-                } => commit = Some((commit_lsn, end_lsn)),
-                _ => {}
-            }
-        }
-    }
-    let (first_change, final_lsn) = begin.ok_or("the committed transaction's Begin never came")?;
-    let (commit_lsn, end_lsn) = commit.ok_or("the committed transaction's Commit never came")?;
+    run_sql(&mut open, "commit the open transaction", "COMMIT")?;
+    let (begin, (commit_lsn, end_lsn)) = begin_and_commit(&mut streamed.client, WAIT)?;
     let txn = Txn {
         xid,
         first_lsn,
@@ -1624,40 +1693,7 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
         published_rows: ROWS,
         mode: walcheck_model::pg::CommitMode::Sync,
     };
-    ensure(final_lsn == commit_lsn && txn.is_ordered(), || {
-        format!(
-            "Begin final_lsn {final_lsn}, Commit {commit_lsn}..{end_lsn}, first_lsn {first_lsn}"
-        )
-    })?;
-    ensure(
-        first_lsn <= first_change && first_change < keepalive,
-        || {
-            format!(
-            "Begin under {first_change} (first_lsn {first_lsn}), not below the earlier keepalive \
-             {keepalive}"
-        )
-        },
-    )?;
-    // The model: the walsender's position after a change record lies in first_lsn..=commit_lsn
-    // (Txn::change_record_ends), and a keepalive sent there carries it (Walsender::read_within).
-    let ends = txn.change_record_ends(false);
-    let mut sender = streamed.sender;
-    sender.read_within(keepalive);
-    let predicted = sender.keepalive(false).wal_end;
-    ensure(
-        ends.iter().all(|e| first_lsn < *e && *e <= commit_lsn)
-            && first_lsn < keepalive
-            && keepalive <= commit_lsn
-            && predicted == keepalive,
-        || {
-            format!(
-                "keepalive {keepalive} inside {first_lsn}..{commit_lsn}: the model's change record \
-                 ends [{}], its keepalive there {predicted}",
-                joined(ends.clone())
-            )
-        },
-    )?;
-    streamed.sender = sender;
+    check_keepalive_inside(&txn, &mut streamed.sender, keepalive, begin)?;
     stop_stream(&mut session, streamed)?;
     pass(
         &session,
@@ -1665,7 +1701,8 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
         "keepalive_inside_unsent_transaction",
         format!(
             "open transaction from {first_lsn}, a commit elsewhere flushed to {flushed}: keepalive \
-             {keepalive}; then Begin under {first_change}, commit {commit_lsn}..{end_lsn}"
+             {keepalive}; then Begin under {}, commit {commit_lsn}..{end_lsn}",
+            begin.0
         ),
     )
 }
