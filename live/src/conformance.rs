@@ -7,7 +7,6 @@
 use std::time::{Duration, Instant};
 
 use walcheck_model::pg::stream::identify_system_xlogpos;
-use walcheck_model::pg::wal::WAL_SEGMENT_BYTES;
 use walcheck_model::pg::{
     advance_read_end, advance_waits, AdvanceError, RestartLanding, Role, Server, Slot,
     WalFunctionError,
@@ -25,7 +24,7 @@ pub use crate::rules::Outcome;
 use crate::rules::{ensure, pass};
 use crate::server::PgServer;
 use crate::session::{Advanced, Pointers, Session, SETUP_ERROR};
-use crate::waldump::{self, WAL_PAGE_BYTES};
+use crate::waldump;
 
 /// A modelled rule and its live check. `Err` is a failed prediction (or a server that could not be
 /// driven), with what the server did.
@@ -169,6 +168,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::keepalive_below_confirmed_flush_rule,
     },
     Rule {
+        name: "keepalive_inside_unsent_transaction",
+        source: "walsender.c:XLogSendLogical, WalSndWaitForWal (15): sentPtr = EndRecPtr after each change record, a keepalive before the commit record",
+        check: protocol::keepalive_inside_unsent_transaction_rule,
+    },
+    Rule {
         name: "keepalive_reply_requested",
         source: "walsender.c:WalSndKeepaliveIfNecessary (15): ping at last_reply + wal_sender_timeout/2",
         check: protocol::keepalive_reply_requested_rule,
@@ -292,15 +296,6 @@ pub const RULES: &[Rule] = &[
         name: "failover_slot_waits_for_standby",
         source: "logicalfuncs.c:pg_logical_slot_get_changes_guts, slot.c:WaitForStandbyConfirmation (17): a failover slot decodes only what synchronized_standby_slots confirmed",
         check: failover::failover_slot_waits_rule,
-    },
-    // Last: the WAL it writes moves every later rule's LSNs. Run before
-    // `advance_waits_for_record_end`, it made that rule fail on 15.12, both tries: an advance to
-    // a page boundary (0/13E3C000) returned where the model says it waits for the record after
-    // it (ending at 0/13E3C43F) — not yet explained (see the note).
-    Rule {
-        name: "keepalive_inside_unsent_transaction",
-        source: "walsender.c:XLogSendLogical, WalSndWaitForWal (15): sentPtr = EndRecPtr after each change record, a keepalive before the commit record",
-        check: protocol::keepalive_inside_unsent_transaction_rule,
     },
 ];
 
@@ -528,9 +523,11 @@ fn record_end_attempt(server: &PgServer, session: &mut Session) -> Result<Record
         back
     };
     let records = waldump::parse(&server.waldump(from, flushed.flush)?);
+    // The advance reads while `EndRecPtr < moveto`, and `EndRecPtr` is MAXALIGNed: a record
+    // ending in a page's last bytes ends, for the reader, on the page boundary.
     let ends = records
         .iter()
-        .map(|r| r.end(WAL_PAGE_BYTES, WAL_SEGMENT_BYTES))
+        .map(|r| r.aligned_end())
         .filter(|end| *end > from);
     let read_end = advance_read_end(target, ends);
     Ok(RecordEnd {

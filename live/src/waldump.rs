@@ -192,6 +192,33 @@ pg_waldump: error: error in WAL record at 0/151FB00: invalid record length at 0/
     }
 
     #[test]
+    fn a_record_ending_in_a_pages_last_bytes_ends_for_the_reader_on_the_boundary() {
+        // Seen on 15.12: the flush pointer on the page boundary 0/13E3C000, the record before it
+        // ending 6 bytes short; an advance to the boundary returned at once, because
+        // `xlogreader.c:XLogDecodeNextRecord` (15) sets `NextRecPtr = RecPtr + MAXALIGN(total_len)`
+        // and the advance stops once `EndRecPtr >= moveto`.
+        let record = WalRecord {
+            rmgr: "Heap".into(),
+            xid: 1,
+            lsn: Lsn(0x13E3_BFC8),
+            total_bytes: 50,
+            desc: String::new(),
+        };
+        assert_eq!(record.end(WAL_PAGE_BYTES, 16 << 20), Lsn(0x13E3_BFFA));
+        assert_eq!(record.aligned_end(), Lsn(0x13E3_C000));
+        let after = Lsn(0x13E3_C43F);
+        let read_end = walcheck_model::pg::slot::advance_read_end(
+            Lsn(0x13E3_C000),
+            [record.aligned_end(), after],
+        );
+        assert_eq!(read_end, Lsn(0x13E3_C000));
+        assert!(!walcheck_model::pg::slot::advance_waits(
+            Lsn(0x13E3_C000),
+            read_end
+        ));
+    }
+
+    #[test]
     fn a_record_ends_past_the_page_headers_it_crosses() {
         let record = |lsn: u64, total_bytes: u64| WalRecord {
             rmgr: "Heap".into(),
