@@ -1555,12 +1555,15 @@ fn keepalive_past(
     Ok((None, seen))
 }
 
+/// Two LSNs a message carries.
+type LsnPair = (Lsn, Lsn);
+
 /// The next transaction's Begin (its `dataStart`, its `final_lsn`) and Commit (`commit_lsn`,
 /// `end_lsn`) on the stream, within `wait`.
 fn begin_and_commit(
     client: &mut ReplicationClient,
     wait: Duration,
-) -> Result<((Lsn, Lsn), (Lsn, Lsn)), String> {
+) -> Result<(LsnPair, LsnPair), String> {
     let deadline = Instant::now() + wait;
     let mut begin = None;
     let mut commit = None;
@@ -1593,7 +1596,7 @@ fn check_keepalive_inside(
     txn: &Txn,
     sender: &mut Walsender,
     keepalive: Lsn,
-    (first_change, final_lsn): (Lsn, Lsn),
+    (first_change, final_lsn): LsnPair,
 ) -> Result<(), String> {
     let Txn {
         first_lsn,
