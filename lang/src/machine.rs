@@ -21,7 +21,8 @@ use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply_on, StandbyStatusUpdate, TxnPart, Walsender,
 };
 use walcheck_model::pg::{
-    AdvanceError, CommitMode, PgVersion, Role, SavedSlot, Server, Slot, Txn, Wal,
+    running_xacts_restart, AdvanceError, CommitMode, OpenTxn, PgVersion, Role, SavedSlot, Server,
+    Slot, Txn, Wal,
 };
 use walcheck_model::Lsn;
 
@@ -291,6 +292,9 @@ pub struct State {
     pub dest_rows: u64,
     /// The rows in the destination's open batch, as `dest_rows` holds them.
     pub batch_rows: u64,
+    /// A published transaction begun and not yet committed (`env interleave = on`): its change
+    /// records are in the WAL, others may commit before it.
+    pub open: Option<OpenTxn>,
 }
 
 impl State {
@@ -393,6 +397,8 @@ pub struct Env {
     pub rows: u32,
     /// `env multi_insert = on`: a transaction's rows are one multi-insert record.
     pub multi_insert: bool,
+    /// `env interleave = on`: a published transaction may stay open while others commit.
+    pub interleave: bool,
 }
 
 impl Env {
@@ -429,6 +435,17 @@ pub enum Action {
         mode: CommitMode,
         /// On the published tables.
         published: bool,
+    },
+    /// A published client transaction of `pages` WAL pages inserts its rows and stays open
+    /// (`env interleave = on`).
+    Open {
+        /// Its WAL, in pages, the commit record's included.
+        pages: u64,
+    },
+    /// The open transaction commits, synchronously or not.
+    CommitOpen {
+        /// `synchronous_commit` on or off.
+        mode: CommitMode,
     },
     /// The synchronous commit's `XLogFlush`.
     CommitFlush,
@@ -504,6 +521,11 @@ impl fmt::Display for Action {
                 };
                 write!(f, "{what}{{pages={pages}, commit={mode}}}")
             }
+            Action::Open { pages } => write!(f, "Open{{pages={pages}}}"),
+            Action::CommitOpen { mode } => match mode {
+                CommitMode::Sync => f.write_str("CommitOpen{commit=sync}"),
+                CommitMode::Async => f.write_str("CommitOpen{commit=async}"),
+            },
             Action::CommitFlush => f.write_str("CommitFlush"),
             Action::WalwriterWrite => f.write_str("WalWriterWrite"),
             Action::WalwriterFlush => f.write_str("WalWriterFlush"),
@@ -621,6 +643,33 @@ impl Chooser {
             .find(|_| !self.bit())
             .unwrap_or(n.saturating_sub(1))
     }
+}
+
+/// The `restart_lsn` a running-xacts record at `at` offers `slot`, as a status update confirming
+/// `flush` applies it: `at` itself, or with a transaction running there the first change of the
+/// oldest ([`running_xacts_restart`]; `running` are the transactions that may be running at some
+/// record, as `(first_lsn, commit_lsn)`, the open one's commit at `Lsn::MAX`); `None` when it
+/// does not move `restart_lsn` (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15, keeps no
+/// candidate at or below it), or when the record lies past what the update confirms (the
+/// candidate then waits: `candidate_restart_valid`).
+fn restart_offered(slot: &Slot, at: Lsn, running: &[(Lsn, Lsn)], flush: Lsn) -> Option<Lsn> {
+    let restart = running_restart(at, running);
+    if restart == at {
+        // No transaction running there: as before, the record's own position, which
+        // `DurableSlot::confirm_received_on` takes once confirmed.
+        return Some(at);
+    }
+    (restart > slot.restart_lsn && at <= flush).then_some(restart)
+}
+
+/// What a running-xacts record at `at` offers as `restart_lsn` ([`running_xacts_restart`]),
+/// with `running` the transactions that may run there (see [`restart_offered`]).
+fn running_restart(at: Lsn, running: &[(Lsn, Lsn)]) -> Lsn {
+    let firsts = running
+        .iter()
+        .filter(|(first, commit)| *first < at && at <= *commit)
+        .map(|(first, _)| *first);
+    running_xacts_restart(at, firsts)
 }
 
 /// Where PostgreSQL's choice leaves `restart_lsn` after an advance ([`Slot::advance_restarts`]):
@@ -790,6 +839,7 @@ impl Machine {
             sending: None,
             dest_rows: 0,
             batch_rows: 0,
+            open: None,
         };
         self.start(&mut state, self.program.first_run);
         state
@@ -1584,13 +1634,16 @@ impl Machine {
                     .map_or(Lsn::INVALID, Value::lsn);
                 let limit = self.limit(state);
                 self.slot_usable(state)?;
+                let running = self.running_txns(state);
                 let slot = state
                     .slot
                     .as_mut()
                     .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let (was, restart) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
+                let (was, record) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
+                // A transaction running at the record holds `restart_lsn` at its first change.
+                let record = record.map(|at| (at, running_restart(at, &running)));
                 let end_lsn = slot
-                    .slot_advance(target, limit, restart)
+                    .slot_advance_via(target, limit, record)
                     .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
                 self.crash_unsaved(state, was, chooser).and(lsn(end_lsn))
             }
@@ -1600,6 +1653,13 @@ impl Machine {
                 }
                 if state.slot.is_some() {
                     return Err(Stop::Fail(Some(PgError::SlotExists)));
+                }
+                // The consistent point waits for the transactions running when it started:
+                // `snapbuild.c:SnapBuildFindSnapshot` (15) waits until every xid in the
+                // running-xacts record has finished, so the call returns only once the open
+                // transaction has committed (or aborted).
+                if state.open.is_some() {
+                    return Err(Stop::Blocked);
                 }
                 let slot = create_logical_slot(&mut state.wal, IDLE_RUNNING_XACTS_BYTES);
                 state.commit_pending = false;
@@ -1784,6 +1844,7 @@ impl Machine {
             return Err(Stop::Fail(Some(PgError::NoStream)));
         }
         let ends: Vec<Lsn> = state.live().map(|(_, t)| t.end_lsn).collect();
+        let running = self.running_txns(state);
         // A candidate comes from a running-xacts record the walsender decoded: never past the
         // WAL it may read (`logical.c:LogicalIncreaseRestartDecodingForSlot`, 15).
         let decoded = flush.min(self.send_limit(state));
@@ -1797,7 +1858,9 @@ impl Machine {
             apply: flush,
             reply_requested: false,
         };
-        let candidates: Vec<Lsn> = restart_candidates(decoded, &slot.slot, ends).collect();
+        let candidates: Vec<Lsn> = restart_candidates(decoded, &slot.slot, ends)
+            .filter_map(|at| restart_offered(&slot.slot, at, &running, flush))
+            .collect();
         let candidate = chooser.among(candidates.len() + 1).checked_sub(1);
         if let Some(i) = candidate {
             chooser.detail = Some(Detail::Candidate(candidates[i]));
@@ -2017,7 +2080,8 @@ impl Machine {
     pub fn actions(&self, state: &State, actions: &mut Vec<Action>) {
         self.steps(state, actions);
         let env = &self.env;
-        if !state.commit_pending && !state.stopping && state.txns.len() < TXNS_MAX {
+        let committing = state.txns.len() + usize::from(state.open.is_some());
+        if !state.commit_pending && !state.stopping && committing < TXNS_MAX {
             let both = env.bulk_txn_pages > 0 && env.bulk_txn_pages != env.txn_pages;
             let sizes = &[env.txn_pages, env.bulk_txn_pages][..if both { 2 } else { 1 }];
             for (published, left) in [
@@ -2038,6 +2102,7 @@ impl Machine {
                 }
             }
         }
+        self.interleaved(state, actions);
         if state.commit_pending {
             actions.push(Action::CommitFlush);
         }
@@ -2184,6 +2249,8 @@ impl Machine {
                 mode,
                 published,
             } => self.commit(state, pages, mode, published),
+            Action::Open { pages } => self.open(state, pages),
+            Action::CommitOpen { mode } => self.commit_open(state, mode),
             Action::CommitFlush => {
                 state.wal.commit_flush();
                 state.commit_pending = false;
@@ -2242,6 +2309,7 @@ impl Machine {
         let txn = Txn {
             xid: 730 + state.txns.len() as u32,
             first_lsn,
+            changes_end: end_lsn.minus(48),
             commit_lsn: end_lsn.minus(48),
             end_lsn,
             published_rows: if published { self.env.rows } else { 0 },
@@ -2254,6 +2322,80 @@ impl Machine {
         } else {
             state.other += 1;
         }
+    }
+
+    /// With `env interleave = on`, the open transaction's commit, or a published transaction
+    /// begun and left open (one at a time): while it is open other transactions commit, so its
+    /// records interleave with theirs and it commits after them.
+    fn interleaved(&self, state: &State, actions: &mut Vec<Action>) {
+        let env = &self.env;
+        if !env.interleave || state.commit_pending || state.stopping {
+            return;
+        }
+        if state.open.is_some() {
+            actions.extend(env.commits.iter().map(|&mode| Action::CommitOpen { mode }));
+        } else if state.published < env.transactions && state.txns.len() + 1 < TXNS_MAX {
+            actions.push(Action::Open {
+                pages: env.txn_pages,
+            });
+        }
+    }
+
+    /// A published client transaction of `pages` WAL pages begins: its change records inserted
+    /// ([`Wal::append`], all but the commit record's 48 bytes), its commit to come
+    /// ([`Machine::commit_open`]). PostgreSQL 15 `heapam.c:heap_insert` logs each row when it is
+    /// inserted ([`walcheck_model::pg::Wal::begin_txn`] is the same step).
+    fn open(&self, state: &mut State, pages: u64) {
+        let first_lsn = state.wal.insert;
+        let buffers = self.env.wal_buffers_pages * PAGE_BYTES;
+        state
+            .wal
+            .append(pages * PAGE_BYTES - 48, PAGE_BYTES, buffers);
+        state.open = Some(OpenTxn {
+            // Told apart from the transactions committing while it is open.
+            xid: 1000 + u32::from(state.published),
+            first_lsn,
+            changes_end: state.wal.insert,
+            published_rows: self.env.rows,
+        });
+        state.published += 1;
+    }
+
+    /// The open transaction commits: its 48-byte commit record at the insert pointer, after
+    /// the transactions that committed since it began ([`walcheck_model::pg::Wal::commit_open`]:
+    /// `xact.c:RecordTransactionCommit`, 15); a synchronous one then waits for its flush.
+    fn commit_open(&self, state: &mut State, mode: CommitMode) {
+        let Some(open) = state.open.take() else {
+            return;
+        };
+        let commit_lsn = state.wal.insert;
+        let buffers = self.env.wal_buffers_pages * PAGE_BYTES;
+        state.wal.append(48, PAGE_BYTES, buffers);
+        let txn = Txn {
+            xid: open.xid,
+            first_lsn: open.first_lsn,
+            changes_end: open.changes_end,
+            commit_lsn,
+            end_lsn: state.wal.insert,
+            published_rows: open.published_rows,
+            mode,
+        };
+        state.txns = state.txns.iter().copied().chain([txn]).collect();
+        state.commit_pending = mode == CommitMode::Sync;
+    }
+
+    /// The transactions that span other transactions' records (`env interleave = on`), as
+    /// `(first_lsn, commit_lsn)`: the open one (its commit still to come, `Lsn::MAX`), and
+    /// those committed after a transaction that began after them ([`Txn::runs_at`]). Empty
+    /// without interleaving.
+    fn running_txns(&self, state: &State) -> Vec<(Lsn, Lsn)> {
+        let spanning = state
+            .live()
+            .map(|(_, t)| t)
+            .filter(|t| t.changes_end < t.commit_lsn)
+            .map(|t| (t.first_lsn, t.commit_lsn));
+        let open = state.open.map(|o| (o.first_lsn, Lsn(u64::MAX)));
+        spanning.chain(open).collect()
     }
 
     /// The connector process dies and is restarted: its volatile variables reset, each `async`
@@ -2295,6 +2437,8 @@ impl Machine {
             state.wal.checkpoint_flush();
         }
         state.commit_pending = false;
+        // The fast stop terminates the backends: an open transaction is rolled back.
+        state.open = None;
         state.stopping = true;
         self.walsender_done(state);
         // A standby's shutdown restartpoint may skip: [`Action::PgStopped`] chooses.
@@ -2437,6 +2581,8 @@ impl Machine {
         }
         state.commit_pending = false;
         state.stopping = false;
+        // A transaction still open is aborted: it never commits.
+        state.open = None;
         lose_past(state, state.wal.flush);
         state.end_stream();
     }
@@ -2461,6 +2607,7 @@ impl Machine {
         state.synced = None;
         state.checkpoint = None;
         state.commit_pending = false;
+        state.open = None;
         state.stopping = false;
         state.removed_before = Lsn::INVALID;
         let lost = state

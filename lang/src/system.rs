@@ -267,7 +267,9 @@ fn bounds(file: &File) -> Vec<BoundInfo> {
                     match knob.name {
                         // Added with slot lifecycles: listed when a file sets it or away from
                         // its default.
-                        "slot" | "failover_slots" | "messages" | "multi_insert" if !set_by_file => {
+                        "slot" | "failover_slots" | "messages" | "multi_insert" | "interleave"
+                            if !set_by_file =>
+                        {
                             bound.unlisted()
                         }
                         _ => bound,
@@ -657,6 +659,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
         by_change: config.name("messages") == "changes",
         rows: config.number("rows").clamp(1, 4) as u32,
         multi_insert: config.name("multi_insert") == "on",
+        interleave: config.name("interleave") == "on",
     }
 }
 
@@ -976,7 +979,8 @@ const _: () = assert!(CONDITIONS.len() == PROPERTIES_MAX);
 /// The classes of weakly fair actions: the connector's steps not marked `unfair`, a
 /// synchronous commit's flush, the walwriter, the checkpointer, a standby's replay, a clean
 /// stop's end, the primary's standby (receiving, slot sync) and the background flush of async
-/// variables. Client transactions and faults are not fair.
+/// variables. Client transactions and faults are not fair, but a transaction left open
+/// (`env interleave = on`) commits in the end: no client holds one open for ever.
 static FAIRNESS: [FairClass<Action>; 7] = [
     FairClass::weak("connector", |a| {
         matches!(
@@ -988,7 +992,9 @@ static FAIRNESS: [FairClass<Action>; 7] = [
             } | Action::FlushPending { .. }
         )
     }),
-    FairClass::weak("commit", |a| matches!(a, Action::CommitFlush)),
+    FairClass::weak("commit", |a| {
+        matches!(a, Action::CommitFlush | Action::CommitOpen { .. })
+    }),
     FairClass::weak("walwriter", |a| {
         matches!(a, Action::WalwriterWrite | Action::WalwriterFlush)
     }),

@@ -326,6 +326,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("messages", "transactions", Domain::Words(&["transactions", "changes"]), "what `for each message` receives: whole transactions, or pgoutput's messages one by one (Begin, one per published row, Commit), each under its own LSN"),
     knob("rows", "1", Domain::Range(1, 4), "rows each published client transaction inserts: changes it sends, rows SQL decoding returns"),
     knob("multi_insert", "off", Domain::Words(&["off", "on"]), "on: a transaction's rows are one multi-insert record (COPY), so their changes share one LSN; off: one record per row"),
+    knob("interleave", "off", Domain::Words(&["off", "on"]), "on: a published transaction may insert its rows and stay open while others commit, committing after them: commit order is not begin order, its records interleave with theirs (one open at a time)"),
     knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),
 ];
 

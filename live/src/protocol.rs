@@ -1647,10 +1647,13 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
     let mut open = server.connect()?;
     run_sql(&mut open, "begin", "BEGIN")?;
-    let first_lsn: Lsn = open
-        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-        .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
-        .and_then(|row| crate::session::parse_lsn(row.get(0)))?;
+    let insert_pointer = |client: &mut postgres::Client| -> Result<Lsn, String> {
+        client
+            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+            .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
+            .and_then(|row| crate::session::parse_lsn(row.get(0)))
+    };
+    let first_lsn = insert_pointer(&mut open)?;
     run_sql(
         &mut open,
         "insert into the open transaction",
@@ -1658,6 +1661,13 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
             "INSERT INTO {PUBLISHED_TABLE} SELECT g, repeat('v', 20) FROM generate_series(1, {ROWS}) g"
         ),
     )?;
+    // Its change records end here; the other session's commit follows them, its own commit
+    // record comes after that ([`Wal::begin_txn`]).
+    let changes_end = crate::waldump::record_end(
+        insert_pointer(&mut open)?,
+        crate::waldump::WAL_PAGE_BYTES,
+        walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+    );
     run_sql(
         &mut server.connect()?,
         "the flushing commit",
@@ -1691,6 +1701,7 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     let txn = Txn {
         xid,
         first_lsn,
+        changes_end,
         commit_lsn,
         end_lsn,
         published_rows: ROWS,

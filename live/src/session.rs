@@ -269,6 +269,7 @@ impl Session {
         let mut txn = walcheck_model::pg::Txn {
             xid,
             first_lsn,
+            changes_end: commit_lsn,
             commit_lsn,
             end_lsn,
             published_rows: if published { rows } else { 0 },

@@ -428,6 +428,7 @@ fn protocol_step(
             state.txns.push(Txn {
                 xid: u32_arg(&args, "xid").map_err(bad)?,
                 first_lsn: commit_lsn.minus(1),
+                changes_end: commit_lsn,
                 commit_lsn,
                 end_lsn: lsn_arg(&args, "end_lsn").map_err(bad)?,
                 published_rows: u32_arg(&args, "published_rows").map_err(bad)?,

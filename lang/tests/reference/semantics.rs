@@ -2440,6 +2440,7 @@ impl<'f> Reference<'f> {
         s.pg.txns.push(Txn {
             xid: 730 + s.pg.txns.len() as u32,
             first_lsn,
+            changes_end: end_lsn.minus(48),
             commit_lsn: end_lsn.minus(48),
             end_lsn,
             // "rows each published client transaction inserts: the changes it sends, the rows

@@ -173,6 +173,19 @@ impl DurableSlot {
         Ok(end_lsn)
     }
 
+    /// [`DurableSlot::slot_advance`] with the running-xacts record's position and what it offers
+    /// ([`Slot::slot_advance_via`]).
+    pub fn slot_advance_via(
+        &mut self,
+        target: Lsn,
+        limit: Lsn,
+        record: Option<(Lsn, Lsn)>,
+    ) -> Result<Lsn, AdvanceError> {
+        let end_lsn = self.slot.slot_advance_via(target, limit, record)?;
+        self.persist(Persistence::Dirty);
+        Ok(end_lsn)
+    }
+
     /// A checkpoint (or the shutdown checkpoint of a clean stop) saves the slot if it is dirty.
     ///
     /// PostgreSQL 15 `slot.c:CheckPointReplicationSlots` → `SaveSlotToPath`, which skips a slot

@@ -17,6 +17,6 @@ pub use decoding::{DurableSlot, Persistence, SqlChanges, SqlDecode};
 pub use server::{Role, Server, WalFunctionError};
 pub use slot::{advance_read_end, advance_waits, AdvanceError, RestartLanding, SavedSlot, Slot};
 pub use stream::{Keepalive, PgOutput, StandbyStatusUpdate, TxnPart, Walsender, XLogData};
-pub use txn::Txn;
+pub use txn::{running_xacts_restart, OpenTxn, Txn};
 pub use version::PgVersion;
 pub use wal::{CommitMode, Wal};

@@ -149,6 +149,20 @@ impl Slot {
         limit: Lsn,
         restart_after: Option<Lsn>,
     ) -> Result<Lsn, AdvanceError> {
+        self.slot_advance_via(target, limit, restart_after.map(|r| (r, r)))
+    }
+
+    /// [`Slot::slot_advance`] where the running-xacts record that moves `restart_lsn` lies at
+    /// `record.0` and offers `record.1`: below the record when a transaction was still running
+    /// there ([`crate::pg::txn::running_xacts_restart`]). Which `confirmed_flush` is saved
+    /// depends on the record's position (at or below the old one: the old one; past it:
+    /// `moveto`), not on where `restart_lsn` lands.
+    pub fn slot_advance_via(
+        &mut self,
+        target: Lsn,
+        limit: Lsn,
+        record: Option<(Lsn, Lsn)>,
+    ) -> Result<Lsn, AdvanceError> {
         if !target.is_valid() {
             return Err(AdvanceError::InvalidTarget);
         }
@@ -161,10 +175,11 @@ impl Slot {
         }
         let old = self.confirmed_flush;
         self.confirmed_flush = moveto;
-        if let Some(restart) = restart_after.filter(|&r| r > self.restart_lsn && r <= moveto) {
+        let record = record.filter(|&(at, r)| r > self.restart_lsn && r <= at && at <= moveto);
+        if let Some((at, restart)) = record {
             self.restart_lsn = restart;
             self.saved = SavedSlot {
-                confirmed_flush: if restart <= old { old } else { moveto },
+                confirmed_flush: if at <= old { old } else { moveto },
                 restart_lsn: restart,
             };
         }
