@@ -1372,3 +1372,90 @@ fn a_keepalive_inside_an_unsent_transaction_is_not_done() {
         "{actions:?}"
     );
 }
+
+/// Two files with a transaction left open (`env interleave = on`) while another commits: one
+/// confirms each transaction by a status update, one advances to the write pointer. In every
+/// schedule of two one-page transactions `0/1003FD0` is the end of the other transaction's
+/// records while the open one still runs (its first change lies below, its commit record at or
+/// after), so a running-xacts record there offers the open transaction's first change
+/// (`running_xacts_restart`), never `0/1003FD0` itself. Measured before the rule: the status
+/// update file moved `restart_lsn` to `0/1003FD0` in 6 steps, the advancing one in 7.
+#[test]
+fn a_transaction_left_open_holds_restart_lsn_at_its_first_change() {
+    let env = "env interleave = on\nenv transactions = 2\nenv pg_crashes = 0\n\
+        env connector_crashes = 0\nenv runs = 1\n";
+    let held = "always restart-held: slot.restart_lsn != 0/1003FD0\n\
+        sometimes restart-moves: slot.restart_lsn == 0/1004000\n";
+    let confirming = scratch_file(
+        "open-confirming.wal",
+        &format!(
+            "walcheck 1\nconnector \"confirms each transaction\"\n{env}every run {{\n  \
+             start_replication(0/0)\n  for each message m {{\n    if m.is_commit {{\n      \
+             standby_status_update(flush = m.lsn)\n    }}\n  }}\n}}\n{held}"
+        ),
+    );
+    let advancing = scratch_file(
+        "open-advancing.wal",
+        &format!(
+            "walcheck 1\nconnector \"advances to the write pointer\"\n{env}volatile x: lsn = none\n\
+             every run {{\n  retry 3 times {{\n    w: x = pg_current_wal_lsn()\n    \
+             a: pg_replication_slot_advance(x)\n  }} until false\n}}\n{held}\
+             skip ack-within-durable \"the file streams nothing\"\nskip no-data-loss \"as above\"\n\
+             skip eventually-acknowledged \"as above\"\nskip wal-retention-bounded \"as above\"\n"
+        ),
+    );
+    for file in [confirming, advancing] {
+        let (rows, _) = verdicts(&[&file]);
+        assert_eq!(row(&rows, "restart-held").1, "holds", "{file}: {rows:?}");
+        // Not vacuous: `restart_lsn` does move, once the open transaction has committed.
+        assert_eq!(row(&rows, "restart-moves").1, "holds", "{file}: {rows:?}");
+    }
+}
+
+/// A transaction begun first and committed last is sent after the other, its Begin under its
+/// first change below everything of the other: a connector that skips changes at or below the
+/// last LSN it committed loses its rows with no fault at all. Pinned: the workload's steps and
+/// the messages as the trace shows them.
+#[test]
+fn a_transaction_committed_after_a_later_one_is_sent_after_it_below_its_lsns() {
+    let file = scratch_file(
+        "interleave-lsn-only.wal",
+        "walcheck 1\nconnector \"row by row, skipping changes at or below the last LSN\"\n\
+         env messages = changes\nenv rows = 2\nenv interleave = on\nenv transactions = 2\n\
+         env keepalives = 1\nenv runs = unbounded\ndurable pos: lsn = none, in destination\n\
+         every run {\n  start_replication(pos)\n  for each message m {\n    \
+         if m.is_change and m.lsn > pos {\n      destination.write(m)\n      \
+         destination.commit(pos = m.lsn)\n    }\n    if m.is_commit or m.is_keepalive {\n      \
+         standby_status_update(flush = max(pos, m.lsn))\n    }\n  }\n}\n",
+    );
+    let out = "target/tmp-connector-files/out-interleave-lsn-only";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(22)),
+        "{rows:?}"
+    );
+    let trace = format!("{out}/interleave-lsn-only__design__all__no-data-loss.itf.json");
+    let actions = trace_actions(&trace);
+    assert_eq!(
+        actions[1..4],
+        [
+            "Open{pages=1}",
+            "Commit{pages=1, commit=sync}",
+            "CommitFlush"
+        ],
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"CommitOpen{commit=sync}".to_owned()),
+        "{actions:?}"
+    );
+    let output = walcheck(&["check", &file]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.find("T1 begin 0/1001FD0").expect("T1's Begin");
+    let second = stdout
+        .find("T2 begin 0/1000000")
+        .expect("T2's Begin, below T1's");
+    assert!(first < second, "{stdout}");
+}

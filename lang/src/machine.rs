@@ -2384,16 +2384,12 @@ impl Machine {
         state.commit_pending = mode == CommitMode::Sync;
     }
 
-    /// The transactions that span other transactions' records (`env interleave = on`), as
-    /// `(first_lsn, commit_lsn)`: the open one (its commit still to come, `Lsn::MAX`), and
-    /// those committed after a transaction that began after them ([`Txn::runs_at`]). Empty
-    /// without interleaving.
+    /// The transactions a running-xacts record may find running, as `(first_lsn, commit_lsn)`
+    /// ([`Txn::runs_at`]): every committed one over its records (a record inside a transaction's
+    /// WAL was logged while it ran), and the open one (`env interleave = on`; its commit still
+    /// to come, `Lsn::MAX`).
     fn running_txns(&self, state: &State) -> Vec<(Lsn, Lsn)> {
-        let spanning = state
-            .live()
-            .map(|(_, t)| t)
-            .filter(|t| t.changes_end < t.commit_lsn)
-            .map(|t| (t.first_lsn, t.commit_lsn));
+        let spanning = state.live().map(|(_, t)| (t.first_lsn, t.commit_lsn));
         let open = state.open.map(|o| (o.first_lsn, Lsn(u64::MAX)));
         spanning.chain(open).collect()
     }
