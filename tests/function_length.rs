@@ -23,10 +23,10 @@ const MAX_LINES: usize = 70;
 const LONGER: &[(&str, &str, usize)] = &[
     ("examples/bench_report.rs", "engine_rows", 75),
     ("examples/bench_report.rs", "main", 118),
-    ("lang/src/machine.rs", "answer", 137),
+    ("lang/src/machine.rs", "answer", 129),
     ("lang/src/program.rs", "stmt", 111),
     ("lang/src/system.rs", "new", 81),
-    ("sim/src/observed.rs", "protocol_step", 87),
+    ("sim/src/observed.rs", "protocol_step", 74),
     ("sim/src/observed.rs", "replay_observed", 178),
     ("sim/src/plot.rs", "draw", 134),
     ("sim/src/report.rs", "to_text", 99),

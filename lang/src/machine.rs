@@ -1602,6 +1602,35 @@ impl Machine {
         }
     }
 
+    /// `pg_replication_slot_advance(upto_lsn)`: [`DurableSlot::slot_advance_via`], PostgreSQL
+    /// choosing where `restart_lsn` lands ([`advance_restart`]); a transaction running at the
+    /// running-xacts record holds it at its first change ([`running_restart`]).
+    fn slot_advance(
+        &self,
+        state: &mut State,
+        call: &Call,
+        chooser: &mut Chooser,
+    ) -> Result<Value, Stop> {
+        let target = self
+            .arg(state, call, "upto_lsn", 0)
+            .map_or(Lsn::INVALID, Value::lsn);
+        let limit = self.limit(state);
+        self.slot_usable(state)?;
+        let running = self.running_txns(state);
+        let slot = state
+            .slot
+            .as_mut()
+            .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
+        let (was, record) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
+        // A transaction running at the record holds `restart_lsn` at its first change.
+        let record = record.map(|at| (at, running_restart(at, &running)));
+        let end_lsn = slot
+            .slot_advance_via(target, limit, record)
+            .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
+        self.crash_unsaved(state, was, chooser)
+            .and(Ok(Value::Lsn(end_lsn)))
+    }
+
     /// What the vocabulary's call answers, and does ([`Machine::call`]).
     fn answer(&self, state: &mut State, call: &Call, chooser: &mut Chooser) -> Result<Value, Stop> {
         let field = call.field.as_ref().map(|f| f.node.as_str());
@@ -1628,25 +1657,7 @@ impl Machine {
                     (None, _) => Lsn::INVALID,
                 })
             }
-            "pg_replication_slot_advance" => {
-                let target = self
-                    .arg(state, call, "upto_lsn", 0)
-                    .map_or(Lsn::INVALID, Value::lsn);
-                let limit = self.limit(state);
-                self.slot_usable(state)?;
-                let running = self.running_txns(state);
-                let slot = state
-                    .slot
-                    .as_mut()
-                    .ok_or(Stop::Fail(Some(PgError::NoSlot)))?;
-                let (was, record) = (*slot, advance_restart(&slot.slot, target, limit, chooser));
-                // A transaction running at the record holds `restart_lsn` at its first change.
-                let record = record.map(|at| (at, running_restart(at, &running)));
-                let end_lsn = slot
-                    .slot_advance_via(target, limit, record)
-                    .map_err(|e| Stop::Fail(Some(PgError::Advance(e))))?;
-                self.crash_unsaved(state, was, chooser).and(lsn(end_lsn))
-            }
+            "pg_replication_slot_advance" => self.slot_advance(state, call, chooser),
             "pg_create_logical_replication_slot" => {
                 if self.env.role == Role::Standby && self.env.pg_version < 16 {
                     return Err(Stop::Fail(Some(PgError::DecodingInRecovery)));

@@ -1636,6 +1636,24 @@ fn check_keepalive_inside(
     )
 }
 
+/// The insert pointer, read in `client`'s session.
+fn insert_pointer(client: &mut postgres::Client) -> Result<Lsn, String> {
+    client
+        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+        .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
+        .and_then(|row| crate::session::parse_lsn(row.get(0)))
+}
+
+/// Where the last record inserted ends, by the insert pointer read in `client`'s session (not
+/// past the next page's header: [`crate::waldump::record_end`]).
+fn records_end(client: &mut postgres::Client) -> Result<Lsn, String> {
+    Ok(crate::waldump::record_end(
+        insert_pointer(client)?,
+        crate::waldump::WAL_PAGE_BYTES,
+        walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+    ))
+}
+
 /// A keepalive inside a transaction not yet sent: a transaction left open after its rows,
 /// another session's synchronous commit flushing its change records, and the walsender reads
 /// past them (`sentPtr = EndRecPtr` after every record) and reports a position inside it while it
@@ -1647,12 +1665,6 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
     let mut open = server.connect()?;
     run_sql(&mut open, "begin", "BEGIN")?;
-    let insert_pointer = |client: &mut postgres::Client| -> Result<Lsn, String> {
-        client
-            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-            .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
-            .and_then(|row| crate::session::parse_lsn(row.get(0)))
-    };
     let first_lsn = insert_pointer(&mut open)?;
     run_sql(
         &mut open,
@@ -1663,11 +1675,7 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     )?;
     // Its change records end here; the other session's commit follows them, its own commit
     // record comes after that ([`Wal::begin_txn`]).
-    let changes_end = crate::waldump::record_end(
-        insert_pointer(&mut open)?,
-        crate::waldump::WAL_PAGE_BYTES,
-        walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-    );
+    let changes_end = records_end(&mut open)?;
     run_sql(
         &mut server.connect()?,
         "the flushing commit",

@@ -407,6 +407,26 @@ fn commit_lsns<'a>(txns: impl IntoIterator<Item = &'a Txn>) -> String {
         .join(",")
 }
 
+/// The transaction a logged `Commit` action names: its xid, commit record, rows and mode (its
+/// change records, which the log does not give, just below the commit record).
+fn logged_commit(args: &[(&str, &str)]) -> Result<Txn, String> {
+    let mode = match arg(args, "mode")? {
+        "sync" => CommitMode::Sync,
+        "async" => CommitMode::Async,
+        other => return Err(format!("mode {other:?}")),
+    };
+    let commit_lsn = lsn_arg(args, "commit_lsn")?;
+    Ok(Txn {
+        xid: u32_arg(args, "xid")?,
+        first_lsn: commit_lsn.minus(1),
+        changes_end: commit_lsn,
+        commit_lsn,
+        end_lsn: lsn_arg(args, "end_lsn")?,
+        published_rows: u32_arg(args, "published_rows")?,
+        mode,
+    })
+}
+
 /// Applies a protocol action (see the module header); `Ok(false)` when `action` is not one.
 fn protocol_step(
     state: &mut LiveState,
@@ -419,21 +439,7 @@ fn protocol_step(
     let bad = |e: String| format!("{action}: {e}");
     match name {
         "Commit" => {
-            let mode = match arg(&args, "mode").map_err(bad)? {
-                "sync" => CommitMode::Sync,
-                "async" => CommitMode::Async,
-                other => return Err(bad(format!("mode {other:?}"))),
-            };
-            let commit_lsn = lsn_arg(&args, "commit_lsn").map_err(bad)?;
-            state.txns.push(Txn {
-                xid: u32_arg(&args, "xid").map_err(bad)?,
-                first_lsn: commit_lsn.minus(1),
-                changes_end: commit_lsn,
-                commit_lsn,
-                end_lsn: lsn_arg(&args, "end_lsn").map_err(bad)?,
-                published_rows: u32_arg(&args, "published_rows").map_err(bad)?,
-                mode,
-            });
+            state.txns.push(logged_commit(&args).map_err(bad)?);
             let diffs = adopt_pointers(state, vars)?;
             if !diffs.is_empty() {
                 return Err(bad(format!("pointers went backwards: {diffs:?}")));
