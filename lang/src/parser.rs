@@ -171,6 +171,8 @@ fn syntax_error(source: &str, offset: usize, e: ErrMode<ContextError>) -> Diagno
     };
     let label = if found.is_empty() {
         "here".to_string()
+    } else if KEYWORDS.contains(&found) {
+        format!("found `{found}`, a reserved word: it names no label, variable or procedure")
     } else {
         format!("found `{found}`")
     };
