@@ -1459,3 +1459,21 @@ fn a_transaction_committed_after_a_later_one_is_sent_after_it_below_its_lsns() {
         .expect("T2's Begin, below T1's");
     assert!(first < second, "{stdout}");
 }
+
+/// With `server = standby` a crash is the standby's: the transaction open on the primary goes
+/// on and commits (found by review: the crash aborted it, and `CommitOpen`, weakly fair, never
+/// came — this property was violated in 5 steps).
+#[test]
+fn a_standby_crash_leaves_the_primary_s_open_transaction() {
+    let file = scratch_file(
+        "open-standby-crash.wal",
+        "walcheck 1\nconnector \"reads\"\nenv interleave = on\nenv transactions = 1\n\
+         env server = standby\nenv pg_version = 16\nenv pg_crashes = 1\n\
+         env connector_crashes = 0\nenv runs = 1\nevery run {\n  start_replication(0/0)\n  \
+         for each message m {\n    if m.is_commit {\n      \
+         standby_status_update(flush = m.lsn)\n    }\n  }\n}\n\
+         always open-eventually-commits: wal.insert == 0/1001FD0 leads to wal.insert == 0/1002000\n",
+    );
+    let (rows, _) = verdicts(&[&file]);
+    assert_eq!(row(&rows, "open-eventually-commits").1, "holds", "{rows:?}");
+}

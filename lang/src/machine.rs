@@ -2444,8 +2444,11 @@ impl Machine {
             state.wal.checkpoint_flush();
         }
         state.commit_pending = false;
-        // The fast stop terminates the backends: an open transaction is rolled back.
-        state.open = None;
+        // The fast stop terminates the backends: an open transaction is rolled back (on a
+        // primary; a standby's stop leaves the primary's sessions alone).
+        if self.env.role == Role::Primary {
+            state.open = None;
+        }
         state.stopping = true;
         self.walsender_done(state);
         // A standby's shutdown restartpoint may skip: [`Action::PgStopped`] chooses.
@@ -2588,8 +2591,11 @@ impl Machine {
         }
         state.commit_pending = false;
         state.stopping = false;
-        // A transaction still open is aborted: it never commits.
-        state.open = None;
+        // A transaction still open on the primary is aborted: it never commits (a standby's
+        // crash leaves the primary's sessions alone).
+        if self.env.role == Role::Primary {
+            state.open = None;
+        }
         lose_past(state, state.wal.flush);
         state.end_stream();
     }
