@@ -211,8 +211,10 @@ fn check_stream_start(
 /// Reads the running stream on until it is quiet and checks it against the model's walsender
 /// reading up to the flush pointer observed afterwards ([`Walsender::send_logical`]): the
 /// transactions sent since, and the last keepalive if one came. Records `Observe` and `Stream`.
-/// When the model expects more than came (WAL flushed just as the stream went quiet), it reads
-/// once more. Returns what was sent and the flush pointer.
+/// When the model expects more than came, a transaction or a keepalive further on (WAL flushed
+/// just as the stream went quiet: the background writer's running-xacts record, which the
+/// walwriter flushes on its own time), it reads once more. Returns what was sent and the flush
+/// pointer.
 fn stream_more(
     session: &mut Session,
     streamed: &mut Streamed,
@@ -226,7 +228,12 @@ fn stream_more(
         .iter()
         .map(|t| t.commit_lsn)
         .collect();
-    if begins(&messages).len() < predicted.len() {
+    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
+    if begins(&messages).len() < predicted.len()
+        || keepalives(&messages)
+            .last()
+            .is_some_and(|k| *k < predicted_sent_ptr)
+    {
         messages.extend(read_burst(&mut streamed.client)?);
     }
     let sent = begins(&messages);
@@ -243,7 +250,6 @@ fn stream_more(
             joined(predicted.clone())
         )
     })?;
-    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
     ensure(
         last_keepalive.is_none_or(|k| k == predicted_sent_ptr),
         || {
