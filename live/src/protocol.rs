@@ -831,6 +831,10 @@ pub fn interleaved_commit_order_rule(server: &PgServer) -> Result<Outcome, Strin
         .iter()
         .map(|(_, wal_start, ..)| *wal_start)
         .collect();
+    let listed = match running_xacts {
+        Some(at) => format!("a running-xacts record at {at}, past B's end, listing A"),
+        None => "a CHECKPOINT while A was open (the WAL not read: --pg-url)".to_owned(),
+    };
     let detail = format!(
         "A (xid {}) from its first change {} (changes end {}), open while B committed {}..{}: \
          sent B, then A under [{}], commit {}..{}; restart_lsn {restart_created} at creation, \
@@ -845,10 +849,7 @@ pub fn interleaved_commit_order_rule(server: &PgServer) -> Result<Outcome, Strin
         joined(a_sent),
         a.commit_lsn,
         a.end_lsn,
-        running_xacts.map_or(
-            "a CHECKPOINT while A was open (the WAL not read, --pg-url)".into(),
-            |at| { format!("the CHECKPOINT's running-xacts record at {at} listing A") }
-        ),
+        listed,
         a.first_lsn,
     );
     pass(&session, server, "interleaved_commit_order", detail)
@@ -944,8 +945,9 @@ fn check_interleaved(
 
 /// The running-xacts records the WAL has from A's first change up to `confirmed`, on a
 /// throwaway server: each lists A, and B, exactly when the model says it runs there
-/// ([`Txn::runs_at`]), and one lies past B's end with A running (the CHECKPOINT's). Returns the
-/// last of those, `None` without the WAL (`--pg-url`).
+/// ([`Txn::runs_at`]), and one lies past B's end with A running (the CHECKPOINT's; the
+/// background writer's may follow it). Returns the first of those, `None` without the WAL
+/// (`--pg-url`).
 ///
 /// PostgreSQL 15 `standby.c:LogStandbySnapshot` → `procarray.c:GetRunningTransactionData`
 /// lists every transaction with an xid still in the proc array, committed or not.
@@ -980,7 +982,7 @@ fn check_running_xacts(
                 )
             })?;
         }
-        if r.lsn >= b.end_lsn && a.runs_at(r.lsn) {
+        if held_at.is_none() && r.lsn >= b.end_lsn && a.runs_at(r.lsn) {
             held_at = Some(r.lsn);
         }
     }
