@@ -212,9 +212,8 @@ fn check_stream_start(
 /// reading up to the flush pointer observed afterwards ([`Walsender::send_logical`]): the
 /// transactions sent since, and the last keepalive if one came. Records `Observe` and `Stream`.
 /// When the model expects more than came, a transaction or a keepalive further on (WAL flushed
-/// just as the stream went quiet: the background writer's running-xacts record, which the
-/// walwriter flushes on its own time), it reads once more. Returns what was sent and the flush
-/// pointer.
+/// just as the stream went quiet, such as a record of another process that the walwriter
+/// flushed), it reads once more. Returns what was sent and the flush pointer.
 fn stream_more(
     session: &mut Session,
     streamed: &mut Streamed,
