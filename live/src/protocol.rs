@@ -1914,28 +1914,10 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     const WAIT: Duration = Duration::from_secs(10);
     let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
     let mut open = server.connect()?;
-    run_sql(&mut open, "begin", "BEGIN")?;
-    let insert_pointer = |client: &mut postgres::Client| -> Result<Lsn, String> {
-        client
-            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-            .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
-            .and_then(|row| crate::session::parse_lsn(row.get(0)))
-    };
-    let first_lsn = insert_pointer(&mut open)?;
-    run_sql(
-        &mut open,
-        "insert into the open transaction",
-        &format!(
-            "INSERT INTO {PUBLISHED_TABLE} SELECT g, repeat('v', 20) FROM generate_series(1, {ROWS}) g"
-        ),
-    )?;
-    // Its change records end here; the other session's commit follows them, its own commit
-    // record comes after that ([`Wal::begin_txn`]).
-    let changes_end = crate::waldump::record_end(
-        insert_pointer(&mut open)?,
-        crate::waldump::WAL_PAGE_BYTES,
-        walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-    );
+    // Its change records end at `changes_end`; the other session's commit follows them, its own
+    // commit record comes after that ([`Wal::begin_txn`]).
+    let open_txn = session.begin_txn(&mut open, PUBLISHED_TABLE, ROWS, true)?;
+    let first_lsn = open_txn.first_lsn;
     run_sql(
         &mut server.connect()?,
         "the flushing commit",
@@ -1958,18 +1940,12 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
             ),
         });
     };
-    let xid: u32 = open
-        .query_one("SELECT txid_current()::text", &[])
-        .map_err(|e| format!("read xid: {}", pg_message(&e)))?
-        .get::<_, String>(0)
-        .parse()
-        .map_err(|e| format!("xid: {e}"))?;
     run_sql(&mut open, "commit the open transaction", "COMMIT")?;
     let (begin, (commit_lsn, end_lsn)) = begin_and_commit(&mut streamed.client, WAIT)?;
     let txn = Txn {
-        xid,
+        xid: open_txn.xid,
         first_lsn,
-        changes_end,
+        changes_end: open_txn.changes_end,
         commit_lsn,
         end_lsn,
         published_rows: ROWS,
