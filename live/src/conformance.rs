@@ -143,6 +143,11 @@ pub const RULES: &[Rule] = &[
         check: protocol::pgoutput_change_lsns_rule,
     },
     Rule {
+        name: "interleaved_commit_order",
+        source: "heapam.c:heap_insert, xact.c:RecordTransactionCommit, decode.c:DecodeCommit, reorderbuffer.c:ReorderBufferTXNByXid, snapbuild.c:SnapBuildProcessRunningXacts (15): changes logged when made, sent in commit order at the commit record; restart_lsn held by the oldest running transaction",
+        check: protocol::interleaved_commit_order_rule,
+    },
+    Rule {
         name: "unpublished_txn_sends_nothing",
         source: "pgoutput.c:pgoutput_commit_txn (15): skipped replication of an empty transaction",
         check: protocol::unpublished_txn_rule,

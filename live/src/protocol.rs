@@ -4,14 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use walcheck_model::pg::decoding::{candidate_restart, get_changes, test_decoding_rows};
+use walcheck_model::pg::decoding::{
+    candidate_restart, decoding_start, get_changes, test_decoding_rows, txn_needs_skip,
+};
 use walcheck_model::pg::lifecycle::create_logical_slot;
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, keepalive_due, process_standby_reply_on, stat_replication,
 };
 use walcheck_model::pg::{
-    DurableSlot, Keepalive, Persistence, PgOutput, Role, Server, Slot, SqlChanges, SqlDecode,
-    StandbyStatusUpdate, Txn, TxnPart, Wal, Walsender, XLogData,
+    running_xacts_restart, DurableSlot, Keepalive, Persistence, PgOutput, Role, Server, Slot,
+    SqlChanges, SqlDecode, StandbyStatusUpdate, Txn, TxnPart, Wal, Walsender, XLogData,
 };
 use walcheck_model::Lsn;
 use walcheck_properties::system::Var;
@@ -209,8 +211,9 @@ fn check_stream_start(
 /// Reads the running stream on until it is quiet and checks it against the model's walsender
 /// reading up to the flush pointer observed afterwards ([`Walsender::send_logical`]): the
 /// transactions sent since, and the last keepalive if one came. Records `Observe` and `Stream`.
-/// When the model expects more than came (WAL flushed just as the stream went quiet), it reads
-/// once more. Returns what was sent and the flush pointer.
+/// When the model expects more than came, a transaction or a keepalive further on (WAL flushed
+/// just as the stream went quiet, such as a record of another process that the walwriter
+/// flushed), it reads once more. Returns what was sent and the flush pointer.
 fn stream_more(
     session: &mut Session,
     streamed: &mut Streamed,
@@ -224,7 +227,12 @@ fn stream_more(
         .iter()
         .map(|t| t.commit_lsn)
         .collect();
-    if begins(&messages).len() < predicted.len() {
+    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
+    if begins(&messages).len() < predicted.len()
+        || keepalives(&messages)
+            .last()
+            .is_some_and(|k| *k < predicted_sent_ptr)
+    {
         messages.extend(read_burst(&mut streamed.client)?);
     }
     let sent = begins(&messages);
@@ -241,7 +249,6 @@ fn stream_more(
             joined(predicted.clone())
         )
     })?;
-    let predicted_sent_ptr = streamed.sender.keepalive(false).wal_end;
     ensure(
         last_keepalive.is_none_or(|k| k == predicted_sent_ptr),
         || {
@@ -783,6 +790,267 @@ pub fn pgoutput_change_lsns_rule(server: &PgServer) -> Result<Outcome, String> {
     }
     stop_stream(&mut session, streamed)?;
     pass(&session, server, "pgoutput_change_lsns", detail.join("; "))
+}
+
+/// Two transactions whose WAL interleaves ([`Wal::begin_txn`], [`Wal::commit_open`]): A inserts
+/// two rows and stays open while B inserts one and commits, so that commit order is not begin
+/// order. B goes out first, then A whole, A's Begin and Inserts under its change records, below
+/// B's ([`Txn::runs_at`], [`TxnPart::lsn`]). A running-xacts record logged while A is open (a
+/// CHECKPOINT's) lists A as running, and a confirmation past it leaves `restart_lsn` at or below
+/// A's first change ([`running_xacts_restart`]); a restart from B's `end_lsn` skips B and sends A
+/// again whole ([`txn_needs_skip`]).
+pub fn interleaved_commit_order_rule(server: &PgServer) -> Result<Outcome, String> {
+    const ROWS: u32 = 2;
+    let (mut session, mut txns, mut streamed) = streaming(server, "walcheck_interleaved")?;
+    let (_, restart_created) = session.slot_lsns()?;
+    // A running-xacts record with nothing running, confirmed first: `restart_lsn` moves to it,
+    // so that what holds it afterwards is the open transaction, not the slot's creation.
+    let (_, restart_before) = confirm_checkpoint(&mut session, &mut streamed, &txns)?;
+    let mut open_client = server.connect()?;
+    let open = session.begin_txn(&mut open_client, PUBLISHED_TABLE, ROWS, true)?;
+    let from = streamed.messages.len();
+    let b = session.commit_txn(PUBLISHED_TABLE, 1, true, true)?;
+    txns.push(b);
+    let (confirmed, restart_after) = confirm_checkpoint(&mut session, &mut streamed, &txns)?;
+    let a = session.commit_open(&mut open_client, open)?;
+    txns.push(a);
+    stream_more(&mut session, &mut streamed, &txns)?;
+    let records = if server.is_throwaway() {
+        Some(waldump::parse(&server.waldump(open.first_lsn, a.end_lsn)?))
+    } else {
+        None
+    };
+    let sent = sent_txns(&streamed.messages[from..])?;
+    let (a, b) = check_interleaved((&a, &b), &sent, records.as_deref())?;
+    let running_xacts = check_running_xacts(records.as_deref(), (&a, &b), confirmed)?;
+    check_restart_held(&a, running_xacts.unwrap_or(b.end_lsn), restart_after)?;
+    stop_stream(&mut session, streamed)?;
+    let start = restart_from_b_end(server, &mut session, &txns, (&a, &b), &sent[1])?;
+    let a_sent: Vec<Lsn> = sent[1]
+        .iter()
+        .map(|(_, wal_start, ..)| *wal_start)
+        .collect();
+    let listed = match running_xacts {
+        Some(at) => format!("a running-xacts record at {at}, past B's end, listing A"),
+        None => "a CHECKPOINT while A was open (the WAL not read: --pg-url)".to_owned(),
+    };
+    let detail = format!(
+        "A (xid {}) from its first change {} (changes end {}), open while B committed {}..{}: \
+         sent B, then A under [{}], commit {}..{}; restart_lsn {restart_created} at creation, \
+         {restart_before} past a CHECKPOINT before A; {}: confirmed {confirmed}, restart_lsn \
+         {restart_after} (A's first change {}); START_REPLICATION from B's \
+         end_lsn (decoding from {start}): B skipped, A again whole",
+        a.xid,
+        a.first_lsn,
+        a.changes_end,
+        b.commit_lsn,
+        b.end_lsn,
+        joined(a_sent),
+        a.commit_lsn,
+        a.end_lsn,
+        listed,
+        a.first_lsn,
+    );
+    pass(&session, server, "interleaved_commit_order", detail)
+}
+
+/// A CHECKPOINT (it logs a running-xacts record, `xlog.c:CreateCheckPoint` →
+/// `standby.c:LogStandbySnapshot`), the stream read on to the flush pointer ([`stream_more`]), and
+/// a status update confirming that ([`check_update`]), once `pg_replication_slots` shows it
+/// confirmed: the position confirmed and the slot's `restart_lsn` then.
+fn confirm_checkpoint(
+    session: &mut Session,
+    streamed: &mut Streamed,
+    txns: &[Txn],
+) -> Result<(Lsn, Lsn), String> {
+    session.checkpoint()?;
+    let (_, flush) = stream_more(session, streamed, txns)?;
+    check_update(session, &mut streamed.client, update(flush, flush, flush))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (confirmed_flush, restart_lsn) = session.slot_lsns()?;
+        if confirmed_flush == flush {
+            return Ok((flush, restart_lsn));
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "confirmed {flush}: pg_replication_slots still shows confirmed_flush \
+                 {confirmed_flush}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The two transactions as they were sent, `sent` from B's commit on, against the model: B
+/// first, then A, each whole ([`check_txn_parts`]), and A's LSNs as [`Wal::begin_txn`] and
+/// [`Wal::commit_open`] lay them out: its changes below B's first change, its commit record at or
+/// after B's end, so that it runs at B's end and B does not ([`Txn::runs_at`]); its Begin and
+/// Inserts go out under LSNs below B's first change. Returns A and B with `first_lsn` at their
+/// first change's record.
+fn check_interleaved(
+    (a, b): (&Txn, &Txn),
+    sent: &[SentTxn],
+    records: Option<&[waldump::WalRecord]>,
+) -> Result<(Txn, Txn), String> {
+    let finals: Vec<Lsn> = sent
+        .iter()
+        .filter_map(|parts| match parts.first() {
+            Some((_, _, _, PgOutputMessage::Begin { final_lsn, .. })) => Some(*final_lsn),
+            _ => None,
+        })
+        .collect();
+    ensure(finals == [b.commit_lsn, a.commit_lsn], || {
+        format!(
+            "sent transactions committed at [{}], in commit order B {} then A {}",
+            joined(finals.clone()),
+            b.commit_lsn,
+            a.commit_lsn
+        )
+    })?;
+    let b = check_txn_parts(b, false, &sent[0], records)?;
+    let a = check_txn_parts(a, false, &sent[1], records)?;
+    let a_below: Vec<Lsn> = sent[1]
+        .iter()
+        .filter(|(part, ..)| *part != TxnPart::Commit)
+        .map(|(_, wal_start, ..)| *wal_start)
+        .collect();
+    ensure(
+        a.is_ordered()
+            && b.is_ordered()
+            && a.changes_end < a.commit_lsn
+            && a.first_lsn < b.first_lsn
+            && a.changes_end <= b.first_lsn
+            && b.end_lsn <= a.commit_lsn
+            && a.runs_at(b.end_lsn)
+            && !b.runs_at(b.end_lsn)
+            && a_below.iter().all(|l| *l < b.first_lsn),
+        || {
+            format!(
+                "A {}..{} (changes end {}) begun before B {}..{}..{} and committed after it: \
+                 the model's layout does not hold (A's Begin and Inserts under [{}])",
+                a.first_lsn,
+                a.end_lsn,
+                a.changes_end,
+                b.first_lsn,
+                b.commit_lsn,
+                b.end_lsn,
+                joined(a_below.clone())
+            )
+        },
+    )?;
+    Ok((a, b))
+}
+
+/// The running-xacts records the WAL has from A's first change up to `confirmed`, on a
+/// throwaway server: each lists A, and B, exactly when the model says it runs there
+/// ([`Txn::runs_at`]), and one lies past B's end with A running (the CHECKPOINT's; the
+/// background writer's may follow it). Returns the first of those, `None` without the WAL
+/// (`--pg-url`).
+///
+/// PostgreSQL 15 `standby.c:LogStandbySnapshot` → `procarray.c:GetRunningTransactionData`
+/// lists every transaction with an xid still in the proc array, committed or not.
+fn check_running_xacts(
+    records: Option<&[waldump::WalRecord]>,
+    (a, b): (&Txn, &Txn),
+    confirmed: Lsn,
+) -> Result<Option<Lsn>, String> {
+    let Some(records) = records else {
+        return Ok(None);
+    };
+    let mut held_at = None;
+    for r in records.iter().filter(|r| r.lsn < confirmed) {
+        let Some(xids) = r.running_xids() else {
+            continue;
+        };
+        for (name, txn) in [("A", a), ("B", b)] {
+            ensure(xids.contains(&txn.xid) == txn.runs_at(r.lsn), || {
+                format!(
+                    "running-xacts record at {} lists [{}]: {name} (xid {}, {}..{}) listed {}, \
+                     the model says running {}",
+                    r.lsn,
+                    xids.iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    txn.xid,
+                    txn.first_lsn,
+                    txn.commit_lsn,
+                    xids.contains(&txn.xid),
+                    txn.runs_at(r.lsn)
+                )
+            })?;
+        }
+        if held_at.is_none() && r.lsn >= b.end_lsn && a.runs_at(r.lsn) {
+            held_at = Some(r.lsn);
+        }
+    }
+    ensure(held_at.is_some(), || {
+        format!(
+            "no running-xacts record between B's end {} and the confirmed {confirmed}",
+            b.end_lsn
+        )
+    })?;
+    Ok(held_at)
+}
+
+/// `restart_lsn` after a confirmation past a running-xacts record at `at` logged while A ran:
+/// at or below A's first change. The model offers [`running_xacts_restart`]`(at, [A's first
+/// change])`, A's first change itself; PostgreSQL offers A's `restart_decoding_lsn`, the snapshot
+/// serialized last before A's first change was decoded (`reorderbuffer.c:ReorderBufferTXNByXid`,
+/// `snapbuild.c:SnapBuildProcessRunningXacts`), and ignores a candidate not past `restart_lsn`
+/// (`logical.c:LogicalIncreaseRestartDecodingForSlot`). So the server's is at most the model's:
+/// what is compared is that bound, the one a restart needs to decode A whole.
+fn check_restart_held(a: &Txn, at: Lsn, restart_lsn: Lsn) -> Result<(), String> {
+    let model = running_xacts_restart(at, [a.first_lsn]);
+    ensure(model == a.first_lsn && restart_lsn <= model, || {
+        format!(
+            "confirmed past a running-xacts record at {at} with A open (first change {}): \
+             restart_lsn {restart_lsn}, the model offers {model}",
+            a.first_lsn
+        )
+    })
+}
+
+/// START_REPLICATION from B's `end_lsn` once the stream is stopped ([`stream_and_check`]):
+/// decoding starts at `max(B's end_lsn, confirmed_flush)` ([`decoding_start`]), so B, whose
+/// commit record starts below it, is skipped and A, whose commit record starts at or after it,
+/// goes out again whole, as `first` (its parts and their LSNs) did the first time
+/// ([`txn_needs_skip`]). Returns where decoding started.
+fn restart_from_b_end(
+    server: &PgServer,
+    session: &mut Session,
+    txns: &[Txn],
+    (a, b): (&Txn, &Txn),
+    first: &SentTxn,
+) -> Result<Lsn, String> {
+    let slot = slot_now(session)?;
+    let start = decoding_start(b.end_lsn, slot.confirmed_flush);
+    ensure(
+        txn_needs_skip(b, start) && !txn_needs_skip(a, start) && slot.restart_lsn <= a.first_lsn,
+        || {
+            format!(
+                "decoding from {start} (restart_lsn {}): the model skips B {}, sends A {} (first \
+                 change {})",
+                slot.restart_lsn, b.commit_lsn, a.commit_lsn, a.first_lsn
+            )
+        },
+    )?;
+    let streamed = stream_and_check(server, session, txns, b.end_lsn, "")?;
+    let again = sent_txns(&streamed.messages)?;
+    let lsns = |parts: &SentTxn| -> Vec<(TxnPart, Lsn)> {
+        parts.iter().map(|(part, l, ..)| (*part, *l)).collect()
+    };
+    ensure(again.len() == 1 && lsns(&again[0]) == lsns(first), || {
+        format!(
+            "from {} (decoding from {start}): sent {:?}, the first time A was {:?}",
+            b.end_lsn,
+            again.iter().map(lsns).collect::<Vec<_>>(),
+            lsns(first)
+        )
+    })?;
+    stop_stream(session, streamed)?;
+    Ok(start)
 }
 
 /// A transaction on a table outside the publication advances the WAL and sends nothing, not
@@ -1636,24 +1904,6 @@ fn check_keepalive_inside(
     )
 }
 
-/// The insert pointer, read in `client`'s session.
-fn insert_pointer(client: &mut postgres::Client) -> Result<Lsn, String> {
-    client
-        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-        .map_err(|e| format!("insert pointer: {}", pg_message(&e)))
-        .and_then(|row| crate::session::parse_lsn(row.get(0)))
-}
-
-/// Where the last record inserted ends, by the insert pointer read in `client`'s session (not
-/// past the next page's header: [`crate::waldump::record_end`]).
-fn records_end(client: &mut postgres::Client) -> Result<Lsn, String> {
-    Ok(crate::waldump::record_end(
-        insert_pointer(client)?,
-        crate::waldump::WAL_PAGE_BYTES,
-        walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-    ))
-}
-
 /// A keepalive inside a transaction not yet sent: a transaction left open after its rows,
 /// another session's synchronous commit flushing its change records, and the walsender reads
 /// past them (`sentPtr = EndRecPtr` after every record) and reports a position inside it while it
@@ -1664,18 +1914,10 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
     const WAIT: Duration = Duration::from_secs(10);
     let (mut session, _, mut streamed) = streaming(server, "walcheck_keepalive_inside")?;
     let mut open = server.connect()?;
-    run_sql(&mut open, "begin", "BEGIN")?;
-    let first_lsn = insert_pointer(&mut open)?;
-    run_sql(
-        &mut open,
-        "insert into the open transaction",
-        &format!(
-            "INSERT INTO {PUBLISHED_TABLE} SELECT g, repeat('v', 20) FROM generate_series(1, {ROWS}) g"
-        ),
-    )?;
-    // Its change records end here; the other session's commit follows them, its own commit
-    // record comes after that ([`Wal::begin_txn`]).
-    let changes_end = records_end(&mut open)?;
+    // Its change records end at `changes_end`; the other session's commit follows them, its own
+    // commit record comes after that ([`Wal::begin_txn`]).
+    let open_txn = session.begin_txn(&mut open, PUBLISHED_TABLE, ROWS, true)?;
+    let first_lsn = open_txn.first_lsn;
     run_sql(
         &mut server.connect()?,
         "the flushing commit",
@@ -1698,18 +1940,12 @@ pub fn keepalive_inside_unsent_transaction_rule(server: &PgServer) -> Result<Out
             ),
         });
     };
-    let xid: u32 = open
-        .query_one("SELECT txid_current()::text", &[])
-        .map_err(|e| format!("read xid: {}", pg_message(&e)))?
-        .get::<_, String>(0)
-        .parse()
-        .map_err(|e| format!("xid: {e}"))?;
     run_sql(&mut open, "commit the open transaction", "COMMIT")?;
     let (begin, (commit_lsn, end_lsn)) = begin_and_commit(&mut streamed.client, WAIT)?;
     let txn = Txn {
-        xid,
+        xid: open_txn.xid,
         first_lsn,
-        changes_end,
+        changes_end: open_txn.changes_end,
         commit_lsn,
         end_lsn,
         published_rows: ROWS,

@@ -260,29 +260,111 @@ impl Session {
             None => &mut self.client,
         };
         let (xid, commit_lsn) = insert_and_commit(client, table, rows, sync, by)?;
-        let p = self.pointers()?;
-        let end_lsn = crate::waldump::record_end(
-            p.insert,
-            crate::waldump::WAL_PAGE_BYTES,
-            walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
-        );
-        let mut txn = walcheck_model::pg::Txn {
+        self.record_commit(walcheck_model::pg::Txn {
             xid,
             first_lsn,
             changes_end: commit_lsn,
             commit_lsn,
-            end_lsn,
+            end_lsn: commit_lsn,
             published_rows: if published { rows } else { 0 },
             mode: if sync {
                 walcheck_model::pg::CommitMode::Sync
             } else {
                 walcheck_model::pg::CommitMode::Async
             },
-        };
+        })
+    }
+
+    /// The model's [`walcheck_model::pg::Wal::begin_txn`] on a server: a transaction on `client`
+    /// (a connection of its own) INSERTs `rows` rows into `table` and stays open, under
+    /// `synchronous_commit = on` for its later [`Session::commit_open`]. `first_lsn` is the
+    /// insert pointer read before the INSERT (a bound: the first change's record starts there or
+    /// later), `changes_end` the end of the last record inserted, from the insert pointer read
+    /// after it ([`waldump::record_end`]; past the transaction's last change only if another
+    /// backend logged in between). Nothing is recorded: an observed trace has its `Commit{…}`
+    /// when it commits.
+    pub fn begin_txn(
+        &mut self,
+        client: &mut postgres::Client,
+        table: &str,
+        rows: u32,
+        published: bool,
+    ) -> Result<walcheck_model::pg::OpenTxn, String> {
+        client
+            .batch_execute("BEGIN; SET LOCAL synchronous_commit = on")
+            .map_err(|e| format!("begin: {}", pg_message(&e)))?;
+        let before = client
+            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+            .map_err(|e| format!("insert pointer: {}", pg_message(&e)))?;
+        let first_lsn = parse_lsn(before.get(0))?;
+        client
+            .batch_execute(&format!(
+                "INSERT INTO {table} SELECT g, repeat('v', 20) FROM generate_series(1, {rows}) g"
+            ))
+            .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?;
+        let (xid, insert) = xid_and_insert_pointer(client)?;
+        Ok(walcheck_model::pg::OpenTxn {
+            xid,
+            first_lsn,
+            changes_end: waldump::record_end(
+                insert,
+                waldump::WAL_PAGE_BYTES,
+                walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+            ),
+            published_rows: if published { rows } else { 0 },
+        })
+    }
+
+    /// The model's [`walcheck_model::pg::Wal::commit_open`] on a server: `open`, begun on
+    /// `client` by [`Session::begin_txn`], commits (synchronously) after whatever committed
+    /// since; recorded as `Commit{…}` and found in the WAL as [`Session::commit_txn`]'s are.
+    pub fn commit_open(
+        &mut self,
+        client: &mut postgres::Client,
+        open: walcheck_model::pg::OpenTxn,
+    ) -> Result<walcheck_model::pg::Txn, String> {
+        let (xid, commit_lsn) = xid_and_insert_pointer(client)?;
+        if xid != open.xid {
+            return Err(format!(
+                "the open transaction {} is now xid {xid}",
+                open.xid
+            ));
+        }
+        client
+            .batch_execute("COMMIT")
+            .map_err(|e| format!("commit: {}", pg_message(&e)))?;
+        self.record_commit(walcheck_model::pg::Txn {
+            xid,
+            first_lsn: open.first_lsn,
+            changes_end: open.changes_end,
+            commit_lsn,
+            end_lsn: commit_lsn,
+            published_rows: open.published_rows,
+            mode: walcheck_model::pg::CommitMode::Sync,
+        })
+    }
+
+    /// `txn`, whose `COMMIT` just returned, its `commit_lsn` the insert pointer read just before
+    /// the `COMMIT`: its `end_lsn` from the insert pointer read now, recorded as `Commit{…}` with
+    /// the pointers, and on a throwaway server looked up in the WAL once flushed (a synchronous
+    /// commit at once).
+    fn record_commit(
+        &mut self,
+        mut txn: walcheck_model::pg::Txn,
+    ) -> Result<walcheck_model::pg::Txn, String> {
+        let p = self.pointers()?;
+        txn.end_lsn = crate::waldump::record_end(
+            p.insert,
+            crate::waldump::WAL_PAGE_BYTES,
+            walcheck_model::pg::wal::WAL_SEGMENT_BYTES,
+        );
+        let sync = txn.mode == walcheck_model::pg::CommitMode::Sync;
         self.record(
             format!(
-                "Commit{{xid: {xid}, commit_lsn: {commit_lsn}, end_lsn: {end_lsn}, \
-                 published_rows: {}, mode: {}}}",
+                "Commit{{xid: {}, commit_lsn: {}, end_lsn: {}, published_rows: {}, mode: {}}}",
+                txn.xid,
+                txn.commit_lsn,
+                txn.end_lsn,
                 txn.published_rows,
                 if sync { "sync" } else { "async" }
             ),
@@ -290,7 +372,7 @@ impl Session {
         );
         self.last = Some(p);
         if self.wal.is_some() {
-            self.unlogged.push((xid, first_lsn));
+            self.unlogged.push((txn.xid, txn.first_lsn));
             if sync {
                 self.as_logged_at(&mut txn, p.flush)?;
             }
@@ -647,21 +729,26 @@ fn insert_and_commit(
             .map_err(|e| format!("insert into {table}: {}", pg_message(&e)))?,
         RowsBy::Copy => copy_rows(client, table, rows)?,
     }
-    let first = client
+    let (xid, commit_lsn) = xid_and_insert_pointer(client)?;
+    client
+        .batch_execute("COMMIT")
+        .map_err(|e| format!("commit: {}", pg_message(&e)))?;
+    Ok((xid, commit_lsn))
+}
+
+/// The xid of the transaction open on `client`, and the insert pointer read with it.
+fn xid_and_insert_pointer(client: &mut postgres::Client) -> Result<(u32, Lsn), String> {
+    let row = client
         .query_one(
             "SELECT txid_current()::text, pg_current_wal_insert_lsn()::text",
             &[],
         )
         .map_err(|e| format!("read xid: {}", pg_message(&e)))?;
-    let xid: u32 = first
+    let xid: u32 = row
         .get::<_, String>(0)
         .parse()
         .map_err(|e| format!("xid: {}", pg_message(&e)))?;
-    let commit_lsn = parse_lsn(first.get(1))?;
-    client
-        .batch_execute("COMMIT")
-        .map_err(|e| format!("commit: {}", pg_message(&e)))?;
-    Ok((xid, commit_lsn))
+    Ok((xid, parse_lsn(row.get(1))?))
 }
 
 /// `COPY table (id, v) FROM STDIN` of `rows` rows like [`RowsBy::Insert`]'s, in text format.

@@ -68,6 +68,26 @@ impl WalRecord {
             && self.desc.starts_with("RUNNING_XACTS")
             && !self.desc.contains("xacts:")
     }
+
+    /// The top-level transactions an `xl_running_xacts` record lists as running (`None` for
+    /// any other record): PostgreSQL 15 `standbydesc.c:standby_desc_running_xacts` prints them
+    /// as `; N xacts: X Y …`, before any `; subxid overflowed` or `; M subxacts: …`.
+    pub fn running_xids(&self) -> Option<Vec<u32>> {
+        if self.rmgr != "Standby" || !self.desc.starts_with("RUNNING_XACTS") {
+            return None;
+        }
+        let listed = self
+            .desc
+            .split(';')
+            .find_map(|part| part.trim().split_once(" xacts:"))
+            .map_or("", |(_, xids)| xids);
+        Some(
+            listed
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect(),
+        )
+    }
 }
 
 /// Parses one line, `rmgr: Standby len (rec/tot): 50/ 50, tx: 0, lsn: 0/0151FA90, prev …, desc:
@@ -173,6 +193,21 @@ pg_waldump: error: error in WAL record at 0/151FB00: invalid record length at 0/
         assert_eq!(records[1].lsn, Lsn(0x151_FA60));
         assert_eq!(records[1].total_bytes, 46);
         assert!(records[1].desc.starts_with("COMMIT"));
+    }
+
+    #[test]
+    fn a_running_xacts_record_lists_its_running_transactions() {
+        let records = parse(OUTPUT);
+        assert_eq!(records[0].running_xids(), None);
+        assert_eq!(records[2].running_xids(), Some(vec![]));
+        assert_eq!(records[3].running_xids(), Some(vec![726]));
+        let with_subxacts = WalRecord {
+            desc: "RUNNING_XACTS nextXid 741 latestCompletedXid 737 oldestRunningXid 738; 2 \
+                   xacts: 738 740; 1 subxacts: 739"
+                .into(),
+            ..records[3].clone()
+        };
+        assert_eq!(with_subxacts.running_xids(), Some(vec![738, 740]));
     }
 
     #[test]

@@ -231,6 +231,15 @@ fn pgoutput_change_lsns() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn interleaved_commit_order() {
+    check_rule("interleaved_commit_order");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn unpublished_txn_sends_nothing() {
     check_rule("unpublished_txn_sends_nothing");
 }
