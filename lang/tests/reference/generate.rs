@@ -24,7 +24,9 @@
 //! `m.lsn`; to keep their state spaces small, only a third of them have a standby and a fifth
 //! processes. SQL decoding files now and then have several `rows` a transaction, which
 //! `upto_nchanges` counts. Files call `backfill()` now and then (never in `procedure p`, so that
-//! whether one runs in a `for each message` body is the text's).
+//! whether one runs in a `for each message` body is the text's). A quarter of the files let a
+//! transaction stay open while the other commits (`env interleave = on`, two transactions),
+//! reading messages one by one or not.
 
 use std::fmt::Write;
 
@@ -519,8 +521,11 @@ pub fn file(choices: Vec<u32>) -> String {
     let mut version = "15";
     // Messages one by one need a transaction to send.
     g.by_change = g.pick(3) == 0;
+    // Transactions that interleave need two: one open while the other commits.
+    let interleave = g.pick(4) == 0;
     for (knob, values) in knobs {
         let v = match knob {
+            "transactions" if interleave => "2",
             "transactions" if g.by_change => g.one(&["1", "2", "1"]),
             _ => g.one(values),
         };
@@ -528,6 +533,9 @@ pub fn file(choices: Vec<u32>) -> String {
         if knob == "pg_version" {
             version = v;
         }
+    }
+    if interleave {
+        g.line(0, "env interleave = on");
     }
     failover_knobs(&mut g, version);
     g.line(
