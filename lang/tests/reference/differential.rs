@@ -705,3 +705,30 @@ fn the_interleave_files_match_the_reference() {
         );
     }
 }
+
+/// "CommitOpen is weakly fair": a transaction left open commits in the end, however long the
+/// connector keeps taking steps. With one published transaction of one page, WAL inserted past
+/// the start (by `Open` or a plain commit) leads to the whole page inserted, its commit record
+/// last; the reference decides it holds, and the file is compared as generated files are.
+#[test]
+fn an_open_transaction_commits_in_the_end() {
+    let source = "walcheck 1\nconnector \"open\"\nenv interleave = on\nenv transactions = 1\n\
+        env commit = either\nenv runs = 1\nenv connector_crashes = 0\n\
+        skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n\
+        volatile x: lsn = none\nevery run {\n  loop {\n    x = pg_current_wal_lsn()\n  }\n}\n\
+        always committed: wal.insert > 0/1000000 leads to wal.insert >= 0/1002000\n";
+    let file = walcheck_lang::check(source)
+        .into_result()
+        .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+    let r = Reference::new(&file);
+    let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+    assert!(graph.states.iter().any(|s| s.pg.open.is_some()), "an Open");
+    let inv = file.invariants().next().expect("the property");
+    let goal = inv.leads_to.as_ref().expect("a leads to");
+    assert!(
+        !super::liveness::violated(&r, &graph, Some(&inv.cond), goal),
+        "{source}"
+    );
+    compare(source).unwrap_or_else(|e| panic!("{e}"));
+}
