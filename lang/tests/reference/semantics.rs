@@ -1895,9 +1895,8 @@ impl<'f> Reference<'f> {
             return vec![(state, None)];
         };
         let mut out = Vec::new();
-        // Staying, or each landing PostgreSQL may choose.
-        // "today's landing choice (`advance_restarts`) picks a position `at` (or none); it
-        // becomes the record `(at, restart)`": restart_lsn lands where the record offers.
+        // Staying, or each landing PostgreSQL may choose: "a position `at` …; it becomes the
+        // record `(at, restart)`", restart_lsn landing where the record at `at` offers.
         let landings = slot.slot.advance_restarts(target, flush);
         let records = landings
             .into_iter()
