@@ -24,7 +24,10 @@
 //! `m.lsn`; to keep their state spaces small, only a third of them have a standby and a fifth
 //! processes. SQL decoding files now and then have several `rows` a transaction, which
 //! `upto_nchanges` counts. Files call `backfill()` now and then (never in `procedure p`, so that
-//! whether one runs in a `for each message` body is the text's).
+//! whether one runs in a `for each message` body is the text's). A quarter of the files let a
+//! transaction stay open while the other commits (`env interleave = on`, two transactions),
+//! reading messages one by one or not; as with messages one by one, only a third of them have a
+//! standby and a fifth processes, and none a third run.
 
 use std::fmt::Write;
 
@@ -64,6 +67,8 @@ pub struct Gen {
     sql: bool,
     /// `env messages = changes`.
     by_change: bool,
+    /// `env interleave = on`.
+    interleave: bool,
     /// `env rows`.
     rows: usize,
     /// In a `for each message m` body: conditions may read `m`'s fields.
@@ -494,6 +499,7 @@ pub fn file(choices: Vec<u32>) -> String {
         family: false,
         sql: false,
         by_change: false,
+        interleave: false,
         rows: 1,
         reading: false,
         in_procedure: false,
@@ -519,8 +525,13 @@ pub fn file(choices: Vec<u32>) -> String {
     let mut version = "15";
     // Messages one by one need a transaction to send.
     g.by_change = g.pick(3) == 0;
+    // Transactions that interleave need two: one open while the other commits; a third run
+    // makes their files too large.
+    g.interleave = g.pick(4) == 0;
     for (knob, values) in knobs {
         let v = match knob {
+            "transactions" if g.interleave => "2",
+            "runs" if g.interleave => g.one(&["1", "2", "unbounded"]),
             "transactions" if g.by_change => g.one(&["1", "2", "1"]),
             _ => g.one(values),
         };
@@ -528,6 +539,9 @@ pub fn file(choices: Vec<u32>) -> String {
         if knob == "pg_version" {
             version = v;
         }
+    }
+    if g.interleave {
+        g.line(0, "env interleave = on");
     }
     failover_knobs(&mut g, version);
     g.line(
@@ -543,8 +557,8 @@ pub fn file(choices: Vec<u32>) -> String {
         g.line(0, "volatile r: txns = none");
     }
     message_knobs(&mut g);
-    // Processes too: a fifth of the files reading messages one by one.
-    g.concurrent = g.pick(if g.by_change { 5 } else { 3 }) == 0;
+    // Processes too: a fifth of the files reading messages one by one or interleaving.
+    g.concurrent = g.pick(if g.by_change || g.interleave { 5 } else { 3 }) == 0;
     if g.concurrent {
         g.line(0, "timer tm");
         let capacity = 1 + g.pick(2);
@@ -602,8 +616,9 @@ pub fn file(choices: Vec<u32>) -> String {
 /// default); `failover_slots`, mostly on, in those on PostgreSQL 17 or later, the release it
 /// needs.
 fn failover_knobs(g: &mut Gen, version: &str) {
-    // A standby makes a file reading messages one by one large: only a third of those have one.
-    if g.by_change && g.pick(3) != 0 {
+    // A standby makes a file reading messages one by one or interleaving large: only a third of
+    // those have one.
+    if (g.by_change || g.interleave) && g.pick(3) != 0 {
         return;
     }
     let failovers = g.one(&["0", "1", "0", "1", "2"]);

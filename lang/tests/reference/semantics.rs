@@ -18,7 +18,9 @@ use walcheck_model::pg::slot::{SavedSlot, Slot};
 use walcheck_model::pg::stream::{
     identify_system_xlogpos, process_standby_reply_on, Keepalive, StandbyStatusUpdate, Walsender,
 };
-use walcheck_model::pg::{CommitMode, PgVersion, Role, Server, Txn, Wal};
+use walcheck_model::pg::{
+    running_xacts_restart, CommitMode, OpenTxn, PgVersion, Role, Server, Txn, Wal,
+};
 use walcheck_model::Lsn;
 use walcheck_properties::cdc;
 
@@ -26,6 +28,12 @@ use walcheck_properties::cdc;
 const START: Lsn = Lsn(0x100_0000);
 /// PostgreSQL's WAL page: `txn_pages` and `wal_buffers_pages` count them.
 const PAGE: u64 = 8192;
+/// The model's bound on the client transactions a file commits ("`TXNS_MAX`"): a new one is
+/// begun only while those committed, with the open one, stay below it.
+const TXNS_MAX: usize = 16;
+/// A commit record's bytes: "the WAL appends `P * PAGE_BYTES - 48` bytes" for the changes of a
+/// transaction left open, 48 for its commit record.
+const COMMIT_BYTES: u64 = 48;
 
 /// A value of the language ("Types").
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -148,6 +156,9 @@ pub struct Pg {
     pub slot: Option<DurableSlot>,
     pub commit_pending: bool,
     pub txns: Vec<Txn>,
+    /// `env interleave = on`: "a published client transaction may insert its rows and stay
+    /// open while other transactions commit, committing after them … One open at a time."
+    pub open: Option<OpenTxn>,
     pub published: u8,
     pub other: u8,
     pub walsender: Option<Walsender>,
@@ -205,7 +216,9 @@ pub enum Class {
     Checkpointer,
     /// "`PgStopped` (fair)", "`WalSenderTimeout` (fair …)".
     Shutdown,
-    CommitFlush,
+    /// A synchronous commit's `CommitFlush`, and "CommitOpen is weakly fair: it joins the same
+    /// fairness class as `CommitFlush` (class \"commit\")".
+    Commit,
     /// "`StandbyReceive` (weakly fair)".
     StandbyReceive,
     /// "`SlotSync` (weakly fair)".
@@ -291,6 +304,8 @@ pub struct Knobs {
     pub rows: u32,
     /// "`multi_insert` | `off` | …: a transaction's rows are one multi-insert record".
     pub multi_insert: bool,
+    /// "`env interleave = off | on` (default off)": `Open` and `CommitOpen`.
+    pub interleave: bool,
     /// The file calls `backfill()` somewhere, and in a `for each message` body ("no-data-loss").
     pub backfills: bool,
     pub backfills_in_stream: bool,
@@ -326,6 +341,7 @@ impl Knobs {
             by_change: false,
             rows: 1,
             multi_insert: false,
+            interleave: false,
             backfills: false,
             backfills_in_stream: false,
         };
@@ -385,6 +401,7 @@ impl Knobs {
                 "messages" => k.by_change = word == "changes",
                 "rows" => k.rows = n as u32,
                 "multi_insert" => k.multi_insert = word == "on",
+                "interleave" => k.interleave = word == "on",
                 // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
                 _ => {}
             }
@@ -631,6 +648,7 @@ impl<'f> Reference<'f> {
                 slot: Some(DurableSlot::created(server.slot)),
                 commit_pending: false,
                 txns: vec![],
+                open: None,
                 published: 0,
                 other: 0,
                 walsender: None,
@@ -796,6 +814,9 @@ impl<'f> Reference<'f> {
             slot.crash_restart();
         }
         state.pg.commit_pending = false;
+        // "A PostgreSQL crash (and an OS crash) … drop the open transaction (it never commits;
+        // its WAL stays)".
+        state.pg.open = None;
         // Those past the flush pointer are the last ones committed, after any a failover lost
         // (which keep their names): the crash takes their names back.
         let flush = state.pg.wal.flush;
@@ -825,6 +846,9 @@ impl<'f> Reference<'f> {
         state.pg_stops += 1;
         state.pg.wal.checkpoint_flush();
         state.pg.commit_pending = false;
+        // "a clean stop's start (`PgStop`: the backends are terminated) … drop the open
+        // transaction".
+        state.pg.open = None;
         state.pg.stopping = true;
         self.stream_done(state);
         if state.pg.walsender.is_none() && self.standby_has_all(state) {
@@ -898,6 +922,8 @@ impl<'f> Reference<'f> {
             state.pg.stream_closed = true;
         }
         state.pg.commit_pending = false;
+        // "… and a failover all drop the open transaction".
+        state.pg.open = None;
         state.pg.stopping = false;
         state.checkpoint = None;
         state.removed_before = Lsn::INVALID;
@@ -1869,13 +1895,16 @@ impl<'f> Reference<'f> {
             return vec![(state, None)];
         };
         let mut out = Vec::new();
-        // Staying, or each landing PostgreSQL may choose.
+        // Staying, or each landing PostgreSQL may choose: "a position `at` …; it becomes the
+        // record `(at, restart)`", restart_lsn landing where the record at `at` offers.
         let landings = slot.slot.advance_restarts(target, flush);
-        let choices = std::iter::once(None).chain(landings.into_iter().map(Some));
-        for restart_after in choices {
+        let records = landings
+            .into_iter()
+            .map(|at| Some((at, Self::record_restart(&state, at))));
+        for record in std::iter::once(None).chain(records) {
             let mut s = state.clone();
             let d = s.pg.slot.as_mut().expect("checked");
-            match d.slot_advance(target, flush, restart_after) {
+            match d.slot_advance_via(target, flush, record) {
                 Ok(end) => {
                     out.extend(self.crash_before_save(&state, &s));
                     out.push((s, Some(V::Lsn(end))));
@@ -1962,11 +1991,21 @@ impl<'f> Reference<'f> {
             return vec![(state, None)];
         };
         let ends: Vec<Lsn> = Self::live(&state).map(|(_, t)| t.end_lsn).collect();
+        // "each candidate `at` maps to: `at` itself when nothing runs there …, else restart =
+        // first_lsn of the oldest running, offered only if restart > the slot's restart_lsn and
+        // at <= the update's flush (otherwise that candidate is dropped from the choice list)".
+        let offered = |at: Lsn| {
+            let restart = Self::record_restart(&state, at);
+            let held = restart != at;
+            (!held || (restart > slot.slot.restart_lsn && at <= flush)).then_some(restart)
+        };
         let candidates: Vec<Option<Lsn>> = std::iter::once(None)
             // "up to what it confirms and the flush pointer …: what the walsender can have
             // decoded", which a failover slot's walsender reads only as far as the standby has.
             .chain(
-                restart_candidates(flush.min(self.send_limit(&state)), &slot.slot, ends).map(Some),
+                restart_candidates(flush.min(self.send_limit(&state)), &slot.slot, ends)
+                    .filter_map(offered)
+                    .map(Some),
             )
             .collect();
         let update = StandbyStatusUpdate {
@@ -2181,11 +2220,14 @@ impl<'f> Reference<'f> {
         // its `CommitFlush` step".
         // "no checkpoint runs, no client commits" while stopping.
         if !pg.commit_pending && !pg.stopping {
+            // "The plain `Commit{...}` stays enabled while a transaction is open, but its cap
+            // becomes (committed + (1 if one is open)) < TXNS_MAX."
+            let room = pg.txns.len() + usize::from(pg.open.is_some()) < TXNS_MAX;
             for (published, left) in [
                 (true, pg.published < k.transactions),
                 (false, pg.other < k.other_traffic),
             ] {
-                if !left {
+                if !left || !room {
                     continue;
                 }
                 for &mode in &k.commits {
@@ -2194,11 +2236,14 @@ impl<'f> Reference<'f> {
                     out.push((None, s));
                 }
             }
+            if k.interleave {
+                out.extend(self.interleaved(state));
+            }
         } else if pg.commit_pending {
             let mut s = state.clone();
             s.pg.wal.commit_flush();
             s.pg.commit_pending = false;
-            out.push((Some(Class::CommitFlush), s));
+            out.push((Some(Class::Commit), s));
         }
         let mut s = state.clone();
         s.pg.wal.walwriter_write(PAGE);
@@ -2454,6 +2499,93 @@ impl<'f> Reference<'f> {
         } else {
             s.pg.other += 1;
         }
+    }
+
+    /// `env interleave = on`, once no synchronous commit waits for its flush and no clean stop
+    /// is under way: "`Open{pages=P}` … enabled when no transaction is open, published
+    /// transactions begun < `transactions` knob, and (committed transactions + 1) < the model's
+    /// TXNS_MAX"; "`CommitOpen{commit=sync|async}` (one action per commit mode the `commit` knob
+    /// allows): enabled while a transaction is open", weakly fair.
+    fn interleaved(&self, state: &State) -> Vec<(Option<Class>, State)> {
+        let k = &self.knobs;
+        let pg = &state.pg;
+        if let Some(open) = pg.open {
+            return k
+                .commits
+                .iter()
+                .map(|&mode| {
+                    let mut s = state.clone();
+                    self.commit_open_txn(&mut s, open, mode);
+                    (Some(Class::Commit), s)
+                })
+                .collect();
+        }
+        if pg.published >= k.transactions || pg.txns.len() + 1 >= TXNS_MAX {
+            return vec![];
+        }
+        let mut s = state.clone();
+        self.open_txn(&mut s);
+        vec![(None, s)]
+    }
+
+    /// `Open{pages=P}`: "first_lsn = WAL insert pointer; the WAL appends `P * PAGE_BYTES - 48`
+    /// bytes …; changes_end = insert pointer after; published_rows = `rows` knob; xid = 1000 +
+    /// (published transactions begun before this one); the count of published transactions
+    /// begun increases by one (it counts toward `transactions`)."
+    fn open_txn(&self, s: &mut State) {
+        let k = &self.knobs;
+        let first_lsn = s.pg.wal.insert;
+        s.pg.wal.append(
+            k.txn_pages * PAGE - COMMIT_BYTES,
+            PAGE,
+            k.wal_buffers_pages * PAGE,
+        );
+        s.pg.open = Some(OpenTxn {
+            xid: 1000 + u32::from(s.pg.published),
+            first_lsn,
+            changes_end: s.pg.wal.insert,
+            published_rows: k.rows,
+        });
+        s.pg.published += 1;
+    }
+
+    /// `CommitOpen{commit=mode}`: "commit_lsn = insert pointer; append 48 bytes …; end_lsn =
+    /// insert pointer after; the committed `Txn` … is appended to the committed transactions
+    /// (commit order); a sync commit then waits for its flush exactly as a plain sync commit
+    /// does".
+    fn commit_open_txn(&self, s: &mut State, open: OpenTxn, mode: CommitMode) {
+        let k = &self.knobs;
+        let commit_lsn = s.pg.wal.insert;
+        s.pg.wal
+            .append(COMMIT_BYTES, PAGE, k.wal_buffers_pages * PAGE);
+        s.pg.txns.push(Txn {
+            xid: open.xid,
+            first_lsn: open.first_lsn,
+            changes_end: open.changes_end,
+            commit_lsn,
+            end_lsn: s.pg.wal.insert,
+            published_rows: open.published_rows,
+            mode,
+        });
+        s.pg.open = None;
+        s.pg.commit_pending = mode == CommitMode::Sync;
+    }
+
+    /// The `restart_lsn` a running-xacts record at `at` offers: "the transactions \"running\" at
+    /// an LSN `at` are: the open one if its first_lsn < at; and every committed transaction with
+    /// changes_end < commit_lsn (an interleaved one) and first_lsn < at <= commit_lsn. A
+    /// running-xacts record at `at` offers restart = min(at, first_lsn of those running)".
+    fn record_restart(state: &State, at: Lsn) -> Lsn {
+        let open = state
+            .pg
+            .open
+            .filter(|o| o.first_lsn < at)
+            .map(|o| o.first_lsn);
+        let interleaved = Self::live(state)
+            .map(|(_, t)| t)
+            .filter(|t| t.changes_end < t.commit_lsn && t.first_lsn < at && at <= t.commit_lsn)
+            .map(|t| t.first_lsn);
+        running_xacts_restart(at, open.into_iter().chain(interleaved))
     }
 
     // ---- properties ------------------------------------------------------------------------
