@@ -2680,12 +2680,14 @@ impl Machine {
         )
     }
 
-    /// Whether the workload is done and the connector has nothing left to do.
+    /// Whether the workload is done (no transaction left open either) and the connector has
+    /// nothing left to do.
     pub fn quiescent(&self, state: &State) -> bool {
         let env = &self.env;
         if state.published < env.transactions
             || state.other < env.other_traffic
             || state.commit_pending
+            || state.open.is_some()
             || state.stopping
             || state.wal.flush < state.wal.insert
             || (env.role == Role::Standby && state.wal.replay < state.wal.flush)

@@ -2571,10 +2571,11 @@ impl<'f> Reference<'f> {
         s.pg.commit_pending = mode == CommitMode::Sync;
     }
 
-    /// The `restart_lsn` a running-xacts record at `at` offers: "the transactions \"running\" at
-    /// an LSN `at` are: the open one if its first_lsn < at; and every committed transaction with
-    /// changes_end < commit_lsn (an interleaved one) and first_lsn < at <= commit_lsn. A
-    /// running-xacts record at `at` offers restart = min(at, first_lsn of those running)".
+    /// The `restart_lsn` a running-xacts record at `at` offers: "a running-xacts record the slot
+    /// meets inside any transaction (begun before the record, its commit record at or after it)
+    /// offers that transaction's first change, not the record's own position" — the open one
+    /// if its first change lies before `at`, and every committed one with `first_lsn < at <=
+    /// commit_lsn` — else `at` itself.
     fn record_restart(state: &State, at: Lsn) -> Lsn {
         let open = state
             .pg
@@ -2583,7 +2584,7 @@ impl<'f> Reference<'f> {
             .map(|o| o.first_lsn);
         let interleaved = Self::live(state)
             .map(|(_, t)| t)
-            .filter(|t| t.changes_end < t.commit_lsn && t.first_lsn < at && at <= t.commit_lsn)
+            .filter(|t| t.first_lsn < at && at <= t.commit_lsn)
             .map(|t| t.first_lsn);
         running_xacts_restart(at, open.into_iter().chain(interleaved))
     }
@@ -2656,6 +2657,8 @@ impl<'f> Reference<'f> {
         let quiescent = s.pg.published >= k.transactions
             && s.pg.other >= k.other_traffic
             && !s.pg.commit_pending
+            // "The workload is done" only once no transaction is open (`env interleave`).
+            && s.pg.open.is_none()
             && s.pg.wal.flush >= s.pg.wal.insert
             // The specification is silent here: a walsender held back by a failover slot's
             // standby sends once `StandbyReceive` (fair) catches up, so a state where it waits is
