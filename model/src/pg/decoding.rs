@@ -168,9 +168,7 @@ impl DurableSlot {
         limit: Lsn,
         restart_after: Option<Lsn>,
     ) -> Result<Lsn, AdvanceError> {
-        let end_lsn = self.slot.slot_advance(target, limit, restart_after)?;
-        self.persist(Persistence::Dirty);
-        Ok(end_lsn)
+        self.slot_advance_via(target, limit, restart_after.map(|r| (r, r)))
     }
 
     /// [`DurableSlot::slot_advance`] with the running-xacts record's position and what it offers
