@@ -1463,6 +1463,26 @@ fn a_transaction_committed_after_a_later_one_is_sent_after_it_below_its_lsns() {
 /// With `server = standby` a crash is the standby's: the transaction open on the primary goes
 /// on and commits (found by review: the crash aborted it, and `CommitOpen`, weakly fair, never
 /// came — this property was violated in 5 steps).
+/// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
+/// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
+/// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the
+/// commit vanished from `committed`, taking its obligations with it.
+#[test]
+fn a_standby_crash_keeps_the_primary_s_unflushed_asynchronous_commit() {
+    let file = scratch_file(
+        "standby-crash-async.wal",
+        "walcheck 1\nconnector \"delivers\"\nenv transactions = 1\nenv commit = async\n\
+         env server = standby\nenv pg_version = 16\nenv pg_crashes = 1\n\
+         env connector_crashes = 0\nenv checkpoints = off\nenv runs = unbounded\n\
+         every run {\n  start_replication(0/0)\n  for each message m {\n    \
+         destination.write(m.txn)\n    destination.commit()\n    \
+         standby_status_update(flush = m.lsn)\n  }\n}\n\
+         eventually delivered: destination.holds != none\n",
+    );
+    let (rows, _) = verdicts(&[&file]);
+    assert_eq!(row(&rows, "delivered").1, "holds", "{rows:?}");
+}
+
 #[test]
 fn a_standby_crash_leaves_the_primary_s_open_transaction() {
     let file = scratch_file(

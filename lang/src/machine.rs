@@ -2443,10 +2443,10 @@ impl Machine {
         if self.env.role == Role::Primary {
             state.wal.checkpoint_flush();
         }
-        state.commit_pending = false;
         // The fast stop terminates the backends: an open transaction is rolled back (on a
         // primary; a standby's stop leaves the primary's sessions alone).
         if self.env.role == Role::Primary {
+            state.commit_pending = false;
             state.open = None;
         }
         state.stopping = true;
@@ -2589,14 +2589,16 @@ impl Machine {
         if let Some(slot) = state.slot.as_mut() {
             slot.crash_restart();
         }
-        state.commit_pending = false;
         state.stopping = false;
-        // A transaction still open on the primary is aborted: it never commits (a standby's
-        // crash leaves the primary's sessions alone).
+        // On a primary, a transaction still open is aborted (it never commits), a synchronous
+        // commit's wait ends with its session, and the commits past the flush pointer are lost.
+        // A standby's crash leaves the primary alone: its sessions, its commits (flushed or
+        // not) and its WAL; the standby recovers what it received.
         if self.env.role == Role::Primary {
             state.open = None;
+            state.commit_pending = false;
+            lose_past(state, state.wal.flush);
         }
-        lose_past(state, state.wal.flush);
         state.end_stream();
     }
 
