@@ -291,18 +291,19 @@ impl Server {
     /// slot returns to its saved copy, every session dies (a waiting synchronous commit with it).
     ///
     /// PostgreSQL 15 `xlog.c:StartupXLOG` and `slot.c:StartupReplicationSlots`. On a standby the
-    /// primary's WAL is untouched and replay resumes where it was: the model does not show the
-    /// replay pointer re-passing the redo point during the standby's own recovery.
+    /// primary's WAL and its sessions are untouched (a synchronous commit goes on waiting for
+    /// its flush) and replay resumes where it was: the model does not show the replay pointer
+    /// re-passing the redo point during the standby's own recovery.
     pub fn crash_restart(&mut self) {
         if self.role == Role::Primary {
             self.wal.crash_restart();
+            self.commit_pending = false;
         }
         self.slot.restore_saved();
         self.other_slots
             .iter_mut()
             .flatten()
             .for_each(Slot::restore_saved);
-        self.commit_pending = false;
     }
 }
 
@@ -313,6 +314,16 @@ mod tests {
     use super::*;
 
     const AT: Lsn = Lsn(WAL_SEGMENT_BYTES + 0x100);
+
+    #[test]
+    fn a_standby_crash_leaves_the_primary_s_synchronous_commit_waiting() {
+        for (role, waits) in [(Role::Primary, false), (Role::Standby, true)] {
+            let mut server = Server::at_rest(role, AT);
+            server.insert_commit(8192, CommitMode::Sync, 8192, 4 * 8192);
+            server.crash_restart();
+            assert_eq!(server.commit_pending, waits, "{role:?}");
+        }
+    }
 
     #[test]
     fn a_server_starts_with_the_connectors_slot_alone() {
