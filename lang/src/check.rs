@@ -115,6 +115,10 @@ struct Checker<'f> {
     /// The file sets `env pg_crashes` or `env pg_stops` above 0: a PostgreSQL crash (or clean
     /// stop) closes the replication stream, so a `for each message` without `until` can end.
     pg_crashes: bool,
+    /// The file leaves `env messages` at `transactions`: its messages are whole transactions.
+    whole_txns: bool,
+    /// Whether a change-only field has been warned of (once a file).
+    warned_whole_txns: bool,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -157,6 +161,10 @@ impl<'f> Checker<'f> {
                 matches!(item, Item::Knob(k) if matches!(k.name.node.as_str(), "pg_crashes" | "pg_stops")
                     && matches!(k.value.node, KnobValue::Number(n) if n > 0))
             }),
+            whole_txns: !file
+                .knobs()
+                .any(|k| k.name.node == "messages" && k.value.node.to_string() == "changes"),
+            warned_whole_txns: false,
             diagnostics: Vec::new(),
         }
     }
@@ -1232,7 +1240,10 @@ impl Checker<'_> {
         }
         let base_ty = self.expr(base, scope, place)?;
         let (fields, of): (&[(&str, Type)], &str) = match base_ty {
-            Ty::Of(Type::Message) => (vocabulary::MESSAGE_FIELDS, "a message"),
+            Ty::Of(Type::Message) => {
+                self.change_field(field);
+                (vocabulary::MESSAGE_FIELDS, "a message")
+            }
             Ty::Of(Type::Txn) => (vocabulary::TXN_FIELDS, "a txn"),
             Ty::Of(Type::Txns) => (vocabulary::TXNS_FIELDS, "a run of txns"),
             other => {
@@ -1247,6 +1258,30 @@ impl Checker<'_> {
             }
         };
         self.field_of(fields, field, of).flatten().map(Ty::Of)
+    }
+
+    /// A field only a message of pgoutput's one by one sets (`.is_begin`, `.is_change`,
+    /// `.index`), read in a file whose stream sends whole transactions: it never changes, which
+    /// a condition on it hides. Warned of once a file.
+    fn change_field(&mut self, field: &Name) {
+        let value = match field.node.as_str() {
+            "is_begin" | "is_change" => "false",
+            "index" => "0",
+            _ => return,
+        };
+        if !self.whole_txns || self.warned_whole_txns {
+            return;
+        }
+        self.warned_whole_txns = true;
+        let message = format!("`.{}` is {value} for every message here", field.node);
+        let d = Diagnostic::new(
+            Code::WholeTransactions,
+            field.span,
+            message,
+            "the stream sends whole transactions",
+        )
+        .hint("add `env messages = changes` to receive Begin, each change and Commit one by one");
+        self.report(d);
     }
 
     /// `NAME.flushed` of an async durable variable: its copy on disk, for properties only.

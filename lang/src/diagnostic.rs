@@ -52,6 +52,9 @@ pub enum Code {
     Limit,
     /// A step no run can reach.
     Unreachable,
+    /// A message field only pgoutput's messages one by one set, read where the stream sends
+    /// whole transactions.
+    WholeTransactions,
 }
 
 impl Code {
@@ -73,13 +76,14 @@ impl Code {
             Code::Misplaced => "E13",
             Code::Limit => "E14",
             Code::Unreachable => "W01",
+            Code::WholeTransactions => "W02",
         }
     }
 
     /// Whether the code is an error or a warning.
     pub const fn severity(self) -> Severity {
         match self {
-            Code::Unreachable => Severity::Warning,
+            Code::Unreachable | Code::WholeTransactions => Severity::Warning,
             _ => Severity::Error,
         }
     }
