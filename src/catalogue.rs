@@ -661,7 +661,10 @@ pub fn split_bound(bound: &str) -> Result<(&str, &str), String> {
         .split_once('=')
         .filter(|(n, _)| !n.is_empty())
         .ok_or_else(|| {
-            format!("malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3")
+            format!(
+                "malformed --bound {bound:?}: expected NAME=VALUE, e.g. statements=3 (pairs are \
+                 comma-separated, one value per knob: check once per value to try several)"
+            )
         })
 }
 
