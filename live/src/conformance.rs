@@ -16,6 +16,7 @@ use walcheck_traces::Trace;
 
 use crate::durability;
 use crate::failover;
+use crate::lifecycle;
 use crate::load::{Load, Workload};
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol;
@@ -256,6 +257,11 @@ pub const RULES: &[Rule] = &[
         name: "wal_retention_min_restart_lsn",
         source: "xlog.c:KeepLogSeg, slot.c:ReplicationSlotsComputeRequiredLSN (15)",
         check: protocol::wal_retention_rule,
+    },
+    Rule {
+        name: "slot_invalidated_by_max_slot_wal_keep_size",
+        source: "xlog.c:KeepLogSeg, slot.c:InvalidateObsoleteReplicationSlots (15): a slot behind the cap's segment invalidated at a checkpoint; logicalfuncs.c, slotfuncs.c, walsender.c: reads then fail (55000)",
+        check: lifecycle::slot_invalidation_rule,
     },
     Rule {
         name: "replay_lsn_on_primary",

@@ -9,6 +9,7 @@ pub mod conformance;
 pub mod durability;
 pub mod failover;
 pub mod ladder;
+pub mod lifecycle;
 pub mod load;
 pub mod pg_error;
 pub mod protocol;

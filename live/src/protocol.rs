@@ -2556,7 +2556,7 @@ fn oldest_segment(client: &mut postgres::Client) -> Result<u64, String> {
     Ok(log * 0x100 + seg)
 }
 
-fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
+pub(crate) fn redo_lsn(client: &mut postgres::Client) -> Result<Lsn, String> {
     let text: String = client
         .query_one("SELECT redo_lsn::text FROM pg_control_checkpoint()", &[])
         .map_err(|e| e.to_string())?

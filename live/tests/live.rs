@@ -438,6 +438,15 @@ fn wal_retention_min_restart_lsn() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn slot_invalidated_by_max_slot_wal_keep_size() {
+    check_rule("slot_invalidated_by_max_slot_wal_keep_size");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn replay_lsn_on_primary() {
     check_rule("replay_lsn_on_primary");
 }
