@@ -264,6 +264,11 @@ pub const RULES: &[Rule] = &[
         check: lifecycle::slot_invalidation_rule,
     },
     Rule {
+        name: "shutdown_waits_until_wal_sender_timeout",
+        source: "walsender.c:WalSndDone, WalSndCheckTimeOut, postmaster.c:ProcessStartupPacket (15): a stopping walsender waits for the reply until wal_sender_timeout; new sessions refused (57P03)",
+        check: lifecycle::shutdown_timeout_rule,
+    },
+    Rule {
         name: "replay_lsn_on_primary",
         source: "xlogfuncs.c:pg_last_wal_replay_lsn, xlogrecovery.c:PerformWalRecovery (15)",
         check: protocol::replay_lsn_on_primary_rule,

@@ -1,18 +1,23 @@
-//! The conformance rules of a slot's limits: `max_slot_wal_keep_size` invalidating, at a
-//! checkpoint, a slot that retains more WAL than it allows, and every read of the invalidated
-//! slot failing.
+//! The conformance rules of a slot's and a stream's limits: `max_slot_wal_keep_size`
+//! invalidating, at a checkpoint, a slot that retains more WAL than it allows (every read of the
+//! invalidated slot then failing), and a clean stop waiting for a client that does not confirm
+//! until `wal_sender_timeout` ends its stream (new sessions refused meanwhile).
 //!
 //! Each drives the server into the schedule that shows the behaviour and predicts with the
 //! model's function that the language uses (`walcheck_model::pg::lifecycle::slot_obsolete`,
-//! [`walcheck_model::pg::Slot::invalidate`]).
+//! [`walcheck_model::pg::Slot::invalidate`], [`walcheck_model::pg::Walsender::at_shutdown`], [`timed_out`]).
+
+use std::time::{Duration, Instant};
 
 use walcheck_model::pg::lifecycle::slot_obsolete;
+use walcheck_model::pg::stream::timed_out;
+use walcheck_model::pg::DurableSlot;
 use walcheck_model::Lsn;
 
 use crate::durability::throwaway_only;
 use crate::pg_error::{db_error, pg_message};
-use crate::protocol::{redo_lsn, slot_now};
-use crate::replication::ReplicationClient;
+use crate::protocol::{redo_lsn, slot_now, stream_and_check, three_txns};
+use crate::replication::{CopyMessage, ReplicationClient};
 use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
 use crate::session::{parse_lsn, Session, PUBLICATION};
@@ -162,4 +167,150 @@ fn read_invalidated(
         }
     }
     Ok(messages.join("; "))
+}
+
+/// `wal_sender_timeout` on the rule's replication connection.
+const TIMEOUT_MS: u64 = 3_000;
+
+/// What a clean stop did to a stream whose client never replied, in ms after its last message.
+#[derive(Debug, Default)]
+struct Unanswered {
+    /// The first keepalive requesting a reply: its `wal_end`, and when.
+    asked: Option<(Lsn, u64)>,
+    /// A new session's refusal (its SQLSTATE and message), and when.
+    refused: Option<(String, String, u64)>,
+    /// When the stream ended.
+    ended: Option<u64>,
+    /// When `pg_ctl stop` returned.
+    stopped: u64,
+}
+
+/// A clean stop reaches a stream whose client has not confirmed what it was sent, and the client
+/// then stays silent: the walsender asks for a reply and waits, `pg_ctl stop -m fast` with it; a
+/// new session is refused meanwhile (SQLSTATE 57P03, the language's `PgError::ShuttingDown`);
+/// `wal_sender_timeout` after the client's last message the walsender gives up, the stream
+/// ends, and only then does the stop complete (the language's `WalSenderTimeout`, then
+/// `PgStopped`). After the start the slot is as the model's clean restart has it. Predicted by
+/// [`walcheck_model::pg::Walsender::at_shutdown`], [`timed_out`] and [`DurableSlot::clean_restart_on`].
+pub fn shutdown_timeout_rule(server: &PgServer) -> Result<Outcome, String> {
+    if let Some(skip) = throwaway_only(server, "it stops the server") {
+        return Ok(skip);
+    }
+    let mut session = Session::open_pgoutput(server, "walcheck_stop_timeout")?;
+    let txns = three_txns(&mut session)?;
+    let options = format!("-c wal_sender_timeout={TIMEOUT_MS}ms");
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, &options)?;
+    let slot = slot_now(&mut session)?;
+    let mut model = DurableSlot::created(slot);
+    // The client reports the slot's own position: nothing moves, and the timeout starts now.
+    let cf = slot.confirmed_flush;
+    streamed.client.send_status(cf, cf, cf, false)?;
+    let replied = Instant::now();
+    let waits = streamed.sender.at_shutdown(cf, cf).is_some();
+    let seen = stop_unanswered(server, &mut streamed.client, replied)?;
+    check_unanswered(&seen, waits)?;
+    let restarted = session.start_after_clean_stop(server)?;
+    model.clean_restart_on(session.model_version());
+    ensure(restarted == model.slot.confirmed_flush, || {
+        format!(
+            "after the start confirmed_flush {restarted}, the model says {}",
+            model.slot.confirmed_flush
+        )
+    })?;
+    let (asked_at, asked_ms) = seen.asked.unwrap_or_default();
+    let (code, message, refused_ms) = seen.refused.unwrap_or_default();
+    pass(
+        &session,
+        server,
+        "shutdown_waits_until_wal_sender_timeout",
+        format!(
+            "wal_sender_timeout {TIMEOUT_MS} ms, confirmed {cf}, sent {asked_at}: reply requested \
+             at {asked_ms} ms; a new session at {refused_ms} ms: {code} {message}; stream ended \
+             at {} ms, pg_ctl stop returned at {} ms; after the start confirmed_flush {restarted}",
+            seen.ended.unwrap_or_default(),
+            seen.stopped
+        ),
+    )
+}
+
+/// The server's answer held to the model's: the walsender asked and waited (`waits`), a session
+/// was refused while it did, the stream ended once [`timed_out`], and the stop after it.
+fn check_unanswered(seen: &Unanswered, waits: bool) -> Result<(), String> {
+    let ended = seen
+        .ended
+        .ok_or_else(|| format!("the stream never ended: {seen:?}"))?;
+    ensure(waits && seen.asked.is_some(), || {
+        format!("a stopping walsender waits for the reply: the model says {waits}; {seen:?}")
+    })?;
+    ensure(
+        seen.refused
+            .as_ref()
+            .is_some_and(|r| r.0 == SHUTTING_DOWN && r.2 < ended),
+        || format!("no session refused with {SHUTTING_DOWN} while the stream waited: {seen:?}"),
+    )?;
+    ensure(
+        timed_out(ended, TIMEOUT_MS) && !timed_out(ended.saturating_sub(TOLERANCE_MS), TIMEOUT_MS),
+        || format!("the stream ended at {ended} ms; the model says at {TIMEOUT_MS} ms"),
+    )?;
+    ensure(seen.stopped >= ended, || {
+        format!(
+            "pg_ctl stop returned at {} ms, before the stream ended at {ended} ms",
+            seen.stopped
+        )
+    })
+}
+
+/// SQLSTATE `cannot_connect_now`: a new session while the server shuts down.
+const SHUTTING_DOWN: &str = "57P03";
+
+/// How late after the timeout the walsender may notice it (its sleep, the reads' 100 ms).
+const TOLERANCE_MS: u64 = 1_000;
+
+/// Stops `server` with `pg_ctl stop -m fast` while reading `client`'s stream, never replying,
+/// for 20 s at most; each read a new session is tried until one is refused.
+fn stop_unanswered(
+    server: &PgServer,
+    client: &mut ReplicationClient,
+    replied: Instant,
+) -> Result<Unanswered, String> {
+    const STOP_MS_MAX: u64 = 20_000;
+    let ms = |at: Instant| at.duration_since(replied).as_millis() as u64;
+    std::thread::scope(|scope| -> Result<_, String> {
+        let stopping = scope.spawn(|| server.stop("fast").map(|()| Instant::now()));
+        let deadline = Instant::now() + Duration::from_millis(STOP_MS_MAX);
+        let mut seen = Unanswered::default();
+        while Instant::now() < deadline && seen.ended.is_none() {
+            match client.recv(Duration::from_millis(100)) {
+                Ok(Some(CopyMessage::Keepalive {
+                    wal_end,
+                    reply_requested: true,
+                })) if seen.asked.is_none() => seen.asked = Some((wal_end, ms(Instant::now()))),
+                Ok(_) => {}
+                // The connection closing: the walsender gave up.
+                Err(_) => seen.ended = Some(ms(Instant::now())),
+            }
+            if seen.ended.is_none() && seen.refused.is_none() {
+                if let Err((code, message)) = new_session(server) {
+                    seen.refused = Some((code, message, ms(Instant::now())));
+                }
+            }
+        }
+        let stopped = stopping.join().map_err(|_| "pg_ctl stop panicked")??;
+        seen.stopped = ms(stopped);
+        Ok(seen)
+    })
+}
+
+/// A new session on `server`: `Ok` if it is accepted (and closed at once), else the SQLSTATE and
+/// message of its refusal.
+fn new_session(server: &PgServer) -> Result<(), (String, String)> {
+    postgres::Config::new()
+        .host("127.0.0.1")
+        .port(server.port())
+        .user("postgres")
+        .dbname("postgres")
+        .connect_timeout(Duration::from_secs(2))
+        .connect(postgres::NoTls)
+        .map(drop)
+        .map_err(|e| db_error(&e))
 }

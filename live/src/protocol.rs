@@ -50,15 +50,15 @@ pub(crate) fn slot_now(session: &mut Session) -> Result<Slot, String> {
 }
 
 /// What one START_REPLICATION saw until the stream went quiet.
-struct Streamed {
-    client: ReplicationClient,
+pub(crate) struct Streamed {
+    pub(crate) client: ReplicationClient,
     first_keepalive: Option<Lsn>,
     last_keepalive: Option<Lsn>,
     /// `final_lsn` of every Begin, in order.
     begins: Vec<Lsn>,
     messages: Vec<CopyMessage>,
     /// The model's walsender for this stream, after what it predicted so far.
-    sender: Walsender,
+    pub(crate) sender: Walsender,
 }
 
 fn read_burst(client: &mut ReplicationClient) -> Result<Vec<CopyMessage>, String> {
@@ -99,7 +99,7 @@ fn joined(lsns: impl IntoIterator<Item = Lsn>) -> String {
 /// [`Walsender::start_replication`] and [`Walsender::send_logical`] and compares: the first
 /// keepalive's `ServerWALEnd`, the transactions sent, the keepalive after catching up, and an
 /// unchanged `confirmed_flush`. Records `StartReplication` and `Stream`.
-fn stream_and_check(
+pub(crate) fn stream_and_check(
     server: &PgServer,
     session: &mut Session,
     txns: &[Txn],
@@ -290,7 +290,7 @@ fn stop_stream(session: &mut Session, streamed: Streamed) -> Result<(), String> 
 }
 
 /// Three published transactions on a fresh pgoutput slot.
-fn three_txns(session: &mut Session) -> Result<Vec<Txn>, String> {
+pub(crate) fn three_txns(session: &mut Session) -> Result<Vec<Txn>, String> {
     (1..=3)
         .map(|rows| session.commit_txn(PUBLISHED_TABLE, rows, true, true))
         .collect()
@@ -2582,6 +2582,7 @@ pub fn wal_retention_rule(server: &PgServer) -> Result<Outcome, String> {
             .map_err(|e| e.to_string())?;
     }
     let mut new = Session::open(server, "walcheck_retain_new")?;
+    new.clean_up_with(format!("DROP TABLE IF EXISTS {UNPUBLISHED_TABLE}"));
     let mut model = Server::at_rest(Role::Primary, new.pointers()?.flush);
     model.slot = slot_now(&mut new)?;
     model.other_slots[0] = Some(slot_now(&mut old)?);

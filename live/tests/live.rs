@@ -447,6 +447,15 @@ fn slot_invalidated_by_max_slot_wal_keep_size() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn shutdown_waits_until_wal_sender_timeout() {
+    check_rule("shutdown_waits_until_wal_sender_timeout");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn replay_lsn_on_primary() {
     check_rule("replay_lsn_on_primary");
 }

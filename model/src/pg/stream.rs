@@ -301,6 +301,19 @@ pub fn keepalive_due(ms_since_last_reply: u64, wal_sender_timeout_ms: u64) -> bo
     wal_sender_timeout_ms > 0 && ms_since_last_reply >= wal_sender_timeout_ms / 2
 }
 
+/// Whether the walsender gives up on its client: `wal_sender_timeout` has passed since the
+/// client's last message (the language's `WalSenderTimeout`, untimed there: enabled once a
+/// stopping walsender's request for a reply is unanswered).
+///
+/// PostgreSQL 15 `walsender.c:WalSndCheckTimeOut`: `timeout =
+/// TimestampTzPlusMilliseconds(last_reply_timestamp, wal_sender_timeout)`; once `now >= timeout`
+/// (and `wal_sender_timeout > 0`) "terminating walsender process due to replication timeout",
+/// `WalSndShutdown`: the connection closes, nothing more is sent. Live rule
+/// `shutdown_waits_until_wal_sender_timeout`.
+pub fn timed_out(ms_since_last_reply: u64, wal_sender_timeout_ms: u64) -> bool {
+    wal_sender_timeout_ms > 0 && ms_since_last_reply >= wal_sender_timeout_ms
+}
+
 /// A standby status update ('r'): the client's write, flush and apply positions, [`Lsn`]s unless
 /// the model counts positions otherwise ([`WalPosition`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
