@@ -1463,6 +1463,62 @@ fn a_transaction_committed_after_a_later_one_is_sent_after_it_below_its_lsns() {
 /// With `server = standby` a crash is the standby's: the transaction open on the primary goes
 /// on and commits (found by review: the crash aborted it, and `CommitOpen`, weakly fair, never
 /// came — this property was violated in 5 steps).
+/// `env stream_drops`: the walsender ends the stream with PostgreSQL up. `for each message`
+/// ends as at the end of the stream (a file taking that for fatal fails in 4 steps: the
+/// stream opens, `StreamDrop`, the loop ends, the `fail fatal`); the slot keeps its in-memory
+/// `confirmed_flush` (a property that it never falls below what the connector acknowledged
+/// holds), where a PostgreSQL crash with no checkpoint takes the slot back (violated).
+#[test]
+fn a_dropped_stream_ends_the_loop_and_keeps_the_slot_in_memory() {
+    let fatal = scratch_file(
+        "stream-drop-fatal.wal",
+        "walcheck 1\nconnector \"the end of the stream is fatal\"\nenv transactions = 1\n\
+         env connector_crashes = 0\nenv stream_drops = 1\nenv runs = unbounded\n\
+         every run {\n  start_replication(0/0)\n  for each message m {\n    \
+         destination.write(m.txn)\n    destination.commit()\n    \
+         standby_status_update(flush = m.txn.end_lsn)\n  }\n  fail fatal \"the stream ended\"\n}\n",
+    );
+    let out = "target/tmp-connector-files/out-stream-drop";
+    let (rows, _) = verdicts(&[&fatal, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "no-fatal-error");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(4)),
+        "{rows:?}"
+    );
+    let actions = trace_actions(&format!(
+        "{out}/stream-drop-fatal__design__all__no-fatal-error.itf.json"
+    ));
+    assert_eq!(
+        actions,
+        [
+            "8: start_replication(0/0)",
+            "StreamDrop",
+            "9: for each message m",
+            "14: fail fatal \"the stream ended\"",
+        ],
+        "{actions:?}"
+    );
+    let resend = |faults: &str| {
+        scratch_file(
+            &format!("stream-drop-resend-{faults}.wal"),
+            &format!(
+                "walcheck 1\nconnector \"acknowledges each transaction once committed\"\n\
+                 env transactions = 2\nenv connector_crashes = 0\nenv checkpoints = off\n\
+                 env runs = unbounded\nenv {faults} = 1\ndurable acked: lsn = none\n\
+                 every run {{\n  start_replication(0/0)\n  \
+                 for each message m {{\n    destination.write(m.txn)\n    destination.commit()\n    \
+                 standby_status_update(flush = m.txn.end_lsn)\n    acked = m.txn.end_lsn\n  }}\n}}\n\
+                 always slot-keeps-ack: acked == none or slot.confirmed_flush >= acked\n"
+            ),
+        )
+    };
+    let (rows, _) = verdicts(&[&resend("stream_drops")]);
+    assert_eq!(row(&rows, "slot-keeps-ack").1, "holds", "{rows:?}");
+    let (rows, _) = verdicts(&[&resend("pg_crashes")]);
+    assert_eq!(row(&rows, "slot-keeps-ack").1, "violated", "{rows:?}");
+}
+
 /// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
 /// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
 /// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the

@@ -97,6 +97,17 @@ struct Scope {
     procedure: Option<String>,
 }
 
+/// The knobs under which PostgreSQL may close a replication stream: a crash of either kind, a
+/// clean stop, a failover, a dropped stream, a slot `max_slot_wal_keep_size` invalidates.
+const CLOSES_STREAM: &[&str] = &[
+    "pg_crashes",
+    "os_crashes",
+    "pg_stops",
+    "failovers",
+    "stream_drops",
+    "max_slot_wal_keep_pages",
+];
+
 struct Checker<'f> {
     source: &'f str,
     vars: BTreeMap<&'f str, &'f VarDecl>,
@@ -112,8 +123,8 @@ struct Checker<'f> {
     messages: BTreeSet<&'f str>,
     /// Procedures called somewhere, with who calls them: for recursion and unused warnings.
     calls: BTreeMap<String, BTreeSet<String>>,
-    /// The file sets `env pg_crashes` or `env pg_stops` above 0: a PostgreSQL crash (or clean
-    /// stop) closes the replication stream, so a `for each message` without `until` can end.
+    /// The file sets one of [`CLOSES_STREAM`] above 0: PostgreSQL may close the replication
+    /// stream, so a `for each message` without `until` can end.
     pg_crashes: bool,
     /// The file leaves `env messages` at `transactions`: its messages are whole transactions.
     whole_txns: bool,
@@ -158,7 +169,7 @@ impl<'f> Checker<'f> {
             messages,
             calls: BTreeMap::new(),
             pg_crashes: file.items.iter().any(|item| {
-                matches!(item, Item::Knob(k) if matches!(k.name.node.as_str(), "pg_crashes" | "pg_stops")
+                matches!(item, Item::Knob(k) if CLOSES_STREAM.contains(&k.name.node.as_str())
                     && matches!(k.value.node, KnobValue::Number(n) if n > 0))
             }),
             whole_txns: !file
@@ -1599,7 +1610,7 @@ impl Checker<'_> {
         };
         let why = match &block.stmts[stop].kind {
             StmtKind::ForEach { .. } => {
-                "the `for each message` loop above never ends: it has no `until` (only a PostgreSQL crash or clean stop, `env pg_crashes` or `env pg_stops`, closes the stream)"
+                "the `for each message` loop above never ends: it has no `until` (only PostgreSQL closes the stream: a crash, a clean stop, a failover, a drop or an invalidated slot, under `env pg_crashes`, `os_crashes`, `pg_stops`, `failovers`, `stream_drops` or `max_slot_wal_keep_pages`)"
             }
             StmtKind::Fail { fatal: true, .. } => "the `fail fatal` above ends the pipeline",
             StmtKind::Fail { .. } => "the `fail` above ends the run",

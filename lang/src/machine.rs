@@ -265,6 +265,8 @@ pub struct State {
     pub asked: bool,
     /// Operating-system crashes so far.
     pub os_crashes: u8,
+    /// Streams dropped with PostgreSQL up (`env stream_drops`) so far.
+    pub stream_drops: u8,
     /// The WAL removal horizon: WAL before it the checkpoints removed (`none`: nothing yet).
     /// Kept only when a property reads it ([`Program::horizon`]), so that other files' states
     /// are as they were.
@@ -381,6 +383,9 @@ pub struct Env {
     pub pg_stops: u8,
     /// Operating-system crashes at most.
     pub os_crashes: u8,
+    /// Streams the walsender ends with PostgreSQL up at most (`wal_sender_timeout`, a dropped
+    /// connection).
+    pub stream_drops: u8,
     /// PostgreSQL's release (`env pg_version` 15.12; a major alone is its newest minor): the
     /// rules that changed in a minor follow it.
     pub pg_release: PgVersion,
@@ -500,6 +505,9 @@ pub enum Action {
     /// Fault: the primary is lost and its standby promoted; the connector's next connection
     /// reaches the promoted server.
     Failover,
+    /// Fault: the walsender ends the stream while PostgreSQL stays up: `wal_sender_timeout`
+    /// passed without a reply from the connector, or the connection dropped.
+    StreamDrop,
 }
 
 impl fmt::Display for Action {
@@ -538,6 +546,7 @@ impl fmt::Display for Action {
             Action::PgStopped { saves: true } => f.write_str("PgStopped"),
             Action::PgStopped { saves: false } => f.write_str("PgStopped [restartpoint skipped]"),
             Action::WalsenderTimeout => f.write_str("WalSenderTimeout"),
+            Action::StreamDrop => f.write_str("StreamDrop"),
             Action::Kill { name, .. } => write!(f, "Kill{{{name}}}"),
             Action::CheckpointStart => f.write_str("CheckpointStart"),
             Action::CheckpointEnd => f.write_str("CheckpointEnd"),
@@ -827,6 +836,7 @@ impl Machine {
             replied: Lsn::INVALID,
             asked: false,
             os_crashes: 0,
+            stream_drops: 0,
             removed_before: Lsn::INVALID,
             checkpoint: None,
             standby: match self.env.has_standby() {
@@ -2227,6 +2237,9 @@ impl Machine {
         if state.failovers < env.failovers && env.has_standby() {
             actions.push(Action::Failover);
         }
+        if state.stream_drops < env.stream_drops && state.walsender.is_some() && !state.stopping {
+            actions.push(Action::StreamDrop);
+        }
         if state.kills < env.kills && self.in_run(state) {
             for (k, process) in self.program.processes.iter().enumerate() {
                 if process.killable && matches!(state.procs[k], Status::Running(_)) {
@@ -2297,6 +2310,13 @@ impl Machine {
             Action::PgStop => self.pg_stop(state),
             Action::PgStopped { saves } => self.pg_stopped(state, saves),
             Action::WalsenderTimeout => state.end_stream(),
+            // `walsender.c:WalSndCheckTimeOut` (15): "terminating walsender process due to
+            // replication timeout", `WalSndShutdown`; a lost connection ends it the same way
+            // (`ProcessRepliesIfAny`: EOF). The slot stays as it is in memory, released.
+            Action::StreamDrop => {
+                state.stream_drops += 1;
+                state.end_stream();
+            }
             Action::PgCrash => self.pg_crash(state, false),
             Action::OsCrash => self.pg_crash(state, true),
             Action::StandbyReceive => {

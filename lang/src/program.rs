@@ -222,6 +222,8 @@ pub struct Program {
     pub call_faults: bool,
     /// Whether the file sets `env pg_stops`: its traces then show the clean stops so far.
     pub pg_stops: bool,
+    /// Whether the file sets `env stream_drops`: its traces then show the drops so far.
+    pub stream_drops: bool,
     /// Whether the file calls `backfill()` anywhere: without it nothing delivers a transaction
     /// committed before the slot was created.
     pub backfills: bool,
@@ -342,6 +344,7 @@ impl Program {
             processes,
             call_faults,
             pg_stops: sets(file, &["pg_stops"]),
+            stream_drops: sets(file, &["stream_drops"]),
             duplicates: file
                 .invariants()
                 .any(|inv| inv.span.text(source).contains("destination.duplicated")),

@@ -295,7 +295,9 @@ fn numeric_bound(
         "kills" | "call_failures" => bound.quiet(),
         // Added after the catalogue's configurations: listed when a file sets them or away
         // from their default.
-        "os_crashes" | "pg_stops" | "failovers" | "rows" if !set_by_file => bound.unlisted(),
+        "os_crashes" | "pg_stops" | "failovers" | "rows" | "stream_drops" if !set_by_file => {
+            bound.unlisted()
+        }
         "max_slot_wal_keep_pages" if !set_by_file => bound.zero_word("unlimited").unlisted(),
         "max_slot_wal_keep_pages" => bound.zero_word("unlimited"),
         // `env pg_version = 15.12`: the release, a name.
@@ -319,6 +321,7 @@ fn unit(name: &str) -> &'static str {
         "connector_crashes" | "pg_crashes" | "crashes" | "os_crashes" => "crashes",
         "keepalives" => "keepalives",
         "pg_stops" => "stops",
+        "stream_drops" => "drops",
         "failovers" => "failovers",
         "rows" => "rows",
         "max_slot_wal_keep_pages" => "8 KiB pages",
@@ -381,6 +384,13 @@ fn view(program: &Program) -> View {
             name: "pg_stops",
             kind: "count",
             doc: "clean stops of PostgreSQL so far (env pg_stops)",
+        });
+    }
+    if program.stream_drops {
+        variables.push(VarInfo {
+            name: "stream_drops",
+            kind: "count",
+            doc: "streams the walsender ended with PostgreSQL up so far (env stream_drops)",
         });
     }
     variables.extend(
@@ -546,7 +556,7 @@ static LANES: Lanes = Lanes {
         "Commit" | "CommitOther" | "CommitFlush" => ("client", "postgres"),
         "WalWriterWrite" | "WalWriterFlush" | "Checkpoint" | "Replay" | "PgCrash"
         | "CheckpointStart" | "CheckpointEnd" | "OsCrash" | "PgStop" | "PgStopped"
-        | "WalSenderTimeout" | "StandbyReceive" | "SlotSync" | "Failover" => {
+        | "WalSenderTimeout" | "StandbyReceive" | "SlotSync" | "Failover" | "StreamDrop" => {
             ("postgres", "postgres")
         }
         step if step.starts_with("PgStopped") => ("postgres", "postgres"),
@@ -644,6 +654,7 @@ fn env(config: &Config, creates_slot: bool) -> Env {
             _ => !creates_slot,
         },
         os_crashes: config.small("os_crashes"),
+        stream_drops: config.small("stream_drops"),
         max_slot_wal_keep_pages: match config.number("max_slot_wal_keep_pages") {
             0 => None,
             pages => Some(pages),
@@ -815,6 +826,9 @@ fn fault_counts(program: &Program, s: &MachineState) -> Vec<(&'static str, Var)>
     }
     if program.pg_stops {
         vars.push(("pg_stops", Var::Int(u64::from(s.pg_stops))));
+    }
+    if program.stream_drops {
+        vars.push(("stream_drops", Var::Int(u64::from(s.stream_drops))));
     }
     let lsn = |l| Shown(Value::Lsn(l), &[]).to_string();
     let checkpoint = match s.checkpoint {

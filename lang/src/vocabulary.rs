@@ -328,6 +328,7 @@ pub const KNOBS: &[KnobInfo] = &[
     knob("multi_insert", "off", Domain::Words(&["off", "on"]), "on: a transaction's rows are one multi-insert record (COPY), so their changes share one LSN; off: one record per row"),
     knob("interleave", "off", Domain::Words(&["off", "on"]), "on: a published transaction may insert its rows and stay open while others commit, committing after them: commit order is not begin order, its records interleave with theirs (one open at a time)"),
     knob("os_crashes", "0", Domain::Range(0, 3), "operating-system crashes (power loss) under PostgreSQL injected at most: as a PostgreSQL crash, and WAL written but not flushed is lost too"),
+    knob("stream_drops", "0", Domain::Range(0, 3), "streams the walsender ends with PostgreSQL up at most (wal_sender_timeout without a reply, a dropped connection): for each message ends, the slot stays as it is in memory"),
 ];
 
 /// Whether call `name` needs a session of its own with PostgreSQL (SQL, or a replication
