@@ -269,6 +269,11 @@ pub const RULES: &[Rule] = &[
         check: lifecycle::shutdown_timeout_rule,
     },
     Rule {
+        name: "wal_sender_timeout_ends_idle_stream",
+        source: "walsender.c:WalSndCheckTimeOut, slot.c:ReplicationSlotRelease (15): an idle client silent for wal_sender_timeout is cut off; the slot, released, keeps its confirmed_flush in memory",
+        check: lifecycle::idle_timeout_rule,
+    },
+    Rule {
         name: "replay_lsn_on_primary",
         source: "xlogfuncs.c:pg_last_wal_replay_lsn, xlogrecovery.c:PerformWalRecovery (15)",
         check: protocol::replay_lsn_on_primary_rule,

@@ -1,7 +1,8 @@
 //! The conformance rules of a slot's and a stream's limits: `max_slot_wal_keep_size`
 //! invalidating, at a checkpoint, a slot that retains more WAL than it allows (every read of the
-//! invalidated slot then failing), and a clean stop waiting for a client that does not confirm
-//! until `wal_sender_timeout` ends its stream (new sessions refused meanwhile).
+//! invalidated slot then failing), a clean stop waiting for a client that does not confirm
+//! until `wal_sender_timeout` ends its stream (new sessions refused meanwhile), and
+//! `wal_sender_timeout` ending an idle stream with the server up.
 //!
 //! Each drives the server into the schedule that shows the behaviour and predicts with the
 //! model's function that the language uses (`walcheck_model::pg::lifecycle::slot_obsolete`,
@@ -16,7 +17,9 @@ use walcheck_model::Lsn;
 
 use crate::durability::throwaway_only;
 use crate::pg_error::{db_error, pg_message};
-use crate::protocol::{redo_lsn, slot_now, stream_and_check, three_txns};
+use crate::protocol::{
+    check_update, redo_lsn, slot_now, stream_and_check, stream_ended, three_txns, update,
+};
 use crate::replication::{CopyMessage, ReplicationClient};
 use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
@@ -313,4 +316,59 @@ fn new_session(server: &PgServer) -> Result<(), (String, String)> {
         .connect(postgres::NoTls)
         .map(drop)
         .map_err(|e| db_error(&e))
+}
+
+/// `wal_sender_timeout` on an idle stream, the server up: the client confirms the second of
+/// three transactions, then stays silent; `wal_sender_timeout` after that the walsender ends the
+/// stream (the language's `StreamDrop`), releasing the slot with the confirmation in memory, and
+/// a new `START_REPLICATION` streams from it at once: the third transaction alone. Predicted by
+/// [`timed_out`], the model's status update ([`check_update`]) and its walsender
+/// ([`stream_and_check`]).
+pub fn idle_timeout_rule(server: &PgServer) -> Result<Outcome, String> {
+    const IDLE_TIMEOUT_MS: u64 = 2_000;
+    let mut session = Session::open_pgoutput(server, "walcheck_idle_timeout")?;
+    let txns = three_txns(&mut session)?;
+    let options = format!("-c wal_sender_timeout={IDLE_TIMEOUT_MS}ms");
+    let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, &options)?;
+    let acked = txns[1].end_lsn;
+    let confirmed = check_update(
+        &mut session,
+        &mut streamed.client,
+        update(acked, acked, acked),
+    )?;
+    let replied = Instant::now();
+    let deadline = replied + Duration::from_millis(5 * IDLE_TIMEOUT_MS);
+    let mut ended = None;
+    while Instant::now() < deadline && ended.is_none() {
+        if streamed.client.recv(Duration::from_millis(50)).is_err() {
+            ended = Some(replied.elapsed().as_millis() as u64);
+        }
+    }
+    let ended = ended.ok_or("the idle stream was never ended")?;
+    ensure(
+        timed_out(ended, IDLE_TIMEOUT_MS)
+            && !timed_out(ended.saturating_sub(TOLERANCE_MS), IDLE_TIMEOUT_MS),
+        || {
+            format!("the idle stream ended {ended} ms after the last reply; the model says {IDLE_TIMEOUT_MS} ms")
+        },
+    )?;
+    stream_ended(&mut session)?;
+    let kept = session.confirmed_flush()?;
+    ensure(kept == confirmed, || {
+        format!("after the timeout confirmed_flush {kept}; the model keeps {confirmed} in memory")
+    })?;
+    let again = stream_and_check(server, &mut session, &txns, Lsn::INVALID, "")?;
+    let begins = again.begins.len();
+    again.client.close()?;
+    stream_ended(&mut session)?;
+    pass(
+        &session,
+        server,
+        "wal_sender_timeout_ends_idle_stream",
+        format!(
+            "wal_sender_timeout {IDLE_TIMEOUT_MS} ms, confirmed {confirmed}, then silent: stream \
+             ended {ended} ms after the reply, confirmed_flush {kept} kept; a new stream at once \
+             sent {begins} transaction(s)"
+        ),
+    )
 }

@@ -55,7 +55,7 @@ pub(crate) struct Streamed {
     first_keepalive: Option<Lsn>,
     last_keepalive: Option<Lsn>,
     /// `final_lsn` of every Begin, in order.
-    begins: Vec<Lsn>,
+    pub(crate) begins: Vec<Lsn>,
     messages: Vec<CopyMessage>,
     /// The model's walsender for this stream, after what it predicted so far.
     pub(crate) sender: Walsender,
@@ -268,8 +268,13 @@ fn stream_more(
 
 fn stop_stream(session: &mut Session, streamed: Streamed) -> Result<(), String> {
     streamed.client.close()?;
+    stream_ended(session)
+}
+
+/// Records the stream's end (`StopReplication`) and waits, 5 s at most, for the walsender to
+/// release the slot as it exits (a later rule step needs it).
+pub(crate) fn stream_ended(session: &mut Session) -> Result<(), String> {
     session.record("StopReplication".into(), Vec::new());
-    // The walsender releases the slot when it exits; wait for it (a later rule step needs it).
     let deadline = Instant::now() + Duration::from_secs(5);
     let slot = session.slot_name().to_owned();
     while Instant::now() < deadline {
@@ -1357,7 +1362,7 @@ fn wal_buffers_predicted(
     Ok(model)
 }
 
-fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
+pub(crate) fn update(write: Lsn, flush: Lsn, apply: Lsn) -> StandbyStatusUpdate {
     StandbyStatusUpdate {
         write,
         flush,
@@ -1375,7 +1380,7 @@ fn streaming(server: &PgServer, slot: &str) -> Result<(Session, Vec<Txn>, Stream
 }
 
 /// Predicts a status update on the slot as it is and checks the server's `confirmed_flush`.
-fn check_update(
+pub(crate) fn check_update(
     session: &mut Session,
     client: &mut ReplicationClient,
     sent: StandbyStatusUpdate,

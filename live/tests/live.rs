@@ -456,6 +456,15 @@ fn shutdown_waits_until_wal_sender_timeout() {
     no_postgres,
     ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
 )]
+fn wal_sender_timeout_ends_idle_stream() {
+    check_rule("wal_sender_timeout_ends_idle_stream");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "needs PostgreSQL: apt-get install postgresql (or set WALCHECK_PG_BINDIR to the directory of its initdb)"
+)]
 fn replay_lsn_on_primary() {
     check_rule("replay_lsn_on_primary");
 }
