@@ -38,7 +38,12 @@ fn bad_input_is_one_line_and_exit_2() {
         &["check", "olake-bootstrap", "--faults", "meteor"],
         &["check", "--bound", "statements"],
         &["check", "--bound", "=3"],
-        &["check", "docs/examples/changes.wal", "--bound", "interleave=on,off"],
+        &[
+            "check",
+            "docs/examples/changes.wal",
+            "--bound",
+            "interleave=on,off",
+        ],
         &["check", "--bound", "statements=many"],
         &["check", "--bound", "statements=1000"],
         &["check", "--bound", "server=replica"],

@@ -206,9 +206,10 @@ pub fn shutdown_timeout_rule(server: &PgServer) -> Result<Outcome, String> {
     let slot = slot_now(&mut session)?;
     let mut model = DurableSlot::created(slot);
     // The client reports the slot's own position: nothing moves, and the timeout starts now.
+    // Timed from before the send: the server's `last_reply_timestamp` is taken at or after it.
     let cf = slot.confirmed_flush;
-    streamed.client.send_status(cf, cf, cf, false)?;
     let replied = Instant::now();
+    streamed.client.send_status(cf, cf, cf, false)?;
     let waits = streamed.sender.at_shutdown(cf, cf).is_some();
     let seen = stop_unanswered(server, &mut streamed.client, replied)?;
     check_unanswered(&seen, waits)?;
@@ -331,12 +332,13 @@ pub fn idle_timeout_rule(server: &PgServer) -> Result<Outcome, String> {
     let options = format!("-c wal_sender_timeout={IDLE_TIMEOUT_MS}ms");
     let mut streamed = stream_and_check(server, &mut session, &txns, Lsn::INVALID, &options)?;
     let acked = txns[1].end_lsn;
+    // Timed from before the send: the server's `last_reply_timestamp` is taken at or after it.
+    let replied = Instant::now();
     let confirmed = check_update(
         &mut session,
         &mut streamed.client,
         update(acked, acked, acked),
     )?;
-    let replied = Instant::now();
     let deadline = replied + Duration::from_millis(5 * IDLE_TIMEOUT_MS);
     let mut ended = None;
     while Instant::now() < deadline && ended.is_none() {
