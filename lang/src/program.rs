@@ -257,6 +257,17 @@ fn backfills_in_stream(code: &[Instr]) -> bool {
     })
 }
 
+/// Whether a state keeps the WAL removal horizon: the file names `no-needed-wal-removed` in an
+/// `expect` line, or a property reads `wal.removed_before`.
+fn keeps_horizon(file: &File, source: &str) -> bool {
+    file.items
+        .iter()
+        .any(|i| matches!(i, Item::Expect(e) if e.property.node == "no-needed-wal-removed"))
+        || file
+            .invariants()
+            .any(|inv| inv.span.text(source).contains("wal.removed_before"))
+}
+
 /// Whether the file sets `env os_crashes` or a `pg_version` release (`15.12`).
 fn wal_faults(file: &File) -> bool {
     file.knobs().any(|k| {
@@ -351,11 +362,7 @@ impl Program {
             run_end,
             scopes: c.all_scopes,
             index,
-            horizon: file.items.iter().any(
-                |i| matches!(i, Item::Expect(e) if e.property.node == "no-needed-wal-removed"),
-            ) || file
-                .invariants()
-                .any(|inv| inv.span.text(source).contains("wal.removed_before")),
+            horizon: keeps_horizon(file, source),
             wal_faults: wal_faults(file),
             failover: sets(file, &["failovers", "failover_slots"]),
         }
