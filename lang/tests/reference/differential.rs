@@ -60,6 +60,15 @@ fn kept(file: &File) -> BTreeSet<String> {
     if file.knobs().any(|k| k.name.node == "pg_stops") {
         names.insert("pg_stops".to_owned());
     }
+    // A standby's replay pointer, which its walsender, advances, SQL decoding and backfills
+    // read to, in a file whose connector talks to one (`env server = standby`).
+    let on_standby = |k: &walcheck_lang::ast::Knob| {
+        k.name.node == "server"
+            && matches!(&k.value.node, walcheck_lang::ast::KnobValue::Word(w) if w == "standby")
+    };
+    if file.knobs().any(on_standby) {
+        names.insert("replay".to_owned());
+    }
     // The standby's columns, in a file that sets either failover knob, and its copy of the
     // slot in one that turns failover slots on (the interpreter shows the copy's columns, `none`,
     // in any file that sets either knob).
@@ -157,6 +166,12 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
     if states.iter().any(commits_out_of_order) {
         INTERLEAVED.fetch_add(1, Ordering::Relaxed);
     }
+    if r.knobs.standby {
+        STANDBY.fetch_add(1, Ordering::Relaxed);
+        if states.iter().any(|s| s.pg.wal.replay < s.pg.wal.flush) {
+            REPLAY_BEHIND.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     let mut verdicts = BTreeMap::new();
     for id in [
         "ack-within-durable",
@@ -232,6 +247,10 @@ static PART_WAY: AtomicUsize = AtomicUsize::new(0);
 /// Files in which the reference commits a transaction after one begun later (`env interleave =
 /// on`).
 static INTERLEAVED: AtomicUsize = AtomicUsize::new(0);
+/// Files compared whose connector talks to a standby (`env server = standby`), and those of them
+/// in which the reference's standby replays behind its primary's flush pointer.
+static STANDBY: AtomicUsize = AtomicUsize::new(0);
+static REPLAY_BEHIND: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether a transaction of `s` committed after one begun after it: commit order is not begin
 /// order.
@@ -399,6 +418,10 @@ fn report_coverage_of_the_long_run() {
         "m.lsn",
         "upto_nchanges = 2",
         "backfill()",
+        "server = standby",
+        "pg_last_wal_replay_lsn",
+        "pg_is_in_recovery",
+        "wal.replay",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
@@ -416,13 +439,16 @@ fn report_coverage_of_the_long_run() {
     println!(
         "compared {} files, {} past {STATES_MAX} states; liveness verdicts: {} hold, {} violated; \
          {} files sent a transaction message by message; {} committed one after one begun \
-         later; files using each construct: {constructs:#?}",
+         later; {} talked to a standby, {} of them replaying behind its primary's flush; files \
+         using each construct: {constructs:#?}",
         COMPARED.load(Ordering::Relaxed),
         TOO_LARGE.load(Ordering::Relaxed),
         LIVE_HOLDS.load(Ordering::Relaxed),
         LIVE_VIOLATED.load(Ordering::Relaxed),
         PART_WAY.load(Ordering::Relaxed),
         INTERLEAVED.load(Ordering::Relaxed),
+        STANDBY.load(Ordering::Relaxed),
+        REPLAY_BEHIND.load(Ordering::Relaxed),
     );
     // `WALCHECK_MISMATCHES=DIR` keeps every mismatch, a file each, to read them all.
     if let Ok(dir) = std::env::var("WALCHECK_MISMATCHES") {
