@@ -758,3 +758,58 @@ fn an_open_transaction_commits_in_the_end() {
     );
     compare(source).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Files on a standby (`env server = standby`) the generator reaches only now and then, each
+/// compared as generated files are: a stream over asynchronous commits whose standby crashes
+/// (the primary's unflushed commit goes on: the reference reaches a crashed standby beside
+/// one), a bootstrap that advances the slot to the replay pointer across a clean stop, SQL
+/// decoding with a backfill, and a WAL function that fails there. Each reaches, on the
+/// reference's side, a state whose replay pointer is behind the primary's flush pointer.
+#[test]
+fn the_standby_files_match_the_reference() {
+    let head =
+        "walcheck 1\nconnector \"standby\"\nenv server = standby\nenv connector_crashes = 0\n\
+        skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let stream = "env pg_version = 16\nenv commit = async\nenv pg_crashes = 1\n\
+        env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n\
+        every run {\n  start_replication(pos)\n  for each message m {\n    destination.write(m.txn)\n\
+        destination.commit(pos = m.txn.end_lsn)\n    standby_status_update(flush = pos)\n  }\n}\n";
+    let advance = "env pg_version = 17\nenv pg_stops = 1\nenv transactions = 1\nenv runs = 2\n\
+        volatile x: lsn = none\nevery run {\n  w: x = pg_last_wal_replay_lsn()\n\
+        a: pg_replication_slot_advance(x)\n}\n";
+    let sql = "env pg_version = 18\nenv transactions = 2\nenv runs = 2\n\
+        volatile r: txns = none\nfirst run {\n  backfill()\n}\nevery run {\n\
+        r = pg_logical_slot_get_changes()\n  destination.write(r)\n  destination.commit()\n}\n";
+    let fails = "env pg_version = 16\nenv transactions = 1\nenv runs = 2\n\
+        volatile x: lsn = none\nvolatile b: bool = false\nevery run {\n  b = pg_is_in_recovery()\n\
+        x = pg_current_wal_lsn()\n}\nalways never-read: x == none\n";
+    for body in [stream, advance, sql, fails] {
+        let source = format!("{head}{body}");
+        let file = walcheck_lang::check(&source)
+            .into_result()
+            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+        let r = Reference::new(&file);
+        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+        let behind = |s: &super::semantics::State| s.pg.wal.replay < s.pg.wal.flush;
+        assert!(graph.states.iter().any(behind), "{source}");
+        let before = COMPARED.load(Ordering::Relaxed);
+        compare(&source).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            COMPARED.load(Ordering::Relaxed) > before,
+            "compared:\n{source}"
+        );
+    }
+    // The standby's crash leaves the primary's unflushed asynchronous commit alone.
+    let file = walcheck_lang::check(&format!("{head}{stream}"))
+        .into_result()
+        .expect("it checks");
+    let r = Reference::new(&file);
+    let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+    assert!(graph.states.iter().any(|s| s.pg_crashes == 1
+        && s.pg.wal.flush
+            < s.pg
+                .txns
+                .last()
+                .map_or(walcheck_model::Lsn::INVALID, |t| t.end_lsn)));
+}
