@@ -761,8 +761,8 @@ fn an_open_transaction_commits_in_the_end() {
 
 /// Files on a standby (`env server = standby`) the generator reaches only now and then, each
 /// compared as generated files are: a stream over asynchronous commits whose standby crashes
-/// (the primary's unflushed commit goes on: the reference reaches a crashed standby beside
-/// one), a bootstrap that advances the slot to the replay pointer across a clean stop, SQL
+/// (the primary's unflushed commit goes on, so the standby replays it in the end: the reference
+/// reaches a crashed standby beside one, and decides that `replayed` holds), a bootstrap that advances the slot to the replay pointer across a clean stop, SQL
 /// decoding with a backfill, and a WAL function that fails there. Each reaches, on the
 /// reference's side, a state whose replay pointer is behind the primary's flush pointer.
 #[test]
@@ -774,7 +774,8 @@ fn the_standby_files_match_the_reference() {
     let stream = "env pg_version = 16\nenv commit = async\nenv pg_crashes = 1\n\
         env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n\
         every run {\n  start_replication(pos)\n  for each message m {\n    destination.write(m.txn)\n\
-        destination.commit(pos = m.txn.end_lsn)\n    standby_status_update(flush = pos)\n  }\n}\n";
+        destination.commit(pos = m.txn.end_lsn)\n    standby_status_update(flush = pos)\n  }\n}\n\
+        always replayed: wal.insert > 0/1000000 leads to wal.replay > 0/1000000\n";
     let advance = "env pg_version = 17\nenv pg_stops = 1\nenv transactions = 1\nenv runs = 2\n\
         volatile x: lsn = none\nevery run {\n  w: x = pg_last_wal_replay_lsn()\n\
         a: pg_replication_slot_advance(x)\n}\n";

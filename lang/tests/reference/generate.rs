@@ -156,6 +156,9 @@ impl Gen {
                     "wal.replay == wal.flush",
                     "slot.confirmed_flush <= wal.replay",
                     "d <= wal.replay",
+                    // For `leads to`: WAL the primary wrote is replayed in the end.
+                    "wal.insert > 0/1000000",
+                    "wal.replay > 0/1000000",
                 ]);
             }
             let mut c = self.one(&of).to_owned();
@@ -551,6 +554,8 @@ pub fn file(choices: Vec<u32>) -> String {
     for (knob, values) in knobs {
         let v = match knob {
             "pg_version" if g.standby => g.one(&["16", "17", "18"]),
+            // What a standby's crash must leave alone: the primary's unflushed commits.
+            "commit" if g.standby => g.one(&["async", "either", "either", "sync"]),
             "transactions" if g.interleave => "2",
             "runs" if g.interleave => g.one(&["1", "2", "unbounded"]),
             "transactions" if g.by_change => g.one(&["1", "2", "1"]),
