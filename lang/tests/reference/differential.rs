@@ -60,6 +60,15 @@ fn kept(file: &File) -> BTreeSet<String> {
     if file.knobs().any(|k| k.name.node == "pg_stops") {
         names.insert("pg_stops".to_owned());
     }
+    // A standby's replay pointer, which its walsender, advances, SQL decoding and backfills
+    // read to, in a file whose connector talks to one (`env server = standby`).
+    let on_standby = |k: &walcheck_lang::ast::Knob| {
+        k.name.node == "server"
+            && matches!(&k.value.node, walcheck_lang::ast::KnobValue::Word(w) if w == "standby")
+    };
+    if file.knobs().any(on_standby) {
+        names.insert("replay".to_owned());
+    }
     // The standby's columns, in a file that sets either failover knob, and its copy of the
     // slot in one that turns failover slots on (the interpreter shows the copy's columns, `none`,
     // in any file that sets either knob).
@@ -157,6 +166,12 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
     if states.iter().any(commits_out_of_order) {
         INTERLEAVED.fetch_add(1, Ordering::Relaxed);
     }
+    if r.knobs.standby {
+        STANDBY.fetch_add(1, Ordering::Relaxed);
+        if states.iter().any(|s| s.pg.wal.replay < s.pg.wal.flush) {
+            REPLAY_BEHIND.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     let mut verdicts = BTreeMap::new();
     for id in [
         "ack-within-durable",
@@ -232,6 +247,10 @@ static PART_WAY: AtomicUsize = AtomicUsize::new(0);
 /// Files in which the reference commits a transaction after one begun later (`env interleave =
 /// on`).
 static INTERLEAVED: AtomicUsize = AtomicUsize::new(0);
+/// Files compared whose connector talks to a standby (`env server = standby`), and those of them
+/// in which the reference's standby replays behind its primary's flush pointer.
+static STANDBY: AtomicUsize = AtomicUsize::new(0);
+static REPLAY_BEHIND: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether a transaction of `s` committed after one begun after it: commit order is not begin
 /// order.
@@ -399,6 +418,10 @@ fn report_coverage_of_the_long_run() {
         "m.lsn",
         "upto_nchanges = 2",
         "backfill()",
+        "server = standby",
+        "pg_last_wal_replay_lsn",
+        "pg_is_in_recovery",
+        "wal.replay",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
@@ -416,13 +439,16 @@ fn report_coverage_of_the_long_run() {
     println!(
         "compared {} files, {} past {STATES_MAX} states; liveness verdicts: {} hold, {} violated; \
          {} files sent a transaction message by message; {} committed one after one begun \
-         later; files using each construct: {constructs:#?}",
+         later; {} talked to a standby, {} of them replaying behind its primary's flush; files \
+         using each construct: {constructs:#?}",
         COMPARED.load(Ordering::Relaxed),
         TOO_LARGE.load(Ordering::Relaxed),
         LIVE_HOLDS.load(Ordering::Relaxed),
         LIVE_VIOLATED.load(Ordering::Relaxed),
         PART_WAY.load(Ordering::Relaxed),
         INTERLEAVED.load(Ordering::Relaxed),
+        STANDBY.load(Ordering::Relaxed),
+        REPLAY_BEHIND.load(Ordering::Relaxed),
     );
     // `WALCHECK_MISMATCHES=DIR` keeps every mismatch, a file each, to read them all.
     if let Ok(dir) = std::env::var("WALCHECK_MISMATCHES") {
@@ -731,4 +757,60 @@ fn an_open_transaction_commits_in_the_end() {
         "{source}"
     );
     compare(source).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Files on a standby (`env server = standby`) the generator reaches only now and then, each
+/// compared as generated files are: a stream over asynchronous commits whose standby crashes
+/// (the primary's unflushed commit goes on, so the standby replays it in the end: the reference
+/// reaches a crashed standby beside one, and decides that `replayed` holds), a bootstrap that advances the slot to the replay pointer across a clean stop, SQL
+/// decoding with a backfill, and a WAL function that fails there. Each reaches, on the
+/// reference's side, a state whose replay pointer is behind the primary's flush pointer.
+#[test]
+fn the_standby_files_match_the_reference() {
+    let head =
+        "walcheck 1\nconnector \"standby\"\nenv server = standby\nenv connector_crashes = 0\n\
+        skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let stream = "env pg_version = 16\nenv commit = async\nenv pg_crashes = 1\n\
+        env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n\
+        every run {\n  start_replication(pos)\n  for each message m {\n    destination.write(m.txn)\n\
+        destination.commit(pos = m.txn.end_lsn)\n    standby_status_update(flush = pos)\n  }\n}\n\
+        always replayed: wal.insert > 0/1000000 leads to wal.replay > 0/1000000\n";
+    let advance = "env pg_version = 17\nenv pg_stops = 1\nenv transactions = 1\nenv runs = 2\n\
+        volatile x: lsn = none\nevery run {\n  w: x = pg_last_wal_replay_lsn()\n\
+        a: pg_replication_slot_advance(x)\n}\n";
+    let sql = "env pg_version = 18\nenv transactions = 2\nenv runs = 2\n\
+        volatile r: txns = none\nfirst run {\n  backfill()\n}\nevery run {\n\
+        r = pg_logical_slot_get_changes()\n  destination.write(r)\n  destination.commit()\n}\n";
+    let fails = "env pg_version = 16\nenv transactions = 1\nenv runs = 2\n\
+        volatile x: lsn = none\nvolatile b: bool = false\nevery run {\n  b = pg_is_in_recovery()\n\
+        x = pg_current_wal_lsn()\n}\nalways never-read: x == none\n";
+    for body in [stream, advance, sql, fails] {
+        let source = format!("{head}{body}");
+        let file = walcheck_lang::check(&source)
+            .into_result()
+            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+        let r = Reference::new(&file);
+        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+        let behind = |s: &super::semantics::State| s.pg.wal.replay < s.pg.wal.flush;
+        assert!(graph.states.iter().any(behind), "{source}");
+        let before = COMPARED.load(Ordering::Relaxed);
+        compare(&source).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            COMPARED.load(Ordering::Relaxed) > before,
+            "compared:\n{source}"
+        );
+    }
+    // The standby's crash leaves the primary's unflushed asynchronous commit alone.
+    let file = walcheck_lang::check(&format!("{head}{stream}"))
+        .into_result()
+        .expect("it checks");
+    let r = Reference::new(&file);
+    let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+    assert!(graph.states.iter().any(|s| s.pg_crashes == 1
+        && s.pg.wal.flush
+            < s.pg
+                .txns
+                .last()
+                .map_or(walcheck_model::Lsn::INVALID, |t| t.end_lsn)));
 }

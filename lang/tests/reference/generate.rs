@@ -27,7 +27,10 @@
 //! whether one runs in a `for each message` body is the text's). A quarter of the files let a
 //! transaction stay open while the other commits (`env interleave = on`, two transactions),
 //! reading messages one by one or not; as with messages one by one, only a third of them have a
-//! standby and a fifth processes, and none a third run.
+//! standby and a fifth processes, and none a third run. A fifth of the files talk to a standby
+//! (`env server = standby`, PostgreSQL 16 to 18, no failover knob): they read the replay
+//! pointer (`pg_last_wal_replay_lsn()`, `wal.replay`) and `pg_is_in_recovery()`, and now and
+//! then call a WAL function that fails there (`pg_current_wal_lsn()`).
 
 use std::fmt::Write;
 
@@ -76,6 +79,8 @@ pub struct Gen {
     /// In `procedure p`: no `backfill()` there, so that whether one runs in a `for each
     /// message` body is the text's.
     in_procedure: bool,
+    /// `env server = standby`.
+    standby: bool,
     out: String,
 }
 
@@ -146,6 +151,16 @@ impl Gen {
             if self.sql {
                 of.extend(["r == none", "r.end_lsn <= slot.confirmed_flush"]);
             }
+            if self.standby {
+                of.extend([
+                    "wal.replay == wal.flush",
+                    "slot.confirmed_flush <= wal.replay",
+                    "d <= wal.replay",
+                    // For `leads to`: WAL the primary wrote is replayed in the end.
+                    "wal.insert > 0/1000000",
+                    "wal.replay > 0/1000000",
+                ]);
+            }
             let mut c = self.one(&of).to_owned();
             if !self.blocks.is_empty() && self.pick(3) == 0 {
                 let i = self.pick(self.blocks.len());
@@ -191,6 +206,11 @@ impl Gen {
         }
         let target = self.one(LSN_TARGETS);
         let text = match self.pick(if in_loop { 20 } else { 16 }) {
+            // On a standby mostly the replay pointer; the WAL functions fail there.
+            0 if self.standby && self.pick(3) != 0 => {
+                format!("{target} = pg_last_wal_replay_lsn()")
+            }
+            1 if self.standby && self.pick(3) != 0 => "b = pg_is_in_recovery()".to_owned(),
             0 => format!("{target} = pg_current_wal_lsn()"),
             1 => format!("{target} = pg_current_wal_flush_lsn()"),
             2 => format!("{target} = pg_replication_slots().confirmed_flush_lsn"),
@@ -503,6 +523,7 @@ pub fn file(choices: Vec<u32>) -> String {
         rows: 1,
         reading: false,
         in_procedure: false,
+        standby: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -528,8 +549,13 @@ pub fn file(choices: Vec<u32>) -> String {
     // Transactions that interleave need two: one open while the other commits; a third run
     // makes their files too large.
     g.interleave = g.pick(4) == 0;
+    // A standby in a fifth of the files: logical decoding there needs PostgreSQL 16.
+    g.standby = g.pick(5) == 0;
     for (knob, values) in knobs {
         let v = match knob {
+            "pg_version" if g.standby => g.one(&["16", "17", "18"]),
+            // What a standby's crash must leave alone: the primary's unflushed commits.
+            "commit" if g.standby => g.one(&["async", "either", "either", "sync"]),
             "transactions" if g.interleave => "2",
             "runs" if g.interleave => g.one(&["1", "2", "unbounded"]),
             "transactions" if g.by_change => g.one(&["1", "2", "1"]),
@@ -543,7 +569,12 @@ pub fn file(choices: Vec<u32>) -> String {
     if g.interleave {
         g.line(0, "env interleave = on");
     }
-    failover_knobs(&mut g, version);
+    if g.standby {
+        // "`failovers` … (`server = primary`)": the failover knobs are the primary's.
+        g.line(0, "env server = standby");
+    } else {
+        failover_knobs(&mut g, version);
+    }
     g.line(
         0,
         "skip eventually-acknowledged \"liveness is not compared\"",

@@ -223,6 +223,8 @@ pub enum Class {
     StandbyReceive,
     /// "`SlotSync` (weakly fair)".
     SlotSync,
+    /// A standby's replay ("the replay").
+    Replay,
 }
 
 /// One state of the file.
@@ -309,6 +311,9 @@ pub struct Knobs {
     /// The file calls `backfill()` somewhere, and in a `for each message` body ("no-data-loss").
     pub backfills: bool,
     pub backfills_in_stream: bool,
+    /// "`server` | primary | primary, standby | the server the connector talks to (standby:
+    /// PostgreSQL 16 or later)".
+    pub standby: bool,
 }
 
 impl Knobs {
@@ -344,6 +349,7 @@ impl Knobs {
             interleave: false,
             backfills: false,
             backfills_in_stream: false,
+            standby: false,
         };
         for item in &file.items {
             let Item::Knob(knob) = item else { continue };
@@ -402,7 +408,8 @@ impl Knobs {
                 "rows" => k.rows = n as u32,
                 "multi_insert" => k.multi_insert = word == "on",
                 "interleave" => k.interleave = word == "on",
-                // The generator keeps a primary, PostgreSQL 15, no bulk transactions.
+                "server" => k.standby = word == "standby",
+                // The generator writes no bulk transactions.
                 _ => {}
             }
         }
@@ -425,6 +432,17 @@ impl Knobs {
     /// "The standby is modelled when `failovers > 0` or `failover_slots = on`."
     fn has_standby(&self) -> bool {
         self.failovers > 0 || self.failover_slots
+    }
+
+    /// The server the connector talks to: "A quiet primary (or standby, `env server =
+    /// standby`)". A standby's `wal.insert`, `write` and `flush` are its primary's (the model's
+    /// `Server`: "the standby receives what the primary flushed"), `wal.replay` its own.
+    fn role(&self) -> Role {
+        if self.standby {
+            Role::Standby
+        } else {
+            Role::Primary
+        }
     }
 }
 
@@ -629,7 +647,7 @@ impl<'f> Reference<'f> {
     /// "A quiet primary … at `0/1000000`, the connector's slot at rest there"; the first run
     /// "runs `first run` (on the first run only) … then `every run`".
     pub fn initial(&self) -> State {
-        let server = Server::at_rest(Role::Primary, START);
+        let server = Server::at_rest(self.knobs.role(), START);
         let vars: BTreeMap<String, V> = self
             .decls
             .iter()
@@ -799,20 +817,39 @@ impl<'f> Reference<'f> {
     ///
     /// "An operating-system crash … is a PostgreSQL crash … whose WAL recovery ends at the flush
     /// pointer, not the write pointer"; "a crash of either kind ends [a checkpoint] unfinished".
+    ///
+    /// "With `server = standby` the crash (or stop) is the standby's: the primary's commits,
+    /// flushed or not, and a synchronous one's wait go on", "and the primary's open transaction
+    /// goes on": the slot, the stream, a stop and a checkpoint under way are the standby's and
+    /// go as on a primary; the WAL pointers, the committed transactions, a waiting commit and
+    /// an open transaction are the primary's and stay. The page does not say where the replay
+    /// pointer is after the crash: as the model's `Server::crash_restart` ("replay resumes
+    /// where it was"), it stays. Nor does it say what an operating-system crash under a
+    /// standby loses: the page calls it "a PostgreSQL crash … whose WAL recovery ends at the
+    /// flush pointer", and the WAL is the primary's, so it is the standby's PostgreSQL crash
+    /// above, counted as an operating-system crash.
     fn pg_crash(&self, state: &mut State, os: bool) {
         if os {
             state.os_crashes += 1;
-            state.pg.wal.write = state.pg.wal.flush;
         } else {
             state.pg_crashes += 1;
         }
         state.checkpoint = None;
         // "A PostgreSQL crash during a stop ends it."
         state.pg.stopping = false;
-        state.pg.wal.crash_restart();
         if let Some(slot) = state.pg.slot.as_mut() {
             slot.crash_restart();
         }
+        if self.knobs.standby {
+            if state.pg.close_stream() {
+                state.pg.stream_closed = true;
+            }
+            return;
+        }
+        if os {
+            state.pg.wal.write = state.pg.wal.flush;
+        }
+        state.pg.wal.crash_restart();
         state.pg.commit_pending = false;
         // "A PostgreSQL crash (and an OS crash) … drop the open transaction (it never commits;
         // its WAL stays)".
@@ -842,17 +879,27 @@ impl<'f> Reference<'f> {
     /// `PgStop`: "The stop flushes all WAL and ends the client's transactions (a synchronous
     /// commit's flush done …). With no replication stream open, the shutdown checkpoint and the
     /// start are the same step. With one open, PostgreSQL is *stopping*".
+    ///
+    /// On a standby "the crash (or stop) is the standby's: the primary's commits, flushed or
+    /// not, and a synchronous one's wait go on": the stop flushes none of the primary's WAL and
+    /// leaves its transactions alone. The shutdown and the start are one step only "on a
+    /// primary": on a standby `PgStopped` is always a step of its own, with its choice of a
+    /// skipped restartpoint.
     fn pg_stop(&self, state: &mut State) {
         state.pg_stops += 1;
+        state.pg.stopping = true;
+        if self.knobs.standby {
+            self.stream_done(state);
+            return;
+        }
         state.pg.wal.checkpoint_flush();
         state.pg.commit_pending = false;
         // "a clean stop's start (`PgStop`: the backends are terminated) … drop the open
         // transaction".
         state.pg.open = None;
-        state.pg.stopping = true;
         self.stream_done(state);
         if state.pg.walsender.is_none() && self.standby_has_all(state) {
-            self.pg_stopped(state);
+            self.pg_stopped(state, false);
         }
     }
 
@@ -867,10 +914,20 @@ impl<'f> Reference<'f> {
     /// `PgStopped`: "the shutdown checkpoint and the start: the slot saved if dirty — from
     /// PostgreSQL 17 also if its `confirmed_flush` moved since its last save — and read back …;
     /// a primary's WAL is all flushed and `pg_last_wal_replay_lsn()` is `none`."
-    fn pg_stopped(&self, state: &mut State) {
-        state.pg.wal.clean_restart();
+    ///
+    /// "(on a standby the shutdown restartpoint may also be skipped, PostgreSQL's choice:
+    /// `PgStopped [restartpoint skipped]`, the slot as last saved)": `skipped`. A standby's WAL
+    /// is its primary's, which the stop leaves alone, and its replay pointer stays.
+    fn pg_stopped(&self, state: &mut State, skipped: bool) {
+        if !self.knobs.standby {
+            state.pg.wal.clean_restart();
+        }
         if let Some(slot) = state.pg.slot.as_mut() {
-            slot.clean_restart_on(self.knobs.release);
+            if skipped {
+                slot.crash_restart();
+            } else {
+                slot.clean_restart_on(self.knobs.release);
+            }
         }
         state.pg.stopping = false;
         if state.pg.close_stream() {
@@ -990,13 +1047,28 @@ impl<'f> Reference<'f> {
     /// walsender sends no transaction the standby has not received: its limit is `min(flush,
     /// standby)`" (the model's `failover.rs:send_limit`, PostgreSQL 17
     /// `walsender.c:WalSndWaitForWal` waiting in `NeedToWaitForStandbys`), and "a caught-up
-    /// keepalive's position is that limit".
+    /// keepalive's position is that limit". On a standby, "once the flush pointer (a standby's
+    /// replay pointer) covers them" ([`Reference::read_limit`]).
     fn send_limit(&self, state: &State) -> Lsn {
-        let flush = state.pg.wal.flush;
+        let flush = self.read_limit(state);
         if self.knobs.failover_slots {
             flush.min(state.pg.standby)
         } else {
             flush
+        }
+    }
+
+    /// How far the server decodes, advances and backfills: the flush pointer, "replay on a
+    /// standby" (`pg_replication_slot_advance`'s words; the stream's "a standby's replay
+    /// pointer"; `backfill()`'s "on a standby, what it has replayed"). The page says nothing of
+    /// SQL decoding on a standby: it reads to the same pointer (PostgreSQL 16
+    /// `logicalfuncs.c:pg_logical_slot_get_changes_guts`: `GetXLogReplayRecPtr` during
+    /// recovery).
+    fn read_limit(&self, state: &State) -> Lsn {
+        if self.knobs.standby {
+            state.pg.wal.replay
+        } else {
+            state.pg.wal.flush
         }
     }
 
@@ -1709,6 +1781,13 @@ impl<'f> Reference<'f> {
         if reads && invalidated {
             return vec![(s, None)];
         }
+        // "`pg_current_wal_lsn()` … ERROR during recovery" (insert and flush alike): "A call
+        // PostgreSQL answers with an `ERROR` (…, `pg_current_wal_lsn()` on a standby) ends the
+        // run as a retryable failure".
+        let current = callee.starts_with("pg_current_wal_");
+        if current && self.knobs.standby {
+            return vec![(s, None)];
+        }
         match call.callee.node.as_str() {
             "pg_current_wal_lsn" => {
                 let v = V::Lsn(s.pg.wal.write);
@@ -1722,7 +1801,16 @@ impl<'f> Reference<'f> {
                 let v = V::Lsn(s.pg.wal.flush);
                 one(s, v)
             }
-            "pg_is_in_recovery" => one(s, V::Bool(false)),
+            // "whether the server is a standby".
+            "pg_is_in_recovery" => one(s, V::Bool(self.knobs.standby)),
+            // "a standby's replay pointer; on a primary `none` until a PostgreSQL crash, then
+            // where its crash recovery ended" (the model's `Server::last_wal_replay_lsn`).
+            "pg_last_wal_replay_lsn" => {
+                let mut server = Server::at_rest(self.knobs.role(), START);
+                server.wal = s.pg.wal;
+                let v = server.last_wal_replay_lsn().map_or(V::None, V::Lsn);
+                one(s, v)
+            }
             "pg_replication_slots" => {
                 let slot = s.pg.slot.map(|d| d.slot);
                 let v = match (slot, field) {
@@ -1732,8 +1820,10 @@ impl<'f> Reference<'f> {
                 };
                 one(s, V::Lsn(v))
             }
+            // "the flush pointer (a standby's: what it received and flushed, or replayed if
+            // further)": a standby receives what its primary flushed.
             "identify_system" => {
-                let mut server = Server::at_rest(Role::Primary, START);
+                let mut server = Server::at_rest(self.knobs.role(), START);
                 server.wal = s.pg.wal;
                 let v = identify_system_xlogpos(&server);
                 one(s, V::Lsn(v))
@@ -1752,7 +1842,7 @@ impl<'f> Reference<'f> {
                 };
                 let mut ws = Walsender::start_replication(from, &slot.slot);
                 ws.read_first_record();
-                let flush = s.pg.wal.flush;
+                let flush = self.read_limit(&s);
                 let skipped = Self::live(&s).any(|(i, t)| {
                     t.is_published()
                         && !Self::holds(&s, i)
@@ -1778,10 +1868,15 @@ impl<'f> Reference<'f> {
             // page does not say whether a backfill that meets rows already held commits them
             // "more than once" (`destination.duplicated`); it is taken as a load, not a
             // commit: no.
+            //
+            // "on a standby, what it has replayed": those whose commit record it has replayed
+            // (a synchronous commit still waiting for its flush is not flushed, so not
+            // replayed either).
             "backfill" => {
                 let waiting = s.pg.commit_pending.then(|| s.pg.txns.len() - 1);
+                let replayed = |t: &Txn| !self.knobs.standby || t.end_lsn <= s.pg.wal.replay;
                 let rows: Vec<Row> = Self::live(&s)
-                    .filter(|(i, t)| t.is_published() && Some(*i) != waiting)
+                    .filter(|(i, t)| t.is_published() && Some(*i) != waiting && replayed(t))
                     .flat_map(|(i, _)| Self::rows_of(&s, i))
                     .collect();
                 s.dest.extend(rows);
@@ -1890,7 +1985,8 @@ impl<'f> Reference<'f> {
         let target = self
             .arg(&state, call, "upto_lsn", 0)
             .map_or(Lsn::INVALID, |v| v.lsn());
-        let flush = state.pg.wal.flush;
+        // "moves `confirmed_flush` to `min(upto_lsn, flush)` (replay on a standby)".
+        let flush = self.read_limit(&state);
         let Some(slot) = state.pg.slot.filter(|_| state.pg.walsender.is_none()) else {
             return vec![(state, None)];
         };
@@ -1951,7 +2047,7 @@ impl<'f> Reference<'f> {
             upto_nchanges,
             confirm,
         };
-        let flush = s.pg.wal.flush;
+        let flush = self.read_limit(&s);
         let (names, txns): (Vec<usize>, Vec<Txn>) = Self::live(&s).map(|(i, t)| (i, *t)).unzip();
         let d = s.pg.slot.as_mut().expect("checked");
         // "SQL decoding returns it as that many rows and its BEGIN and COMMIT rows (what
@@ -2218,8 +2314,10 @@ impl<'f> Reference<'f> {
         // "One client backend: a transaction of `txn_pages` … pages is inserted in one step
         // (`wal_buffers` writes out what does not fit), and a synchronous one then waits for
         // its `CommitFlush` step".
-        // "no checkpoint runs, no client commits" while stopping.
-        if !pg.commit_pending && !pg.stopping {
+        // "no checkpoint runs, no client commits" while stopping; a standby's stop is its own,
+        // and "the primary's commits … go on" (the page says both: the clients are the
+        // primary's, which is not stopping).
+        if !pg.commit_pending && (!pg.stopping || k.standby) {
             // "The plain `Commit{...}` stays enabled while a transaction is open, but its cap
             // becomes (committed + (1 if one is open)) < TXNS_MAX."
             let room = pg.txns.len() + usize::from(pg.open.is_some()) < TXNS_MAX;
@@ -2258,9 +2356,12 @@ impl<'f> Reference<'f> {
         if pg.stopping {
             // "`PgStopped` (fair), once no stream is left".
             if pg.walsender.is_none() && self.standby_has_all(state) {
-                let mut s = state.clone();
-                self.pg_stopped(&mut s);
-                out.push((Some(Class::Shutdown), s));
+                let choices: &[bool] = if k.standby { &[false, true] } else { &[false] };
+                for &skipped in choices {
+                    let mut s = state.clone();
+                    self.pg_stopped(&mut s, skipped);
+                    out.push((Some(Class::Shutdown), s));
+                }
             }
             // "`WalSenderTimeout` (fair …) ends a caught-up stream whose connector has read that
             // request and not replied".
@@ -2272,6 +2373,13 @@ impl<'f> Reference<'f> {
             }
         }
         out.extend(self.standby_actions(state));
+        // The replay: fair ("under weak fairness of … the replay"), the model's
+        // `Wal::replay_to_flush`; "a standby replays nothing" while stopping.
+        if k.standby && !pg.stopping && pg.wal.replay < pg.wal.flush {
+            let mut s = state.clone();
+            s.pg.wal.replay_to_flush();
+            out.push((Some(Class::Replay), s));
+        }
         // "no checkpoint runs" while stopping: one under way in two steps still ends.
         if k.checkpoints && (!pg.stopping || state.checkpoint.is_some()) {
             if let Some(s) = self.checkpoint(state) {
@@ -2386,16 +2494,16 @@ impl<'f> Reference<'f> {
         // a file that keeps the horizon, it would remove WAL".
         // "An invalidated slot … needs no WAL".
         let needs = restart.filter(|l| l.is_valid());
-        let removes =
-            k.horizon && removal_horizon(needs, state.pg.wal.insert) > state.removed_before;
+        let redo = self.redo(state);
+        let removes = k.horizon && removal_horizon(needs, redo) > state.removed_before;
         let dirty = state.pg.slot.is_some_and(|d| d.dirty);
+        let unflushed = !k.standby && state.pg.wal.flush < state.pg.wal.insert;
         // "A checkpoint is enabled when it would invalidate the slot."
-        let invalidates = self.obsolete(state, state.pg.wal.insert);
-        if !(dirty || state.pg.wal.flush < state.pg.wal.insert || removes || invalidates) {
+        let invalidates = self.obsolete(state, redo);
+        if !(dirty || unflushed || removes || invalidates) {
             return None;
         }
         // "It saves a dirty slot" (`CheckpointStart` takes the redo pointer too).
-        let redo = state.pg.wal.insert;
         if let Some(slot) = s.pg.slot.as_mut() {
             slot.checkpoint();
         }
@@ -2414,8 +2522,10 @@ impl<'f> Reference<'f> {
     /// A checkpoint's end: "flushes the WAL (on a primary)", and "`wal.removed_before` rises to"
     /// the earlier of `redo` and `restart`, in a file that keeps the horizon.
     fn checkpoint_end(&self, s: &mut State, redo: Lsn, restart: Option<Lsn>) {
-        s.pg.wal.checkpoint_flush();
-        s.pg.commit_pending = false;
+        if !self.knobs.standby {
+            s.pg.wal.checkpoint_flush();
+            s.pg.commit_pending = false;
+        }
         if self.knobs.horizon {
             let needs = restart.filter(|l| l.is_valid());
             s.removed_before = s.removed_before.max(removal_horizon(needs, redo));
@@ -2430,6 +2540,16 @@ impl<'f> Reference<'f> {
             if s.pg.close_stream() {
                 s.pg.stream_closed = true;
             }
+        }
+    }
+
+    /// A checkpoint's redo pointer: "the insert pointer when it started; a standby's replay
+    /// pointer" (a restartpoint's, `xlog.c:CreateRestartPoint`).
+    fn redo(&self, state: &State) -> Lsn {
+        if self.knobs.standby {
+            state.pg.wal.replay
+        } else {
+            state.pg.wal.insert
         }
     }
 
@@ -2623,7 +2743,8 @@ impl<'f> Reference<'f> {
                 cdc::ack_within_durable(d.slot.confirmed_flush, self.undelivered(s))
             }),
             "no-fatal-error" => !matches!(s.at, Where::Fatal(..)),
-            "wal-pointers-ordered" => cdc::wal_pointers_ordered(&s.pg.wal, Role::Primary),
+            // "replay ≤ flush ≤ write ≤ insert (replay on a standby)".
+            "wal-pointers-ordered" => cdc::wal_pointers_ordered(&s.pg.wal, self.knobs.role()),
             "no-data-loss" => self.no_data_loss(s),
             "no-needed-wal-removed" => s.pg.slot.is_none_or(|d| {
                 !d.slot.restart_lsn.is_valid()
@@ -2731,6 +2852,8 @@ impl<'f> Reference<'f> {
             ("insert".to_owned(), lsn(s.pg.wal.insert)),
             ("write".to_owned(), lsn(s.pg.wal.write)),
             ("flush".to_owned(), lsn(s.pg.wal.flush)),
+            // "`replay` … a standby's replay pointer" (compared in a standby's files).
+            ("replay".to_owned(), lsn(s.pg.wal.replay)),
             (
                 "confirmed_flush".to_owned(),
                 lsn(slot.map_or(Lsn::INVALID, |x| x.confirmed_flush)),
