@@ -1463,6 +1463,52 @@ fn a_transaction_committed_after_a_later_one_is_sent_after_it_below_its_lsns() {
 /// With `server = standby` a crash is the standby's: the transaction open on the primary goes
 /// on and commits (found by review: the crash aborted it, and `CommitOpen`, weakly fair, never
 /// came — this property was violated in 5 steps).
+/// `identify_system().timeline`: 1, then 2 once a failover promoted the standby; a connector
+/// that expects one timeline sees the change in 6 steps (the timeline read, the failover, the
+/// next run's read).
+#[test]
+fn identify_system_reports_the_promoted_server_s_new_timeline() {
+    let file = scratch_file(
+        "timeline.wal",
+        "walcheck 1\nconnector \"expects one timeline\"\nenv transactions = 1\nenv failovers = 1\n\
+         env connector_crashes = 0\nenv runs = unbounded\nvolatile tli: 0..3 = 0\n\
+         durable seen: 0..3 = 0\nevery run {\n  tli = identify_system().timeline\n  \
+         if seen == 0 {\n    seen = tli\n  }\n  start_replication(0/0)\n  \
+         for each message m {\n    standby_status_update(flush = m.txn.end_lsn)\n  }\n}\n\
+         always one-timeline: seen == 0 or tli == 0 or tli == seen\n",
+    );
+    let out = "target/tmp-connector-files/out-timeline";
+    let (rows, _) = verdicts(&[&file, "--out", out]);
+    let (_, verdict, steps) = row(&rows, "one-timeline");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(6)),
+        "{rows:?}"
+    );
+    let text = std::fs::read(format!(
+        "{out}/timeline__design__all__one-timeline.itf.json"
+    ))
+    .unwrap();
+    let trace: Value = serde_json::from_slice(&text).unwrap();
+    let tli: Vec<&Value> = trace["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["tli"])
+        .collect();
+    assert_eq!(
+        tli.first().map(|v| v.to_string()),
+        Some("0".into()),
+        "{tli:?}"
+    );
+    assert!(tli.iter().any(|v| **v == 1), "{tli:?}");
+    assert_eq!(
+        tli.last().map(|v| v.to_string()),
+        Some("2".into()),
+        "{tli:?}"
+    );
+}
+
 /// `env stream_drops`: the walsender ends the stream with PostgreSQL up. `for each message`
 /// ends as at the end of the stream (a file taking that for fatal fails in 4 steps: the
 /// stream opens, `StreamDrop`, the loop ends, the `fail fatal`); the slot keeps its in-memory

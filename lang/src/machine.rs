@@ -11,7 +11,7 @@ use std::sync::Arc;
 use walcheck_model::olake::sync::restart_candidates;
 use walcheck_model::pg::decoding::{self, txn_needs_skip, DurableSlot, SqlDecode};
 use walcheck_model::pg::failover::{
-    promote, promoted_slot, send_limit, standby_receive, sync_slot,
+    promote, promoted_slot, promoted_timeline, send_limit, standby_receive, sync_slot,
 };
 use walcheck_model::pg::lifecycle::{
     checkpoint_horizon, create_logical_slot, removal_horizon, slot_obsolete,
@@ -1728,7 +1728,14 @@ impl Machine {
                     .fold(0u16, |set, i| set | (1 << i));
                 Ok(Value::Txns(set))
             }
-            "identify_system" => lsn(identify_system_xlogpos(&self.server(state))),
+            "identify_system" => match field {
+                // A fresh cluster (and its standby) is on timeline 1; each failover's promotion
+                // starts the next ([`promoted_timeline`]).
+                Some("timeline") => Ok(Value::Count(u64::from(
+                    (0..state.failovers).fold(1, |t, _| promoted_timeline(t)),
+                ))),
+                _ => lsn(identify_system_xlogpos(&self.server(state))),
+            },
             "start_replication" => {
                 let from = self
                     .arg(state, call, "from", 0)

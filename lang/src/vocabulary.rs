@@ -135,8 +135,8 @@ pub const CALLS: &[CallInfo] = &[
     CallInfo {
         name: "identify_system",
         params: &[],
-        returns: Returns::Row(&[("xlogpos", Type::Lsn)]),
-        doc: "IDENTIFY_SYSTEM: xlogpos is the flush pointer (a standby's: what it flushed)",
+        returns: Returns::Row(&[("xlogpos", Type::Lsn), ("timeline", Type::Counter(1, 3))]),
+        doc: "IDENTIFY_SYSTEM: xlogpos is the flush pointer (a standby's: what it flushed); timeline is the server's (1, one more after each failover)",
     },
     CallInfo {
         name: "start_replication",

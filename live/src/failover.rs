@@ -11,13 +11,14 @@
 use std::time::{Duration, Instant};
 
 use walcheck_model::pg::failover::{
-    promote, promoted_slot, send_limit, standby_receive, sync_slot,
+    promote, promoted_slot, promoted_timeline, send_limit, standby_receive, sync_slot,
 };
 use walcheck_model::pg::{PgVersion, SavedSlot, Slot};
 use walcheck_model::Lsn;
 
 use crate::durability::{lsn_of, throwaway_only};
 use crate::pg_error::{db_error, pg_message};
+use crate::replication::ReplicationClient;
 use crate::rules::{ensure, Outcome};
 use crate::server::PgServer;
 use crate::session::QUERY_CANCELED;
@@ -206,10 +207,19 @@ pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
     let standby = PgServer::start_standby(primary)?;
     let mut on_standby = standby.connect()?;
     let flush = standby_receives_flushed(&mut primary.connect()?, &mut on_standby)?;
+    let before = timeline_of(primary)?;
     primary.stop("fast")?;
     let received = received(&mut on_standby)?;
     standby.promote()?;
     let predicted = promote(received);
+    let after = timeline_of(&standby)?;
+    ensure(after == promoted_timeline(before), || {
+        format!(
+            "IDENTIFY_SYSTEM's timeline {before} on the primary, {after} once promoted; the model \
+             says {}",
+            promoted_timeline(before)
+        )
+    })?;
     let replay = lsn_of(&mut on_standby, "SELECT pg_last_wal_replay_lsn()::text")?;
     let current = lsn_of(&mut on_standby, "SELECT pg_current_wal_lsn()::text")?;
     ensure(
@@ -231,7 +241,7 @@ pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
     Ok(Outcome::Pass {
         detail: format!(
             "the standby received the primary's flush {flush}; primary stopped (fast): \
-             received {received}; promoted: pg_last_wal_replay_lsn() {replay}, \
+             received {received}; promoted: timeline {before} -> {after}, pg_last_wal_replay_lsn() {replay}, \
              pg_current_wal_lsn() {current} (+{} bytes); after a commit to {written}: replay \
              still there; slot {PLAIN_SLOT} (failover {}): not there",
             current.bytes() - replay.bytes(),
@@ -243,6 +253,14 @@ pub fn promotion_rule(primary: &PgServer) -> Result<Outcome, String> {
         ),
         trace: None,
     })
+}
+
+/// The timeline `IDENTIFY_SYSTEM` reports on `server`.
+fn timeline_of(server: &PgServer) -> Result<u32, String> {
+    let mut client = ReplicationClient::connect(&server.replication_target(), "")?;
+    let timeline = client.identify_system()?.timeline;
+    client.close()?;
+    Ok(timeline)
 }
 
 /// `(confirmed_flush_lsn, restart_lsn)` of slot `name` on `client`'s server, `None` when it has

@@ -97,6 +97,16 @@ pub fn promote(standby: Lsn) -> Wal {
     Wal::at(standby)
 }
 
+/// The timeline the promoted standby starts: one past the newest it knows (a fresh cluster is
+/// on timeline 1; its standby follows it), which `IDENTIFY_SYSTEM` then reports.
+///
+/// PostgreSQL 15 `xlog.c:StartupXLOG`: `newTLI = findNewestTimeLine(recoveryTargetTLI) + 1`
+/// once recovery ends by promotion; `walsender.c:IdentifySystem` returns `currTLI` from
+/// `GetFlushRecPtr`. Live rule `promotion`.
+pub fn promoted_timeline(timeline: u32) -> u32 {
+    timeline + 1
+}
+
 /// The connector's slot on the promoted standby: its synced copy, saved, when there is one;
 /// none otherwise (PostgreSQL 15 and 16 copy no logical slot to a physical standby, nor does 17
 /// without `failover`).
