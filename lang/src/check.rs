@@ -130,6 +130,8 @@ struct Checker<'f> {
     whole_txns: bool,
     /// Whether a change-only field has been warned of (once a file).
     warned_whole_txns: bool,
+    /// The file has an `env messages` line.
+    sets_messages: bool,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -176,6 +178,7 @@ impl<'f> Checker<'f> {
                 .knobs()
                 .any(|k| k.name.node == "messages" && k.value.node.to_string() == "changes"),
             warned_whole_txns: false,
+            sets_messages: file.knobs().any(|k| k.name.node == "messages"),
             diagnostics: Vec::new(),
         }
     }
@@ -1291,7 +1294,14 @@ impl Checker<'_> {
             message,
             "the stream sends whole transactions",
         )
-        .hint("add `env messages = changes` to receive Begin, each change and Commit one by one");
+        .hint(match self.sets_messages {
+            true => {
+                "set `env messages = changes` to receive Begin, each change and Commit one by one"
+            }
+            false => {
+                "add `env messages = changes` to receive Begin, each change and Commit one by one"
+            }
+        });
         self.report(d);
     }
 
