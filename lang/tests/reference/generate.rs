@@ -30,7 +30,9 @@
 //! standby and a fifth processes, and none a third run. A fifth of the files talk to a standby
 //! (`env server = standby`, PostgreSQL 16 to 18, no failover knob): they read the replay
 //! pointer (`pg_last_wal_replay_lsn()`, `wal.replay`) and `pg_is_in_recovery()`, and now and
-//! then call a WAL function that fails there (`pg_current_wal_lsn()`).
+//! then call a WAL function that fails there (`pg_current_wal_lsn()`). About a fifth of the files
+//! let the walsender drop a stream with PostgreSQL up (`env stream_drops`, 1 and now and then 2;
+//! fewer of those reading messages one by one or interleaving).
 
 use std::fmt::Write;
 
@@ -575,6 +577,7 @@ pub fn file(choices: Vec<u32>) -> String {
     } else {
         failover_knobs(&mut g, version);
     }
+    drop_knobs(&mut g);
     g.line(
         0,
         "skip eventually-acknowledged \"liveness is not compared\"",
@@ -663,6 +666,18 @@ fn failover_knobs(g: &mut Gen, version: &str) {
         let slots = g.one(&["off", "on", "on"]);
         g.line(0, &format!("env failover_slots = {slots}"));
     }
+}
+
+/// `stream_drops` in about a fifth of the files, 1 and now and then 2: a quarter of the
+/// others, and a sixth of those that read messages one by one or interleave, whose state spaces
+/// are large already.
+fn drop_knobs(g: &mut Gen) {
+    let share = if g.by_change || g.interleave { 6 } else { 4 };
+    if g.pick(share) != 0 {
+        return;
+    }
+    let drops = g.one(&["1", "1", "2"]);
+    g.line(0, &format!("env stream_drops = {drops}"));
 }
 
 /// `env messages = changes` in a third of the files, with 1 to 3 `rows` and `multi_insert` on or
