@@ -19,6 +19,7 @@ use walcheck_engine::liveness;
 use walcheck_engine::search::Budget;
 use walcheck_lang::ast::File;
 use walcheck_lang::system::{from_source, FileModel, State};
+use walcheck_model::Lsn;
 use walcheck_properties::system::{CheckModel, Config, System, Variables};
 use walcheck_properties::verdict::Verdict;
 
@@ -59,6 +60,10 @@ fn kept(file: &File) -> BTreeSet<String> {
     .into();
     if file.knobs().any(|k| k.name.node == "pg_stops") {
         names.insert("pg_stops".to_owned());
+    }
+    // The streams dropped with PostgreSQL up, in a file that sets `env stream_drops`.
+    if file.knobs().any(|k| k.name.node == "stream_drops") {
+        names.insert("stream_drops".to_owned());
     }
     // A standby's replay pointer, which its walsender, advances, SQL decoding and backfills
     // read to, in a file whose connector talks to one (`env server = standby`).
@@ -166,6 +171,9 @@ fn reference(file: &File, keep: &BTreeSet<String>) -> Option<Found> {
     if states.iter().any(commits_out_of_order) {
         INTERLEAVED.fetch_add(1, Ordering::Relaxed);
     }
+    if states.iter().any(|s| s.stream_drops > 0) {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
     if r.knobs.standby {
         STANDBY.fetch_add(1, Ordering::Relaxed);
         if states.iter().any(|s| s.pg.wal.replay < s.pg.wal.flush) {
@@ -251,6 +259,9 @@ static INTERLEAVED: AtomicUsize = AtomicUsize::new(0);
 /// in which the reference's standby replays behind its primary's flush pointer.
 static STANDBY: AtomicUsize = AtomicUsize::new(0);
 static REPLAY_BEHIND: AtomicUsize = AtomicUsize::new(0);
+/// Files compared in which the reference's walsender ended a stream with PostgreSQL up (`env
+/// stream_drops`).
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether a transaction of `s` committed after one begun after it: commit order is not begin
 /// order.
@@ -422,6 +433,8 @@ fn report_coverage_of_the_long_run() {
         "pg_last_wal_replay_lsn",
         "pg_is_in_recovery",
         "wal.replay",
+        "stream_drops = 1",
+        "stream_drops = 2",
     ];
     let mut failures = Vec::new();
     for _ in 0..cases() {
@@ -439,8 +452,8 @@ fn report_coverage_of_the_long_run() {
     println!(
         "compared {} files, {} past {STATES_MAX} states; liveness verdicts: {} hold, {} violated; \
          {} files sent a transaction message by message; {} committed one after one begun \
-         later; {} talked to a standby, {} of them replaying behind its primary's flush; files \
-         using each construct: {constructs:#?}",
+         later; {} talked to a standby, {} of them replaying behind its primary's flush; {} \
+         dropped a stream with PostgreSQL up; files using each construct: {constructs:#?}",
         COMPARED.load(Ordering::Relaxed),
         TOO_LARGE.load(Ordering::Relaxed),
         LIVE_HOLDS.load(Ordering::Relaxed),
@@ -449,6 +462,7 @@ fn report_coverage_of_the_long_run() {
         INTERLEAVED.load(Ordering::Relaxed),
         STANDBY.load(Ordering::Relaxed),
         REPLAY_BEHIND.load(Ordering::Relaxed),
+        DROPPED.load(Ordering::Relaxed),
     );
     // `WALCHECK_MISMATCHES=DIR` keeps every mismatch, a file each, to read them all.
     if let Ok(dir) = std::env::var("WALCHECK_MISMATCHES") {
@@ -640,6 +654,58 @@ fn the_failover_files_match_the_reference() {
         let r = Reference::new(&file);
         let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
         assert!(graph.states.iter().any(|s| s.failovers == 1), "{source}");
+        let before = COMPARED.load(Ordering::Relaxed);
+        compare(&source).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            COMPARED.load(Ordering::Relaxed) > before,
+            "compared:\n{source}"
+        );
+    }
+}
+
+/// The worked example of a dropped stream (docs/language.md, "A dropped stream"), compared as
+/// generated files are: `docs/examples/stream-drop.wal`, which starts a new stream within its
+/// run; the same loop on a standby and message by message; and a stream whose run ends with its
+/// stream, with a status update after the loop that a drop makes fail. Each reaches, on the
+/// reference's side, a state past a drop with the stream ended and the slot's `confirmed_flush`
+/// past `0/1000000` (a confirmation the drop kept).
+#[test]
+fn the_stream_drop_files_match_the_reference() {
+    let example = include_str!("../../../docs/examples/stream-drop.wal");
+    let skips = "skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let head = "walcheck 1\nconnector \"drop\"\nenv stream_drops = 1\nenv connector_crashes = 0\n\
+        env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n";
+    let once = "every run {\n  start_replication(pos)\n  for each message m {\n\
+        destination.write(m.txn)\n    destination.commit(pos = m.txn.end_lsn)\n\
+        standby_status_update(flush = pos)\n  }\n  standby_status_update(flush = pos)\n}\n";
+    let standby = example.replace(
+        "env stream_drops = 1",
+        "env stream_drops = 1\nenv server = standby\nenv pg_version = 16",
+    );
+    let by_change = example.replace(
+        "env transactions = 2",
+        "env transactions = 1\nenv messages = changes\nenv rows = 2",
+    );
+    for source in [
+        format!("{example}{skips}"),
+        format!("{standby}{skips}"),
+        format!("{by_change}{skips}"),
+        format!("{head}{skips}{once}"),
+    ] {
+        let file = walcheck_lang::check(&source)
+            .into_result()
+            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+        let r = Reference::new(&file);
+        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+        assert!(
+            graph.states.iter().any(|s| s.stream_drops == 1
+                && s.pg.walsender.is_none()
+                && s.pg
+                    .slot
+                    .is_some_and(|d| d.slot.confirmed_flush > Lsn(0x100_0000))),
+            "{source}"
+        );
         let before = COMPARED.load(Ordering::Relaxed);
         compare(&source).unwrap_or_else(|e| panic!("{e}"));
         assert!(

@@ -30,7 +30,10 @@
 //! standby and a fifth processes, and none a third run. A fifth of the files talk to a standby
 //! (`env server = standby`, PostgreSQL 16 to 18, no failover knob): they read the replay
 //! pointer (`pg_last_wal_replay_lsn()`, `wal.replay`) and `pg_is_in_recovery()`, and now and
-//! then call a WAL function that fails there (`pg_current_wal_lsn()`).
+//! then call a WAL function that fails there (`pg_current_wal_lsn()`). About a fifth of the files
+//! let the walsender drop a stream with PostgreSQL up (`env stream_drops`, 1 and now and then 2;
+//! fewer of those reading messages one by one or interleaving); their `for each message` loops
+//! open a stream first most of the time and confirm `m.wal_end` now and then.
 
 use std::fmt::Write;
 
@@ -81,6 +84,8 @@ pub struct Gen {
     in_procedure: bool,
     /// `env server = standby`.
     standby: bool,
+    /// `env stream_drops` above 0.
+    drops: bool,
     out: String,
 }
 
@@ -382,6 +387,11 @@ impl Gen {
         if in_loop && self.pick(if self.by_change { 2 } else { 6 }) == 0 {
             return self.message_step(depth);
         }
+        // A drop matters most between a confirmation and the next save of the slot: files that
+        // allow one confirm what they read now and then.
+        if in_loop && self.drops && self.pick(4) == 0 {
+            return self.call_line(depth, "standby_status_update(flush = m.wal_end)");
+        }
         match self.pick(10) {
             0 if !in_loop => {
                 let from = self.one(&["0/0", "d", "a", "dd"]);
@@ -412,8 +422,9 @@ impl Gen {
                     _ => format!(" until {}", self.cond(false)),
                 };
                 self.has_message = true;
-                // Messages one by one come only on a stream: open one first, most of the time.
-                if self.by_change && self.pick(3) != 0 {
+                // Messages one by one come only on a stream, and only an open stream can drop:
+                // open one first, most of the time.
+                if (self.by_change || self.drops) && self.pick(3) != 0 {
                     let from = self.one(&["0/0", "d", "dd"]);
                     self.call_line(depth, &format!("start_replication({from})"));
                 }
@@ -524,6 +535,7 @@ pub fn file(choices: Vec<u32>) -> String {
         reading: false,
         in_procedure: false,
         standby: false,
+        drops: false,
         out: String::new(),
     };
     g.line(0, "walcheck 1");
@@ -575,6 +587,7 @@ pub fn file(choices: Vec<u32>) -> String {
     } else {
         failover_knobs(&mut g, version);
     }
+    drop_knobs(&mut g);
     g.line(
         0,
         "skip eventually-acknowledged \"liveness is not compared\"",
@@ -663,6 +676,19 @@ fn failover_knobs(g: &mut Gen, version: &str) {
         let slots = g.one(&["off", "on", "on"]);
         g.line(0, &format!("env failover_slots = {slots}"));
     }
+}
+
+/// `stream_drops` in about a fifth of the files, 1 and now and then 2: a quarter of the
+/// others, and a sixth of those that read messages one by one or interleave, whose state spaces
+/// are large already.
+fn drop_knobs(g: &mut Gen) {
+    let share = if g.by_change || g.interleave { 6 } else { 4 };
+    if g.pick(share) != 0 {
+        return;
+    }
+    let drops = g.one(&["1", "1", "2"]);
+    g.line(0, &format!("env stream_drops = {drops}"));
+    g.drops = true;
 }
 
 /// `env messages = changes` in a third of the files, with 1 to 3 `rows` and `multi_insert` on or

@@ -256,6 +256,8 @@ pub struct State {
     pub os_crashes: u8,
     /// "`Failover` (a fault, NOT fair, counted in `failovers`, not in `crashes`)".
     pub failovers: u8,
+    /// "`StreamDrop`, not fair, counted in the `stream_drops` column, not in `crashes`".
+    pub stream_drops: u8,
     /// "`wal.removed_before` rises to that, never falls (`none` until a checkpoint removed WAL)".
     pub removed_before: Lsn,
     /// A two-step checkpoint under way: its redo pointer and "the slot's `restart_lsn` when it
@@ -300,6 +302,13 @@ pub struct Knobs {
     pub failover_slots: bool,
     /// "Trace columns (shown when the file sets `env failovers` or `env failover_slots`)".
     pub failover_columns: bool,
+    /// "`stream_drops` | 0 | 0–3 | streams the walsender ends while PostgreSQL stays up at
+    /// most".
+    pub stream_drops: u8,
+    /// The file sets `env stream_drops`: its traces show the `stream_drops` column (the page
+    /// names the column; that it shows only then is the rule of `pg_stops` and `failovers`,
+    /// which the page spells out for those).
+    pub drop_column: bool,
     /// "`messages` | `transactions` | …, `changes`": pgoutput's messages one by one.
     pub by_change: bool,
     /// "`rows` | 1 | 1–4 | rows each published client transaction inserts".
@@ -343,6 +352,8 @@ impl Knobs {
             failovers: 0,
             failover_slots: false,
             failover_columns: false,
+            stream_drops: 0,
+            drop_column: false,
             by_change: false,
             rows: 1,
             multi_insert: false,
@@ -403,6 +414,10 @@ impl Knobs {
                 "failover_slots" => {
                     k.failover_slots = word == "on";
                     k.failover_columns = true;
+                }
+                "stream_drops" => {
+                    k.stream_drops = n as u8;
+                    k.drop_column = true;
                 }
                 "messages" => k.by_change = word == "changes",
                 "rows" => k.rows = n as u32,
@@ -703,6 +718,7 @@ impl<'f> Reference<'f> {
             dup: BTreeSet::new(),
             os_crashes: 0,
             failovers: 0,
+            stream_drops: 0,
             removed_before: Lsn::INVALID,
             checkpoint: None,
         };
@@ -988,6 +1004,20 @@ impl<'f> Reference<'f> {
         // no copy".
         state.pg.standby = end;
         state.pg.synced = None;
+    }
+
+    /// `StreamDrop`: "the walsender may end an open stream while PostgreSQL stays up …
+    /// `for each message` ends as at the end of the stream, and a status update then fails the
+    /// run (no stream is open). Unlike a crash, the slot keeps what it holds in memory"
+    /// (PostgreSQL 15 `walsender.c:WalSndCheckTimeOut`, `ProcessRepliesIfAny` on EOF). Nothing
+    /// else changes: the WAL, the client's transactions, a checkpoint under way and the standby
+    /// go on, and the slot, dirty or not, stays as it is in memory and on disk. A transaction
+    /// part way sent is left unsent, as for any stream that "ends part way".
+    fn stream_drop(&self, state: &mut State) {
+        state.stream_drops += 1;
+        let open = state.pg.close_stream();
+        debug_assert!(open, "a drop ends an open stream");
+        state.pg.stream_closed = true;
     }
 
     /// The walsender as it is once it has read past what it does not send, and the next
@@ -2459,6 +2489,16 @@ impl<'f> Reference<'f> {
             self.failover(&mut s);
             out.push(s);
         }
+        // "the walsender may end an open stream while PostgreSQL stays up (`StreamDrop`, not
+        // fair, counted in the `stream_drops` column, not in `crashes`) … Not while a clean stop
+        // waits". An open stream is one `start_replication` opened in this run that nothing has
+        // ended yet (on a standby too: the page does not restrict the fault to a primary).
+        if state.stream_drops < k.stream_drops && state.pg.walsender.is_some() && !state.pg.stopping
+        {
+            let mut s = state.clone();
+            self.stream_drop(&mut s);
+            out.push(s);
+        }
         if state.connector_crashes + state.pg_crashes + state.os_crashes < k.crashes {
             // "No connector crash is taken at a run's end"; none once the pipeline stopped.
             if state.connector_crashes < k.connector_crashes && matches!(state.at, Where::Run(_)) {
@@ -2901,6 +2941,10 @@ impl<'f> Reference<'f> {
         if k.failover_columns {
             p.insert("standby".to_owned(), lsn(s.pg.standby));
             p.insert("failovers".to_owned(), s.failovers.to_string());
+        }
+        // "counted in the `stream_drops` column", in a file that sets the knob.
+        if k.drop_column {
+            p.insert("stream_drops".to_owned(), s.stream_drops.to_string());
         }
         if k.failover_slots {
             let synced = s.pg.synced;
