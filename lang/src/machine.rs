@@ -1728,14 +1728,7 @@ impl Machine {
                     .fold(0u16, |set, i| set | (1 << i));
                 Ok(Value::Txns(set))
             }
-            "identify_system" => match field {
-                // A fresh cluster (and its standby) is on timeline 1; each failover's promotion
-                // starts the next ([`promoted_timeline`]).
-                Some("timeline") => Ok(Value::Count(u64::from(
-                    (0..state.failovers).fold(1, |t, _| promoted_timeline(t)),
-                ))),
-                _ => lsn(identify_system_xlogpos(&self.server(state))),
-            },
+            "identify_system" => Ok(self.identify_system(state, field)),
             "start_replication" => {
                 let from = self
                     .arg(state, call, "from", 0)
@@ -2211,6 +2204,18 @@ impl Machine {
         }
         if self.env.failover_slots && self.synced_after_sync(state) != state.synced {
             actions.push(Action::SlotSync);
+        }
+    }
+
+    /// `IDENTIFY_SYSTEM`'s `field`: `xlogpos` ([`identify_system_xlogpos`]), or `timeline`: a
+    /// fresh cluster (and its standby) is on timeline 1, and each failover's promotion starts
+    /// the next ([`promoted_timeline`]).
+    fn identify_system(&self, state: &State, field: Option<&str>) -> Value {
+        match field {
+            Some("timeline") => Value::Count(u64::from(
+                (0..state.failovers).fold(1, |t, _| promoted_timeline(t)),
+            )),
+            _ => Value::Lsn(identify_system_xlogpos(&self.server(state))),
         }
     }
 
