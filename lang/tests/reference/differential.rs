@@ -648,18 +648,7 @@ fn the_failover_files_match_the_reference() {
         format!("{slots}{sql}"),
     ] {
         let source = format!("{head}{body}");
-        let file = walcheck_lang::check(&source)
-            .into_result()
-            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
-        let r = Reference::new(&file);
-        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
-        assert!(graph.states.iter().any(|s| s.failovers == 1), "{source}");
-        let before = COMPARED.load(Ordering::Relaxed);
-        compare(&source).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            COMPARED.load(Ordering::Relaxed) > before,
-            "compared:\n{source}"
-        );
+        reaches_and_matches(&source, |s| s.failovers == 1);
     }
 }
 
@@ -693,25 +682,13 @@ fn the_stream_drop_files_match_the_reference() {
         format!("{by_change}{skips}"),
         format!("{head}{skips}{once}"),
     ] {
-        let file = walcheck_lang::check(&source)
-            .into_result()
-            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
-        let r = Reference::new(&file);
-        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
-        assert!(
-            graph.states.iter().any(|s| s.stream_drops == 1
+        reaches_and_matches(&source, |s| {
+            s.stream_drops == 1
                 && s.pg.walsender.is_none()
                 && s.pg
                     .slot
-                    .is_some_and(|d| d.slot.confirmed_flush > Lsn(0x100_0000))),
-            "{source}"
-        );
-        let before = COMPARED.load(Ordering::Relaxed);
-        compare(&source).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            COMPARED.load(Ordering::Relaxed) > before,
-            "compared:\n{source}"
-        );
+                    .is_some_and(|d| d.slot.confirmed_flush > Lsn(0x100_0000))
+        });
     }
 }
 
@@ -783,18 +760,7 @@ fn the_interleave_files_match_the_reference() {
         every run {\n  w: x = pg_current_wal_flush_lsn()\n  a: pg_replication_slot_advance(x)\n}\n";
     for body in [stream, changes, advance] {
         let source = format!("{head}{body}");
-        let file = walcheck_lang::check(&source)
-            .into_result()
-            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
-        let r = Reference::new(&file);
-        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
-        assert!(graph.states.iter().any(commits_out_of_order), "{source}");
-        let before = COMPARED.load(Ordering::Relaxed);
-        compare(&source).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            COMPARED.load(Ordering::Relaxed) > before,
-            "compared:\n{source}"
-        );
+        reaches_and_matches(&source, commits_out_of_order);
     }
 }
 
@@ -853,19 +819,7 @@ fn the_standby_files_match_the_reference() {
         x = pg_current_wal_lsn()\n}\nalways never-read: x == none\n";
     for body in [stream, advance, sql, fails] {
         let source = format!("{head}{body}");
-        let file = walcheck_lang::check(&source)
-            .into_result()
-            .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
-        let r = Reference::new(&file);
-        let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
-        let behind = |s: &super::semantics::State| s.pg.wal.replay < s.pg.wal.flush;
-        assert!(graph.states.iter().any(behind), "{source}");
-        let before = COMPARED.load(Ordering::Relaxed);
-        compare(&source).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            COMPARED.load(Ordering::Relaxed) > before,
-            "compared:\n{source}"
-        );
+        reaches_and_matches(&source, |s| s.pg.wal.replay < s.pg.wal.flush);
     }
     // The standby's crash leaves the primary's unflushed asynchronous commit alone.
     let file = walcheck_lang::check(&format!("{head}{stream}"))
@@ -879,4 +833,21 @@ fn the_standby_files_match_the_reference() {
                 .txns
                 .last()
                 .map_or(walcheck_model::Lsn::INVALID, |t| t.end_lsn)));
+}
+
+/// Checks `source`, asserts the reference reaches a state where `reached` holds (so the file
+/// shows what it was written for), then compares it as generated files are.
+fn reaches_and_matches(source: &str, reached: impl Fn(&super::semantics::State) -> bool) {
+    let file = walcheck_lang::check(source)
+        .into_result()
+        .unwrap_or_else(|d| panic!("{d:?}\n{source}"));
+    let r = Reference::new(&file);
+    let graph = super::liveness::explore(&r, STATES_MAX).expect("within the bound");
+    assert!(graph.states.iter().any(reached), "{source}");
+    let before = COMPARED.load(Ordering::Relaxed);
+    compare(source).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        COMPARED.load(Ordering::Relaxed) > before,
+        "compared:\n{source}"
+    );
 }
