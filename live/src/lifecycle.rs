@@ -297,7 +297,10 @@ fn stop_unanswered(
                 Err(_) => seen.ended = Some(ms(Instant::now())),
             }
             if seen.ended.is_none() && seen.refused.is_none() {
-                if let Err((code, message)) = new_session(server) {
+                // A new session: accepted (and closed at once), or refused.
+                if let Err((code, message)) =
+                    server.try_connect().map(drop).map_err(|e| db_error(&e))
+                {
                     seen.refused = Some((code, message, ms(Instant::now())));
                 }
             }
@@ -306,20 +309,6 @@ fn stop_unanswered(
         seen.stopped = ms(stopped);
         Ok(seen)
     })
-}
-
-/// A new session on `server`: `Ok` if it is accepted (and closed at once), else the SQLSTATE and
-/// message of its refusal.
-fn new_session(server: &PgServer) -> Result<(), (String, String)> {
-    postgres::Config::new()
-        .host("127.0.0.1")
-        .port(server.port())
-        .user("postgres")
-        .dbname("postgres")
-        .connect_timeout(Duration::from_secs(2))
-        .connect(postgres::NoTls)
-        .map(drop)
-        .map_err(|e| db_error(&e))
 }
 
 /// `wal_sender_timeout` on an idle stream, the server up: the client confirms the second of

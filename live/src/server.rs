@@ -635,10 +635,15 @@ impl PgServer {
 
     /// A new client session (loopback, trust authentication, statement timeout set).
     pub fn connect(&self) -> Result<postgres::Client, String> {
+        self.try_connect()
+            .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port))
+    }
+
+    /// [`PgServer::connect`], with the client library's error: a rule that expects a refusal
+    /// reads its SQLSTATE.
+    pub fn try_connect(&self) -> Result<postgres::Client, postgres::Error> {
         if let Some(config) = &self.external {
-            return config
-                .connect(postgres::NoTls)
-                .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port));
+            return config.connect(postgres::NoTls);
         }
         postgres::Config::new()
             .host("127.0.0.1")
@@ -648,7 +653,6 @@ impl PgServer {
             .connect_timeout(Duration::from_secs(CONNECT_TIMEOUT_S))
             .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"))
             .connect(postgres::NoTls)
-            .map_err(|e| format!("connect to 127.0.0.1:{}: {e}", self.port))
     }
 
     /// A new client session on database `dbname` of a throwaway server.
