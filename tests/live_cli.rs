@@ -282,5 +282,22 @@ fn an_interrupted_conformance_run_leaves_nothing_on_an_existing_server() {
     assert!(!stdout.contains("FAIL"), "{stdout}");
     assert!(!stderr.contains("error"), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    assert_eq!(count(walcheck_objects), 0);
+    let left: Vec<String> = server
+        .connect()
+        .unwrap()
+        .query(
+            "SELECT 'slot ' || slot_name FROM pg_replication_slots \
+             UNION ALL SELECT 'publication ' || pubname FROM pg_publication \
+             UNION ALL SELECT 'table ' || tablename FROM pg_tables WHERE tablename LIKE 'walcheck%'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(
+        count(walcheck_objects),
+        0,
+        "left on the server: {left:?}\n{stderr}"
+    );
 }
