@@ -1565,6 +1565,48 @@ fn a_dropped_stream_ends_the_loop_and_keeps_the_slot_in_memory() {
     assert_eq!(row(&rows, "slot-keeps-ack").1, "violated", "{rows:?}");
 }
 
+/// A stream that skips a transaction the connector still holds whole (in its open batch) loses
+/// nothing: this connector reconnects after a dropped stream from the position it received to,
+/// past the batch it has not yet committed, and commits the batch at the next keepalive. Before
+/// the fix `no-data-loss` was violated in 10 steps (the second `start_replication` skipping T1,
+/// then only in the batch). Once the connector drops its copy, the same skip is a loss: with the
+/// position saved in a state file before the commit, a connector crash loses the batch and the
+/// next run starts past T1.
+#[test]
+fn a_reconnection_past_a_transaction_the_batch_holds_loses_nothing() {
+    let design = |name: &str, storage: &str, faults: &str| {
+        scratch_file(
+            name,
+            &format!(
+                "walcheck 1\nconnector \"batches until a keepalive\"\nenv transactions = 2\n\
+                 {faults}\nenv runs = unbounded\nenv keepalives = 2\n\
+                 durable pos: lsn = none, in destination\n{storage} received: lsn = none\n\
+                 every run {{\n  received = max(received, pos)\n  loop {{\n    \
+                 start_replication(received)\n    for each message m {{\n      \
+                 if m.is_keepalive {{\n        if received != pos {{\n          \
+                 destination.commit(pos = received)\n          \
+                 standby_status_update(flush = pos)\n        }}\n      }} else {{\n        \
+                 destination.write(m.txn)\n        received = m.txn.end_lsn\n      }}\n    }}\n  \
+                 }}\n}}\n"
+            ),
+        )
+    };
+    let kept = design(
+        "reconnect-past-batch.wal",
+        "volatile",
+        "env stream_drops = 1\nenv connector_crashes = 0",
+    );
+    let (rows, _) = verdicts(&[&kept]);
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+    let dropped = design(
+        "restart-past-lost-batch.wal",
+        "durable",
+        "env stream_drops = 0\nenv connector_crashes = 1",
+    );
+    let (rows, _) = verdicts(&[&dropped]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+}
+
 /// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
 /// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
 /// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the

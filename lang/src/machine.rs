@@ -2680,9 +2680,33 @@ impl Machine {
     /// stream owes: at `START_REPLICATION` for what is already flushed, and at each read for
     /// what was committed since (after a failover, a position recorded on the lost timeline can
     /// lie past the new timeline's commits).
+    /// A transaction the connector still holds whole ([`Machine::holds_whole`]) is not lost by
+    /// a skip: the connector can still deliver it (a reconnection from its in-memory position
+    /// while its batch waits for the commit); if it drops it instead, a later restart past it or
+    /// the quiescent check reports the loss.
     fn skips_owed(&self, state: &State, ws: &Walsender, upto: Lsn) -> bool {
-        self.owed_by_stream(state)
-            .any(|t| t.end_lsn <= upto && txn_needs_skip(t, ws.start_decoding_at))
+        let origin = state.slot_origin;
+        state.live().any(|(i, t)| {
+            t.is_published()
+                && state.dest & (1 << i) == 0
+                && t.commit_lsn >= origin
+                && t.end_lsn <= upto
+                && txn_needs_skip(t, ws.start_decoding_at)
+                && !self.holds_whole(state, i)
+        })
+    }
+
+    /// Whether the connector holds transaction `i` whole: in its open batch (with `env messages
+    /// = changes`, every row of it in the batch or already in the destination), or in a
+    /// variable or a channel's place ([`Machine::held`]).
+    fn holds_whole(&self, state: &State, i: usize) -> bool {
+        let in_batch = if self.env.by_change {
+            let rows = row_bits(1 << i, self.env.rows);
+            (state.batch_rows | state.dest_rows) & rows == rows
+        } else {
+            state.batch & (1 << i) != 0
+        };
+        in_batch || self.held(state, i)
     }
 
     /// The undelivered transactions the stream owes: those committed after the slot was

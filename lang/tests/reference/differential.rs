@@ -692,6 +692,48 @@ fn the_stream_drop_files_match_the_reference() {
     }
 }
 
+/// A reconnection past a transaction the connector holds whole in its open batch (the
+/// no-data-loss rule's exception), compared as generated files are: after a dropped stream, from
+/// the position received to (holds); with whole transactions and with two rows each sent one by
+/// one (where a batch holding one row of a transaction does not hold it whole); and with that
+/// position in a state file and a connector crash that loses the batch (violated). The first two
+/// reach, on the reference's side, a stream that starts past a transaction in the open batch,
+/// the third a start past the transaction the crash took out of it.
+#[test]
+fn the_held_batch_files_match_the_reference() {
+    let design = |storage: &str, faults: &str, messages: &str| {
+        format!(
+            "walcheck 1\nconnector \"batch\"\nenv transactions = 2\n{faults}\n{messages}\
+             env runs = unbounded\nenv keepalives = 2\n\
+             durable pos: lsn = none, in destination\n{storage} received: lsn = none\n\
+             skip eventually-acknowledged \"liveness is not compared\"\n\
+             skip wal-retention-bounded \"liveness is not compared\"\n\
+             every run {{\n  received = max(received, pos)\n  loop {{\n    \
+             start_replication(received)\n    for each message m {{\n      \
+             if m.is_keepalive {{\n        if received != pos {{\n          \
+             destination.commit(pos = received)\n          \
+             standby_status_update(flush = pos)\n        }}\n      }} else {{\n        \
+             destination.write(m)\n        received = m.lsn\n      }}\n    }}\n  }}\n}}\n"
+        )
+    };
+    let drop = "env stream_drops = 1\nenv connector_crashes = 0";
+    let crash = "env stream_drops = 0\nenv connector_crashes = 1";
+    let changes = "env messages = changes\nenv rows = 2\n";
+    for source in [
+        design("volatile", drop, ""),
+        design("volatile", drop, changes),
+    ] {
+        reaches_and_matches(&source, |s| {
+            s.pg.walsender.is_some_and(|w| {
+                s.batch
+                    .iter()
+                    .any(|&(i, _)| s.pg.txns[i].commit_lsn < w.start_decoding_at)
+            })
+        });
+    }
+    reaches_and_matches(&design("durable", crash, ""), |s| s.pg.lost);
+}
+
 /// The worked example of messages one by one (docs/language.md, "Messages one by one"), compared
 /// as generated files are: `docs/examples/changes.wal`, which counts the rows committed at one
 /// LSN and holds, and `changes-lsn-only.wal`, which keeps the LSN alone and loses the second

@@ -1067,6 +1067,7 @@ impl<'f> Reference<'f> {
                 && t.end_lsn <= after.read_to
                 && t.is_published()
                 && !Self::holds(state, i)
+                && !Self::holds_whole(state, i)
                 && txn_needs_skip(t, after.start_decoding_at)
         });
         state.pg.lost |= skipped;
@@ -1876,6 +1877,7 @@ impl<'f> Reference<'f> {
                 let skipped = Self::live(&s).any(|(i, t)| {
                     t.is_published()
                         && !Self::holds(&s, i)
+                        && !Self::holds_whole(&s, i)
                         && t.end_lsn <= flush
                         && txn_needs_skip(t, ws.start_decoding_at)
                 });
@@ -2753,14 +2755,25 @@ impl<'f> Reference<'f> {
 
     /// Whether transaction `i` is in the open batch, a variable or a channel's place.
     fn held(s: &State, i: usize) -> bool {
+        s.batch.iter().any(|&(j, _)| j == i) || Self::in_a_variable(s, i)
+    }
+
+    /// Whether a variable or a channel's place names transaction `i`.
+    fn in_a_variable(s: &State, i: usize) -> bool {
         let holds = |v: &V| match v {
             V::Txn(Some(j)) | V::Msg(Msg { txn: Some(j), .. }) => *j == i,
             V::Txns(set) => set.contains(&i),
             _ => false,
         };
-        s.batch.iter().any(|&(j, _)| j == i)
-            || s.vars.values().any(holds)
-            || s.chans.values().flatten().any(holds)
+        s.vars.values().any(holds) || s.chans.values().flatten().any(holds)
+    }
+
+    /// "the connector does not hold whole either — in its open batch (with `env messages =
+    /// changes`, every row of it in the batch or the destination), a variable or a channel's
+    /// place".
+    fn holds_whole(s: &State, i: usize) -> bool {
+        Self::rows_of(s, i).all(|r| s.batch.contains(&r) || s.dest.contains(&r))
+            || Self::in_a_variable(s, i)
     }
 
     fn undelivered<'s>(&self, s: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
