@@ -8,6 +8,7 @@
 pub mod conformance;
 pub mod durability;
 pub mod failover;
+mod interrupt;
 pub mod ladder;
 pub mod lifecycle;
 pub mod load;

@@ -234,9 +234,9 @@ impl ReplicationClient {
     /// Connects with `replication=database` and the given `-c` options (e.g.
     /// `wal_sender_timeout=2s`); only trust authentication is supported.
     pub fn connect(target: &Target, options: &str) -> Result<ReplicationClient, ServerError> {
-        if crate::server::interrupted() {
+        if crate::interrupt::interrupted() {
             // The interrupt handler is dropping this run's slots: open no walsender.
-            crate::server::exit_interrupted();
+            crate::interrupt::exit_interrupted();
         }
         let stream =
             TcpStream::connect((target.host.as_str(), target.port)).map_err(io_err("connect"))?;

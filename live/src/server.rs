@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use walcheck_model::Lsn;
 
+pub use crate::interrupt::{exit_interrupted, interrupted};
 use crate::pg_error::pg_message;
 use crate::replication::application_name;
 pub use crate::versions::find_bindir;
@@ -196,26 +197,6 @@ fn walcheck_objects(client: &mut postgres::Client) -> Result<WalcheckObjects, po
     })
 }
 
-/// Set first thing by the interrupt handler: the main thread then reports nothing of what the
-/// interrupt cut short ([`interrupted`], [`exit_interrupted`]).
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Whether SIGINT or SIGTERM arrived: the handler is stopping the servers, and errors seen since
-/// are the interrupt's doing, not the server's.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// Waits for the interrupt handler to finish its clean-up and exit 130 (it prints the
-/// `interrupted` line); exits 130 itself should the handler take longer than a minute.
-pub fn exit_interrupted() -> ! {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::process::exit(130)
-}
-
 /// The table the live load writes (`live::load`); on a `--pg-url` server it is dropped when the
 /// run ends.
 pub const LOAD_TABLE: &str = "walcheck_load";
@@ -227,7 +208,7 @@ pub fn clean_up_on_interrupt() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let _ = ctrlc::set_handler(|| {
-            INTERRUPTED.store(true, Ordering::SeqCst);
+            crate::interrupt::begin();
             let servers = LIVE_SERVERS.lock().map(|s| s.clone()).unwrap_or_default();
             for (bindir, root, as_postgres) in servers {
                 let data = root.join("data");
