@@ -1607,6 +1607,57 @@ fn a_reconnection_past_a_transaction_the_batch_holds_loses_nothing() {
     assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
 }
 
+/// A connector that reads idle keepalives for ever is at rest once nothing it can do puts more
+/// in the destination: a transaction it keeps in a variable and never writes is lost, and so is
+/// one a `backfill()` it never reaches would have delivered (a slot dropped and created again
+/// past it). Before the look-ahead both files held: the first because the variable held T1,
+/// the second because a `for each message` body called `backfill()`. A batch the next
+/// keepalive commits is a delivery still to come (holds).
+#[test]
+fn a_transaction_held_for_ever_or_a_backfill_never_reached_is_lost() {
+    let head = "walcheck 1\nconnector \"reader\"\nenv transactions = 2\nenv keepalives = 1\n\
+        env connector_crashes = 0\nenv runs = unbounded\n";
+    let held = scratch_file(
+        "held-for-ever.wal",
+        &format!(
+            "{head}durable pos: lsn = none, in destination\nvolatile x: txn = none\n\
+             every run {{\n  start_replication(pos)\n  for each message m {{\n    \
+             if not m.is_keepalive {{\n      if x == none {{\n        x = m.txn\n      \
+             }} else {{\n        destination.write(m.txn)\n        \
+             destination.commit(pos = m.txn.end_lsn)\n      }}\n    }}\n  }}\n}}\n"
+        ),
+    );
+    let (rows, _) = verdicts(&[&held]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+    let unreached = scratch_file(
+        "backfill-never-reached.wal",
+        &format!(
+            "{head}env slot = exists\ndurable recreated: bool = false\n\
+             durable resync: bool = false\nevery run {{\n  if not recreated {{\n    \
+             pg_drop_replication_slot()\n    pg_create_logical_replication_slot()\n    \
+             recreated = true\n  }}\n  start_replication(0/0)\n  for each message m {{\n    \
+             if m.is_keepalive and resync {{\n      backfill()\n    }}\n    \
+             if not m.is_keepalive {{\n      destination.write(m.txn)\n      \
+             destination.commit()\n      standby_status_update(flush = m.txn.end_lsn)\n    \
+             }}\n  }}\n}}\n"
+        ),
+    );
+    let (rows, _) = verdicts(&[&unreached]);
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+    let batched = scratch_file(
+        "batch-until-keepalive.wal",
+        &format!(
+            "{head}durable pos: lsn = none, in destination\nvolatile seen: lsn = none\n\
+             every run {{\n  start_replication(pos)\n  for each message m {{\n    \
+             if m.is_keepalive {{\n      if seen != none {{\n        \
+             destination.commit(pos = seen)\n      }}\n    }} else {{\n      \
+             destination.write(m.txn)\n      seen = m.txn.end_lsn\n    }}\n  }}\n}}\n"
+        ),
+    );
+    let (rows, _) = verdicts(&[&batched]);
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+}
+
 /// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
 /// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
 /// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the

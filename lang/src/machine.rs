@@ -414,6 +414,10 @@ impl Env {
     }
 }
 
+/// The most states [`Machine::delivers_later`] looks ahead over before it assumes the connector
+/// can still deliver.
+pub const LOOKAHEAD_STATES: usize = 10_000;
+
 /// An action: a step of the connector, of the workload, of PostgreSQL, or a fault.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Action {
@@ -508,6 +512,26 @@ pub enum Action {
     /// Fault: the walsender ends the stream while PostgreSQL stays up: `wal_sender_timeout`
     /// passed without a reply from the connector, or the connection dropped.
     StreamDrop,
+}
+
+impl Action {
+    /// A fault (a crash, a kill, a stop, a failover, a dropped stream) or a client transaction
+    /// of the workload: what [`Machine::delivers_later`] leaves out.
+    fn is_fault_or_workload(&self) -> bool {
+        matches!(
+            self,
+            Action::ConnectorCrash
+                | Action::PgCrash
+                | Action::OsCrash
+                | Action::PgStop
+                | Action::Kill { .. }
+                | Action::Failover
+                | Action::StreamDrop
+                | Action::Commit { .. }
+                | Action::Open { .. }
+                | Action::CommitOpen { .. }
+        )
+    }
 }
 
 impl fmt::Display for Action {
@@ -2765,15 +2789,12 @@ impl Machine {
     }
 
     /// Whether the connector only waits for messages the walsender has none of but its idle
-    /// keepalives (`probe`: every step it can take reads a `for each message`), with nothing
-    /// undelivered in its batch or its variables and no `backfill()` in a stream's body: no step
-    /// of its own delivers anything more, so what the destination lacks stays lacking unless a
-    /// fault restarts it. A waiting connector is always able to read one more keepalive
-    /// (`env keepalives`), which without this would keep every state from being quiescent.
+    /// keepalives (`probe`: every step it can take reads a `for each message`), and nothing it
+    /// can do from here puts more in the destination ([`Machine::delivers_later`]): what the
+    /// destination lacks stays lacking unless a fault restarts it. A waiting connector is always
+    /// able to read one more keepalive (`env keepalives`), which without this would keep every
+    /// state from being quiescent.
     fn idle_reader(&self, state: &State, probe: &[Action]) -> bool {
-        if self.program.backfills_in_stream || state.batch != 0 {
-            return false;
-        }
         if !matches!(self.to_send(state), Some((_, None))) {
             return false;
         }
@@ -2784,11 +2805,40 @@ impl Machine {
             }
             _ => false,
         };
-        let dest = state.dest;
-        probe.iter().all(reads)
-            && !state
-                .live()
-                .any(|(i, t)| t.is_published() && dest & (1 << i) == 0 && self.held(state, i))
+        probe.iter().all(reads) && !self.delivers_later(state)
+    }
+
+    /// Whether some run of steps from `start` puts more in the destination: the connector's
+    /// steps (idle keepalives read, a batch committed, a `backfill()`, a new run's stream) and
+    /// PostgreSQL's background work, but no fault, no failing call and no client transaction.
+    /// A look-ahead over at most [`LOOKAHEAD_STATES`] states; past that, assumed so. It
+    /// replaces a reading of the text (a `backfill()` somewhere in a stream's body, a
+    /// transaction held in the batch or a variable), which took a call that never runs, or a
+    /// transaction held for ever, for a delivery still to come.
+    fn delivers_later(&self, start: &State) -> bool {
+        let mut seen = std::collections::BTreeSet::from([start.clone()]);
+        let mut frontier = vec![start.clone()];
+        let mut actions = Vec::new();
+        while let Some(state) = frontier.pop() {
+            actions.clear();
+            self.actions(&state, &mut actions);
+            for &action in actions.iter().filter(|a| !a.is_fault_or_workload()) {
+                let mut next = state.clone();
+                if !self.apply(&mut next, action) || next.call_failures != state.call_failures {
+                    continue;
+                }
+                if next.dest != start.dest || next.dest_rows != start.dest_rows {
+                    return true;
+                }
+                if seen.len() >= LOOKAHEAD_STATES {
+                    return true;
+                }
+                if seen.insert(next.clone()) {
+                    frontier.push(next);
+                }
+            }
+        }
+        false
     }
 
     /// Whether a variable of the connector (a message, a transaction, a set of them) names

@@ -243,18 +243,6 @@ pub struct Program {
     /// Whether the file sets `env failovers` or `env failover_slots`: its traces then show the
     /// standby, its copy of the slot and the failovers so far.
     pub failover: bool,
-    /// Whether a `for each message` body calls `backfill()`: a connector waiting for its next
-    /// message may then still deliver what its destination lacks.
-    pub backfills_in_stream: bool,
-}
-
-/// Whether a `for each message` body (the instructions between its head and its end) calls
-/// `backfill()`.
-fn backfills_in_stream(code: &[Instr]) -> bool {
-    code.iter().enumerate().any(|(head, i)| match i.op {
-        Op::Receive { end, .. } => calls(&code[head + 1..end.max(head + 1)], "backfill"),
-        _ => false,
-    })
 }
 
 /// Whether a state keeps the WAL removal horizon: the file names `no-needed-wal-removed` in an
@@ -342,9 +330,7 @@ impl Program {
             .collect();
         let call_faults = c.code.iter().any(|i| i.on_error.is_some())
             || file.knobs().any(|k| k.name.node == "call_failures");
-        let backfills_in_stream = backfills_in_stream(&c.code);
         Program {
-            backfills_in_stream,
             slots: c.slots,
             backfills: calls(&c.code, "backfill"),
             code: c.code,

@@ -734,6 +734,52 @@ fn the_held_batch_files_match_the_reference() {
     reaches_and_matches(&design("durable", crash, ""), |s| s.pg.lost);
 }
 
+/// A reader of idle keepalives at rest once nothing it can do delivers more (the no-data-loss
+/// rule's look-ahead), compared as generated files are: a transaction kept for ever in a
+/// variable, a `backfill()` never reached after a transaction was skipped and confirmed (both
+/// violated), and a batch each keepalive commits (holds). Each reaches, on the
+/// reference's side, a state where the destination lacks a committed transaction while the
+/// connector reads keepalives.
+#[test]
+fn the_look_ahead_files_match_the_reference() {
+    let head = "walcheck 1\nconnector \"reader\"\nenv transactions = 2\nenv keepalives = 1\n\
+        env connector_crashes = 0\nenv runs = unbounded\n\
+        skip eventually-acknowledged \"liveness is not compared\"\n\
+        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let held = format!(
+        "{head}durable pos: lsn = none, in destination\nvolatile x: txn = none\n\
+         every run {{\n  start_replication(pos)\n  for each message m {{\n    \
+         if not m.is_keepalive {{\n      if x == none {{\n        x = m.txn\n      \
+         }} else {{\n        destination.write(m.txn)\n        \
+         destination.commit(pos = m.txn.end_lsn)\n      }}\n    }}\n  }}\n}}\n"
+    );
+    let unreached = format!(
+        "{head}durable resync: bool = false\nevery run {{\n  start_replication(0/0)\n  \
+         for each message m {{\n    if m.is_keepalive and resync {{\n      backfill()\n    \
+         }}\n    if not m.is_keepalive {{\n      if m.txn.end_lsn > 0/1002000 {{\n        \
+         destination.write(m.txn)\n        destination.commit()\n      }}\n      \
+         standby_status_update(flush = m.txn.end_lsn)\n    }}\n  }}\n}}\n"
+    );
+    let batched = format!(
+        "{head}durable pos: lsn = none, in destination\nvolatile seen: lsn = none\n\
+         every run {{\n  start_replication(pos)\n  for each message m {{\n    \
+         if m.is_keepalive {{\n      if seen != none {{\n        \
+         destination.commit(pos = seen)\n      }}\n    }} else {{\n      \
+         destination.write(m.txn)\n      seen = m.txn.end_lsn\n    }}\n  }}\n}}\n"
+    );
+    for source in [held, unreached, batched] {
+        reaches_and_matches(&source, |s| {
+            s.pg.published == 2
+                && s.pg.walsender.is_some()
+                && s.pg
+                    .txns
+                    .iter()
+                    .enumerate()
+                    .any(|(i, _)| !s.dest.contains(&(i, 0)))
+        });
+    }
+}
+
 /// The worked example of messages one by one (docs/language.md, "Messages one by one"), compared
 /// as generated files are: `docs/examples/changes.wal`, which counts the rows committed at one
 /// LSN and holds, and `changes-lsn-only.wal`, which keeps the LSN alone and loses the second

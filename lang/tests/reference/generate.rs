@@ -146,6 +146,12 @@ impl Gen {
                 "destination.holds == none",
                 "a.flushed <= d",
                 "a.flushed == a",
+                // The slot's copy on disk: what saves it (an advance, a checkpoint, a status
+                // update that moves restart_lsn, a clean stop) shows here first.
+                "slot.saved_confirmed_flush == slot.confirmed_flush",
+                "slot.saved_confirmed_flush < slot.confirmed_flush",
+                "slot.saved_restart_lsn == slot.restart_lsn",
+                "d <= slot.saved_confirmed_flush",
             ]);
             if self.has_message {
                 of.extend(["m == none", "m != none"]);
