@@ -1658,6 +1658,39 @@ fn a_transaction_held_for_ever_or_a_backfill_never_reached_is_lost() {
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }
 
+/// A `destination.commit` that fails before taking effect rolls the destination's transaction
+/// back: a retry in its `on error` handler commits an empty batch unless the handler writes the
+/// transaction again, and the status update after it confirms what the destination lacks.
+/// Before, the failed commit kept its batch and both properties held.
+#[test]
+fn a_failed_destination_commit_loses_its_batch() {
+    let retry = |name: &str, handler: &str| {
+        scratch_file(
+            name,
+            &format!(
+                "walcheck 1\nconnector \"retries a failed commit once\"\nenv transactions = 2\n\
+                 env connector_crashes = 0\nenv call_failures = 1\n\
+                 durable pos: lsn = none, in destination\nevery run {{\n  \
+                 start_replication(pos)\n  for each message m {{\n    \
+                 destination.write(m.txn)\n    \
+                 destination.commit(pos = m.txn.end_lsn) on error {{\n{handler}      \
+                 destination.commit(pos = m.txn.end_lsn)\n    }}\n    \
+                 standby_status_update(flush = m.txn.end_lsn)\n  }}\n}}\n"
+            ),
+        )
+    };
+    let (rows, _) = verdicts(&[&retry("commit-retry-bare.wal", "")]);
+    assert_eq!(row(&rows, "ack-within-durable").1, "violated", "{rows:?}");
+    assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
+    let rewrite = retry(
+        "commit-retry-rewrite.wal",
+        "      destination.write(m.txn)\n",
+    );
+    let (rows, _) = verdicts(&[&rewrite]);
+    assert_eq!(row(&rows, "ack-within-durable").1, "holds", "{rows:?}");
+    assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
+}
+
 /// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
 /// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
 /// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the

@@ -1247,7 +1247,9 @@ impl Machine {
     }
 
     /// A failed call: before taking effect, or after (its answer lost); then its `on error`
-    /// handler, or the end of the run.
+    /// handler, or the end of the run. A `destination.commit` that fails before taking effect
+    /// rolls the destination's transaction back: its open batch is gone, and a retry commits
+    /// only what the handler writes again.
     fn failed_call(
         &self,
         state: &mut State,
@@ -1258,6 +1260,8 @@ impl Machine {
         state.call_failures += 1;
         if chooser.choose(Detail::CallTimesOut) {
             self.call(state, call, chooser)?;
+        } else if call.callee.node == "destination.commit" {
+            state.drop_batch();
         }
         match self.program.code[pc].on_error {
             Some(handler) => Ok(Some(handler)),

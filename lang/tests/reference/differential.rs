@@ -780,6 +780,33 @@ fn the_look_ahead_files_match_the_reference() {
     }
 }
 
+/// A `destination.commit` that fails before taking effect loses its open batch, compared as
+/// generated files are: a retry that commits again without writing (violated) and one that
+/// writes the transaction again first (holds). Each reaches, on the reference's side, a failed
+/// commit that left the batch empty.
+#[test]
+fn the_failed_commit_files_match_the_reference() {
+    let retry = |handler: &str| {
+        format!(
+            "walcheck 1\nconnector \"retry\"\nenv transactions = 2\n\
+             env connector_crashes = 0\nenv call_failures = 1\n\
+             skip eventually-acknowledged \"liveness is not compared\"\n\
+             skip wal-retention-bounded \"liveness is not compared\"\n\
+             durable pos: lsn = none, in destination\nevery run {{\n  \
+             start_replication(pos)\n  for each message m {{\n    \
+             destination.write(m.txn)\n    \
+             destination.commit(pos = m.txn.end_lsn) on error {{\n{handler}      \
+             destination.commit(pos = m.txn.end_lsn)\n    }}\n    \
+             standby_status_update(flush = m.txn.end_lsn)\n  }}\n}}\n"
+        )
+    };
+    for source in [retry(""), retry("      destination.write(m.txn)\n")] {
+        reaches_and_matches(&source, |s| {
+            s.call_failures == 1 && s.batch.is_empty() && s.dest.is_empty() && s.pg.published > 0
+        });
+    }
+}
+
 /// The worked example of messages one by one (docs/language.md, "Messages one by one"), compared
 /// as generated files are: `docs/examples/changes.wal`, which counts the rows committed at one
 /// LSN and holds, and `changes-lsn-only.wal`, which keeps the LSN alone and loses the second

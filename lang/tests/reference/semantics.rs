@@ -1261,6 +1261,11 @@ impl<'f> Reference<'f> {
         };
         let mut before = state.clone();
         before.call_failures += 1;
+        // "A `destination.commit` that fails before it takes effect rolls the destination's
+        // transaction back: its open batch is gone".
+        if callee == "destination.commit" {
+            before.batch.clear();
+        }
         let mut out = vec![(before, flow.clone())];
         for (mut s, v) in self.call(state.clone(), call) {
             if v.is_some() && !matches!(s.at, Where::Fatal(..)) {
