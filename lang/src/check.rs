@@ -692,7 +692,7 @@ impl<'f> Checker<'f> {
     }
 
     /// The variable `target` may be assigned: declared, and not destination metadata.
-    fn target(&mut self, target: &Name, scope: &Scope) -> Option<Type> {
+    fn target(&mut self, target: &Name, scope: &Scope, got: Option<Ty>) -> Option<Type> {
         if scope.messages.contains(&target.node) {
             let d = Diagnostic::new(
                 Code::Misplaced,
@@ -705,7 +705,7 @@ impl<'f> Checker<'f> {
             return None;
         }
         let Some(v) = self.vars.get(target.node.as_str()) else {
-            self.undeclared(target);
+            self.undeclared_holding(target, got);
             return None;
         };
         let (what, how) = if self.timers.contains(target.node.as_str()) {
@@ -747,16 +747,16 @@ impl<'f> Checker<'f> {
     }
 
     fn assign(&mut self, target: &Name, value: &Expr, scope: &Scope) {
-        let want = self.target(target, scope);
         let got = self.expr(value, scope, Place::Code);
+        let want = self.target(target, scope, got);
         if let (Some(want), Some(got)) = (want, got) {
             self.expect_fits(got, want, value, &format!("`{}`", target.node));
         }
     }
 
     fn assign_call(&mut self, target: &Name, call: &'f Call, scope: &Scope) {
-        let want = self.target(target, scope);
         let got = self.call(call, scope, false);
+        let want = self.target(target, scope, got.flatten().map(Ty::Of));
         match (want, got) {
             (Some(want), Some(Some(got))) if !Ty::Of(got).fits(want) => {
                 let message = format!(
@@ -1106,6 +1106,20 @@ impl<'f> Checker<'f> {
     }
 
     fn undeclared(&mut self, name: &Name) {
+        self.undeclared_holding(name, None);
+    }
+
+    /// [`Checker::undeclared`] for an assignment's target, whose hint declares it with the type
+    /// of the value assigned (`got`) when that is known: a `txn` as a `txn`, not an `lsn`.
+    fn undeclared_holding(&mut self, name: &Name, got: Option<Ty>) {
+        let declared = match got {
+            Some(Ty::Of(Type::Bool)) => "bool = false".to_owned(),
+            Some(Ty::Of(Type::Txn)) => "txn = none".to_owned(),
+            Some(Ty::Of(Type::Txns)) => "txns = none".to_owned(),
+            Some(Ty::Of(Type::Counter(lo, hi))) => format!("{lo}..{hi} = {lo}"),
+            Some(Ty::Number(n)) => format!("0..{} = 0", n.max(1)),
+            _ => "lsn = none".to_owned(),
+        };
         let message = format!("undeclared variable `{}`", name.node);
         let known = self.vars.keys().copied();
         let reserved = vocabulary::RESERVED.contains(&name.node.as_str());
@@ -1115,7 +1129,7 @@ impl<'f> Checker<'f> {
                 name.node
             ),
             false => format!(
-                "declare it: `volatile {}: lsn = none` (or durable)",
+                "declare it: `volatile {}: {declared}` (or durable)",
                 name.node
             ),
         });
