@@ -1617,16 +1617,8 @@ fn a_reconnection_past_a_transaction_the_batch_holds_loses_nothing() {
 fn a_transaction_held_for_ever_or_a_backfill_never_reached_is_lost() {
     let head = "walcheck 1\nconnector \"reader\"\nenv transactions = 2\nenv keepalives = 1\n\
         env connector_crashes = 0\nenv runs = unbounded\n";
-    let held = scratch_file(
-        "held-for-ever.wal",
-        &format!(
-            "{head}durable pos: lsn = none, in destination\nvolatile x: txn = none\n\
-             every run {{\n  start_replication(pos)\n  for each message m {{\n    \
-             if not m.is_keepalive {{\n      if x == none {{\n        x = m.txn\n      \
-             }} else {{\n        destination.write(m.txn)\n        \
-             destination.commit(pos = m.txn.end_lsn)\n      }}\n    }}\n  }}\n}}\n"
-        ),
-    );
+    let files = "lang/tests/reference/files";
+    let held = format!("{files}/held-for-ever.wal");
     let (rows, _) = verdicts(&[&held]);
     assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
     let unreached = scratch_file(
@@ -1644,16 +1636,7 @@ fn a_transaction_held_for_ever_or_a_backfill_never_reached_is_lost() {
     );
     let (rows, _) = verdicts(&[&unreached]);
     assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
-    let batched = scratch_file(
-        "batch-until-keepalive.wal",
-        &format!(
-            "{head}durable pos: lsn = none, in destination\nvolatile seen: lsn = none\n\
-             every run {{\n  start_replication(pos)\n  for each message m {{\n    \
-             if m.is_keepalive {{\n      if seen != none {{\n        \
-             destination.commit(pos = seen)\n      }}\n    }} else {{\n      \
-             destination.write(m.txn)\n      seen = m.txn.end_lsn\n    }}\n  }}\n}}\n"
-        ),
-    );
+    let batched = format!("{files}/batch-until-keepalive.wal");
     let (rows, _) = verdicts(&[&batched]);
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }
@@ -1664,29 +1647,11 @@ fn a_transaction_held_for_ever_or_a_backfill_never_reached_is_lost() {
 /// Before, the failed commit kept its batch and both properties held.
 #[test]
 fn a_failed_destination_commit_loses_its_batch() {
-    let retry = |name: &str, handler: &str| {
-        scratch_file(
-            name,
-            &format!(
-                "walcheck 1\nconnector \"retries a failed commit once\"\nenv transactions = 2\n\
-                 env connector_crashes = 0\nenv call_failures = 1\n\
-                 durable pos: lsn = none, in destination\nevery run {{\n  \
-                 start_replication(pos)\n  for each message m {{\n    \
-                 destination.write(m.txn)\n    \
-                 destination.commit(pos = m.txn.end_lsn) on error {{\n{handler}      \
-                 destination.commit(pos = m.txn.end_lsn)\n    }}\n    \
-                 standby_status_update(flush = m.txn.end_lsn)\n  }}\n}}\n"
-            ),
-        )
-    };
-    let (rows, _) = verdicts(&[&retry("commit-retry-bare.wal", "")]);
+    let files = "lang/tests/reference/files";
+    let (rows, _) = verdicts(&[&format!("{files}/commit-retry-bare.wal")]);
     assert_eq!(row(&rows, "ack-within-durable").1, "violated", "{rows:?}");
     assert_eq!(row(&rows, "no-data-loss").1, "violated", "{rows:?}");
-    let rewrite = retry(
-        "commit-retry-rewrite.wal",
-        "      destination.write(m.txn)\n",
-    );
-    let (rows, _) = verdicts(&[&rewrite]);
+    let (rows, _) = verdicts(&[&format!("{files}/commit-retry-rewrite.wal")]);
     assert_eq!(row(&rows, "ack-within-durable").1, "holds", "{rows:?}");
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }

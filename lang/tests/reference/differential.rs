@@ -661,8 +661,7 @@ fn the_failover_files_match_the_reference() {
 #[test]
 fn the_stream_drop_files_match_the_reference() {
     let example = include_str!("../../../docs/examples/stream-drop.wal");
-    let skips = "skip eventually-acknowledged \"liveness is not compared\"\n\
-        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let skips = LIVENESS_SKIPPED;
     let head = "walcheck 1\nconnector \"drop\"\nenv stream_drops = 1\nenv connector_crashes = 0\n\
         env transactions = 2\nenv runs = 2\ndurable pos: lsn = none, in destination\n";
     let once = "every run {\n  start_replication(pos)\n  for each message m {\n\
@@ -743,30 +742,17 @@ fn the_held_batch_files_match_the_reference() {
 #[test]
 fn the_look_ahead_files_match_the_reference() {
     let head = "walcheck 1\nconnector \"reader\"\nenv transactions = 2\nenv keepalives = 1\n\
-        env connector_crashes = 0\nenv runs = unbounded\n\
-        skip eventually-acknowledged \"liveness is not compared\"\n\
-        skip wal-retention-bounded \"liveness is not compared\"\n";
-    let held = format!(
-        "{head}durable pos: lsn = none, in destination\nvolatile x: txn = none\n\
-         every run {{\n  start_replication(pos)\n  for each message m {{\n    \
-         if not m.is_keepalive {{\n      if x == none {{\n        x = m.txn\n      \
-         }} else {{\n        destination.write(m.txn)\n        \
-         destination.commit(pos = m.txn.end_lsn)\n      }}\n    }}\n  }}\n}}\n"
-    );
+        env connector_crashes = 0\nenv runs = unbounded\n";
+    let skips = LIVENESS_SKIPPED;
+    let held = format!("{}{skips}", include_str!("files/held-for-ever.wal"));
     let unreached = format!(
         "{head}durable resync: bool = false\nevery run {{\n  start_replication(0/0)\n  \
          for each message m {{\n    if m.is_keepalive and resync {{\n      backfill()\n    \
          }}\n    if not m.is_keepalive {{\n      if m.txn.end_lsn > 0/1002000 {{\n        \
          destination.write(m.txn)\n        destination.commit()\n      }}\n      \
-         standby_status_update(flush = m.txn.end_lsn)\n    }}\n  }}\n}}\n"
+         standby_status_update(flush = m.txn.end_lsn)\n    }}\n  }}\n}}\n{skips}"
     );
-    let batched = format!(
-        "{head}durable pos: lsn = none, in destination\nvolatile seen: lsn = none\n\
-         every run {{\n  start_replication(pos)\n  for each message m {{\n    \
-         if m.is_keepalive {{\n      if seen != none {{\n        \
-         destination.commit(pos = seen)\n      }}\n    }} else {{\n      \
-         destination.write(m.txn)\n      seen = m.txn.end_lsn\n    }}\n  }}\n}}\n"
-    );
+    let batched = format!("{}{skips}", include_str!("files/batch-until-keepalive.wal"));
     for source in [held, unreached, batched] {
         reaches_and_matches(&source, |s| {
             s.pg.published == 2
@@ -786,22 +772,12 @@ fn the_look_ahead_files_match_the_reference() {
 /// commit that left the batch empty.
 #[test]
 fn the_failed_commit_files_match_the_reference() {
-    let retry = |handler: &str| {
-        format!(
-            "walcheck 1\nconnector \"retry\"\nenv transactions = 2\n\
-             env connector_crashes = 0\nenv call_failures = 1\n\
-             skip eventually-acknowledged \"liveness is not compared\"\n\
-             skip wal-retention-bounded \"liveness is not compared\"\n\
-             durable pos: lsn = none, in destination\nevery run {{\n  \
-             start_replication(pos)\n  for each message m {{\n    \
-             destination.write(m.txn)\n    \
-             destination.commit(pos = m.txn.end_lsn) on error {{\n{handler}      \
-             destination.commit(pos = m.txn.end_lsn)\n    }}\n    \
-             standby_status_update(flush = m.txn.end_lsn)\n  }}\n}}\n"
-        )
-    };
-    for source in [retry(""), retry("      destination.write(m.txn)\n")] {
-        reaches_and_matches(&source, |s| {
+    let skips = LIVENESS_SKIPPED;
+    for file in [
+        include_str!("files/commit-retry-bare.wal"),
+        include_str!("files/commit-retry-rewrite.wal"),
+    ] {
+        reaches_and_matches(&format!("{file}{skips}"), |s| {
             s.call_failures == 1 && s.batch.is_empty() && s.dest.is_empty() && s.pg.published > 0
         });
     }
@@ -827,8 +803,7 @@ fn the_changes_files_match_the_reference() {
         ),
     ];
     // The built-in liveness properties are the interpreter's alone (as in generated files).
-    let skips = "skip eventually-acknowledged \"liveness is not compared\"\n\
-        skip wal-retention-bounded \"liveness is not compared\"\n";
+    let skips = LIVENESS_SKIPPED;
     for (name, text, holds) in files {
         let source = &format!("{text}{skips}");
         let file = walcheck_lang::check(source)
@@ -952,6 +927,10 @@ fn the_standby_files_match_the_reference() {
 
 /// Checks `source`, asserts the reference reaches a state where `reached` holds (so the file
 /// shows what it was written for), then compares it as generated files are.
+/// The skip lines of a file compared by hand: its liveness checks are not compared.
+const LIVENESS_SKIPPED: &str = "skip eventually-acknowledged \"liveness is not compared\"\n\
+    skip wal-retention-bounded \"liveness is not compared\"\n";
+
 fn reaches_and_matches(source: &str, reached: impl Fn(&super::semantics::State) -> bool) {
     let file = walcheck_lang::check(source)
         .into_result()
