@@ -1656,6 +1656,31 @@ fn a_failed_destination_commit_loses_its_batch() {
     assert_eq!(row(&rows, "no-data-loss").1, "holds", "{rows:?}");
 }
 
+/// A transaction behind the slot for good (`confirmed_flush` past it in memory and on disk, no
+/// stream to send it, no failover left), in neither the destination nor the connector, is lost
+/// at once, whether or not the connector ever rests: a failed commit ignored, then a heartbeat
+/// process that confirms the next commit's position. Before, no-data-loss held (the heartbeat's
+/// loop kept the state from being quiescent). firezone #14213's write-pointer poller, which never
+/// rests either, is caught the same way (its zoo file now expects it).
+#[test]
+fn a_transaction_behind_the_slot_for_good_is_lost_at_once() {
+    let file = "lang/tests/reference/files/commit-fails-heartbeat-acks.wal";
+    let (rows, _) = verdicts(&[file]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(17)),
+        "{rows:?}"
+    );
+    let (rows, _) = verdicts(&["connectors/zoo/firezone-14213-write-buggy.wal"]);
+    let (_, verdict, steps) = row(&rows, "no-data-loss");
+    assert_eq!(
+        (verdict.as_str(), *steps),
+        ("violated", Some(7)),
+        "{rows:?}"
+    );
+}
+
 /// A standby's crash loses nothing of the primary's: an asynchronous commit the primary has not
 /// yet flushed stays committed and is delivered later. Before the fix the crash dropped it as a
 /// primary crash does, and `delivered` was violated in 5 steps (Commit, PgCrash, …): the

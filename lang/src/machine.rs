@@ -2815,7 +2815,9 @@ impl Machine {
     /// Whether some run of steps from `start` puts more in the destination: the connector's
     /// steps (idle keepalives read, a batch committed, a `backfill()`, a new run's stream) and
     /// PostgreSQL's background work, but no fault, no failing call and no client transaction.
-    /// A look-ahead over at most [`LOOKAHEAD_STATES`] states; past that, assumed so. It
+    /// A run that reaches the end of every run counts as delivering: the check at that state
+    /// decides, by what the slot would send again. A look-ahead over at most
+    /// [`LOOKAHEAD_STATES`] states; past that, assumed so. It
     /// replaces a reading of the text (a `backfill()` somewhere in a stream's body, a
     /// transaction held in the batch or a variable), which took a call that never runs, or a
     /// transaction held for ever, for a delivery still to come.
@@ -2831,7 +2833,9 @@ impl Machine {
                 if !self.apply(&mut next, action) || next.call_failures != state.call_failures {
                     continue;
                 }
-                if next.dest != start.dest || next.dest_rows != start.dest_rows {
+                // Every run over: the check there decides, by what the slot would send again.
+                let done = next.status == Status::Done;
+                if done || next.dest != start.dest || next.dest_rows != start.dest_rows {
                     return true;
                 }
                 if seen.len() >= LOOKAHEAD_STATES {
@@ -2881,9 +2885,10 @@ impl Machine {
     }
 
     /// A publication transaction nothing can deliver any more: committed before the slot was
-    /// created, or with the slot invalidated (so no stream of this slot, or of a later one,
-    /// sends it), not in the destination, its open batch or any variable, in a file that never
-    /// calls `backfill()`.
+    /// created, with the slot invalidated, or behind the slot for good
+    /// ([`Machine::behind_for_good`]) (so no stream of this slot, or of a later one, sends it),
+    /// not in the destination, its open batch or any variable, in a file that never calls
+    /// `backfill()`.
     fn stranded(&self, state: &State) -> bool {
         let Some(slot) = state.slot.filter(|_| !self.program.backfills) else {
             return false;
@@ -2893,10 +2898,29 @@ impl Machine {
         let origin = state.slot_origin;
         state.live().any(|(i, t)| {
             t.is_published()
-                && (t.commit_lsn < origin || invalidated)
+                && (t.commit_lsn < origin || invalidated || self.behind_for_good(state, i, t))
                 && state.dest & (1 << i) == 0
                 && !held(i)
         })
+    }
+
+    /// Whether no stream of the slot will send transaction `i` (`t`) again: `confirmed_flush`,
+    /// in memory and on disk (what a PostgreSQL crash returns to), is past its commit record by
+    /// the start rule, the stream open now (if any) has sent it or skips it, and no failover
+    /// is left to bring back an older copy of the slot.
+    fn behind_for_good(&self, state: &State, i: usize, t: &Txn) -> bool {
+        let Some(slot) = state.slot.map(|d| d.slot) else {
+            return false;
+        };
+        let sent_or_skipped = |ws: &Walsender| {
+            txn_needs_skip(t, ws.start_decoding_at)
+                || (ws.read_to >= t.end_lsn
+                    && state.sending.is_none_or(|(j, _)| usize::from(j) != i))
+        };
+        txn_needs_skip(t, slot.confirmed_flush)
+            && txn_needs_skip(t, slot.saved.confirmed_flush)
+            && state.walsender.as_ref().is_none_or(sent_or_skipped)
+            && state.failovers >= self.env.failovers
     }
 
     /// `wal-pointers-ordered` ([`cdc::wal_pointers_ordered`]) on the server's WAL.

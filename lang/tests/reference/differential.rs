@@ -766,6 +766,21 @@ fn the_look_ahead_files_match_the_reference() {
     }
 }
 
+/// A transaction behind the slot for good, lost at once (the no-data-loss rule's at-once
+/// clause), compared as generated files are: a failed commit ignored and a heartbeat process
+/// confirming the next commit's position. It reaches, on the reference's side, a state where
+/// `confirmed_flush` in memory and on disk is past T1, which the destination lacks.
+#[test]
+fn the_behind_for_good_file_matches_the_reference() {
+    let file = include_str!("files/commit-fails-heartbeat-acks.wal");
+    reaches_and_matches(&format!("{file}{LIVENESS_SKIPPED}"), |s| {
+        let t1 = s.pg.txns.first();
+        s.pg.slot.zip(t1).is_some_and(|(d, t1)| {
+            d.slot.saved.confirmed_flush > t1.commit_lsn && !s.dest.contains(&(0, 0))
+        })
+    });
+}
+
 /// A `destination.commit` that fails before taking effect loses its open batch, compared as
 /// generated files are: a retry that commits again without writing (violated) and one that
 /// writes the transaction again first (holds). Each reaches, on the reference's side, a failed

@@ -2811,9 +2811,13 @@ impl<'f> Reference<'f> {
         // nor in its open batch, nor in any variable, in a file that calls `backfill()` nowhere"
         // (the slot is there from the start: no transaction is committed before it).
         let invalidated = s.pg.slot.is_some_and(|d| !d.slot.restart_lsn.is_valid());
-        let lost =
-            Self::live(s).any(|(i, t)| t.is_published() && !Self::holds(s, i) && !Self::held(s, i));
-        if invalidated && lost && !self.knobs.backfills {
+        let lost = Self::live(s).any(|(i, t)| {
+            t.is_published()
+                && !Self::holds(s, i)
+                && !Self::held(s, i)
+                && (invalidated || self.behind_for_good(s, i, t))
+        });
+        if lost && !self.knobs.backfills {
             return false;
         }
         let k = &self.knobs;
@@ -2870,6 +2874,23 @@ impl<'f> Reference<'f> {
         !idle || !self.delivers_later(s)
     }
 
+    /// "one behind the slot for good (`confirmed_flush`, in memory and on disk, past its commit
+    /// record by the start rule, the stream open now, if any, having sent it or skipping it, and
+    /// no failover left)".
+    fn behind_for_good(&self, s: &State, i: usize, t: &Txn) -> bool {
+        let Some(d) = s.pg.slot else {
+            return false;
+        };
+        let stream_done_with_it = s.pg.walsender.is_none_or(|w| {
+            txn_needs_skip(t, w.start_decoding_at)
+                || (w.read_to >= t.end_lsn && s.pg.sending.is_none_or(|(j, _)| j != i))
+        });
+        txn_needs_skip(t, d.slot.confirmed_flush)
+            && txn_needs_skip(t, d.slot.saved.confirmed_flush)
+            && stream_done_with_it
+            && s.failovers >= self.knobs.failovers
+    }
+
     /// "no run of further steps from there — the connector's (idle keepalives read, a batch
     /// committed, a `backfill()`, a new run's stream) and PostgreSQL's background work, but no
     /// fault, no failing call and no client transaction — puts anything more in the
@@ -2898,7 +2919,9 @@ impl<'f> Reference<'f> {
                 if counters(&next) != counters(&s) {
                     continue;
                 }
-                if next.dest != start.dest || seen.len() >= 10_000 {
+                // "a run that reaches the end of every run counts as one that delivers".
+                let done = matches!(next.at, Where::Done);
+                if done || next.dest != start.dest || seen.len() >= 10_000 {
                     return true;
                 }
                 if seen.insert(next.clone()) {
