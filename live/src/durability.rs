@@ -15,7 +15,7 @@ use walcheck_properties::system::Var;
 
 use crate::pg_error::pg_message;
 use crate::protocol::wal_buffers_setting;
-use crate::rules::{ensure, pass, Outcome};
+use crate::rules::{ensure, pass, throwaway_only, Outcome};
 use crate::server::PgServer;
 use crate::session::{Pointers, Session};
 use crate::waldump;
@@ -25,12 +25,6 @@ const ROWS_TABLE: &str = "walcheck_rows";
 
 fn lsn_var(l: Lsn) -> Var {
     Var::Text(l.to_string())
-}
-
-pub(crate) fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
-    (!server.is_throwaway()).then(|| Outcome::Skip {
-        reason: format!("needs a throwaway server ({what}); not run with --pg-url"),
-    })
 }
 
 /// The model's primary with the pointers `p`, started without recovery, its slot at rest at the

@@ -16,9 +16,10 @@ use walcheck_model::pg::failover::{
 use walcheck_model::pg::{PgVersion, SavedSlot, Slot};
 use walcheck_model::Lsn;
 
-use crate::durability::{lsn_of, throwaway_only};
+use crate::durability::lsn_of;
 use crate::pg_error::{db_error, pg_message};
 use crate::replication::ReplicationClient;
+use crate::rules::throwaway_only;
 use crate::rules::{ensure, Outcome};
 use crate::server::PgServer;
 use crate::session::QUERY_CANCELED;

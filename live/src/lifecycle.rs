@@ -17,12 +17,12 @@ use walcheck_model::pg::stream::timed_out;
 use walcheck_model::pg::DurableSlot;
 use walcheck_model::Lsn;
 
-use crate::durability::throwaway_only;
 use crate::pg_error::{db_error, pg_message};
 use crate::protocol::{
     check_update, redo_lsn, slot_now, stream_and_check, stream_ended, three_txns, update,
 };
 use crate::replication::{CopyMessage, ReplicationClient};
+use crate::rules::throwaway_only;
 use crate::rules::{ensure, pass, Outcome};
 use crate::server::PgServer;
 use crate::session::{parse_lsn, Session, PUBLICATION};

@@ -20,7 +20,7 @@ use walcheck_properties::system::Var;
 
 use crate::pg_error::pg_message;
 use crate::replication::{CopyMessage, PgOutputMessage, ReplicationClient};
-use crate::rules::{ensure, pass, Outcome};
+use crate::rules::{ensure, pass, throwaway_only, Outcome};
 use crate::server::PgServer;
 use crate::session::{Pointers, Session, PUBLICATION, PUBLISHED_TABLE, UNPUBLISHED_TABLE};
 use crate::waldump;
@@ -32,12 +32,6 @@ const MESSAGES_MAX: usize = 10_000;
 
 fn lsn_var(l: Lsn) -> Var {
     Var::Text(l.to_string())
-}
-
-fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
-    (!server.is_throwaway()).then(|| Outcome::Skip {
-        reason: format!("needs a throwaway server ({what}); not run with --pg-url"),
-    })
 }
 
 /// The slot as `pg_replication_slots` shows it, as a model slot saved where it is.

@@ -20,6 +20,14 @@ pub enum Outcome {
     Skip { reason: String },
 }
 
+/// A rule that cannot run on a `--pg-url` server (`what` says why: it stops the server, builds a
+/// standby, reads the WAL's files) is skipped there.
+pub(crate) fn throwaway_only(server: &PgServer, what: &str) -> Option<Outcome> {
+    (!server.is_throwaway()).then(|| Outcome::Skip {
+        reason: format!("needs a throwaway server ({what}); not run with --pg-url"),
+    })
+}
+
 /// `Ok` when `condition` holds; otherwise the failed prediction `message` words.
 pub(crate) fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if condition {
