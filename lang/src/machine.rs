@@ -2695,30 +2695,27 @@ impl Machine {
 
     // ---- built-in properties -------------------------------------------------------------
 
-    /// The committed publication transactions the destination does not durably hold.
-    fn undelivered<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
+    /// The committed publication transactions the destination does not durably hold, each with
+    /// its index in `txns`.
+    fn undelivered<'s>(&self, state: &'s State) -> impl Iterator<Item = (usize, &'s Txn)> + 's {
         let dest = state.dest;
         state
             .live()
             .filter(move |(i, t)| t.is_published() && dest & (1 << i) == 0)
-            .map(|(_, t)| t)
     }
 
     /// Whether walsender `ws`, reading to `upto`, skips by the start rule a transaction the
     /// stream owes: at `START_REPLICATION` for what is already flushed, and at each read for
     /// what was committed since (after a failover, a position recorded on the lost timeline can
     /// lie past the new timeline's commits).
+    ///
     /// A transaction the connector still holds whole ([`Machine::holds_whole`]) is not lost by
     /// a skip: the connector can still deliver it (a reconnection from its in-memory position
     /// while its batch waits for the commit); if it drops it instead, a later restart past it or
     /// the quiescent check reports the loss.
     fn skips_owed(&self, state: &State, ws: &Walsender, upto: Lsn) -> bool {
-        let origin = state.slot_origin;
-        state.live().any(|(i, t)| {
-            t.is_published()
-                && state.dest & (1 << i) == 0
-                && t.commit_lsn >= origin
-                && t.end_lsn <= upto
+        self.owed_by_stream(state).any(|(i, t)| {
+            t.end_lsn <= upto
                 && txn_needs_skip(t, ws.start_decoding_at)
                 && !self.holds_whole(state, i)
         })
@@ -2739,17 +2736,20 @@ impl Machine {
 
     /// The undelivered transactions the stream owes: those committed after the slot was
     /// created (earlier ones are the backfill's).
-    fn owed_by_stream<'s>(&self, state: &'s State) -> impl Iterator<Item = &'s Txn> + 's {
+    fn owed_by_stream<'s>(&self, state: &'s State) -> impl Iterator<Item = (usize, &'s Txn)> + 's {
         let origin = state.slot_origin;
         self.undelivered(state)
-            .filter(move |t| t.commit_lsn >= origin)
+            .filter(move |(_, t)| t.commit_lsn >= origin)
     }
 
     /// `ack-within-durable`: `confirmed_flush` is not past (by the start rule) the commit
     /// record of a publication transaction the destination does not durably hold.
     pub fn ack_within_durable(&self, state: &State) -> bool {
         let Some(slot) = state.slot else { return true };
-        cdc::ack_within_durable(slot.slot.confirmed_flush, self.owed_by_stream(state))
+        cdc::ack_within_durable(
+            slot.slot.confirmed_flush,
+            self.owed_by_stream(state).map(|(_, t)| t),
+        )
     }
 
     /// `no-needed-wal-removed` ([`cdc::needed_wal_kept`]): the slot's `restart_lsn`, in memory
@@ -2817,10 +2817,10 @@ impl Machine {
     /// PostgreSQL's background work, but no fault, no failing call and no client transaction.
     /// A run that reaches the end of every run counts as delivering: the check at that state
     /// decides, by what the slot would send again. A look-ahead over at most
-    /// [`LOOKAHEAD_STATES`] states; past that, assumed so. It
-    /// replaces a reading of the text (a `backfill()` somewhere in a stream's body, a
-    /// transaction held in the batch or a variable), which took a call that never runs, or a
-    /// transaction held for ever, for a delivery still to come.
+    /// [`LOOKAHEAD_STATES`] states; past that, assumed so. It replaces a reading of the text (a
+    /// `backfill()` somewhere in a stream's body, a transaction held in the batch or a
+    /// variable), which took a call that never runs, or a transaction held for ever, for a
+    /// delivery still to come.
     fn delivers_later(&self, start: &State) -> bool {
         let mut seen = std::collections::BTreeSet::from([start.clone()]);
         let mut frontier = vec![start.clone()];
@@ -2875,7 +2875,7 @@ impl Machine {
         let (confirmed, origin) = (slot.slot.confirmed_flush, state.slot_origin);
         match state.status {
             // An invalidated slot sends nothing again.
-            Status::Done => self.undelivered(state).all(|t| {
+            Status::Done => self.undelivered(state).all(|(_, t)| {
                 slot.slot.restart_lsn.is_valid()
                     && t.commit_lsn >= origin
                     && !txn_needs_skip(t, confirmed)
@@ -2896,11 +2896,8 @@ impl Machine {
         let invalidated = !slot.slot.restart_lsn.is_valid();
         let held = |i: usize| state.batch & (1 << i) != 0 || self.held(state, i);
         let origin = state.slot_origin;
-        state.live().any(|(i, t)| {
-            t.is_published()
-                && (t.commit_lsn < origin || invalidated || self.behind_for_good(state, i, t))
-                && state.dest & (1 << i) == 0
-                && !held(i)
+        self.undelivered(state).any(|(i, t)| {
+            (t.commit_lsn < origin || invalidated || self.behind_for_good(state, i, t)) && !held(i)
         })
     }
 

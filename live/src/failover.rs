@@ -19,8 +19,7 @@ use walcheck_model::Lsn;
 use crate::durability::lsn_of;
 use crate::pg_error::{db_error, pg_message};
 use crate::replication::ReplicationClient;
-use crate::rules::throwaway_only;
-use crate::rules::{ensure, Outcome};
+use crate::rules::{ensure, throwaway_only, Outcome};
 use crate::server::PgServer;
 use crate::session::QUERY_CANCELED;
 

@@ -22,8 +22,7 @@ use crate::protocol::{
     check_update, redo_lsn, slot_now, stream_and_check, stream_ended, three_txns, update,
 };
 use crate::replication::{CopyMessage, ReplicationClient};
-use crate::rules::throwaway_only;
-use crate::rules::{ensure, pass, Outcome};
+use crate::rules::{ensure, pass, throwaway_only, Outcome};
 use crate::server::PgServer;
 use crate::session::{parse_lsn, Session, PUBLICATION};
 
